@@ -1,0 +1,143 @@
+/*
+ * vprof probe entry points: what code rewritten by `vprof instrument` calls.
+ * Internal: users annotate with <vprof/vprof.h>; this header is included by the
+ * instrumenter's generated code and by the runtime itself. Ids are integers
+ * assigned by the instrumenter and named in its manifest.
+ *
+ * The function and call-site probes are inline: load the thread's buffer
+ * pointer, read the clock, write one 16-byte slot. No lock, no allocation, no
+ * syscall; the out-of-line slow path runs only when the thread has no buffer
+ * yet, its chunk is full, or the recorder is off.
+ *
+ * Signal safety: a probe that interrupts another probe on the same thread (a
+ * signal handler running instrumented code) sees `busy` set and is dropped and
+ * counted, so the two never write the same slot.
+ *
+ * Generated code shapes (the instrumenter's headers have full examples):
+ *   C++ function:   { vprof::detail::FnScope vprof_fn_(17); ...body... }
+ *   C function:     { __attribute__((cleanup(vprof_fn_cleanup))) uint32_t vprof_fn_ = 17;
+ *                     vprof_fn_enter(17); ...body... }
+ *   call site:      vprof_site_begin(42); call(...); vprof_site_end(42);
+ *   sync:           vprof_sync_wait_begin(&m, VPROF_SYNC_MUTEX); lock(&m);
+ *                   vprof_sync_wait_end(&m, VPROF_SYNC_MUTEX, 1);
+ *                   vprof_sync_release(&m, VPROF_SYNC_MUTEX); unlock(&m);
+ */
+#ifndef VPROF_PROBES_H
+#define VPROF_PROBES_H
+
+#include <stdint.h>
+#include <vprof/trace_format.h>
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+#include <time.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Per-thread recorder state. The first cache line is the hot one: the probe
+ * fast path touches nothing else. Owned by one thread; never written by others. */
+struct vprof_thread {
+  struct vprof_slot *pos;   /* next free slot */
+  struct vprof_slot *end;   /* end of the current chunk */
+  uint64_t tsc_base;        /* timestamps are stored relative to this */
+  uint32_t busy;            /* re-entry guard (signal handlers) */
+  uint32_t tid;
+  /* Cold state follows, owned by the runtime (runtime/thread_state.h). */
+};
+
+/* The calling thread's state, or NULL before its first record / when off.
+ * initial-exec: the runtime is a shared library loaded at start-up, so the
+ * variable lives in static TLS and is one %fs-relative load away. */
+extern __thread struct vprof_thread *vprof_tls __attribute__((tls_model("initial-exec")));
+
+/* Slow path: set up the thread's buffer, switch chunks, or count a drop.
+ * Writes the record when it can. */
+void vprof_rt_emit_slow(uint32_t kind, uint64_t arg);
+
+/* Sync events need the ownership map: out of line. `obj` is the address of
+ * the lock / condvar / semaphore / queue; `role` a VPROF_SYNC_* value. */
+void vprof_sync_wait_begin(const void *obj, uint32_t role);
+/* `acquired` is 0 when a try-lock failed or a timed wait timed out. */
+void vprof_sync_wait_end(const void *obj, uint32_t role, int acquired);
+/* Call just before the real release / unlock / signal / post. */
+void vprof_sync_release(const void *obj, uint32_t role);
+
+static inline uint64_t vprof_now(void) {
+#if defined(__x86_64__)
+  return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+  uint64_t v;
+  __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+  return v;
+#else
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+static inline void vprof_emit(uint32_t kind, uint64_t arg) {
+  struct vprof_thread *t = vprof_tls;
+  if (__builtin_expect(t != 0 && t->pos < t->end && !t->busy, 1)) {
+    t->busy = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    struct vprof_slot *s = t->pos;
+    t->pos = s + 1;
+    uint64_t now = vprof_now();
+    s->arg = arg;
+    /* word 0 last: a kill between the two stores leaves a zero kind, not a torn record */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    s->w0 = ((now - t->tsc_base) << VPROF_TS_SHIFT) | kind;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->busy = 0;
+  } else {
+    vprof_rt_emit_slow(kind, arg);
+  }
+}
+
+static inline void vprof_fn_enter(uint32_t id) { vprof_emit(VPROF_K_FUNC_ENTER, id); }
+static inline void vprof_fn_exit(uint32_t id) { vprof_emit(VPROF_K_FUNC_EXIT, id); }
+static inline void vprof_site_begin(uint32_t id) { vprof_emit(VPROF_K_SITE_BEGIN, id); }
+static inline void vprof_site_end(uint32_t id) { vprof_emit(VPROF_K_SITE_END, id); }
+
+/* For C: `__attribute__((cleanup(vprof_fn_cleanup))) uint32_t v = ID;` runs the
+ * exit probe on every way out of the scope (return, goto, break out of a
+ * statement expression); not on longjmp, which the analyzer tolerates. */
+static inline void vprof_fn_cleanup(const uint32_t *id) { vprof_fn_exit(*id); }
+
+#ifdef __cplusplus
+} /* extern "C" */
+
+namespace vprof {
+namespace detail {
+/* Function probe: enter on construction, exit on every way out (return,
+ * exception). */
+class FnScope {
+ public:
+  explicit FnScope(uint32_t id) : id_(id) { vprof_fn_enter(id); }
+  ~FnScope() { vprof_fn_exit(id_); }
+  FnScope(const FnScope &) = delete;
+  FnScope &operator=(const FnScope &) = delete;
+
+ private:
+  uint32_t id_;
+};
+
+/* Call-site probe: the same shape for one call's duration. */
+class SiteScope {
+ public:
+  explicit SiteScope(uint32_t id) : id_(id) { vprof_site_begin(id); }
+  ~SiteScope() { vprof_site_end(id_); }
+  SiteScope(const SiteScope &) = delete;
+  SiteScope &operator=(const SiteScope &) = delete;
+
+ private:
+  uint32_t id_;
+};
+}  // namespace detail
+}  // namespace vprof
+#endif /* __cplusplus */
+
+#endif /* VPROF_PROBES_H */

@@ -1,0 +1,136 @@
+/*
+ * vprof trace format, on-disk layout. Shared by the runtime (writer) and the
+ * analyzer's reader. Documented byte by byte in docs/trace-format.md.
+ *
+ * A trace directory holds one file per thread: t-<pid>-<tid>.vpt
+ *   [ FileHeader: 4096 bytes ][ chunk 0 ][ chunk 1 ] ... [ last chunk, maybe short ]
+ * Chunks are `chunk_bytes` long; a chunk holds 16-byte slots. Each record starts
+ * with a slot whose low byte (the kind) is non-zero; a zero kind at a record
+ * boundary ends the chunk's data (the rest of the chunk was never written).
+ *
+ * Slot word 0: bits 0..7 kind, bits 8..63 timestamp in clock ticks relative to
+ * FileHeader.tsc_base (56 bits: 278 days at 3 GHz). Slot word 1: the argument.
+ * A writer stores word 1 (and any extension slots) before word 0, separated by a
+ * compiler barrier, so a process killed mid-record leaves either a whole record
+ * or a zero kind: never a torn one.
+ *
+ * Versions:
+ *   1  first version.
+ */
+#ifndef VPROF_TRACE_FORMAT_H
+#define VPROF_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define VPROF_TRACE_MAGIC "VPROFTRC"       /* 8 bytes, no terminator on disk */
+#define VPROF_TRACE_VERSION 1u
+#define VPROF_TRACE_MIN_READABLE 1u       /* oldest reader that can read what we write */
+#define VPROF_HEADER_BYTES 4096u
+#define VPROF_SLOT_BYTES 16u
+
+/* Record kinds (the low byte of slot word 0). */
+enum vprof_kind {
+  VPROF_K_NONE = 0,          /* never written: end of data */
+  VPROF_K_FUNC_ENTER = 1,    /* arg: function id */
+  VPROF_K_FUNC_EXIT = 2,     /* arg: function id */
+  VPROF_K_SITE_BEGIN = 3,    /* arg: call-site id */
+  VPROF_K_SITE_END = 4,      /* arg: call-site id */
+  VPROF_K_IV_BEGIN = 5,      /* arg: interval id */
+  VPROF_K_IV_BEGIN_LABELED = 6, /* arg: interval id; +1 ext slot: w0 = type_str | client_str<<32 (0 = none) */
+  VPROF_K_IV_END = 7,        /* arg: interval id */
+  VPROF_K_IV_JOIN = 8,       /* arg: interval id */
+  VPROF_K_IV_LEAVE = 9,      /* arg: 0 */
+  VPROF_K_WAIT_BEGIN = 10,   /* arg: role<<56 | object address (low 56 bits) */
+  VPROF_K_WAIT_END = 11,     /* arg: waker tid (low 32) | (uint32)(this tick - the waker's release
+                                 tick) (high 32; modular: the reader matches it against the waker's
+                                 RELEASE record on the same object). Waker tid 0 = none (try-lock
+                                 failed, timed out, or the ownership map had no entry). The object
+                                 is the one of this thread's preceding WAIT_BEGIN. */
+  VPROF_K_RELEASE = 12,      /* arg: role<<56 | object address */
+  VPROF_K_TASK_ENQUEUE = 13, /* arg: task pointer */
+  VPROF_K_TASK_DEQUEUE = 14, /* arg: task pointer */
+  VPROF_K_STRING = 15,       /* arg: string id (low 32) | byte length (high 32); followed by
+                                 ceil(len/16) payload slots holding the bytes (no terminator) */
+  VPROF_K_DROP_BEGIN = 16,   /* arg: 0. The budget ran out here: records after this time are lost
+                                 and counted in FileHeader.dropped_records */
+  VPROF_K_THREAD_EXIT = 17,  /* arg: 0. The thread ended cleanly; nothing follows */
+  VPROF_K_EXT = 255,         /* extension slot of a multi-slot record (kind byte of its word 0) */
+  VPROF_K_MAX_ = 18
+};
+
+/* Sync roles, the top byte of WAIT_BEGIN / RELEASE arguments. */
+enum vprof_sync_role {
+  VPROF_SYNC_MUTEX = 1,        /* exclusive lock acquire / release */
+  VPROF_SYNC_MUTEX_TRY = 2,    /* try-acquire (wait-end says whether it got it) */
+  VPROF_SYNC_SHARED = 3,       /* rwlock shared acquire / release */
+  VPROF_SYNC_CONDVAR = 4,      /* condvar wait / signal */
+  VPROF_SYNC_CONDVAR_TIMED = 5,/* timed condvar wait */
+  VPROF_SYNC_BROADCAST = 6,    /* condvar broadcast (release side only) */
+  VPROF_SYNC_SEMAPHORE = 7,    /* semaphore wait / post */
+  VPROF_SYNC_QUEUE = 8,        /* blocking queue dequeue / enqueue */
+  VPROF_SYNC_IO = 9            /* an I/O wait (no waker) */
+};
+
+#define VPROF_OBJ_MASK 0x00ffffffffffffffull
+#define VPROF_TS_SHIFT 8
+#define VPROF_KIND_MASK 0xffull
+
+enum vprof_clock_source {
+  VPROF_CLOCK_TSC = 1,        /* x86-64 rdtsc */
+  VPROF_CLOCK_CNTVCT = 2,     /* aarch64 virtual counter */
+  VPROF_CLOCK_MONOTONIC = 3   /* clock_gettime(CLOCK_MONOTONIC), ticks are ns */
+};
+
+/* Flags in FileHeader.flags. */
+#define VPROF_FLAG_CLOSED 1u          /* the thread wrote THREAD_EXIT and the file was trimmed */
+#define VPROF_FLAG_PROCESS_EXITED 2u  /* the process ran its exit handler while this thread lived */
+#define VPROF_FLAG_INVARIANT_TSC 4u   /* cpuid reported an invariant TSC */
+
+/*
+ * The first 4096 bytes of each file. Little-endian, naturally aligned. Fields after
+ * `header_bytes` may grow in later versions; readers use the offsets below.
+ * Fields marked (live) are updated while the thread runs, through the mapping.
+ */
+struct vprof_file_header {
+  char magic[8];                 /*   0 "VPROFTRC" */
+  uint16_t version;              /*   8 */
+  uint16_t min_readable;         /*  10 */
+  uint32_t header_bytes;         /*  12 = 4096 */
+  uint32_t pid;                  /*  16 */
+  uint32_t tid;                  /*  20 */
+  uint32_t ppid;                 /*  24 */
+  uint32_t clock_source;         /*  28 enum vprof_clock_source */
+  uint64_t chunk_bytes;          /*  32 size of every chunk but the last */
+  uint64_t tsc_base;             /*  40 record timestamps are relative to this tick value */
+  double ticks_per_ns;           /*  48 start-up calibration */
+  uint64_t anchor0_ticks;        /*  56 a (ticks, CLOCK_MONOTONIC ns) pair taken at process start */
+  uint64_t anchor0_ns;           /*  64 */
+  uint64_t anchor1_ticks;        /*  72 (live) a later pair: chunk switches and exit */
+  uint64_t anchor1_ns;           /*  80 (live) */
+  uint64_t dropped_records;      /*  88 (live) records lost to the budget or to re-entry */
+  uint32_t flags;                /*  96 (live) VPROF_FLAG_* */
+  uint32_t reserved0;            /* 100 */
+  double probe_pair_ns;          /* 104 measured at process start: one enter/exit probe pair */
+  double empty_interval_ns;      /* 112 measured at process start: begin+end of an empty interval */
+  uint64_t start_realtime_ns;    /* 120 CLOCK_REALTIME at process start, for humans */
+  char comm[32];                 /* 128 process name (NUL-padded) */
+  char thread_name[32];          /* 160 thread name at file creation (NUL-padded) */
+  uint8_t pad[4096 - 192];
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(vprof_file_header) == VPROF_HEADER_BYTES, "header is one page");
+#else
+_Static_assert(sizeof(struct vprof_file_header) == VPROF_HEADER_BYTES, "header is one page");
+#endif
+
+struct vprof_slot {
+  uint64_t w0; /* kind | ticks << 8 */
+  uint64_t arg;
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(vprof_slot) == VPROF_SLOT_BYTES, "records are 16 bytes");
+#endif
+
+#endif /* VPROF_TRACE_FORMAT_H */

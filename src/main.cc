@@ -1,0 +1,59 @@
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <algorithm>
+#include <map>
+
+#include "command.h"
+
+namespace vprof::cli {
+
+std::vector<Command> &registry() {
+  static std::vector<Command> commands;
+  return commands;
+}
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "vprof: error: %s\n", message.c_str());
+  return 2;
+}
+
+std::string self_dir() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  std::string p(buf, static_cast<size_t>(n));
+  return p.substr(0, p.find_last_of('/'));
+}
+
+}  // namespace vprof::cli
+
+int main(int argc, char **argv) {
+  using namespace vprof::cli;
+  CLI::App app{"vprof: find which functions make your server's latency vary"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "vprof 0.1.0");
+  std::map<CLI::App *, Runner> runners;
+  auto commands = registry();
+  std::sort(commands.begin(), commands.end(),
+            [](const Command &a, const Command &b) { return a.name < b.name; });
+  for (const Command &c : commands) {
+    CLI::App *sub = app.add_subcommand(c.name, c.help);
+    runners[sub] = c.setup(*sub);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion &e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError &e) {
+    return fail(e.what());
+  }
+  for (auto &[sub, run] : runners)
+    if (sub->parsed()) return run();
+  return fail("no command given (try --help)");
+}
