@@ -10,9 +10,13 @@
  *
  * Slot word 0: bits 0..7 kind, bits 8..63 timestamp in clock ticks relative to
  * FileHeader.tsc_base (56 bits: 278 days at 3 GHz). Slot word 1: the argument.
- * A writer stores word 1 (and any extension slots) before word 0, separated by a
- * compiler barrier, so a process killed mid-record leaves either a whole record
- * or a zero kind: never a torn one.
+ * A writer stores word 1 and any extension slots (plain payload, no kind byte)
+ * before word 0 of the record's first slot, separated by a compiler barrier, so
+ * a process killed mid-record leaves either a whole record or a zero kind: never
+ * a torn one. A record that does not fit in what is left of a chunk goes to the
+ * next chunk; the rest of the old chunk stays zero.
+ * The last two slots of every chunk are reserved for DROP_BEGIN and THREAD_EXIT,
+ * so those can always be written.
  *
  * Versions:
  *   1  first version.
@@ -36,16 +40,18 @@ enum vprof_kind {
   VPROF_K_SITE_BEGIN = 3,    /* arg: call-site id */
   VPROF_K_SITE_END = 4,      /* arg: call-site id */
   VPROF_K_IV_BEGIN = 5,      /* arg: interval id */
-  VPROF_K_IV_BEGIN_LABELED = 6, /* arg: interval id; +1 ext slot: w0 = type_str | client_str<<32 (0 = none) */
+  VPROF_K_IV_BEGIN_LABELED = 6, /* arg: interval id; +1 extension slot: w0 = type string id,
+                                    arg = client string id (0 = none) */
   VPROF_K_IV_END = 7,        /* arg: interval id */
   VPROF_K_IV_JOIN = 8,       /* arg: interval id */
   VPROF_K_IV_LEAVE = 9,      /* arg: 0 */
   VPROF_K_WAIT_BEGIN = 10,   /* arg: role<<56 | object address (low 56 bits) */
   VPROF_K_WAIT_END = 11,     /* arg: waker tid (low 32) | (uint32)(this tick - the waker's release
                                  tick) (high 32; modular: the reader matches it against the waker's
-                                 RELEASE record on the same object). Waker tid 0 = none (try-lock
-                                 failed, timed out, or the ownership map had no entry). The object
-                                 is the one of this thread's preceding WAIT_BEGIN. */
+                                 RELEASE record on the same object). Waker tid 0 = none (the map had
+                                 no other thread's release). VPROF_WAIT_NOT_ACQUIRED (bit 31) set:
+                                 the wait did not get the object (try-lock failed, timed out). The
+                                 object is the one of this thread's preceding WAIT_BEGIN. */
   VPROF_K_RELEASE = 12,      /* arg: role<<56 | object address */
   VPROF_K_TASK_ENQUEUE = 13, /* arg: task pointer */
   VPROF_K_TASK_DEQUEUE = 14, /* arg: task pointer */
@@ -54,7 +60,6 @@ enum vprof_kind {
   VPROF_K_DROP_BEGIN = 16,   /* arg: 0. The budget ran out here: records after this time are lost
                                  and counted in FileHeader.dropped_records */
   VPROF_K_THREAD_EXIT = 17,  /* arg: 0. The thread ended cleanly; nothing follows */
-  VPROF_K_EXT = 255,         /* extension slot of a multi-slot record (kind byte of its word 0) */
   VPROF_K_MAX_ = 18
 };
 
@@ -71,6 +76,7 @@ enum vprof_sync_role {
   VPROF_SYNC_IO = 9            /* an I/O wait (no waker) */
 };
 
+#define VPROF_WAIT_NOT_ACQUIRED 0x80000000ull /* in WAIT_END's arg; tids are < 2^22 */
 #define VPROF_OBJ_MASK 0x00ffffffffffffffull
 #define VPROF_TS_SHIFT 8
 #define VPROF_KIND_MASK 0xffull

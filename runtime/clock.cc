@@ -1,0 +1,62 @@
+#include "clock.h"
+
+#include <time.h>
+
+#include <vprof/probes.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+namespace vprof::rt {
+
+static uint64_t read_clock(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t monotonic_ns() { return read_clock(CLOCK_MONOTONIC); }
+uint64_t realtime_ns() { return read_clock(CLOCK_REALTIME); }
+
+Anchor take_anchor() {
+  // Bracket the clock_gettime between two tick reads and take the midpoint, so
+  // the pair is not skewed by the (tens of ns) cost of clock_gettime.
+  uint64_t a = vprof_now();
+  uint64_t ns = monotonic_ns();
+  uint64_t b = vprof_now();
+  return Anchor{a + (b - a) / 2, ns};
+}
+
+double calibrate(uint64_t us) {
+  if (clock_source() == VPROF_CLOCK_MONOTONIC) return 1.0;
+  if (us < 100) us = 100;
+  Anchor a = take_anchor();
+  Anchor b;
+  do {
+    b = take_anchor();
+  } while (b.ns - a.ns < us * 1000);
+  return (double)(b.ticks - a.ticks) / (double)(b.ns - a.ns);
+}
+
+uint32_t clock_source() {
+#if defined(__x86_64__)
+  return VPROF_CLOCK_TSC;
+#elif defined(__aarch64__)
+  return VPROF_CLOCK_CNTVCT;
+#else
+  return VPROF_CLOCK_MONOTONIC;
+#endif
+}
+
+bool invariant_tsc() {
+#if defined(__x86_64__)
+  unsigned a, b, c, d;
+  if (!__get_cpuid(0x80000007, &a, &b, &c, &d)) return false;
+  return (d >> 8) & 1;
+#else
+  return true;
+#endif
+}
+
+}  // namespace vprof::rt

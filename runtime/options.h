@@ -1,0 +1,23 @@
+// Runtime options (options.def), read once from the environment at start-up.
+#ifndef VPROF_RUNTIME_OPTIONS_H
+#define VPROF_RUNTIME_OPTIONS_H
+
+#include <stdint.h>
+
+namespace vprof::rt {
+
+struct Options {
+#define VPROF_OPTION_STR(field, env, def, help) char field[4096];
+#define VPROF_OPTION_U64(field, env, def, help) uint64_t field;
+#include "options.def"
+#undef VPROF_OPTION_STR
+#undef VPROF_OPTION_U64
+};
+
+// Fills `o` from the environment; malformed numbers keep the default and
+// produce one warning line on stderr.
+void read_options(Options &o);
+
+}  // namespace vprof::rt
+
+#endif

@@ -1,0 +1,61 @@
+#include "ownership_map.h"
+
+#include <sys/mman.h>
+
+namespace vprof::rt {
+
+bool OwnershipMap::init(uint64_t slots) {
+  uint64_t n = 1024;
+  while (n < slots) n <<= 1;
+  // MAP_NORESERVE + lazy zero pages: a million slots cost 16 MiB of address
+  // space and only the touched pages of memory.
+  void *p = mmap(nullptr, n * sizeof(Slot), PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return false;
+  slots_ = static_cast<Slot *>(p);
+  mask_ = n - 1;
+  return true;
+}
+
+uint64_t OwnershipMap::index(uint64_t key) const {
+  // Fibonacci hashing: addresses are 8- or 64-byte aligned, so mix high bits in.
+  return ((key * 0x9E3779B97F4A7C15ull) >> 20) & mask_;
+}
+
+void OwnershipMap::put(const void *obj, uint32_t tid, uint64_t tick) {
+  if (!slots_) return;
+  uint64_t key = reinterpret_cast<uint64_t>(obj);
+  uint64_t value = (uint64_t)tid | (tick << 32);
+  uint64_t i = index(key);
+  for (unsigned probe = 0; probe < kMaxProbe; ++probe, i = (i + 1) & mask_) {
+    Slot &s = slots_[i];
+    uint64_t k = s.key.load(std::memory_order_acquire);
+    if (k == 0) {
+      uint64_t expected = 0;
+      if (s.key.compare_exchange_strong(expected, key, std::memory_order_acq_rel))
+        k = key;
+      else
+        k = expected;
+    }
+    if (k == key) {
+      s.value.store(value, std::memory_order_release);
+      return;
+    }
+  }
+  misses_.fetch_add(1, std::memory_order_relaxed);
+}
+
+uint64_t OwnershipMap::get(const void *obj) const {
+  if (!slots_) return 0;
+  uint64_t key = reinterpret_cast<uint64_t>(obj);
+  uint64_t i = index(key);
+  for (unsigned probe = 0; probe < kMaxProbe; ++probe, i = (i + 1) & mask_) {
+    const Slot &s = slots_[i];
+    uint64_t k = s.key.load(std::memory_order_acquire);
+    if (k == key) return s.value.load(std::memory_order_acquire);
+    if (k == 0) return 0;
+  }
+  return 0;
+}
+
+}  // namespace vprof::rt

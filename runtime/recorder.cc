@@ -1,0 +1,294 @@
+// Start-up, the probe slow path, the annotation API (vprof.h) and the sync
+// probes (probes.h).
+#include "recorder.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <vprof/vprof.h>
+
+__thread struct vprof_thread *vprof_tls __attribute__((tls_model("initial-exec")));
+
+namespace vprof::rt {
+
+Process g;
+
+ThreadState *current_thread() {
+  if (vprof_tls) return reinterpret_cast<ThreadState *>(vprof_tls);
+  return thread_create();
+}
+
+bool emit_slots(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now,
+                const vprof_slot *ext, unsigned n_ext) {
+  if (t->hot.busy) {  // re-entered from a signal handler mid-record
+    thread_count_drop(t);
+    return false;
+  }
+  t->hot.busy = 1;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  bool ok = true;
+  if (t->hot.pos + 1 + n_ext > t->hot.end && !thread_next_chunk(t)) {
+    thread_count_drop(t);
+    ok = false;
+  } else {
+    vprof_slot *s = t->hot.pos;
+    for (unsigned i = 0; i < n_ext; ++i) s[1 + i] = ext[i];
+    s->arg = arg;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    s->w0 = ((now - t->hot.tsc_base) << VPROF_TS_SHIFT) | kind;
+    t->hot.pos = s + 1 + n_ext;
+  }
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  t->hot.busy = 0;
+  return ok;
+}
+
+// One record at a given tick: the inline fast path of probes.h, for the sync
+// probes that must stamp the record and the ownership map with the same tick.
+static inline void emit_at(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now) {
+  if (__builtin_expect(t->hot.pos < t->hot.end && !t->hot.busy, 1)) {
+    t->hot.busy = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    vprof_slot *s = t->hot.pos;
+    t->hot.pos = s + 1;
+    s->arg = arg;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    s->w0 = ((now - t->hot.tsc_base) << VPROF_TS_SHIFT) | kind;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->hot.busy = 0;
+  } else {
+    emit_slots(t, kind, arg, now, nullptr, 0);
+  }
+}
+
+static uint32_t intern(ThreadState *t, const char *s) {
+  if (!s) return 0;
+  unsigned h = (unsigned)((reinterpret_cast<uintptr_t>(s) >> 3) % ThreadState::kStrings);
+  for (unsigned i = 0; i < ThreadState::kStrings; ++i) {
+    InternedString &e = t->strings[(h + i) % ThreadState::kStrings];
+    if (e.ptr == s) return e.id;
+    if (!e.ptr) break;
+  }
+  size_t len = strnlen(s, 255);
+  vprof_slot payload[16] = {};
+  memcpy(payload, s, len);
+  uint32_t id = ++t->next_string_id;
+  if (!emit_slots(t, VPROF_K_STRING, id | ((uint64_t)len << 32), vprof_now(), payload,
+                  (unsigned)((len + 15) / 16)))
+    return 0;  // dropped: the interval goes unlabeled rather than naming a lost string
+  for (unsigned i = 0; i < ThreadState::kStrings; ++i) {
+    InternedString &e = t->strings[(h + i) % ThreadState::kStrings];
+    if (!e.ptr) {
+      e = {s, id};
+      break;
+    }
+  }  // a full table re-sends the string next time: correct, only slower
+  return id;
+}
+
+static uint64_t sync_arg(const void *obj, uint32_t role) {
+  return ((uint64_t)role << 56) | (reinterpret_cast<uint64_t>(obj) & VPROF_OBJ_MASK);
+}
+
+static inline bool on() { return g.active.load(std::memory_order_relaxed); }
+
+// --- start-up and shutdown --------------------------------------------------
+
+static void measure_floor() {
+  // The measurement floor (METHOD §7): cost of one probe pair and of an empty
+  // interval, measured through the real fast path into a scratch buffer.
+  constexpr unsigned kPairs = 1000, kBatches = 7;
+  static vprof_slot scratch[2 * kPairs + 64];
+  vprof_thread tmp{};
+  vprof_tls = &tmp;
+  double probe[kBatches], interval[kBatches];
+  for (unsigned b = 0; b < kBatches; ++b) {
+    tmp.pos = scratch;
+    tmp.end = scratch + 2 * kPairs + 32;
+    tmp.tsc_base = vprof_now();
+    uint64_t t0 = vprof_now();
+    for (unsigned i = 0; i < kPairs; ++i) {
+      vprof_fn_enter(1);
+      vprof_fn_exit(1);
+    }
+    uint64_t t1 = vprof_now();
+    tmp.pos = scratch;
+    for (unsigned i = 0; i < kPairs; ++i) {
+      vprof_interval_begin(i + 1);
+      vprof_interval_end(i + 1);
+    }
+    uint64_t t2 = vprof_now();
+    probe[b] = (double)(t1 - t0) / kPairs / g.ticks_per_ns;
+    interval[b] = (double)(t2 - t1) / kPairs / g.ticks_per_ns;
+  }
+  vprof_tls = nullptr;
+  // Median of the batches: robust to one batch hit by an interrupt.
+  auto median = [](double *v, unsigned n) {
+    for (unsigned i = 1; i < n; ++i)
+      for (unsigned j = i; j > 0 && v[j - 1] > v[j]; --j) {
+        double x = v[j];
+        v[j] = v[j - 1];
+        v[j - 1] = x;
+      }
+    return v[n / 2];
+  };
+  g.probe_pair_ns = median(probe, kBatches);
+  g.empty_interval_ns = median(interval, kBatches);
+}
+
+static bool make_dirs(const char *path) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *p = buf + 1; *p; ++p) {
+    if (*p != '/') continue;
+    *p = '\0';
+    mkdir(buf, 0755);
+    *p = '/';
+  }
+  return mkdir(buf, 0755) == 0 || errno == EEXIST;
+}
+
+static void on_thread_exit(void *p) { thread_finish(static_cast<ThreadState *>(p)); }
+
+static void on_process_exit() {
+  g.exiting.store(true, std::memory_order_relaxed);
+  ThreadState *self = reinterpret_cast<ThreadState *>(vprof_tls);
+  threads_mark_process_exit(self);
+  if (self) thread_finish(self);
+}
+
+static void before_fork() { pthread_mutex_lock(&g.registry_lock); }
+static void after_fork_parent() { pthread_mutex_unlock(&g.registry_lock); }
+static void after_fork_child() {
+  pthread_mutex_init(&g.registry_lock, nullptr);
+  g.pid = (uint32_t)getpid();
+  g.ppid = (uint32_t)getppid();
+  g.anchor0 = take_anchor();
+  g.reserved_bytes.store(0, std::memory_order_relaxed);
+  threads_after_fork_in_child();  // the child writes files of its own from its first record
+}
+
+static void read_comm() {
+  FILE *f = fopen("/proc/self/comm", "r");
+  if (!f) return;
+  if (fgets(g.comm, sizeof g.comm, f)) g.comm[strcspn(g.comm, "\n")] = '\0';
+  fclose(f);
+}
+
+static void vprof_runtime_init() {
+  read_options(g.opt);
+  if (!g.opt.trace_dir[0]) return;  // recording off: every API call is one branch
+  if (!make_dirs(g.opt.trace_dir) || !realpath(g.opt.trace_dir, g.dir)) {
+    fprintf(stderr, "vprof: cannot create trace directory %s: %s; recording is off\n",
+            g.opt.trace_dir, strerror(errno));
+    return;
+  }
+  uint64_t chunk_kb = g.opt.chunk_kb < 4 ? 4 : (g.opt.chunk_kb + 3) / 4 * 4;
+  g.chunk_bytes = chunk_kb * 1024;
+  g.budget_bytes = g.opt.buffer_mb * 1024 * 1024;
+  g.pid = (uint32_t)getpid();
+  g.ppid = (uint32_t)getppid();
+  g.invariant_tsc = invariant_tsc();
+  g.start_realtime_ns = realtime_ns();
+  read_comm();
+  if (!g.owners.init(g.opt.ownership_slots))
+    fprintf(stderr, "vprof: cannot map the ownership map; wake-up edges will be missing\n");
+  g.anchor0 = take_anchor();
+  g.ticks_per_ns = calibrate(g.opt.calibrate_us);
+  if (pthread_key_create(&g.exit_key, on_thread_exit) != 0) {
+    fprintf(stderr, "vprof: pthread_key_create failed; recording is off\n");
+    return;
+  }
+  pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+  atexit(on_process_exit);
+  g.active.store(true, std::memory_order_relaxed);
+  measure_floor();
+}
+
+// Start-up runs from a static object defined after `g`: dynamic initialisation
+// within one file follows definition order, whereas a constructor attribute
+// could run before `g` is initialised and be overwritten by it.
+struct Startup {
+  Startup() { vprof_runtime_init(); }
+} startup;
+
+}  // namespace vprof::rt
+
+using namespace vprof::rt;
+
+extern "C" {
+
+void vprof_rt_emit_slow(uint32_t kind, uint64_t arg) {
+  if (!on()) return;
+  ThreadState *t = current_thread();
+  if (t) emit_slots(t, kind, arg, vprof_now(), nullptr, 0);
+}
+
+void vprof_interval_begin(uint64_t id) {
+  if (on()) vprof_emit(VPROF_K_IV_BEGIN, id);
+}
+
+void vprof_interval_begin_labeled(uint64_t id, const char *type, const char *client) {
+  if (!on()) return;
+  ThreadState *t = current_thread();
+  if (!t) return;
+  vprof_slot ext{intern(t, type), intern(t, client)};
+  emit_slots(t, VPROF_K_IV_BEGIN_LABELED, id, vprof_now(), &ext, 1);
+}
+
+void vprof_interval_end(uint64_t id) {
+  if (on()) vprof_emit(VPROF_K_IV_END, id);
+}
+
+void vprof_interval_join(uint64_t id) {
+  if (on()) vprof_emit(VPROF_K_IV_JOIN, id);
+}
+
+void vprof_interval_leave(void) {
+  if (on()) vprof_emit(VPROF_K_IV_LEAVE, 0);
+}
+
+void vprof_task_enqueue(const void *task) {
+  if (on()) vprof_emit(VPROF_K_TASK_ENQUEUE, reinterpret_cast<uint64_t>(task));
+}
+
+void vprof_task_dequeue(const void *task) {
+  if (on()) vprof_emit(VPROF_K_TASK_DEQUEUE, reinterpret_cast<uint64_t>(task));
+}
+
+void vprof_sync_wait_begin(const void *obj, uint32_t role) {
+  if (on()) vprof_emit(VPROF_K_WAIT_BEGIN, sync_arg(obj, role));
+}
+
+void vprof_sync_wait_end(const void *obj, uint32_t role, int acquired) {
+  (void)role;
+  if (!on()) return;
+  ThreadState *t = current_thread();
+  if (!t) return;
+  uint64_t now = vprof_now();
+  uint64_t arg = VPROF_WAIT_NOT_ACQUIRED;
+  if (acquired) {
+    arg = 0;
+    uint64_t v = g.owners.get(obj);
+    uint32_t waker = (uint32_t)v;
+    if (waker && waker != t->hot.tid)
+      arg = waker | ((uint64_t)(uint32_t)((uint32_t)now - (uint32_t)(v >> 32)) << 32);
+  }
+  emit_at(t, VPROF_K_WAIT_END, arg, now);
+}
+
+void vprof_sync_release(const void *obj, uint32_t role) {
+  if (!on()) return;
+  ThreadState *t = current_thread();
+  if (!t) return;
+  uint64_t now = vprof_now();
+  g.owners.put(obj, t->hot.tid, now);
+  emit_at(t, VPROF_K_RELEASE, sync_arg(obj, role), now);
+}
+
+}  // extern "C"
