@@ -1,0 +1,241 @@
+// The reader on hand-made files: exact decoding, and every kind of damage
+// reported with the file and offset, never a crash.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "analyzer/read/trace_reader.h"
+#include "tests/support/synth_trace.h"
+
+namespace fs = std::filesystem;
+using vprof::testing::SynthThread;
+using vprof::trace::Kind;
+using vprof::trace::Severity;
+
+namespace {
+
+std::string fresh_dir(const std::string &name) {
+  fs::path d = fs::temp_directory_path() / ("vprof-rd-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d.string();
+}
+
+bool has_diag(const vprof::trace::Trace &t, Severity s, const std::string &file_end,
+              uint64_t offset, const std::string &text) {
+  for (const auto &d : t.diagnostics)
+    if (d.severity == s && d.file.size() >= file_end.size() &&
+        d.file.compare(d.file.size() - file_end.size(), file_end.size(), file_end) == 0 &&
+        d.offset == offset && d.message.find(text) != std::string::npos)
+      return true;
+  return false;
+}
+
+std::string dump(const vprof::trace::Trace &t) {
+  std::string s;
+  for (const auto &d : t.diagnostics) s += d.str() + "\n";
+  return s;
+}
+
+}  // namespace
+
+TEST(Reader, DecodesEveryKindWithExactTimes) {
+  std::string dir = fresh_dir("exact");
+  SynthThread a(dir, 1, 11), b(dir, 1, 12);
+  a.interval_begin(100, 7, "NewOrder", "bob");
+  a.fn_enter(110, 1);
+  a.site_begin(120, 5);
+  a.wait_begin(130, 0xabc);
+  b.release(150, 0xabc);
+  a.wait_end(170, 12, 150);
+  a.site_end(180, 5);
+  a.enqueue(185, 0x77);
+  b.dequeue(190, 0x77);
+  b.join(191, 7);
+  b.leave(195);
+  a.fn_exit(200, 1);
+  a.interval_end(210, 7);
+  a.close();
+  b.close();
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(t->diagnostics.empty()) << dump(*t);
+  ASSERT_EQ(t->threads.size(), 2u);
+  const auto &ea = t->threads[0].events;
+  ASSERT_EQ(ea.size(), 10u);
+  EXPECT_EQ(ea[0].kind, Kind::IntervalBegin);
+  EXPECT_EQ(ea[0].ts, 100);
+  EXPECT_EQ(t->labels[ea[0].type_label], "NewOrder");
+  EXPECT_EQ(t->labels[ea[0].client_label], "bob");
+  EXPECT_EQ(ea[4].kind, Kind::WaitEnd);
+  EXPECT_EQ(ea[4].arg, 0xabcu) << "wait-end carries the object of its wait-begin";
+  EXPECT_EQ(ea[4].waker_tid, 12u);
+  EXPECT_EQ(ea[4].release_ts, 150);
+  EXPECT_EQ(ea[4].role, VPROF_SYNC_MUTEX);
+  EXPECT_EQ(ea.back().kind, Kind::ThreadExit);
+  EXPECT_TRUE(t->threads[0].clean_exit);
+}
+
+TEST(Reader, WaitEndMatchesTheLatestReleaseWithTheRecordedLowBits) {
+  std::string dir = fresh_dir("match");
+  SynthThread a(dir, 1, 11), b(dir, 1, 12);
+  b.release(100, 0x1);
+  b.release(140, 0x1);  // the one that woke a
+  b.release(300, 0x1);  // after the wake: not it
+  a.wait_begin(120, 0x1);
+  a.wait_end(160, 12, 140);
+  a.close();
+  b.close();
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->threads[0].events[1].release_ts, 140);
+}
+
+TEST(Reader, MissingWakerFallsBackToTheRuntimeDelta) {
+  std::string dir = fresh_dir("nowaker");
+  SynthThread a(dir, 1, 11);
+  a.wait_begin(120, 0x1);
+  a.wait_end(160, 99, 150);  // thread 99 left no file
+  a.close();
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->threads[0].events[1].release_ts, 150);
+  EXPECT_EQ(t->count(Severity::Info), 1u) << dump(*t);
+}
+
+TEST(Reader, FailedTryLockIsNotAcquired) {
+  std::string dir = fresh_dir("try");
+  SynthThread a(dir, 1, 11);
+  a.wait_begin(10, 0x1, VPROF_SYNC_MUTEX_TRY);
+  a.wait_end(12, 0, 0, /*acquired=*/false);
+  a.close();
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->threads[0].events[1].acquired, 0);
+  EXPECT_EQ(t->threads[0].events[1].release_ts, -1);
+}
+
+TEST(Reader, TruncatedHeaderIsAnErrorNamingFileAndOffset) {
+  std::string dir = fresh_dir("trunc");
+  SynthThread a(dir, 1, 11);
+  a.fn_enter(1, 1);
+  a.close();
+  fs::resize_file(a.path(), 100);
+  SynthThread b(dir, 1, 12);  // a good file beside it is still read
+  b.fn_enter(1, 1);
+  b.close();
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(has_diag(*t, Severity::Error, "t-1-11.vpt", 100, "truncated header")) << dump(*t);
+  EXPECT_EQ(t->threads.size(), 1u);
+}
+
+TEST(Reader, BadMagicIsAnError) {
+  std::string dir = fresh_dir("magic");
+  std::ofstream(dir + "/t-1-1.vpt") << std::string(5000, 'x');
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(has_diag(*t, Severity::Error, "t-1-1.vpt", 0, "bad magic")) << dump(*t);
+}
+
+TEST(Reader, NewerUnreadableVersionIsAnError) {
+  std::string dir = fresh_dir("version");
+  SynthThread a(dir, 1, 11);
+  a.header().version = 3;
+  a.header().min_readable = 2;
+  a.close();
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(has_diag(*t, Severity::Error, "t-1-11.vpt", 8, "needs a reader of version 2"))
+      << dump(*t);
+}
+
+TEST(Reader, NewerButReadableVersionIsRead) {
+  std::string dir = fresh_dir("compat");
+  SynthThread a(dir, 1, 11);
+  a.header().version = 2;
+  a.header().min_readable = 1;
+  a.fn_enter(5, 1);
+  a.close();
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->count(Severity::Error), 0u);
+  EXPECT_EQ(t->threads[0].events.size(), 2u);
+}
+
+TEST(Reader, CorruptedKindStopsTheChunkWithAnErrorAtItsOffset) {
+  std::string dir = fresh_dir("corrupt");
+  SynthThread a(dir, 1, 11);
+  a.fn_enter(1, 1);
+  a.raw((2ull << 8) | 200, 0);  // kind 200 does not exist
+  a.fn_exit(3, 1);
+  a.close();
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(has_diag(*t, Severity::Error, "t-1-11.vpt", 4096 + 16, "unknown record kind 200"))
+      << dump(*t);
+  EXPECT_EQ(t->threads[0].events.size(), 1u);
+}
+
+TEST(Reader, TornTailIsAWarningAndEverythingBeforeItIsKept) {
+  std::string dir = fresh_dir("torn");
+  SynthThread a(dir, 1, 11);
+  for (uint32_t i = 0; i < 100; ++i) a.fn_enter(i, i);
+  a.close(/*thread_exit=*/false);
+  fs::resize_file(a.path(), 4096 + 50 * 16 + 7);  // a kill mid-slot
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->count(Severity::Error), 0u) << dump(*t);
+  EXPECT_EQ(t->threads[0].events.size(), 50u);
+  EXPECT_TRUE(t->threads[0].torn);
+  EXPECT_TRUE(has_diag(*t, Severity::Warning, "t-1-11.vpt", 4096 + 50 * 16 + 7, "no thread-exit"));
+}
+
+TEST(Reader, CutLabeledRecordIsAnError) {
+  std::string dir = fresh_dir("cutlabel");
+  SynthThread a(dir, 1, 11);
+  a.raw((1ull << 8) | VPROF_K_IV_BEGIN_LABELED, 5);  // its extension slot is missing
+  a.close(false);
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(has_diag(*t, Severity::Error, "t-1-11.vpt", 4096, "cut short")) << dump(*t);
+}
+
+TEST(Reader, TimeRegressionIsClampedAndWarned) {
+  std::string dir = fresh_dir("regress");
+  SynthThread a(dir, 1, 11);
+  a.fn_enter(100, 1);
+  a.fn_exit(90, 1);
+  a.close(true, 120);
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->threads[0].events[1].ts, 100);
+  EXPECT_TRUE(has_diag(*t, Severity::Warning, "t-1-11.vpt", 4096 + 16, "went backwards"));
+}
+
+TEST(Reader, DroppedRecordsAreReported) {
+  std::string dir = fresh_dir("drops");
+  SynthThread a(dir, 1, 11);
+  a.fn_enter(1, 1);
+  a.drop_begin(2);
+  a.header().dropped_records = 42;
+  a.close();
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->dropped_records, 42u);
+  EXPECT_EQ(t->threads[0].drop_begin_ts, 2);
+  EXPECT_TRUE(has_diag(*t, Severity::Warning, "t-1-11.vpt", 88, "42 records dropped"));
+}
+
+TEST(Reader, EmptyOrMissingDirectoryFailsWithItsName) {
+  std::string dir = fresh_dir("empty");
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find(dir), std::string::npos);
+  auto m = vprof::trace::read_trace_dir(dir + "/nope");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("cannot open"), std::string::npos);
+}

@@ -1,0 +1,263 @@
+// The runtime, end to end: run the workload program under VPROF_TRACE_DIR,
+// read its trace with the reader, compare with what it must hold.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "analyzer/read/trace_reader.h"
+#include "roundtrip_script.h"
+
+namespace fs = std::filesystem;
+using vprof::trace::Kind;
+using vprof::trace::Trace;
+
+namespace {
+
+std::string fresh_dir(const std::string &name) {
+  fs::path d = fs::temp_directory_path() / ("vprof-rt-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d.string();
+}
+
+// Runs the workload with the recorder on; returns its exit status.
+int run_workload(const std::string &dir, std::vector<std::string> args,
+                 std::map<std::string, std::string> env = {}) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("VPROF_TRACE_DIR", dir.c_str(), 1);
+    for (auto &[k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char *> argv{const_cast<char *>(WORKLOAD_PATH)};
+    for (auto &a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(WORKLOAD_PATH, argv.data());
+    _exit(127);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+Trace read_ok(const std::string &dir) {
+  auto t = vprof::trace::read_trace_dir(dir);
+  EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().message);
+  if (!t.ok()) return Trace{};
+  EXPECT_EQ(t->count(vprof::trace::Severity::Error), 0u)
+      << (t->first_error() ? t->first_error()->str() : "");
+  return std::move(t).value();
+}
+
+// FuncEnter ids of one stream must be exactly 0..m-1 (per round), each followed by its exit.
+void expect_pairs(const vprof::trace::ThreadStream &s, uint32_t m, uint32_t rounds = 1) {
+  std::vector<const vprof::trace::Event *> ev;
+  for (const auto &e : s.events)
+    if (e.kind == Kind::FuncEnter || e.kind == Kind::FuncExit) ev.push_back(&e);
+  ASSERT_EQ(ev.size(), 2ull * m * rounds) << s.file;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    ASSERT_EQ(ev[i]->kind, i % 2 ? Kind::FuncExit : Kind::FuncEnter) << s.file << " #" << i;
+    ASSERT_EQ(ev[i]->arg, (i / 2) % m) << s.file << " #" << i;
+    if (i) ASSERT_GE(ev[i]->ts, ev[i - 1]->ts);
+  }
+}
+
+}  // namespace
+
+TEST(Runtime, RoundTripEveryEventKindExactly) {
+  std::string dir = fresh_dir("roundtrip");
+  ASSERT_EQ(run_workload(dir, {"roundtrip"}), 0);
+  Trace t = read_ok(dir);
+  ASSERT_EQ(t.threads.size(), 2u);
+  for (int half = 0; half < 2; ++half) {
+    const auto &s = t.threads[half];  // sorted by tid: main thread first
+    auto script = vprof::testing::roundtrip_script(half);
+    ASSERT_EQ(s.events.size(), script.size() + 1) << "plus THREAD_EXIT";
+    EXPECT_TRUE(s.clean_exit);
+    EXPECT_EQ(s.events.back().kind, Kind::ThreadExit);
+    for (size_t i = 0; i < script.size(); ++i) {
+      const auto &e = s.events[i];
+      EXPECT_EQ(static_cast<int>(e.kind), script[i].kind) << "event " << i;
+      EXPECT_EQ(e.arg, script[i].arg) << "event " << i;
+      if (script[i].role) {
+        EXPECT_EQ(e.role, script[i].role) << "event " << i;
+      }
+      if (e.kind == Kind::IntervalBegin) {
+        EXPECT_EQ(t.labels[e.type_label], script[i].type ? script[i].type : "") << i;
+        EXPECT_EQ(t.labels[e.client_label], script[i].client ? script[i].client : "") << i;
+      }
+      if (i) EXPECT_GE(e.ts, s.events[i - 1].ts);
+    }
+  }
+  EXPECT_EQ(t.dropped_records, 0u);
+  EXPECT_GT(t.overhead.probe_pair_ns, 0.0);
+  EXPECT_GT(t.overhead.empty_interval_ns, 0.0);
+}
+
+TEST(Runtime, WakeupEdgeNamesTheReleasingThreadAndItsRelease) {
+  std::string dir = fresh_dir("handoff");
+  ASSERT_EQ(run_workload(dir, {"handoff"}), 0);
+  Trace t = read_ok(dir);
+  ASSERT_EQ(t.threads.size(), 2u);
+  // Find A (the thread whose first wait had no waker) and B.
+  const vprof::trace::ThreadStream *a = nullptr, *b = nullptr;
+  for (const auto &s : t.threads) (s.events[1].waker_tid == 0 ? a : b) = &s;
+  ASSERT_TRUE(a && b);
+  const auto &bw = b->events;
+  ASSERT_EQ(bw[0].kind, Kind::WaitBegin);
+  ASSERT_EQ(bw[1].kind, Kind::WaitEnd);
+  EXPECT_EQ(bw[1].waker_tid, a->tid);
+  const auto *release = &a->events[2];
+  ASSERT_EQ(release->kind, Kind::Release);
+  EXPECT_EQ(bw[1].release_ts, release->ts) << "resolved to A's own release record";
+  EXPECT_GT(bw[1].release_ts, bw[0].ts) << "released while B waited";
+  EXPECT_LE(bw[1].release_ts, bw[1].ts);
+  EXPECT_GE(bw[1].ts - bw[0].ts, 15'000'000) << "B really blocked ~20 ms";
+}
+
+TEST(Runtime, SixteenThreadsMillionEventsEachAllPresentInOrder) {
+  std::string dir = fresh_dir("16x1m");
+  ASSERT_EQ(run_workload(dir, {"threads", "16", "500000"}), 0);  // 1M records per thread
+  Trace t = read_ok(dir);
+  ASSERT_EQ(t.threads.size(), 16u);  // the main thread recorded nothing: no file
+  size_t workers = 0;
+  for (const auto &s : t.threads) {
+    if (s.events.size() <= 1) continue;
+    ++workers;
+    expect_pairs(s, 500000);
+    EXPECT_TRUE(s.clean_exit);
+  }
+  EXPECT_EQ(workers, 16u);
+  EXPECT_EQ(t.dropped_records, 0u);
+  fs::remove_all(dir);
+}
+
+TEST(Runtime, TenThousandShortLivedThreadsAllComplete) {
+  std::string dir = fresh_dir("short");
+  ASSERT_EQ(run_workload(dir, {"short", "10000"}), 0);
+  Trace t = read_ok(dir);
+  size_t workers = 0;
+  for (const auto &s : t.threads) {
+    if (s.events.size() <= 1) continue;
+    ++workers;
+    expect_pairs(s, 5);
+    EXPECT_TRUE(s.clean_exit) << s.file;
+  }
+  EXPECT_EQ(workers, 10000u);
+  fs::remove_all(dir);
+}
+
+TEST(Runtime, ForkedChildWritesItsOwnCompleteFiles) {
+  std::string dir = fresh_dir("fork");
+  ASSERT_EQ(run_workload(dir, {"fork", "1000"}), 0);
+  Trace t = read_ok(dir);
+  std::set<uint32_t> pids;
+  for (const auto &s : t.threads) pids.insert(s.pid);
+  ASSERT_EQ(pids.size(), 2u);
+  uint32_t parent = *pids.begin() < *pids.rbegin() ? *pids.begin() : *pids.rbegin();
+  for (const auto &s : t.threads) {
+    EXPECT_TRUE(s.clean_exit) << s.file;
+    if (s.pid == parent) {
+      expect_pairs(s, 1000, 2);  // before and after the fork, one file
+    } else {
+      EXPECT_EQ(s.ppid, parent);
+      expect_pairs(s, 1000);  // the child's main thread and its thread
+    }
+  }
+  EXPECT_EQ(t.threads.size(), 3u);
+}
+
+TEST(Runtime, SigkillLeavesEveryRecordBeforeTheKillReadable) {
+  std::string dir = fresh_dir("kill");
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    setenv("VPROF_TRACE_DIR", dir.c_str(), 1);
+    execl(WORKLOAD_PATH, WORKLOAD_PATH, "kill", "200000", (char *)nullptr);
+    _exit(127);
+  }
+  close(out[1]);
+  char buf[16] = {};
+  ASSERT_GT(read(out[0], buf, 6), 0);
+  ASSERT_STREQ(buf, "ready\n");
+  kill(pid, SIGKILL);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  close(out[0]);
+  ASSERT_TRUE(WIFSIGNALED(st));
+
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->count(vprof::trace::Severity::Error), 0u);
+  ASSERT_EQ(t->threads.size(), 1u);
+  const auto &s = t->threads[0];
+  EXPECT_TRUE(s.torn);
+  EXPECT_FALSE(s.clean_exit);
+  // Every record up to the kill: the first 200000 pairs, then an unbroken
+  // prefix of the 1000-pair rounds (the reader stops at the first unwritten slot).
+  ASSERT_GE(s.events.size(), 400000u);
+  for (size_t i = 0; i < s.events.size(); ++i) {
+    size_t pair = i / 2;
+    uint64_t want = pair < 200000 ? pair : (pair - 200000) % 1000;
+    ASSERT_EQ(s.events[i].arg, want) << "record " << i;
+    ASSERT_EQ(s.events[i].kind, i % 2 ? Kind::FuncExit : Kind::FuncEnter) << "record " << i;
+  }
+  bool warned = false;
+  for (const auto &d : t->diagnostics)
+    warned |= d.severity == vprof::trace::Severity::Warning &&
+              d.message.find("no thread-exit record") != std::string::npos;
+  EXPECT_TRUE(warned) << "the torn tail is reported";
+}
+
+TEST(Runtime, TinyBudgetDropsAreCountedExactlyAndNeverBlock) {
+  std::string dir = fresh_dir("budget");
+  // 1 MiB for the process in 64 KiB chunks; 2 threads x 2 M records need 64 MiB.
+  ASSERT_EQ(run_workload(dir, {"budget", "2", "1000000"},
+                         {{"VPROF_BUFFER_MB", "1"}, {"VPROF_CHUNK_KB", "64"}}),
+            0);
+  Trace t = read_ok(dir);
+  uint64_t dropped = 0, kept = 0;
+  size_t saw_drop_marker = 0;
+  for (const auto &s : t.threads) {
+    if (s.events.size() <= 1 && s.dropped_records == 0) continue;  // main thread
+    uint64_t pairs_kept = 0;
+    for (const auto &e : s.events)
+      if (e.kind == Kind::FuncEnter || e.kind == Kind::FuncExit) ++pairs_kept;
+    // Exact: every record the thread tried to write is either here or counted.
+    EXPECT_EQ(pairs_kept + s.dropped_records, 2000000u) << s.file;
+    // What was kept is a prefix, in order.
+    for (uint64_t i = 0; i < pairs_kept; ++i) ASSERT_EQ(s.events[i].arg, i / 2);
+    saw_drop_marker += s.drop_begin_ts >= 0;
+    dropped += s.dropped_records;
+    kept += pairs_kept;
+  }
+  EXPECT_GT(dropped, 0u);
+  EXPECT_LE(kept * 16, 1u << 20) << "the budget is respected";
+  EXPECT_EQ(dropped, t.dropped_records);
+  EXPECT_GE(saw_drop_marker, 1u);
+}
+
+TEST(Runtime, OffWithoutTraceDirWritesNothing) {
+  std::string dir = fresh_dir("off");
+  pid_t pid = fork();
+  if (pid == 0) {
+    unsetenv("VPROF_TRACE_DIR");
+    if (chdir(dir.c_str()) != 0) _exit(3);
+    execl(WORKLOAD_PATH, WORKLOAD_PATH, "threads", "2", "1000", (char *)nullptr);
+    _exit(127);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 0);
+  EXPECT_TRUE(fs::is_empty(dir));
+}

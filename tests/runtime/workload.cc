@@ -1,0 +1,109 @@
+// A program the runtime tests run under VPROF_TRACE_DIR, one scenario per
+// mode. Each scenario's expected trace is known to the test exactly.
+//   workload roundtrip
+//   workload threads N M        N threads, M function enter/exit pairs each (ids 0..M-1)
+//   workload short N            N short-lived threads, 64 at a time, 5 pairs each
+//   workload fork M             parent and child each write M pairs
+//   workload kill M             writes pairs forever; prints "ready" after M pairs
+//   workload handoff            thread B blocks on a mutex thread A releases
+//   workload budget N M         N threads x M pairs into whatever budget the env gives
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <vprof/probes.h>
+#include <vprof/vprof.h>
+
+#include "roundtrip_script.h"
+
+static void pairs(uint32_t m) {
+  for (uint32_t i = 0; i < m; ++i) {
+    vprof_fn_enter(i);
+    vprof_fn_exit(i);
+  }
+}
+
+static void run_threads(int n, uint32_t m) {
+  std::vector<std::thread> ts;
+  for (int i = 0; i < n; ++i) ts.emplace_back(pairs, m);
+  for (auto &t : ts) t.join();
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) return 2;
+  std::string mode = argv[1];
+  auto arg = [&](int i) { return (uint32_t)std::strtoul(argv[i], nullptr, 10); };
+  if (mode == "roundtrip") {
+    // Main thread plays its half; a second thread plays the other, after.
+    vprof::testing::play_roundtrip(0);
+    std::thread t(vprof::testing::play_roundtrip, 1);
+    t.join();
+  } else if (mode == "threads") {
+    run_threads((int)arg(2), arg(3));
+  } else if (mode == "short") {
+    uint32_t n = arg(2);
+    for (uint32_t done = 0; done < n;) {
+      std::vector<std::thread> ts;
+      for (int i = 0; i < 64 && done < n; ++i, ++done) ts.emplace_back(pairs, 5);
+      for (auto &t : ts) t.join();
+    }
+  } else if (mode == "fork") {
+    pairs(arg(2));
+    std::fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+      pairs(arg(2));
+      std::thread t(pairs, arg(2));  // a thread of the child, too
+      t.join();
+      std::exit(0);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    pairs(arg(2));
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+  } else if (mode == "kill") {
+    pairs(arg(2));
+    std::printf("ready\n");
+    std::fflush(stdout);
+    for (;;) pairs(1000);
+  } else if (mode == "handoff") {
+    // Thread A holds the mutex until B is surely blocked on it, then releases:
+    // B's wait must end naming A and A's release.
+    static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    static std::atomic<int> stage{0};
+    std::thread a([] {
+      vprof_sync_wait_begin(&m, VPROF_SYNC_MUTEX);
+      pthread_mutex_lock(&m);
+      vprof_sync_wait_end(&m, VPROF_SYNC_MUTEX, 1);
+      stage = 1;
+      while (stage != 2) std::this_thread::yield();
+      usleep(20000);
+      vprof_sync_release(&m, VPROF_SYNC_MUTEX);
+      pthread_mutex_unlock(&m);
+    });
+    std::thread b([] {
+      while (stage != 1) std::this_thread::yield();
+      stage = 2;
+      vprof_sync_wait_begin(&m, VPROF_SYNC_MUTEX);
+      pthread_mutex_lock(&m);
+      vprof_sync_wait_end(&m, VPROF_SYNC_MUTEX, 1);
+      vprof_sync_release(&m, VPROF_SYNC_MUTEX);
+      pthread_mutex_unlock(&m);
+    });
+    a.join();
+    b.join();
+  } else if (mode == "budget") {
+    run_threads((int)arg(2), arg(3));
+  } else {
+    return 2;
+  }
+  return 0;
+}
