@@ -31,8 +31,7 @@ struct alignas(64) ThreadState {
   vprof_thread hot;  // first: vprof_tls points here
   alignas(64) int fd = -1;
   vprof_file_header *header = nullptr;
-  vprof_slot *chunk = nullptr;  // mapping of the current chunk
-  uint64_t chunk_index = 0;
+  vprof_slot *chunk = nullptr;  // the ring's mapping
   uint64_t chunk_slots = 0;
   bool has_chunk = false;
   bool dropping = false;

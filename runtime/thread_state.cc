@@ -1,8 +1,9 @@
 // Per-thread trace files: t-<pid>-<tid>.vpt, a header page and a sequence of
-// chunks mapped one at a time. Syscalls happen only here: when a thread writes
-// its first record, when it fills a chunk, and when it exits.
+// ring chunk (see trace_format.h). Syscalls happen only here: when a thread
+// writes its first record, when it fills its ring, and when it exits.
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -121,29 +122,75 @@ static void update_anchor(ThreadState *t) {
   t->header->anchor1_ns = a.ns;
 }
 
-bool thread_next_chunk(ThreadState *t) {
-  if (t->dropping) return false;
-  uint64_t before = g.reserved_bytes.fetch_add(g.chunk_bytes, std::memory_order_relaxed);
-  if (before + g.chunk_bytes > g.budget_bytes) {
-    g.reserved_bytes.fetch_sub(g.chunk_bytes, std::memory_order_relaxed);
-    start_dropping(t);
-    return false;
-  }
-  uint64_t index = t->has_chunk ? t->chunk_index + 1 : 0;
-  off_t offset = (off_t)(VPROF_HEADER_BYTES + index * g.chunk_bytes);
+static bool reserve_budget(uint64_t bytes) {
+  uint64_t before = g.reserved_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  if (before + bytes <= g.budget_bytes) return true;
+  g.reserved_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+  return false;
+}
+
+// Maps the thread's ring: the first chunk after the header. Its pages are
+// faulted in once and reused for the thread's whole life.
+static bool map_ring(ThreadState *t) {
+  if (!reserve_budget(g.chunk_bytes)) return false;
   void *p = MAP_FAILED;
-  if (ftruncate(t->fd, offset + (off_t)g.chunk_bytes) == 0)
-    p = mmap(nullptr, g.chunk_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd, offset);
+  if (ftruncate(t->fd, (off_t)(VPROF_HEADER_BYTES + g.chunk_bytes)) == 0)
+    p = mmap(nullptr, g.chunk_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd,
+             VPROF_HEADER_BYTES);
   if (p == MAP_FAILED) {
     g.reserved_bytes.fetch_sub(g.chunk_bytes, std::memory_order_relaxed);
+    return false;
+  }
+  t->chunk = static_cast<vprof_slot *>(p);
+  t->has_chunk = true;
+  t->hot.pos = t->chunk;
+  t->hot.end = t->chunk + t->chunk_slots - 2;
+  __atomic_store_n(&t->header->ring_valid, 1u, __ATOMIC_RELEASE);
+  return true;
+}
+
+static bool write_all(int fd, const void *buf, size_t n, off_t off) {
+  const char *p = static_cast<const char *>(buf);
+  while (n > 0) {
+    ssize_t w = pwrite(fd, p, n, off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= (size_t)w;
+    off += w;
+  }
+  return true;
+}
+
+bool thread_next_chunk(ThreadState *t) {
+  if (t->dropping) return false;
+  if (!t->has_chunk) {
+    if (map_ring(t)) return true;
     start_dropping(t);
     return false;
   }
-  // The old chunk's data stays in the file (MAP_SHARED): unmapping loses nothing.
-  if (t->has_chunk) munmap(t->chunk, g.chunk_bytes);
-  t->chunk = static_cast<vprof_slot *>(p);
-  t->chunk_index = index;
-  t->has_chunk = true;
+  // Append the full ring to the data region, then reuse it. The order of the
+  // header updates keeps every record readable if the process dies at any
+  // point: until data_chunks grows the ring is still valid; from then until
+  // the ring is zeroed, ring_valid is 0 and the appended copy is the one read.
+  if (!reserve_budget(g.chunk_bytes)) {
+    start_dropping(t);
+    return false;
+  }
+  uint64_t n = t->header->data_chunks;
+  size_t used = (size_t)(t->hot.pos - t->chunk) * VPROF_SLOT_BYTES;
+  off_t off = (off_t)(VPROF_HEADER_BYTES + (1 + n) * g.chunk_bytes);
+  if (!write_all(t->fd, t->chunk, used, off)) {
+    g.reserved_bytes.fetch_sub(g.chunk_bytes, std::memory_order_relaxed);
+    start_dropping(t);
+    return false;
+  }
+  __atomic_store_n(&t->header->data_chunks, n + 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&t->header->ring_valid, 0u, __ATOMIC_RELEASE);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  memset(t->chunk, 0, used);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  __atomic_store_n(&t->header->ring_valid, 1u, __ATOMIC_RELEASE);
   t->hot.pos = t->chunk;
   t->hot.end = t->chunk + t->chunk_slots - 2;
   update_anchor(t);
@@ -162,18 +209,20 @@ void thread_finish(ThreadState *t) {
   t->hot.busy = 1;  // a signal arriving now records nothing
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   unregister(t);  // first: the exit handler must not mark a header we unmap
-  uint64_t size = VPROF_HEADER_BYTES;
   if (t->has_chunk) {
     write_marker(t, VPROF_K_THREAD_EXIT);
     uint64_t used = (uint64_t)(t->hot.pos - t->chunk) * VPROF_SLOT_BYTES;
-    size += t->chunk_index * g.chunk_bytes + used;
     g.reserved_bytes.fetch_sub(g.chunk_bytes - used, std::memory_order_relaxed);
+    // Give the ring's unused tail back to the file system (it reads as zeros).
+    uint64_t keep = (used + 4095) / 4096 * 4096;
+    if (keep < g.chunk_bytes)
+      fallocate(t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                (off_t)(VPROF_HEADER_BYTES + keep), (off_t)(g.chunk_bytes - keep));
   }
   update_anchor(t);
   __atomic_fetch_or(&t->header->flags, VPROF_FLAG_CLOSED, __ATOMIC_RELEASE);
   if (t->has_chunk) munmap(t->chunk, g.chunk_bytes);
   munmap(t->header, VPROF_HEADER_BYTES);
-  if (ftruncate(t->fd, (off_t)size) != 0) { /* the file keeps zero padding: still readable */ }
   close(t->fd);
   if (vprof_tls == &t->hot) vprof_tls = nullptr;
   t_finished = true;

@@ -188,7 +188,22 @@ void decode(const std::string &path, const MappedFile &f, const vprof_file_heade
     return pos->second;
   };
 
-  for (uint64_t chunk = VPROF_HEADER_BYTES; chunk < size && !ended; chunk += h.chunk_bytes) {
+  // Data chunks in order, then the ring (trace_format.h).
+  std::vector<uint64_t> chunks;
+  for (uint64_t i = 0; i < h.data_chunks; ++i) {
+    uint64_t off = VPROF_HEADER_BYTES + (1 + i) * h.chunk_bytes;
+    if (off >= size) {
+      diags.push_back({Severity::Warning, path, 192,
+                       fmt::format("the header counts {} data chunks but the file holds {}: "
+                                   "the file was cut",
+                                   h.data_chunks, i)});
+      break;
+    }
+    chunks.push_back(off);
+  }
+  if (h.ring_valid) chunks.push_back(VPROF_HEADER_BYTES);
+  for (uint64_t chunk : chunks) {
+    if (ended) break;
     uint64_t chunk_end = std::min<uint64_t>(chunk + h.chunk_bytes, size);
     uint64_t off = chunk;
     while (off + VPROF_SLOT_BYTES <= chunk_end) {

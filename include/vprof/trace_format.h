@@ -3,10 +3,18 @@
  * analyzer's reader. Documented byte by byte in docs/trace-format.md.
  *
  * A trace directory holds one file per thread: t-<pid>-<tid>.vpt
- *   [ FileHeader: 4096 bytes ][ chunk 0 ][ chunk 1 ] ... [ last chunk, maybe short ]
- * Chunks are `chunk_bytes` long; a chunk holds 16-byte slots. Each record starts
- * with a slot whose low byte (the kind) is non-zero; a zero kind at a record
- * boundary ends the chunk's data (the rest of the chunk was never written).
+ *   [ FileHeader: 4096 bytes ][ ring: chunk_bytes ][ data chunk 0 ][ data chunk 1 ] ...
+ * A thread writes its records into the ring, a chunk mapped from its own file
+ * (so a kill loses nothing written). When the ring is full, the thread appends
+ * it to the data region with pwrite, bumps `data_chunks`, clears `ring_valid`,
+ * zeroes the ring and sets `ring_valid` again: the ring's pages are faulted
+ * once per thread, not once per 256 records. Reading order: data chunks
+ * 0..data_chunks-1, then the ring when `ring_valid` is set. A reader never
+ * trusts `data_chunks` past the end of the file.
+ *
+ * Each chunk holds 16-byte slots. Each record starts with a slot whose low byte
+ * (the kind) is non-zero; a zero kind at a record boundary ends the chunk's
+ * data (the rest of the chunk was never written).
  *
  * Slot word 0: bits 0..7 kind, bits 8..63 timestamp in clock ticks relative to
  * FileHeader.tsc_base (56 bits: 278 days at 3 GHz). Slot word 1: the argument.
@@ -106,7 +114,7 @@ struct vprof_file_header {
   uint32_t tid;                  /*  20 */
   uint32_t ppid;                 /*  24 */
   uint32_t clock_source;         /*  28 enum vprof_clock_source */
-  uint64_t chunk_bytes;          /*  32 size of every chunk but the last */
+  uint64_t chunk_bytes;          /*  32 size of the ring and of every data chunk */
   uint64_t tsc_base;             /*  40 record timestamps are relative to this tick value */
   double ticks_per_ns;           /*  48 start-up calibration */
   uint64_t anchor0_ticks;        /*  56 a (ticks, CLOCK_MONOTONIC ns) pair taken at process start */
@@ -121,7 +129,10 @@ struct vprof_file_header {
   uint64_t start_realtime_ns;    /* 120 CLOCK_REALTIME at process start, for humans */
   char comm[32];                 /* 128 process name (NUL-padded) */
   char thread_name[32];          /* 160 thread name at file creation (NUL-padded) */
-  uint8_t pad[4096 - 192];
+  uint64_t data_chunks;          /* 192 (live) chunks appended after the ring */
+  uint32_t ring_valid;           /* 200 (live) 1 when the ring holds records not yet appended */
+  uint32_t reserved1;            /* 204 */
+  uint8_t pad[4096 - 208];
 };
 
 #ifdef __cplusplus

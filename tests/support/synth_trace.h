@@ -69,22 +69,25 @@ class SynthThread {
       rec(ts, VPROF_K_THREAD_EXIT, 0);
       header_.flags |= VPROF_FLAG_CLOSED;
     }
+    // Full chunks go to the data region after the ring; the rest stays in
+    // the ring, as the runtime leaves them. A record never straddles two
+    // chunks here: tests write small records into big chunks.
+    size_t per_chunk = chunk_bytes_ / VPROF_SLOT_BYTES - 2;
+    size_t full = slots_.empty() ? 0 : (slots_.size() - 1) / per_chunk;
+    header_.data_chunks = full;
+    header_.ring_valid = 1;
     fill_header();
     std::ofstream f(path(), std::ios::binary | std::ios::trunc);
     f.write(reinterpret_cast<const char *>(&header_), sizeof header_);
-    // Lay the slots out in chunks; a record never straddles two chunks here
-    // because every record but strings is one or two slots and chunks are big.
-    size_t per_chunk = chunk_bytes_ / VPROF_SLOT_BYTES - 2;
-    size_t written = 0;
-    while (written < slots_.size()) {
-      size_t n = std::min(per_chunk, slots_.size() - written);
-      f.write(reinterpret_cast<const char *>(&slots_[written]), n * VPROF_SLOT_BYTES);
-      written += n;
-      if (written < slots_.size()) {
-        std::vector<char> zero((chunk_bytes_ / VPROF_SLOT_BYTES - n) * VPROF_SLOT_BYTES, 0);
+    auto write_chunk = [&](size_t first, size_t n, bool pad) {
+      f.write(reinterpret_cast<const char *>(slots_.data() + first), (std::streamsize)(n * VPROF_SLOT_BYTES));
+      if (pad) {
+        std::vector<char> zero(chunk_bytes_ - n * VPROF_SLOT_BYTES, 0);
         f.write(zero.data(), (std::streamsize)zero.size());
       }
-    }
+    };
+    write_chunk(full * per_chunk, slots_.size() - full * per_chunk, full > 0);  // the ring
+    for (size_t i = 0; i < full; ++i) write_chunk(i * per_chunk, per_chunk, i + 1 < full);
   }
 
  private:
