@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Behaviour of the vprof program itself: exit codes and one-line errors
+# (CLI.md), run -> dump end to end. Usage: cli_test.sh VPROF WORKLOAD
+set -uo pipefail
+vprof=$1 workload=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+# expect NAME WANT_RC STDERR_REGEX -- CMD...
+expect() {
+  local name=$1 want=$2 pattern=$3
+  shift 4
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -eq "$want" ] && { [ -z "$pattern" ] || grep -Eq -- "$pattern" "$tmp/err"; }; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL $name: rc=$rc (want $want), stderr:"; sed 's/^/    /' "$tmp/err"
+  fi
+}
+
+expect "unknown flag" 2 '^vprof: error: .*--frobnicate' -- "$vprof" dump --frobnicate x
+expect "no command" 2 '^vprof: error: ' -- "$vprof"
+expect "run: missing program" 2 '^vprof: error: no-such-prog-xyz: command not found$' -- \
+  "$vprof" run --trace-dir "$tmp/t0" -- no-such-prog-xyz
+expect "dump: missing dir" 2 "^vprof: error: $tmp/nope: cannot open trace directory" -- "$vprof" dump "$tmp/nope"
+mkdir -p "$tmp/empty"
+expect "dump: empty dir" 2 "no trace files" -- "$vprof" dump "$tmp/empty"
+expect "config: nothing asked" 2 '^vprof: error: config: say what to print' -- "$vprof" config
+
+# run -> dump: the workload's round trip, with its exit status passed through.
+expect "run roundtrip" 0 'trace in .*\(2 thread files\)' -- "$vprof" run --trace-dir "$tmp/t1" -- "$workload" roundtrip
+expect "dump roundtrip" 0 '' -- "$vprof" dump "$tmp/t1"
+grep -q "interval_begin interval=1 type='NewOrder' client='alice'" "$tmp/out" && pass=$((pass + 1)) || {
+  fail=$((fail + 1)); echo "FAIL dump content"; }
+expect "run passes exit status" 2 '' -- "$vprof" run --trace-dir "$tmp/t2" -- "$workload" no-such-mode
+
+# A damaged file: one error line naming the file and offset, exit 2.
+cp -r "$tmp/t1" "$tmp/t3"
+f=$(ls "$tmp"/t3/t-*.vpt | head -1)
+printf 'XXXXXXXX' | dd of="$f" bs=1 seek=0 conv=notrunc status=none
+expect "dump damaged" 2 "^vprof: error: $f:0: error: not a vprof trace file \\(bad magic\\)" -- "$vprof" dump "$tmp/t3"
+
+# config points at a header and library that exist.
+inc=$("$vprof" config --include-dir) lib=$("$vprof" config --lib-dir)
+[ -f "$inc/vprof/vprof.h" ] && [ -f "$lib/libvprof.so" ] && pass=$((pass + 1)) || {
+  fail=$((fail + 1)); echo "FAIL config paths: $inc $lib"; }
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
