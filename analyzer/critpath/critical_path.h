@@ -1,0 +1,65 @@
+// Critical-path stage (METHOD §3, the paper's Algorithm 2): for every complete
+// interval, walks back from its end across threads along wake-up and
+// created-by edges and tiles [begin, end] exactly onto stack-trie nodes
+// ("leaves": a node's self time is its call-site path / function body, the
+// root's is "(outside)", plus the "(queue wait)" and "(untracked)" nodes).
+//
+// The tiling invariant (a row sums to end - begin, to the nanosecond) is
+// checked for every interval; a violating interval is counted and dropped
+// from the statistics rather than silently skewing them.
+#ifndef VPROF_ANALYZER_CRITPATH_CRITICAL_PATH_H
+#define VPROF_ANALYZER_CRITPATH_CRITICAL_PATH_H
+
+#include <cstdint>
+#include <vector>
+
+#include "analyzer/merge/timeline.h"
+
+namespace vprof::analyzer {
+
+struct IntervalRow {
+  uint64_t id;
+  int64_t begin_ts, latency_ns;
+  uint32_t type_label, client_label;
+};
+
+// The interval waited (wait_node) while a thread that worked for another
+// interval, or for none, held or signalled the object.
+struct Blame {
+  uint32_t wait_node;     // the wait's stack node on the critical path
+  uint32_t waker_tid;
+  uint32_t waker_node;    // the waker's innermost frame at release time
+  uint64_t waker_label;   // what the waker worked for (0 = nothing)
+  int64_t ns;             // blocked time attributed to the wait call site
+};
+
+struct PathCounters {
+  uint64_t incomplete_intervals = 0;  // begun, never ended (or ended, never begun)
+  uint64_t inverted_intervals = 0;    // end before begin
+  uint64_t lossy_intervals = 0;       // the path crossed data lost to dropped records
+  uint64_t tiling_violations = 0;
+  uint64_t path_gaps = 0;             // intervals with time no edge explains ("(untracked)")
+  uint64_t wake_edges_followed = 0;
+  uint64_t created_by_edges_followed = 0;
+  uint64_t depth_limit_hits = 0;      // wake-up chains deeper than the walk follows
+};
+
+struct CriticalPaths {
+  std::vector<IntervalRow> rows;
+  size_t nodes = 0;            // columns: one per stack-trie node
+  std::vector<double> self;    // rows x nodes, row-major: ns of each leaf per interval
+  std::vector<Blame> blame;    // aggregated per (wait_node, waker_tid, waker_node, label)
+  PathCounters counters;
+  const double *row(size_t r) const { return self.data() + r * nodes; }
+};
+
+struct PathOptions {
+  unsigned threads = 1;       // worker threads for the walk (intervals are independent)
+  int max_wake_depth = 64;    // wake-up chains followed this deep; beyond, time stays put
+};
+
+CriticalPaths compute_critical_paths(const Timeline &tl, const PathOptions &opt = {});
+
+}  // namespace vprof::analyzer
+
+#endif  // VPROF_ANALYZER_CRITPATH_CRITICAL_PATH_H

@@ -1,0 +1,65 @@
+// Factors and their ranking (METHOD §5, the paper's Algorithm 1). A factor is
+// Var(f) or Cov(f, g); its instances are the tree's terms that name it (f
+// through several call sites or parents), and its contribution is their sum.
+// An instance nested below another instance of the same factor (recursion)
+// is already inside that one and is not added again.
+//   specificity = max(0, H - height)^e, score = specificity × contribution.
+// Selection: factors with |contribution| >= d, ranked by |score| (covariances
+// are signed), the first k. Bootstrap intervals (METHOD §7) are computed for
+// the selected factors by resampling intervals; a factor whose 95% interval
+// touches zero is marked not significant.
+#ifndef VPROF_ANALYZER_FACTORS_FACTORS_H
+#define VPROF_ANALYZER_FACTORS_FACTORS_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyzer/factors/heights.h"
+#include "analyzer/tree/columns.h"
+#include "analyzer/tree/variance_tree.h"
+
+namespace vprof::analyzer {
+
+struct FactorSite {
+  std::optional<CallSiteInfo> call_site;
+  std::optional<CallSiteInfo> other_call_site;  // Cov: the second part's site
+  std::string label;                            // the instance's tree label
+  double contribution = 0;
+};
+
+struct Factor {
+  int rank = 0;                 // 1-based among the selected; 0 = not selected
+  bool covariance = false;
+  std::string name;             // "f", "f (body)", "cov(f, g)"
+  std::vector<std::string> functions;
+  double contribution = 0;
+  double specificity = 0, score = 0;
+  int height = 0;
+  std::vector<FactorSite> call_sites;   // per instance, largest |contribution| first
+  std::vector<const VarNode *> instances;
+  std::optional<std::pair<double, double>> ci95;
+  bool significant = true;
+};
+
+struct FactorOptions {
+  int k = 3;
+  double d = 0.05;
+  double e = 2.0;
+  int bootstrap = 200;     // resamples; 0 = no intervals
+  uint64_t seed = 20161104;
+};
+
+// All factors of the tree, selected ones first in rank order, then the rest
+// by |score|. The tree must outlive the result (instances point into it).
+std::vector<Factor> rank_factors(const VarNode &tree, const Heights &h, const FactorOptions &o);
+
+// Fills ci95 for the selected factors whose instances all come from `run`,
+// whose data is `c`.
+void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
+                       const FactorOptions &o);
+
+}  // namespace vprof::analyzer
+
+#endif  // VPROF_ANALYZER_FACTORS_FACTORS_H

@@ -1,0 +1,125 @@
+#include "analyzer/names/names.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace vprof::analyzer {
+
+using nlohmann::json;
+
+std::string Names::function(uint32_t id) const {
+  auto it = functions.find(id);
+  return it == functions.end() ? fmt::format("fn#{}", id) : it->second.name;
+}
+
+std::string Names::callee(uint32_t site_id) const {
+  auto it = sites.find(site_id);
+  return it == sites.end() ? fmt::format("site#{}", site_id) : it->second.callee;
+}
+
+const CallSiteInfo *Names::site(uint32_t id) const {
+  auto it = sites.find(id);
+  return it == sites.end() ? nullptr : &it->second;
+}
+
+uint32_t Names::function_id(const std::string &name) const {
+  for (const auto &[id, f] : functions)
+    if (f.name == name) return id;
+  return 0;
+}
+
+namespace {
+
+Expected<json> parse_file(const std::string &path) {
+  std::ifstream in(path);
+  if (!in) return Error{path + ": cannot open"};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Error{path + ": not valid JSON"};
+  if (!j.is_object()) return Error{path + ": top level is not an object"};
+  return j;
+}
+
+// Reads an optional field of the expected JSON type; a wrong type is an error.
+template <class T>
+bool get(const json &o, const char *key, T &out, std::string &err, const std::string &where) {
+  auto it = o.find(key);
+  if (it == o.end() || it->is_null()) return true;
+  try {
+    out = it->get<T>();
+    return true;
+  } catch (const json::exception &) {
+    err = fmt::format("{}.{}: wrong type", where, key);
+    return false;
+  }
+}
+
+}  // namespace
+
+Expected<Names> load_manifest(const std::string &path) {
+  auto j = parse_file(path);
+  if (!j) return j.error();
+  Names n;
+  std::string err;
+  const json &fns = (*j)["functions"];
+  if (!fns.is_null() && !fns.is_array()) return Error{path + ": functions: not an array"};
+  for (size_t i = 0; fns.is_array() && i < fns.size(); ++i) {
+    const json &f = fns[i];
+    std::string where = fmt::format("functions[{}]", i);
+    if (!f.is_object() || !f.contains("id")) return Error{path + ": " + where + ": no id"};
+    uint32_t id = 0;
+    FunctionInfo fi;
+    if (!get(f, "id", id, err, where) || !get(f, "name", fi.name, err, where) ||
+        !get(f, "file", fi.file, err, where) || !get(f, "line", fi.line, err, where))
+      return Error{path + ": " + err};
+    if (fi.name.empty()) fi.name = fmt::format("fn#{}", id);
+    n.functions[id] = fi;
+  }
+  const json &sites = (*j)["call_sites"];
+  if (!sites.is_null() && !sites.is_array()) return Error{path + ": call_sites: not an array"};
+  for (size_t i = 0; sites.is_array() && i < sites.size(); ++i) {
+    const json &s = sites[i];
+    std::string where = fmt::format("call_sites[{}]", i);
+    if (!s.is_object() || !s.contains("id")) return Error{path + ": " + where + ": no id"};
+    uint32_t id = 0;
+    CallSiteInfo si;
+    if (!get(s, "id", id, err, where) || !get(s, "function_id", si.function_id, err, where) ||
+        !get(s, "callee", si.callee, err, where) || !get(s, "file", si.file, err, where) ||
+        !get(s, "line", si.line, err, where) || !get(s, "column", si.column, err, where))
+      return Error{path + ": " + err};
+    if (si.callee.empty()) si.callee = fmt::format("site#{}", id);
+    n.sites[id] = si;
+  }
+  return n;
+}
+
+Expected<CallGraph> load_callgraph(const std::string &path) {
+  auto j = parse_file(path);
+  if (!j) return j.error();
+  CallGraph g;
+  std::string err;
+  if (!get(*j, "root", g.root, err, "") || !get(*j, "height", g.height, err, ""))
+    return Error{path + ": " + err.substr(1)};
+  const json &fns = (*j)["functions"];
+  if (!fns.is_array()) return Error{path + ": functions: missing or not an array"};
+  for (size_t i = 0; i < fns.size(); ++i) {
+    std::string where = fmt::format("functions[{}]", i);
+    std::string name;
+    int h = -1;
+    std::vector<std::string> callees;
+    if (!fns[i].is_object()) return Error{path + ": " + where + ": not an object"};
+    if (!get(fns[i], "name", name, err, where) || !get(fns[i], "height", h, err, where) ||
+        !get(fns[i], "callees", callees, err, where))
+      return Error{path + ": " + err};
+    if (name.empty()) return Error{path + ": " + where + ".name: missing"};
+    if (h >= 0) g.heights[name] = h;
+    g.callees[name] = std::move(callees);
+  }
+  return g;
+}
+
+}  // namespace vprof::analyzer

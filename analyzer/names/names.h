@@ -1,0 +1,53 @@
+// Names for ids: the instrumenter's manifest (function and call-site ids) and
+// the static call graph's heights (`vprof callgraph --json`), both described in
+// docs/interfaces.md. Loading fails with an Error naming the file and field;
+// ids the manifest does not know fall back to "fn#ID" / "site#ID".
+#ifndef VPROF_ANALYZER_NAMES_NAMES_H
+#define VPROF_ANALYZER_NAMES_NAMES_H
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <vprof/expected.h>
+
+namespace vprof::analyzer {
+
+struct CallSiteInfo {
+  uint32_t function_id = 0;  // the caller
+  std::string callee;
+  std::string file;
+  int line = 0, column = 0;
+};
+
+struct FunctionInfo {
+  std::string name, file;
+  int line = 0;
+};
+
+class Names {
+ public:
+  std::string function(uint32_t id) const;
+  std::string callee(uint32_t site_id) const;   // the called function's name
+  const CallSiteInfo *site(uint32_t id) const;  // nullptr when unknown
+  // Function id by qualified name, or 0.
+  uint32_t function_id(const std::string &name) const;
+  std::unordered_map<uint32_t, FunctionInfo> functions;
+  std::unordered_map<uint32_t, CallSiteInfo> sites;
+};
+
+Expected<Names> load_manifest(const std::string &path);
+
+struct CallGraph {
+  std::string root;
+  int height = -1;
+  std::unordered_map<std::string, int> heights;
+  std::unordered_map<std::string, std::vector<std::string>> callees;
+};
+
+Expected<CallGraph> load_callgraph(const std::string &path);
+
+}  // namespace vprof::analyzer
+
+#endif  // VPROF_ANALYZER_NAMES_NAMES_H

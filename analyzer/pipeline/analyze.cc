@@ -1,0 +1,97 @@
+#include "analyzer/pipeline/analyze.h"
+
+#include <fmt/format.h>
+
+#include "analyzer/factors/heights.h"
+#include "analyzer/tree/merge_runs.h"
+
+namespace vprof::analyzer {
+namespace {
+
+std::string function_of(const StackTrie &trie, const Names &names, uint32_t node) {
+  for (uint32_t n = node; n != StackTrie::kRoot; n = trie[n].parent) {
+    const StackNode &s = trie[n];
+    if (s.kind == FrameKind::Function) return names.function(s.id);
+    if (s.kind == FrameKind::Site && s.callee_fn) return names.function(s.callee_fn);
+    if (s.kind == FrameKind::Site) {
+      // Inside a call of an uninstrumented callee: the caller is what we know.
+      const CallSiteInfo *si = names.site(s.id);
+      if (si && si->function_id) return names.function(si->function_id);
+    }
+  }
+  return "(outside)";
+}
+
+std::string site_label(const StackTrie &trie, const Names &names, uint32_t node) {
+  const StackNode &s = trie[node];
+  if (s.kind != FrameKind::Site) return function_of(trie, names, node);
+  if (const CallSiteInfo *si = names.site(s.id))
+    return fmt::format("{} ({}:{})", si->callee, si->file, si->line);
+  return names.callee(s.id);
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Names names,
+                                                   const AnalyzeOptions &opt, int run) {
+  auto r = std::make_unique<RunAnalysis>();
+  r->dir = trace.dir;
+  r->names = std::move(names);
+  uint32_t root_fn = 0;
+  if (!opt.root.empty()) {
+    root_fn = r->names.function_id(opt.root);
+    if (root_fn == 0)
+      return Error{fmt::format("{}: --root {}: no such function in the manifest", trace.dir,
+                               opt.root)};
+  }
+  r->timeline = build_timeline(trace);
+  PathOptions po;
+  po.threads = opt.threads;
+  r->paths = compute_critical_paths(r->timeline, po);
+  r->columns = build_columns(r->timeline.trie, r->paths, root_fn);
+  std::vector<double> lat(r->columns.latency.data(),
+                          r->columns.latency.data() + r->columns.latency.size());
+  r->latency = latency_stats(std::move(lat));
+  r->tree = build_variance_tree(r->columns, r->names, opt.root.empty() ? "latency" : opt.root, run);
+  r->overhead = trace.overhead;
+  r->labels = trace.labels;
+  r->dropped_records = trace.dropped_records;
+  r->diag_errors = trace.count(trace::Severity::Error);
+  r->diag_warnings = trace.count(trace::Severity::Warning);
+  for (const auto &d : trace.diagnostics) {
+    if (d.severity == trace::Severity::Info) continue;
+    if (r->first_diagnostics.size() >= 5) break;
+    r->first_diagnostics.push_back(d.str());
+  }
+  return r;
+}
+
+std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs,
+                                  const AnalyzeOptions &opt) {
+  auto a = std::make_unique<Analysis>();
+  a->runs = std::move(runs);
+  a->k = opt.factors.k;
+  a->d = opt.factors.d;
+  a->e = opt.factors.e;
+  a->root_label = opt.root.empty() ? "latency" : opt.root;
+  std::vector<VarNode> trees;
+  for (const auto &r : a->runs) trees.push_back(r->tree);
+  a->tree = merge_runs(trees);
+  Heights h = compute_heights(a->tree, opt.callgraph, opt.root);
+  a->height_root = h.root;
+  a->factors = rank_factors(a->tree, h, opt.factors);
+  const RunAnalysis &base = *a->runs.front();
+  bootstrap_factors(a->factors, base.columns, 0, opt.factors);
+  for (const Blame &b : base.paths.blame) {
+    NamedBlame nb;
+    nb.wait_site = site_label(base.timeline.trie, base.names, b.wait_node);
+    nb.waker_tid = b.waker_tid;
+    nb.waker_function = function_of(base.timeline.trie, base.names, b.waker_node);
+    nb.waker_interval = b.waker_label;
+    nb.ns = double(b.ns);
+    a->blame.push_back(std::move(nb));
+  }
+  return a;
+}
+
+}  // namespace vprof::analyzer

@@ -1,0 +1,77 @@
+// The whole pipeline over one or more runs' traces:
+//   merge -> critical path -> columns -> variance tree (-> merge runs) ->
+//   heights -> factors, into one Analysis that every reporter reads.
+// Problems in the data are counted (DataQuality) and reported, never fatal;
+// only bad options (an unknown --root) are an Error.
+#ifndef VPROF_ANALYZER_PIPELINE_ANALYZE_H
+#define VPROF_ANALYZER_PIPELINE_ANALYZE_H
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analyzer/critpath/critical_path.h"
+#include "analyzer/factors/factors.h"
+#include "analyzer/merge/timeline.h"
+#include "analyzer/names/names.h"
+#include "analyzer/read/trace_reader.h"
+#include "analyzer/tree/columns.h"
+#include "analyzer/tree/stats.h"
+#include "analyzer/tree/variance_tree.h"
+
+namespace vprof::analyzer {
+
+struct AnalyzeOptions {
+  std::string root;           // root function's qualified name; empty: the interval latency
+  FactorOptions factors;
+  unsigned threads = 1;
+  const CallGraph *callgraph = nullptr;
+};
+
+// Everything one run contributes; kept so reporters can show the raw matrix.
+struct RunAnalysis {
+  std::string dir;
+  Timeline timeline;
+  CriticalPaths paths;
+  Columns columns;
+  VarNode tree;
+  LatencyStats latency;
+  trace::Overhead overhead;
+  std::vector<std::string> labels;    // interval type/client labels
+  Names names;
+  uint64_t dropped_records = 0;
+  size_t diag_errors = 0, diag_warnings = 0;
+  std::vector<std::string> first_diagnostics;  // a few, for the report
+};
+
+struct NamedBlame {
+  std::string wait_site;       // the wait call site's label on the critical path
+  uint32_t waker_tid = 0;
+  std::string waker_function;  // innermost instrumented function of the waker, or "(outside)"
+  uint64_t waker_interval = 0;
+  double ns = 0;
+};
+
+struct Analysis {
+  static constexpr int kSchemaVersion = 1;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;  // runs[0] is the base run
+  VarNode tree;                   // merged over runs
+  std::vector<Factor> factors;    // selected first (rank > 0)
+  std::vector<NamedBlame> blame;  // run 0's
+  std::string root_label;
+  int k = 3;
+  double d = 0.05, e = 2.0;
+  int height_root = 0;
+};
+
+// Analyzes one run (names: from its manifest; may be empty).
+Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Names names,
+                                                   const AnalyzeOptions &opt, int run);
+
+// Combines runs (at least one) into trees, factors and blame.
+std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs,
+                                  const AnalyzeOptions &opt);
+
+}  // namespace vprof::analyzer
+
+#endif  // VPROF_ANALYZER_PIPELINE_ANALYZE_H

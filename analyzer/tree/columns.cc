@@ -1,0 +1,55 @@
+#include "analyzer/tree/columns.h"
+
+#include <map>
+#include <tuple>
+
+namespace vprof::analyzer {
+
+Columns build_columns(const StackTrie &trie, const CriticalPaths &cp, uint32_t root_fn) {
+  Columns c;
+  std::vector<int> proj(trie.size(), -1);
+  if (root_fn == 0) {
+    c.nodes.resize(trie.size());
+    for (uint32_t n = 0; n < trie.size(); ++n) {
+      const StackNode &s = trie[n];
+      c.nodes[n] = {n == 0 ? -1 : int(s.parent), s.kind, s.id, s.callee_fn, {}};
+      if (n) c.nodes[s.parent].children.push_back(int(n));
+      proj[n] = int(n);
+    }
+  } else {
+    c.nodes.push_back({-1, FrameKind::Function, root_fn, 0, {}});
+    std::map<std::tuple<int, FrameKind, uint32_t>, int> index;
+    // Trie parents precede children (merge invariant I3): one forward pass.
+    for (uint32_t n = 3; n < trie.size(); ++n) {
+      const StackNode &s = trie[n];
+      int p = proj[s.parent];
+      if (p < 0) {
+        bool is_root = (s.kind == FrameKind::Function && s.id == root_fn) ||
+                       (s.kind == FrameKind::Site && s.callee_fn == root_fn);
+        proj[n] = is_root ? 0 : -1;
+        continue;
+      }
+      auto [it, inserted] = index.emplace(std::make_tuple(p, s.kind, s.id), int(c.nodes.size()));
+      if (inserted) {
+        c.nodes.push_back({p, s.kind, s.id, s.callee_fn, {}});
+        c.nodes[p].children.push_back(it->second);
+      }
+      proj[n] = it->second;
+    }
+  }
+  const Eigen::Index rows = Eigen::Index(cp.rows.size());
+  const Eigen::Index cols = Eigen::Index(c.nodes.size());
+  c.self = Eigen::MatrixXd::Zero(rows, cols);
+  c.latency.resize(rows);
+  for (Eigen::Index r = 0; r < rows; ++r) {
+    const double *row = cp.row(size_t(r));
+    for (size_t n = 0; n < cp.nodes; ++n)
+      if (row[n] != 0.0 && proj[n] >= 0) c.self(r, proj[n]) += row[n];
+    c.latency(r) = double(cp.rows[size_t(r)].latency_ns);
+  }
+  c.total = c.self;
+  for (Eigen::Index n = cols - 1; n > 0; --n) c.total.col(c.nodes[n].parent) += c.total.col(n);
+  return c;
+}
+
+}  // namespace vprof::analyzer

@@ -1,0 +1,42 @@
+// Projects the critical paths' per-trie-node self times onto the shape of the
+// variance tree and sums them up the tree, giving per interval the value of
+// every node (its total) and of its own leaf (its self time: the body of a
+// function or call site, "(outside)" for the latency root).
+//
+// With a root function the tree starts at the outermost frame of that
+// function on each stack; time on no such stack is outside the root and is
+// not part of the tree (METHOD §4: "or a chosen root function's time").
+#ifndef VPROF_ANALYZER_TREE_COLUMNS_H
+#define VPROF_ANALYZER_TREE_COLUMNS_H
+
+#include <cstdint>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include "analyzer/critpath/critical_path.h"
+#include "analyzer/merge/timeline.h"
+
+namespace vprof::analyzer {
+
+struct ShapeNode {
+  int parent = -1;  // -1: the root
+  FrameKind kind = FrameKind::Root;
+  uint32_t id = 0;         // function or call-site id
+  uint32_t callee_fn = 0;  // Site: the function entered under it
+  std::vector<int> children;
+};
+
+struct Columns {
+  std::vector<ShapeNode> nodes;  // nodes[0] is the root; parents precede children
+  Eigen::MatrixXd self;          // intervals x nodes
+  Eigen::MatrixXd total;         // intervals x nodes: self + all descendants
+  Eigen::VectorXd latency;       // per interval, ns
+};
+
+// root_fn == 0: the root is the interval latency.
+Columns build_columns(const StackTrie &trie, const CriticalPaths &cp, uint32_t root_fn);
+
+}  // namespace vprof::analyzer
+
+#endif  // VPROF_ANALYZER_TREE_COLUMNS_H

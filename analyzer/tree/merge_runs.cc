@@ -1,0 +1,48 @@
+#include "analyzer/tree/merge_runs.h"
+
+#include <unordered_map>
+
+namespace vprof::analyzer {
+namespace {
+
+void index_broken_down(const VarNode &n, std::unordered_map<std::string, const VarNode *> &out) {
+  if (!n.children.empty()) out.emplace(n.key, &n);
+  for (const auto &c : n.children) index_broken_down(c, out);
+}
+
+void rescale(VarNode &n, double scale) {
+  n.contribution = n.value_ns2 * scale;
+  for (auto &c : n.children) rescale(c, scale);
+}
+
+void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &later) {
+  if (n.kind == VarNode::Kind::Cov) return;
+  if (n.children.empty()) {
+    auto it = later.find(n.key);
+    if (it == later.end() || it->second->value_ns2 <= 0) return;
+    // Every term of the later run is relative to that run's variance of this
+    // node; all descendants share the scale (ratios multiply down the tree).
+    double scale = n.contribution / it->second->value_ns2;
+    n.children = it->second->children;
+    for (auto &c : n.children) rescale(c, scale);
+    n.kind = VarNode::Kind::Var;
+    return;
+  }
+  for (auto &c : n.children) graft(c, later);
+}
+
+}  // namespace
+
+VarNode merge_runs(const std::vector<VarNode> &runs) {
+  if (runs.empty()) return VarNode{};
+  VarNode merged = runs[0];
+  for (size_t r = 1; r < runs.size(); ++r) {
+    std::unordered_map<std::string, const VarNode *> later;
+    index_broken_down(runs[r], later);
+    graft(merged, later);
+  }
+  number_tree(merged);
+  return merged;
+}
+
+}  // namespace vprof::analyzer

@@ -1,0 +1,32 @@
+// Statistics in double with Eigen. Every variance and covariance centers the
+// data first (two passes) instead of using sums of squares, which cancel
+// catastrophically for nanosecond latencies (STYLE.md: never integer or
+// one-pass sums of squares).
+#ifndef VPROF_ANALYZER_TREE_STATS_H
+#define VPROF_ANALYZER_TREE_STATS_H
+
+#include <vector>
+
+#include <Eigen/Dense>
+
+namespace vprof::analyzer {
+
+struct LatencyStats {
+  double mean_ns = 0, variance_ns2 = 0, stddev_ns = 0;
+  double p50_ns = 0, p90_ns = 0, p99_ns = 0, p999_ns = 0, max_ns = 0;
+};
+
+// Sample (n-1) covariance matrix of the columns of m; zero when m has < 2 rows.
+Eigen::MatrixXd covariance(const Eigen::MatrixXd &m);
+
+// Sample variance of one column.
+double variance(const Eigen::Ref<const Eigen::VectorXd> &v);
+
+// Nearest-rank percentile q in [0, 1] of an already sorted sample.
+double percentile_sorted(const std::vector<double> &sorted, double q);
+
+LatencyStats latency_stats(std::vector<double> latencies_ns);
+
+}  // namespace vprof::analyzer
+
+#endif  // VPROF_ANALYZER_TREE_STATS_H

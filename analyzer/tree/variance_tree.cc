@@ -1,0 +1,182 @@
+#include "analyzer/tree/variance_tree.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "analyzer/tree/stats.h"
+
+namespace vprof::analyzer {
+
+const char *kind_name(VarNode::Kind k) {
+  switch (k) {
+    case VarNode::Kind::Var: return "var";
+    case VarNode::Kind::Cov: return "cov";
+    case VarNode::Kind::Leaf: return "leaf";
+  }
+  return "?";
+}
+
+namespace {
+
+class Builder {
+ public:
+  Builder(const Columns &c, const Names &names, int run) : c_(c), names_(names), run_(run) {}
+
+  VarNode root(const std::string &label) {
+    VarNode r;
+    r.kind = VarNode::Kind::Var;
+    r.label = label;
+    r.key = "root";
+    r.run = run_;
+    r.a = {0, false};
+    if (c_.nodes[0].kind == FrameKind::Function) {
+      r.functions = {fn_name(0)};
+      r.factor = fn_name(0);
+    }
+    r.value_ns2 = c_.total.rows() ? variance(c_.total.col(0)) : 0.0;
+    var_root_ = r.value_ns2;
+    r.contribution = var_root_ > 0 ? 1.0 : 0.0;
+    expand(r, 0);
+    if (r.children.empty()) r.kind = VarNode::Kind::Leaf;
+    return r;
+  }
+
+ private:
+  std::string fn_name(int n) const {
+    const ShapeNode &s = c_.nodes[n];
+    if (s.kind == FrameKind::Function) return names_.function(s.id);
+    if (s.callee_fn && names_.functions.count(s.callee_fn)) return names_.function(s.callee_fn);
+    return names_.callee(s.id);
+  }
+
+  // Label, identity and factor of one part.
+  void describe(const Part &p, VarNode &v) const {
+    const ShapeNode &s = c_.nodes[p.node];
+    v.a = p;
+    v.run = run_;
+    switch (s.kind) {
+      case FrameKind::Root: v.label = "(outside)"; v.key = "outside"; return;
+      case FrameKind::Queue: v.label = "(queue wait)"; v.key = "queue"; return;
+      case FrameKind::Untracked: v.label = "(untracked)"; v.key = "untracked"; return;
+      case FrameKind::Function:
+      case FrameKind::Site: break;
+    }
+    std::string f = fn_name(p.node);
+    v.functions = {f};
+    if (p.self) {
+      v.label = f + " (body)";
+      v.key = "body";
+      v.factor = v.label;
+      v.body = true;
+      return;
+    }
+    v.factor = f;
+    if (s.kind == FrameKind::Function) {
+      v.label = f;
+      v.key = "fn:" + f;
+      return;
+    }
+    if (const CallSiteInfo *site = names_.site(s.id)) {
+      v.call_site = *site;
+      v.label = fmt::format("{} ({}:{})", f, site->file, site->line);
+      v.key = fmt::format("site:{}:{}:{}:{}", site->file, site->line, site->column, site->callee);
+    } else {
+      v.label = fmt::format("{} (site#{})", f, s.id);
+      v.key = fmt::format("site#{}", s.id);
+    }
+  }
+
+  Eigen::VectorXd column(const Part &p) const {
+    return p.self ? c_.self.col(p.node) : c_.total.col(p.node);
+  }
+
+  void expand(VarNode &out, int n) {
+    const ShapeNode &s = c_.nodes[n];
+    if (s.children.empty()) return;
+    std::vector<Part> parts;
+    if ((c_.self.col(n).array() != 0.0).any()) parts.push_back({n, true});
+    for (int ch : s.children)
+      if ((c_.total.col(ch).array() != 0.0).any()) parts.push_back({ch, false});
+    if (parts.empty()) return;
+    Eigen::MatrixXd m(c_.total.rows(), Eigen::Index(parts.size()));
+    for (size_t i = 0; i < parts.size(); ++i) m.col(Eigen::Index(i)) = column(parts[i]);
+    Eigen::MatrixXd cov = covariance(m);
+    std::vector<VarNode> terms(parts.size());
+    for (size_t i = 0; i < parts.size(); ++i) {
+      VarNode &v = terms[i];
+      describe(parts[i], v);
+      v.key = out.key + "/" + v.key;
+      v.value_ns2 = cov(Eigen::Index(i), Eigen::Index(i));
+      v.contribution = var_root_ > 0 ? v.value_ns2 / var_root_ : 0.0;
+      if (!parts[i].self) expand(v, parts[i].node);
+      v.kind = v.children.empty() ? VarNode::Kind::Leaf : VarNode::Kind::Var;
+    }
+    std::vector<VarNode> covs;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      for (size_t j = i + 1; j < parts.size(); ++j) {
+        VarNode v;
+        v.kind = VarNode::Kind::Cov;
+        v.run = run_;
+        v.a = parts[i];
+        v.b = parts[j];
+        const VarNode &x = terms[i], &y = terms[j];
+        v.label = fmt::format("cov({}, {})", x.label, y.label);
+        v.key = fmt::format("{}/cov({},{})", out.key, x.key.substr(out.key.size() + 1),
+                            y.key.substr(out.key.size() + 1));
+        v.functions = x.functions;
+        v.functions.insert(v.functions.end(), y.functions.begin(), y.functions.end());
+        v.call_site = x.call_site;
+        v.other_call_site = y.call_site;
+        if (!x.factor.empty() && !y.factor.empty()) {
+          auto [lo, hi] = std::minmax(x.factor, y.factor);
+          v.factor = fmt::format("cov({}, {})", lo, hi);
+        }
+        v.value_ns2 = 2.0 * cov(Eigen::Index(i), Eigen::Index(j));
+        v.contribution = var_root_ > 0 ? v.value_ns2 / var_root_ : 0.0;
+        covs.push_back(std::move(v));
+      }
+    }
+    std::stable_sort(terms.begin(), terms.end(),
+                     [](const VarNode &a, const VarNode &b) { return a.value_ns2 > b.value_ns2; });
+    std::stable_sort(covs.begin(), covs.end(), [](const VarNode &a, const VarNode &b) {
+      return std::abs(a.value_ns2) > std::abs(b.value_ns2);
+    });
+    out.children = std::move(terms);
+    for (auto &v : covs) out.children.push_back(std::move(v));
+  }
+
+  const Columns &c_;
+  const Names &names_;
+  int run_;
+  double var_root_ = 0;
+};
+
+void number(VarNode &n, int &next) {
+  n.id = next++;
+  for (auto &c : n.children) number(c, next);
+}
+
+}  // namespace
+
+VarNode build_variance_tree(const Columns &c, const Names &names, const std::string &root_label,
+                            int run) {
+  Builder b(c, names, run);
+  VarNode r = b.root(root_label);
+  number_tree(r);
+  return r;
+}
+
+void number_tree(VarNode &root) {
+  int next = 0;
+  number(root, next);
+}
+
+double children_contribution(const VarNode &n) {
+  double s = 0;
+  for (const auto &c : n.children) s += c.contribution;
+  return s;
+}
+
+}  // namespace vprof::analyzer

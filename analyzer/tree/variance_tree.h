@@ -1,0 +1,58 @@
+// The variance tree (METHOD §4). A node Y = X_1 + ... + X_n (its parts: the
+// node's own leaf — body, or "(outside)" at the latency root — and each child
+// call site / function / queue wait) is broken down into one child term per
+// Var(X_i) and one per pair, valued 2·Cov(X_i, X_j), so the terms under a node
+// add up to the node's value exactly (up to rounding). contribution = term /
+// Var(root). Parts that are zero in every interval are left out: they add
+// nothing and would only add empty covariance terms.
+#ifndef VPROF_ANALYZER_TREE_VARIANCE_TREE_H
+#define VPROF_ANALYZER_TREE_VARIANCE_TREE_H
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyzer/names/names.h"
+#include "analyzer/tree/columns.h"
+
+namespace vprof::analyzer {
+
+// One summand column: a shape node's total, or its self time.
+struct Part {
+  int node = -1;
+  bool self = false;
+};
+
+struct VarNode {
+  enum class Kind { Var, Cov, Leaf };
+  int id = 0;
+  Kind kind = Kind::Var;
+  std::string label;
+  std::vector<std::string> functions;
+  std::optional<CallSiteInfo> call_site;
+  std::optional<CallSiteInfo> other_call_site;  // Cov: the second part's call site
+  double value_ns2 = 0;
+  double contribution = 0;
+  int run = 0;
+  std::string key;     // identity across runs (a path of part names)
+  std::string factor;  // factor name ("f", "f (body)", "cov(f, g)"); empty: not a factor
+  bool body = false;   // a Var/Leaf term of a body
+  Part a, b;           // the column(s) behind the term (b: Cov only)
+  std::vector<VarNode> children;
+};
+
+const char *kind_name(VarNode::Kind k);
+
+// root_label: "latency" or the root function's name.
+VarNode build_variance_tree(const Columns &c, const Names &names, const std::string &root_label,
+                            int run = 0);
+
+// Renumbers ids in pre-order (after merging).
+void number_tree(VarNode &root);
+
+// Sum of the children's contributions, for the self-check.
+double children_contribution(const VarNode &n);
+
+}  // namespace vprof::analyzer
+
+#endif  // VPROF_ANALYZER_TREE_VARIANCE_TREE_H

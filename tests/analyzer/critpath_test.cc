@@ -1,0 +1,170 @@
+// Critical path and tiling (METHOD §3) on hand-built traces; every expected
+// number is worked out in the comment above it.
+#include <gtest/gtest.h>
+
+#include "analyzer/critpath/critical_path.h"
+#include "analyzer/merge/timeline.h"
+#include "tests/analyzer/test_util.h"
+#include "tests/analyzer/trace_builder.h"
+
+namespace vprof::testing {
+namespace {
+
+using analyzer::build_timeline;
+using analyzer::compute_critical_paths;
+using analyzer::StackTrie;
+constexpr auto Fn = FrameKind::Function;
+constexpr auto Site = FrameKind::Site;
+
+TEST(CriticalPath, OneThreadTilesBodySitesAndOutside) {
+  // F(1) from 5 to 35; inside, site 1 calls G(2) over [10, 20).
+  TraceBuilder tb;
+  tb.thread(1).begin(0, 9).enter(5, 1).call(10, 20, 1, 2).exit(35, 1).end(40, 9);
+  auto tl = build_timeline(tb.build());
+  auto cp = compute_critical_paths(tl);
+  ASSERT_EQ(cp.rows.size(), 1u);
+  EXPECT_EQ(cp.rows[0].latency_ns, 40);
+  EXPECT_EQ(leaf_ns(cp, 0, StackTrie::kRoot), 10);                 // [0,5) + [35,40)
+  EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{Fn, 1}})), 20);       // body of F
+  EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{Fn, 1}, {Site, 1}})), 10);  // G through site 1
+  EXPECT_EQ(cp.counters.tiling_violations, 0u);
+}
+
+TEST(CriticalPath, QueueHandoffAndCondvarWakeGoThroughTheWorker) {
+  // A begins interval 1 in F(1), enqueues task 0x100 at 10, waits on a
+  // condvar from 12 (site 2) and is woken at 50 by B, which released at 45.
+  // B dequeues the task at 20, joins at 22, runs G(2) over [22, 46).
+  TraceBuilder tb;
+  tb.thread(1).begin(0, 1).enter(0, 1).enqueue(10, 0x100).site(12, 2).wait(12, 0xc0)
+      .wait_end(50, 0xc0, 2, 45).site_end(52, 2).exit(55, 1).end(60, 1);
+  tb.thread(2).dequeue(20, 0x100).join(22, 1).enter(22, 2).release(45, 0xc0).exit(46, 2)
+      .leave(47);
+  auto tl = build_timeline(tb.build());
+  auto cp = compute_critical_paths(tl);
+  ASSERT_EQ(cp.rows.size(), 1u);
+  // Walk back from 60: A outside [55,60)=5, F body [52,55)=3, site 2 [50,52)=2
+  // and the wake-up latency [45,50)=5; on B: G [22,45)=23, B dispatching
+  // between dequeue and join [20,22)=2 (outside); queue wait from A's wait
+  // start (the waker's cover ends there) [12,20)=8; then A's F body [0,12)=12.
+  EXPECT_EQ(leaf_ns(cp, 0, StackTrie::kRoot), 5 + 2);
+  EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{Fn, 1}})), 3 + 12);
+  EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{Fn, 1}, {Site, 2}})), 2 + 5);
+  EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{Fn, 2}})), 23);
+  EXPECT_EQ(leaf_ns(cp, 0, StackTrie::kQueue), 8);
+  EXPECT_EQ(cp.counters.wake_edges_followed, 1u);
+  EXPECT_EQ(cp.counters.created_by_edges_followed, 1u);
+  EXPECT_TRUE(cp.blame.empty());
+}
+
+TEST(CriticalPath, LockHolderWorkingForAnotherIntervalIsBlamed) {
+  // A (interval 1) waits for a lock at site 1 in F over [10,30); the lock was
+  // released at 28 by B, working for interval 2 inside H(3).
+  TraceBuilder tb;
+  tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x10).wait_end(30, 0x10, 2, 28)
+      .site_end(31, 1).exit(40, 1).end(40, 1);
+  tb.thread(2).begin(0, 2).enter(0, 3).release(28, 0x10).exit(35, 3).end(35, 2);
+  auto tl = build_timeline(tb.build());
+  auto cp = compute_critical_paths(tl);
+  ASSERT_EQ(cp.rows.size(), 2u);
+  size_t r = cp.rows[0].id == 1 ? 0 : 1;
+  // The whole wait [10,31) stays with the lock call site; F body 10 + 9.
+  EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}})), 21);
+  EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}})), 19);
+  EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 3}})), 0);  // H is not on 1's path
+  ASSERT_EQ(cp.blame.size(), 1u);
+  EXPECT_EQ(cp.blame[0].waker_tid, 2u);
+  EXPECT_EQ(cp.blame[0].waker_label, 2u);
+  EXPECT_EQ(cp.blame[0].waker_node, node_of(tl.trie, {{Fn, 3}}));
+  EXPECT_EQ(cp.blame[0].wait_node, node_of(tl.trie, {{Fn, 1}, {Site, 1}}));
+  EXPECT_EQ(cp.blame[0].ns, 20);
+  EXPECT_EQ(cp.counters.wake_edges_followed, 0u);
+}
+
+TEST(CriticalPath, WakerOnlyPartlyForTheIntervalHandsTheRestBack) {
+  // A (interval 1) waits [10,50) woken by B (released 40). B joined 1 only at
+  // 30, so B covers [30,40) and [10,30) stays with A's wait site; no queue edge.
+  TraceBuilder tb;
+  tb.thread(1).begin(0, 1).site(10, 1).wait(10, 0x1).wait_end(50, 0x1, 2, 40).site_end(50, 1)
+      .end(50, 1);
+  tb.thread(2).enter(0, 4).join(30, 1).release(40, 0x1).leave(41).exit(45, 4);
+  auto tl = build_timeline(tb.build());
+  auto cp = compute_critical_paths(tl);
+  ASSERT_EQ(cp.rows.size(), 1u);
+  EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{Site, 1}})), 20 + 10);  // [10,30) + [40,50)
+  EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{Fn, 4}})), 10);
+  EXPECT_EQ(leaf_ns(cp, 0, StackTrie::kRoot), 10);
+  EXPECT_EQ(cp.counters.path_gaps, 0u);
+}
+
+TEST(CriticalPath, RecursionNestsAndStillTiles) {
+  // F(1) calls itself through site 1 twice deep: [0,30) ⊃ [5,25) ⊃ [10,20).
+  TraceBuilder tb;
+  tb.thread(1).begin(0, 1).enter(0, 1).site(5, 1).enter(5, 1).site(10, 1).enter(10, 1)
+      .exit(20, 1).site_end(20, 1).exit(25, 1).site_end(25, 1).exit(30, 1).end(30, 1);
+  auto tl = build_timeline(tb.build());
+  auto cp = compute_critical_paths(tl);
+  ASSERT_EQ(cp.rows.size(), 1u);
+  EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{Fn, 1}})), 10);
+  EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{Fn, 1}, {Site, 1}})), 10);
+  EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Site, 1}})), 10);
+  EXPECT_EQ(cp.counters.tiling_violations, 0u);
+}
+
+TEST(CriticalPath, BrokenDataIsCountedNeverFatal) {
+  TraceBuilder tb;
+  // Missing exit: G(2)'s exit is lost (longjmp); F's exit at 30 closes both.
+  tb.thread(1).begin(0, 1).enter(0, 1).enter(10, 2).exit(30, 1).exit(31, 7).end(40, 1);
+  // Never ended, and an end without a begin.
+  tb.thread(2).begin(0, 2).enter(1, 1).end(5, 99);
+  // Dropped records: thread 3's data after 50 is lost; interval 3 ends at 60
+  // after the thread worked for it past the drop point.
+  tb.thread(3).begin(40, 3).drop(50, 17).end(60, 3);
+  auto t = tb.build();
+  auto tl = build_timeline(t);
+  auto cp = compute_critical_paths(tl);
+  EXPECT_EQ(tl.counters.missing_exits, 1u);
+  EXPECT_EQ(tl.counters.exits_without_enter, 1u);
+  EXPECT_EQ(tl.counters.unclosed_frames, 1u);   // thread 2's F
+  EXPECT_EQ(cp.counters.incomplete_intervals, 2u);  // 2 never ended, 99 never begun
+  EXPECT_EQ(cp.counters.lossy_intervals, 1u);
+  EXPECT_EQ(t.dropped_records, 17u);
+  ASSERT_EQ(cp.rows.size(), 1u);  // only interval 1 is sound
+  EXPECT_EQ(cp.rows[0].id, 1u);
+  // G keeps [10,30) although its exit never came; F body [0,10).
+  EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{Fn, 1}, {Fn, 2}})), 20);
+  EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{Fn, 1}})), 10);
+  EXPECT_EQ(leaf_ns(cp, 0, StackTrie::kRoot), 10);
+  EXPECT_EQ(cp.counters.tiling_violations, 0u);
+}
+
+TEST(CriticalPath, UnexplainedStartIsUntracked) {
+  // Begun on A at 0, ended on B at 30; B joined at 10 and nothing links them.
+  TraceBuilder tb;
+  tb.thread(1).begin(0, 1).leave(5);
+  tb.thread(2).join(10, 1).end(30, 1);
+  auto tl = build_timeline(tb.build());
+  auto cp = compute_critical_paths(tl);
+  ASSERT_EQ(cp.rows.size(), 1u);
+  EXPECT_EQ(leaf_ns(cp, 0, StackTrie::kUntracked), 10);
+  EXPECT_EQ(leaf_ns(cp, 0, StackTrie::kRoot), 20);
+  EXPECT_EQ(cp.counters.path_gaps, 1u);
+}
+
+TEST(CriticalPath, ParallelWalkMatchesSerial) {
+  TraceBuilder tb;
+  for (int i = 0; i < 50; ++i) {
+    int64_t b = i * 100;
+    tb.thread(1 + i % 3).begin(b, i + 1).enter(b + 1, 1).call(b + 2, b + 2 + i, 1, 2)
+        .exit(b + 60 + i % 7, 1).end(b + 70, i + 1);
+  }
+  auto tl = build_timeline(tb.build());
+  auto one = compute_critical_paths(tl);
+  analyzer::PathOptions two;
+  two.threads = 2;
+  auto par = compute_critical_paths(tl, two);
+  ASSERT_EQ(one.rows.size(), 50u);
+  EXPECT_EQ(one.self, par.self);
+}
+
+}  // namespace
+}  // namespace vprof::testing
