@@ -1,0 +1,241 @@
+// The variance tree (METHOD §4): exact values on a hand-worked example, the
+// additivity property on random traces, and two runs merged by fractions.
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "analyzer/pipeline/analyze.h"
+#include "analyzer/tree/merge_runs.h"
+#include "tests/analyzer/test_util.h"
+#include "tests/analyzer/trace_builder.h"
+
+namespace vprof::testing {
+namespace {
+
+using namespace analyzer;
+
+// One interval per row: R(1) at [b, b+end), site 1 calls B(2) for xb ns, then
+// site 2 calls C(3) for xc ns; R's body is 1 ns before each call and the
+// outside 1 ns before R.
+void add_interval(TraceBuilder &tb, uint64_t id, int64_t b, int64_t xb, int64_t xc) {
+  int64_t t = b;
+  auto &th = tb.thread(1);
+  th.begin(t, id).enter(t + 1, 1);
+  t += 2;
+  th.call(t, t + xb, 1, 2);
+  t += xb + 1;
+  th.call(t, t + xc, 2, 3);
+  t += xc;
+  th.exit(t, 1).end(t, id);
+}
+
+Names rbc_names() {
+  return make_names({{1, "R"}, {2, "B"}, {3, "C"}},
+                    {{1, 1, "B", 10}, {2, 1, "C", 11}});
+}
+
+TEST(VarianceTree, HandWorkedVarianceAndCovariance) {
+  // B = {10,20,30,40}: mean 25, Σd² = 500 -> Var 500/3.
+  // C = {5,5,15,15}:   mean 10, Σd² = 100 -> Var 100/3.
+  // Σ dB·dC = 75+25+25+75 = 200 -> Cov 200/3; body and outside are constant.
+  // Var(L) = 500/3 + 100/3 + 2·200/3 = 1000/3: B 0.5, C 0.1, 2Cov 0.4.
+  TraceBuilder tb;
+  int64_t xb[] = {10, 20, 30, 40}, xc[] = {5, 5, 15, 15};
+  for (int i = 0; i < 4; ++i) add_interval(tb, i + 1, i * 1000, xb[i], xc[i]);
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  auto run = analyze_run(tb.build(), rbc_names(), opt, 0);
+  ASSERT_TRUE(run.ok());
+  const VarNode &root = (*run)->tree;
+  EXPECT_NEAR(root.value_ns2, 1000.0 / 3, 1e-9);
+  EXPECT_NEAR((*run)->latency.variance_ns2, 1000.0 / 3, 1e-9);
+  const VarNode *r = find_label(root, "R");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->kind, VarNode::Kind::Var);
+  EXPECT_NEAR(r->contribution, 1.0, 1e-12);
+  const VarNode *b = find_label(root, "B (t.cc:10)");
+  const VarNode *c = find_label(root, "C (t.cc:11)");
+  const VarNode *bc = find_label(root, "cov(B (t.cc:10), C (t.cc:11))");
+  ASSERT_TRUE(b && c && bc);
+  EXPECT_NEAR(b->value_ns2, 500.0 / 3, 1e-9);
+  EXPECT_NEAR(b->contribution, 0.5, 1e-12);
+  EXPECT_NEAR(c->contribution, 0.1, 1e-12);
+  EXPECT_NEAR(bc->value_ns2, 400.0 / 3, 1e-9);
+  EXPECT_NEAR(bc->contribution, 0.4, 1e-12);
+  EXPECT_EQ(bc->kind, VarNode::Kind::Cov);
+  ASSERT_TRUE(b->call_site.has_value());
+  EXPECT_EQ(b->call_site->line, 10);
+  EXPECT_EQ(b->kind, VarNode::Kind::Leaf);  // B itself was not broken down
+  EXPECT_NEAR(children_contribution(*r), r->contribution, 1e-12);
+}
+
+TEST(VarianceTree, StableForLargeOffsets) {
+  // Latencies near 5 s that differ by a few ns: a one-pass sum of squares
+  // loses everything here; centering first keeps the exact answer (Var 1000/3).
+  TraceBuilder tb;
+  int64_t base = 5'000'000'000;
+  int64_t xb[] = {10, 20, 30, 40}, xc[] = {5, 5, 15, 15};
+  for (int i = 0; i < 4; ++i) add_interval(tb, i + 1, i * 10 * base, base + xb[i], xc[i]);
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  auto run = analyze_run(tb.build(), rbc_names(), opt, 0);
+  ASSERT_TRUE(run.ok());
+  EXPECT_NEAR((*run)->tree.value_ns2, 1000.0 / 3, 1e-6);
+}
+
+// Random nested call trees over three threads with queue hand-offs.
+trace::Trace random_trace(uint32_t seed, int intervals) {
+  std::mt19937 rng(seed);
+  auto u = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  TraceBuilder tb;
+  int64_t t = 0;
+  std::function<void(ThreadBuilder &, int64_t &, int)> body = [&](ThreadBuilder &th, int64_t &now,
+                                                                  int depth) {
+    int calls = depth > 2 ? 0 : u(0, 3);
+    for (int c = 0; c < calls; ++c) {
+      now += u(0, 20);
+      uint32_t site = uint32_t(depth * 4 + c + 1), fn = uint32_t(depth * 4 + c + 2);
+      th.site(now, site);
+      if (u(0, 1)) {
+        th.enter(now, fn);
+        body(th, now, depth + 1);
+        now += u(0, 5);
+        th.exit(now, fn);
+      } else {
+        now += u(1, 50);
+      }
+      th.site_end(now, site);
+    }
+    now += u(0, 10);
+  };
+  for (int i = 0; i < intervals; ++i) {
+    uint64_t id = uint64_t(i + 1);
+    auto &a = tb.thread(1);
+    a.begin(t, id).enter(t + 1, 1);
+    int64_t now = t + 1;
+    body(a, now, 0);
+    if (u(0, 2) == 0) {
+      // Hand the rest to thread 2 through a queue; A waits for B's signal.
+      uint64_t task = 0x1000 + id;
+      a.enqueue(now, task).site(now, 30).wait(now, 0xc0);
+      auto &b = tb.thread(2);
+      int64_t bt = now + u(0, 30);
+      b.dequeue(bt, task).join(bt + u(0, 3), id);
+      int64_t bn = bt + 3;
+      b.enter(bn, 40);
+      body(b, bn, 1);
+      b.release(bn, 0xc0).exit(bn + 1, 40).leave(bn + 2);
+      now = bn + u(1, 9);
+      a.wait_end(now, 0xc0, 2, bn).site_end(now, 30);
+    }
+    now += u(0, 10);
+    a.exit(now, 1).end(now + u(0, 4), id);
+    t = now + 100;
+  }
+  return tb.build();
+}
+
+void check_additive(const VarNode &n, int &checked) {
+  if (!n.children.empty()) {
+    EXPECT_NEAR(children_contribution(n), n.contribution, 1e-9 * std::max(1.0, std::abs(n.contribution)))
+        << n.label;
+    ++checked;
+  }
+  for (const auto &c : n.children) check_additive(c, checked);
+}
+
+TEST(VarianceTree, PropertyTilingAndAdditivityOnRandomTraces) {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    trace::Trace t = random_trace(seed, 60);
+    AnalyzeOptions opt;
+    opt.factors.bootstrap = 0;
+    auto run = analyze_run(t, Names{}, opt, 0);
+    ASSERT_TRUE(run.ok());
+    const RunAnalysis &r = **run;
+    EXPECT_EQ(r.paths.rows.size(), 60u) << "seed " << seed;
+    EXPECT_EQ(r.paths.counters.tiling_violations, 0u);
+    EXPECT_EQ(r.paths.counters.path_gaps, 0u);
+    for (size_t i = 0; i < r.paths.rows.size(); ++i) {
+      double sum = 0;
+      for (size_t n = 0; n < r.paths.nodes; ++n) sum += r.paths.row(i)[n];
+      ASSERT_EQ(sum, double(r.paths.rows[i].latency_ns)) << "seed " << seed << " row " << i;
+      // The root column of the tree is the latency itself.
+      ASSERT_EQ(r.columns.total(Eigen::Index(i), 0), double(r.paths.rows[i].latency_ns));
+    }
+    int checked = 0;
+    check_additive(r.tree, checked);
+    EXPECT_GT(checked, 1);
+  }
+}
+
+TEST(VarianceTree, RootFunctionLimitsTheTree) {
+  // --root B: the tree is B's time only; B was never broken down, so it is a leaf
+  // whose value is Var(B) = 500/3.
+  TraceBuilder tb;
+  int64_t xb[] = {10, 20, 30, 40}, xc[] = {5, 5, 15, 15};
+  for (int i = 0; i < 4; ++i) add_interval(tb, i + 1, i * 1000, xb[i], xc[i]);
+  AnalyzeOptions opt;
+  opt.root = "B";
+  auto run = analyze_run(tb.build(), rbc_names(), opt, 0);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ((*run)->tree.label, "B");
+  EXPECT_NEAR((*run)->tree.value_ns2, 500.0 / 3, 1e-9);
+  opt.root = "Nope";
+  auto bad = analyze_run(tb.build(), rbc_names(), opt, 0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("Nope"), std::string::npos);
+}
+
+TEST(VarianceTree, TwoRunsMergedByFractions) {
+  // Run 0 instruments R only: B's contribution is 0.5 (first test).
+  // Run 1 also instruments B: B = B1 + B2 through sites 3 and 4 with
+  // B1 = {4,4,16,16} (d = -6,-6,6,6: Var 48), B2 = {6,16,14,28} (d = -10,0,-2,12:
+  // Var 248/3), Cov = (60+0-12+72)/3 = 40, so in run 1 Var(B) = 48 + 248/3 + 80
+  // = 632/3 (B = {10,20,30,44}: a different variance from run 0's 500/3).
+  // Merged: B1 = 48/(632/3) × 0.5 = 72/632, B2 = (248/3)/(632/3) × 0.5 = 124/632,
+  // 2Cov = 80/(632/3) × 0.5 = 120/632; they sum to B's 0.5.
+  TraceBuilder t0;
+  int64_t xb[] = {10, 20, 30, 40}, xc[] = {5, 5, 15, 15};
+  for (int i = 0; i < 4; ++i) add_interval(t0, i + 1, i * 1000, xb[i], xc[i]);
+  TraceBuilder t1;
+  int64_t b1[] = {4, 4, 16, 16}, b2[] = {6, 16, 14, 28}, c1[] = {7, 3, 9, 1};
+  for (int i = 0; i < 4; ++i) {
+    int64_t t = i * 1000;
+    auto &th = t1.thread(1);
+    th.begin(t, i + 1).enter(t, 1).site(t + 1, 1).enter(t + 1, 2);
+    th.call(t + 1, t + 1 + b1[i], 3, 5);
+    th.call(t + 1 + b1[i], t + 1 + b1[i] + b2[i], 4, 6);
+    int64_t e = t + 1 + b1[i] + b2[i];
+    th.exit(e, 2).site_end(e, 1).call(e, e + c1[i], 2, 3).exit(e + c1[i], 1).end(e + c1[i], i + 1);
+  }
+  Names n1 = make_names({{1, "R"}, {2, "B"}, {3, "C"}, {5, "B1"}, {6, "B2"}},
+                        {{1, 1, "B", 10}, {2, 1, "C", 11}, {3, 2, "B1", 20}, {4, 2, "B2", 21}});
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(t0.build(), rbc_names(), opt, 0).value());
+  runs.push_back(analyze_run(t1.build(), n1, opt, 1).value());
+  const VarNode *b_run1 = find_label(runs[1]->tree, "B (t.cc:10)");
+  ASSERT_NE(b_run1, nullptr);
+  EXPECT_NEAR(b_run1->value_ns2, 632.0 / 3, 1e-9);
+  auto a = combine(std::move(runs), opt);
+  const VarNode *b = find_label(a->tree, "B (t.cc:10)");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->run, 0);
+  EXPECT_NEAR(b->contribution, 0.5, 1e-12);
+  EXPECT_EQ(b->kind, VarNode::Kind::Var);
+  const VarNode *x1 = find_label(*b, "B1 (t.cc:20)");
+  const VarNode *x2 = find_label(*b, "B2 (t.cc:21)");
+  const VarNode *x12 = find_label(*b, "cov(B1 (t.cc:20), B2 (t.cc:21))");
+  ASSERT_TRUE(x1 && x2 && x12);
+  EXPECT_EQ(x1->run, 1);
+  EXPECT_NEAR(x1->contribution, 72.0 / 632, 1e-12);
+  EXPECT_NEAR(x2->contribution, 124.0 / 632, 1e-12);
+  EXPECT_NEAR(x12->contribution, 120.0 / 632, 1e-12);
+  EXPECT_NEAR(children_contribution(*b), 0.5, 1e-12);
+}
+
+}  // namespace
+}  // namespace vprof::testing
