@@ -1,6 +1,8 @@
 // vprof config --cflags | --libs | --include-dir | --lib-dir | --annotations-dir
 // What an annotated or instrumented program needs to compile and link, from
 // the build tree when this vprof runs from it, else from the install prefix.
+#include <climits>
+#include <cstdlib>
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,15 +18,20 @@ struct Dirs {
   std::string include, lib, annotations;
 };
 
+bool exists(const std::string &path) { return access(path.c_str(), R_OK) == 0; }
+
 Dirs dirs() {
-  // An installed vprof sits in <prefix>/bin next to <prefix>/lib; a build-tree
-  // vprof finds its runtime where CMake put it.
-  if (access(VPROF_BUILD_LIB_DIR "/libvprof.so", R_OK) == 0 &&
-      self_dir() != std::string(VPROF_INSTALL_LIB_DIR).substr(0, std::string(VPROF_INSTALL_LIB_DIR).rfind('/')) + "/bin")
-    return {VPROF_BUILD_INCLUDE_DIR, VPROF_BUILD_LIB_DIR,
-            std::string(VPROF_BUILD_INCLUDE_DIR) + "/../annotations"};
-  return {VPROF_INSTALL_INCLUDE_DIR, VPROF_INSTALL_LIB_DIR,
-          std::string(VPROF_INSTALL_DATA_DIR) + "/annotations"};
+  // Installed: <prefix>/bin/vprof with <prefix>/<libdir>/libvprof.so and the headers,
+  // wherever the prefix was moved to (--prefix, DESTDIR). Otherwise this is
+  // the build tree's vprof, which knows where CMake put things.
+  char resolved[PATH_MAX];
+  std::string prefix = realpath((self_dir() + "/..").c_str(), resolved) ? resolved : self_dir() + "/..";
+  if (exists(prefix + "/" VPROF_INSTALL_LIB_DIR "/libvprof.so") &&
+      exists(prefix + "/" VPROF_INSTALL_INCLUDE_DIR "/vprof/vprof.h"))
+    return {prefix + "/" VPROF_INSTALL_INCLUDE_DIR, prefix + "/" VPROF_INSTALL_LIB_DIR,
+            prefix + "/" VPROF_INSTALL_DATA_DIR "/annotations"};
+  return {VPROF_BUILD_INCLUDE_DIR, VPROF_BUILD_LIB_DIR,
+          std::string(VPROF_BUILD_INCLUDE_DIR) + "/../annotations"};
 }
 
 struct ConfigOptions {
