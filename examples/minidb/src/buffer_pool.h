@@ -94,6 +94,10 @@ class BufferPool {
   // number of deferred moves on the calling thread's backlog.
   std::vector<uint64_t> lru_order() const;
   size_t my_backlog_size() const;
+  // Test hook: holds the LRU mutex so another thread's lazy touch must defer.
+  std::unique_lock<std::mutex> hold_lru_mutex_for_testing() const {
+    return std::unique_lock<std::mutex>(lru_mutex_);
+  }
 
  private:
   struct Frame {

@@ -46,11 +46,21 @@ LockResult LockManager::acquire(uint64_t txn, int64_t age_ns, uint64_t row, Lock
   }
   ++stats_.waits;
   waiting_[txn] = Waiting{row, req};
-  if (creates_deadlock(txn)) {
+  // One search per new request; the victim leaves the graph at once, so a
+  // second cycle through the new request (rare) is caught by a second search.
+  while (uint64_t victim = find_deadlock_victim(txn)) {
     ++stats_.deadlocks;
-    waiting_.erase(txn);
-    remove_request(row, req);
-    return LockResult::Deadlock;
+    Waiting v = waiting_.at(victim);
+    waiting_.erase(victim);
+    if (victim == txn) {
+      remove_request(row, req);
+      return LockResult::Deadlock;
+    }
+    // The victim's thread removes its own request when it wakes; until then
+    // the flag keeps the request out of grants and out of the graph.
+    v.req->victim = true;
+    v.req->cv.notify_one();
+    grant_waiters(table_.at(v.row));
   }
   return wait_for_grant(lock, req, row);
 }
@@ -62,7 +72,12 @@ LockResult LockManager::wait_for_grant(std::unique_lock<std::mutex> &lock, Reque
   // `granted` is only written under mutex_, so checking it before each wait
   // means a grant between the release and the wait is never lost.
   while (!req->granted) {
-    if (req->cv.wait_until(lock, deadline) == std::cv_status::timeout && !req->granted) {
+    if (req->victim) {
+      remove_request(row, req);
+      return LockResult::Deadlock;
+    }
+    if (req->cv.wait_until(lock, deadline) == std::cv_status::timeout && !req->granted &&
+        !req->victim) {
       ++stats_.timeouts;
       waiting_.erase(req->txn);
       remove_request(row, req);
@@ -97,7 +112,7 @@ std::vector<LockManager::Request *> LockManager::waiters_in_policy_order(
     const RowQueue &queue) const {
   std::vector<Request *> waiters;
   for (const auto &r : queue.requests)
-    if (!r->granted) waiters.push_back(r.get());
+    if (!r->granted && !r->victim) waiters.push_back(r.get());
   if (options_.policy == GrantPolicy::VATS) {
     std::stable_sort(waiters.begin(), waiters.end(), [](const Request *a, const Request *b) {
       if (a->age_ns != b->age_ns) return a->age_ns < b->age_ns;
@@ -148,9 +163,11 @@ void LockManager::blockers_of(const Request *req, const RowQueue &queue,
   }
 }
 
-bool LockManager::creates_deadlock(uint64_t txn) const {
+uint64_t LockManager::find_deadlock_victim(uint64_t txn) const {
+  // Depth-first search over the wait-for graph, remembering each node's
+  // parent so the cycle back to `txn` can be walked to pick the victim.
+  std::unordered_map<uint64_t, uint64_t> parent{{txn, 0}};
   std::vector<uint64_t> stack{txn};
-  std::unordered_set<uint64_t> visited;
   std::vector<uint64_t> blockers;
   while (!stack.empty()) {
     uint64_t t = stack.back();
@@ -160,11 +177,22 @@ bool LockManager::creates_deadlock(uint64_t txn) const {
     blockers.clear();
     blockers_of(w->second.req, table_.at(w->second.row), &blockers);
     for (uint64_t b : blockers) {
-      if (b == txn) return true;
-      if (visited.insert(b).second) stack.push_back(b);
+      if (b == txn) {
+        uint64_t victim = txn;
+        const Request *vr = waiting_.at(txn).req;
+        for (uint64_t c = t; c != txn; c = parent.at(c)) {
+          const Request *cr = waiting_.at(c).req;
+          if (cr->age_ns > vr->age_ns || (cr->age_ns == vr->age_ns && c > victim)) {
+            victim = c;
+            vr = cr;
+          }
+        }
+        return victim;
+      }
+      if (parent.emplace(b, t).second) stack.push_back(b);
     }
   }
-  return false;
+  return 0;
 }
 
 void LockManager::remove_request(uint64_t row, Request *req) {

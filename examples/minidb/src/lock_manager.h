@@ -16,11 +16,13 @@
 // conflict with each other (an S holder may upgrade to X).
 //
 // Deadlocks are detected, not timed out: when a request must wait, the
-// wait-for graph is searched from its transaction, and if the search comes back
-// to it the new request is refused (LockResult::Deadlock); the caller aborts the
-// transaction. Every new wait-for edge points to or from the new request (a
-// VATS reorder only puts the newcomer ahead of others), so checking at request
-// time finds every cycle. A wait timeout stays as a safety net and is counted
+// wait-for graph is searched from its transaction. Every new wait-for edge
+// points to or from the new request (a VATS reorder only puts the newcomer
+// ahead of others), so checking at request time finds every cycle. The victim
+// is the youngest transaction of the cycle (latest age, then highest id): its
+// request returns LockResult::Deadlock and the caller aborts it. Because a
+// retried transaction keeps its age, the eldest is never the victim and every
+// transaction eventually commits (no livelock of repeated aborts). A wait timeout stays as a safety net and is counted
 // separately: a timeout with no deadlock would mean a lost wake-up.
 #ifndef MINIDB_LOCK_MANAGER_H
 #define MINIDB_LOCK_MANAGER_H
@@ -81,6 +83,7 @@ class LockManager {
     uint64_t seq;  // arrival order
     LockMode mode;
     bool granted = false;
+    bool victim = false;  // chosen to break a deadlock: no longer competes
     std::condition_variable cv;
   };
   struct RowQueue {
@@ -91,7 +94,8 @@ class LockManager {
   void grant_waiters(RowQueue &queue);
   std::vector<Request *> waiters_in_policy_order(const RowQueue &queue) const;
   void blockers_of(const Request *req, const RowQueue &queue, std::vector<uint64_t> *out) const;
-  bool creates_deadlock(uint64_t txn) const;
+  // Searches for a cycle through `txn`; returns the victim's txn or 0.
+  uint64_t find_deadlock_victim(uint64_t txn) const;
   void remove_request(uint64_t row, Request *req);
 
   LockManagerOptions options_;
