@@ -1,0 +1,135 @@
+#include <cmath>
+
+#include "analyzer/report/reporter.h"
+
+namespace vprof::analyzer {
+namespace {
+
+using nlohmann::json;
+
+// JSON has no NaN/Inf; a number that is not finite is reported as null.
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json site_json(const std::optional<CallSiteInfo> &s) {
+  if (!s) return nullptr;
+  return {{"file", s->file}, {"line", s->line}, {"column", s->column}, {"callee", s->callee}};
+}
+
+json node_json(const VarNode &n) {
+  json children = json::array();
+  for (const auto &c : n.children) children.push_back(node_json(c));
+  json j = {{"id", n.id},
+            {"kind", kind_name(n.kind)},
+            {"label", n.label},
+            {"functions", n.functions},
+            {"call_site", site_json(n.call_site)},
+            {"value_ns2", num(n.value_ns2)},
+            {"contribution", num(n.contribution)},
+            {"run", n.run},
+            {"children", std::move(children)}};
+  if (n.kind == VarNode::Kind::Cov) j["other_call_site"] = site_json(n.other_call_site);
+  return j;
+}
+
+json factor_json(const Factor &f) {
+  json sites = json::array();
+  for (const auto &s : f.call_sites) {
+    json e = {{"call_site", site_json(s.call_site)}, {"label", s.label},
+              {"contribution", num(s.contribution)}};
+    if (f.covariance) e["other_call_site"] = site_json(s.other_call_site);
+    sites.push_back(std::move(e));
+  }
+  json ci = nullptr;
+  if (f.ci95) ci = json::array({num(f.ci95->first), num(f.ci95->second)});
+  return {{"rank", f.rank},
+          {"kind", f.covariance ? "cov" : "var"},
+          {"name", f.name},
+          {"functions", f.functions},
+          {"contribution", num(f.contribution)},
+          {"specificity", num(f.specificity)},
+          {"score", num(f.score)},
+          {"height", f.height},
+          {"call_sites", std::move(sites)},
+          {"ci95", std::move(ci)},
+          {"significant", f.ci95 ? json(f.significant) : json(nullptr)}};
+}
+
+json quality_json(const RunAnalysis &r) {
+  const MergeCounters &m = r.timeline.counters;
+  const PathCounters &p = r.paths.counters;
+  return {{"dropped_records", r.dropped_records},
+          {"incomplete_intervals", p.incomplete_intervals},
+          {"inverted_intervals", p.inverted_intervals},
+          {"lossy_intervals", p.lossy_intervals},
+          {"tiling_violations", p.tiling_violations},
+          {"path_gaps", p.path_gaps},
+          {"wake_edges_followed", p.wake_edges_followed},
+          {"created_by_edges_followed", p.created_by_edges_followed},
+          {"depth_limit_hits", p.depth_limit_hits},
+          {"duplicate_tids", m.duplicate_tids},
+          {"duplicate_begins", m.duplicate_begins},
+          {"duplicate_ends", m.duplicate_ends},
+          {"end_without_begin", m.end_without_begin},
+          {"missing_exits", m.missing_exits},
+          {"exits_without_enter", m.exits_without_enter},
+          {"unclosed_frames", m.unclosed_frames},
+          {"unmatched_wait_ends", m.unmatched_wait_ends},
+          {"nested_waits", m.nested_waits},
+          {"callee_mismatches", m.callee_mismatches},
+          {"reader_errors", r.diag_errors},
+          {"reader_warnings", r.diag_warnings},
+          {"diagnostics", r.first_diagnostics}};
+}
+
+class JsonReporter : public Reporter {
+ public:
+  Status write(const Analysis &a, std::ostream &out) const override {
+    out << to_json(a).dump(2) << '\n';
+    if (!out) return Error{"cannot write the JSON report"};
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+json to_json(const Analysis &a) {
+  const RunAnalysis &base = *a.runs.front();
+  const LatencyStats &l = base.latency;
+  json factors = json::array();
+  for (const auto &f : a.factors)
+    if (f.rank > 0) factors.push_back(factor_json(f));
+  json blame = json::array();
+  for (const auto &b : a.blame)
+    blame.push_back({{"wait_site", b.wait_site}, {"waker_tid", b.waker_tid},
+                     {"waker_function", b.waker_function}, {"waker_interval", b.waker_interval},
+                     {"ns", num(b.ns)}});
+  json runs = json::array();
+  for (size_t i = 0; i < a.runs.size(); ++i)
+    runs.push_back({{"run", i}, {"trace_dir", a.runs[i]->dir},
+                    {"intervals", a.runs[i]->paths.rows.size()},
+                    {"variance_ns2", num(a.runs[i]->tree.value_ns2)},
+                    {"data_quality", quality_json(*a.runs[i])}});
+  return {{"schema_version", Analysis::kSchemaVersion},
+          {"trace_dir", base.dir},
+          {"root", a.root_label},
+          {"intervals", base.paths.rows.size()},
+          {"dropped_records", base.dropped_records},
+          {"incomplete_intervals", base.paths.counters.incomplete_intervals},
+          {"latency",
+           {{"mean_ns", num(l.mean_ns)}, {"variance_ns2", num(l.variance_ns2)},
+            {"stddev_ns", num(l.stddev_ns)}, {"p50_ns", num(l.p50_ns)}, {"p90_ns", num(l.p90_ns)},
+            {"p99_ns", num(l.p99_ns)}, {"p999_ns", num(l.p999_ns)}, {"max_ns", num(l.max_ns)}}},
+          {"tree", node_json(a.tree)},
+          {"factors", std::move(factors)},
+          {"selection", {{"k", a.k}, {"d", a.d}, {"e", a.e}, {"root_height", a.height_root}}},
+          {"blame", std::move(blame)},
+          {"overhead",
+           {{"probe_ns", num(base.overhead.probe_pair_ns)},
+            {"empty_interval_ns", num(base.overhead.empty_interval_ns)}}},
+          {"data_quality", quality_json(base)},
+          {"runs", std::move(runs)}};
+}
+
+std::unique_ptr<Reporter> make_json_reporter() { return std::make_unique<JsonReporter>(); }
+
+}  // namespace vprof::analyzer

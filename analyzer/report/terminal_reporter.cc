@@ -1,0 +1,94 @@
+// The table `vprof analyze` prints: latency summary, the measurement floor,
+// the selected factors, the top of the variance tree, blame and data quality.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "analyzer/report/reporter.h"
+
+namespace vprof::analyzer {
+namespace {
+
+std::string dur(double ns) {
+  double a = std::abs(ns);
+  if (a >= 1e9) return fmt::format("{:.3f} s", ns / 1e9);
+  if (a >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
+  if (a >= 1e3) return fmt::format("{:.2f} us", ns / 1e3);
+  return fmt::format("{:.0f} ns", ns);
+}
+
+std::string pct(double f) { return fmt::format("{:6.1f}%", 100.0 * f); }
+
+std::string site_text(const std::optional<CallSiteInfo> &s) {
+  return s ? fmt::format("{}:{}:{}", s->file, s->line, s->column) : std::string("-");
+}
+
+// Terms below 1% of Var(L) and deeper than 8 levels are left to the JSON.
+void tree_lines(const VarNode &n, int depth, std::string &out) {
+  if (depth > 0 && std::abs(n.contribution) < 0.01) return;
+  if (depth > 8) return;
+  out += fmt::format("  {}{} {}{}\n", std::string(size_t(depth) * 2, ' '), pct(n.contribution),
+                     n.label, n.run ? fmt::format("  [run {}]", n.run) : "");
+  for (const auto &c : n.children) tree_lines(c, depth + 1, out);
+}
+
+class TerminalReporter : public Reporter {
+ public:
+  Status write(const Analysis &a, std::ostream &os) const override {
+    const RunAnalysis &r = *a.runs.front();
+    const LatencyStats &l = r.latency;
+    const PathCounters &pc = r.paths.counters;
+    std::string o;
+    o += fmt::format("vprof analyze {}: {} intervals ({} incomplete), {} dropped records\n", r.dir,
+                     r.paths.rows.size(), pc.incomplete_intervals, r.dropped_records);
+    o += fmt::format("latency: mean {}  stddev {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n",
+                     dur(l.mean_ns), dur(l.stddev_ns), dur(l.p50_ns), dur(l.p90_ns), dur(l.p99_ns),
+                     dur(l.p999_ns), dur(l.max_ns));
+    o += fmt::format("measurement floor: probe pair {:.1f} ns, empty interval {:.1f} ns\n\n",
+                     r.overhead.probe_pair_ns, r.overhead.empty_interval_ns);
+    o += fmt::format("top factors (k={}, d={}, e={}, root {} at height {}):\n", a.k, a.d, a.e,
+                     a.root_label, a.height_root);
+    o += fmt::format("  {:>4}  {:<40} {:>8}  {:<17} {:>6} {:>9}  {}\n", "rank", "factor", "contrib",
+                     "ci95", "height", "score", "largest call site");
+    int shown = 0;
+    for (const auto &f : a.factors) {
+      if (f.rank == 0) continue;
+      ++shown;
+      std::string ci = f.ci95 ? fmt::format("[{:.3f}, {:.3f}]{}", f.ci95->first, f.ci95->second,
+                                            f.significant ? "" : "*")
+                              : "-";
+      std::string site = f.call_sites.empty()
+                             ? "-"
+                             : fmt::format("{} ({})", site_text(f.call_sites[0].call_site),
+                                           pct(f.call_sites[0].contribution));
+      o += fmt::format("  {:>4}  {:<40} {} {:<17} {:>6} {:>9.3f}  {}\n", f.rank, f.name,
+                       pct(f.contribution), ci, f.height, f.score, site);
+    }
+    if (!shown) o += "  (none reaches the threshold)\n";
+    o += "  (* = the 95% interval touches zero: not significant)\n\nvariance tree (terms >= 1%):\n";
+    tree_lines(a.tree, 0, o);
+    if (!a.blame.empty()) {
+      o += "\nblocked on other work (blame):\n";
+      for (size_t i = 0; i < a.blame.size() && i < 5; ++i) {
+        const NamedBlame &b = a.blame[i];
+        o += fmt::format("  {:>12}  in {}  <- tid {} in {} (interval {})\n", dur(b.ns), b.wait_site,
+                         b.waker_tid, b.waker_function, b.waker_interval);
+      }
+    }
+    const MergeCounters &m = r.timeline.counters;
+    o += fmt::format(
+        "\ndata quality: {} lossy, {} tiling violations, {} path gaps, {} missing exits, {} "
+        "unmatched exits, {} reader warnings, {} reader errors\n",
+        pc.lossy_intervals, pc.tiling_violations, pc.path_gaps, m.missing_exits,
+        m.exits_without_enter, r.diag_warnings, r.diag_errors);
+    os << o;
+    if (!os) return Error{"cannot write the report"};
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_terminal_reporter() { return std::make_unique<TerminalReporter>(); }
+
+}  // namespace vprof::analyzer

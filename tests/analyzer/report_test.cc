@@ -1,0 +1,185 @@
+// Reporters: the JSON keys CLI.md promises, the CSV matrix, the table; and one
+// trip through real trace files (the reader) and a manifest.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "analyzer/pipeline/analyze.h"
+#include "analyzer/report/reporter.h"
+#include "tests/analyzer/test_util.h"
+#include "tests/analyzer/trace_builder.h"
+#include "tests/support/synth_trace.h"
+
+namespace vprof::testing {
+namespace {
+
+using namespace analyzer;
+using nlohmann::json;
+
+std::unique_ptr<Analysis> small_analysis() {
+  // Two threads contend for a lock; thread 2's holder is blamed for 1's wait.
+  TraceBuilder tb;
+  uint32_t neworder = tb.label("NewOrder");
+  for (int i = 0; i < 6; ++i) {
+    int64_t t = i * 1000;
+    int64_t hold = 10 + 7 * i;
+    tb.thread(1).begin(t, 2 * i + 1, neworder).enter(t, 1).site(t + 5, 1).wait(t + 5, 0x10)
+        .wait_end(t + 5 + hold, 0x10, 2, t + 4 + hold).site_end(t + 6 + hold, 1)
+        .call(t + 6 + hold, t + 20 + hold + i % 3, 2, 3).exit(t + 30 + hold, 1)
+        .end(t + 30 + hold, 2 * i + 1);
+    tb.thread(2).begin(t, 2 * i + 2).enter(t, 4).release(t + 4 + hold, 0x10).exit(t + 8 + hold, 4)
+        .end(t + 9 + hold, 2 * i + 2);
+  }
+  Names names = make_names({{1, "Txn::run"}, {3, "Log::append"}, {4, "Holder::work"}},
+                           {{1, 1, "Lock::acquire", 40}, {2, 1, "Log::append", 41}});
+  AnalyzeOptions opt;
+  opt.factors.d = 0.0;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(tb.build(), names, opt, 0).value());
+  return combine(std::move(runs), opt);
+}
+
+void check_node(const json &n, int &count) {
+  for (const char *k : {"id", "kind", "label", "functions", "call_site", "value_ns2",
+                        "contribution", "children"})
+    ASSERT_TRUE(n.contains(k)) << k << " in " << n.dump();
+  std::string kind = n["kind"];
+  EXPECT_TRUE(kind == "var" || kind == "cov" || kind == "leaf") << kind;
+  EXPECT_TRUE(n["call_site"].is_null() || n["call_site"].contains("callee"));
+  ++count;
+  for (const auto &c : n["children"]) check_node(c, count);
+}
+
+TEST(Report, JsonHasTheKeysUsersDependOn) {
+  auto a = small_analysis();
+  json j = to_json(*a);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["intervals"], 12);
+  EXPECT_EQ(j["dropped_records"], 0);
+  EXPECT_EQ(j["incomplete_intervals"], 0);
+  for (const char *k : {"mean_ns", "variance_ns2", "stddev_ns", "p50_ns", "p90_ns", "p99_ns",
+                        "p999_ns", "max_ns"})
+    EXPECT_TRUE(j["latency"][k].is_number()) << k;
+  EXPECT_EQ(j["overhead"]["probe_ns"], 12.5);
+  EXPECT_EQ(j["overhead"]["empty_interval_ns"], 40.0);
+  EXPECT_EQ(j["data_quality"]["tiling_violations"], 0);
+  int nodes = 0;
+  check_node(j["tree"], nodes);
+  EXPECT_GT(nodes, 5);
+  ASSERT_FALSE(j["factors"].empty());
+  for (const auto &f : j["factors"]) {
+    for (const char *k : {"rank", "kind", "functions", "contribution", "score", "height",
+                          "call_sites", "ci95"})
+      EXPECT_TRUE(f.contains(k)) << k;
+  }
+  EXPECT_EQ(j["factors"][0]["rank"], 1);
+  // The lock wait is blamed on the holder's function.
+  ASSERT_FALSE(j["blame"].empty());
+  EXPECT_EQ(j["blame"][0]["waker_function"], "Holder::work");
+  EXPECT_EQ(j["blame"][0]["waker_tid"], 2);
+}
+
+TEST(Report, CsvRowsSumToLatency) {
+  auto a = small_analysis();
+  std::stringstream ss;
+  ASSERT_TRUE(make_csv_reporter()->write(*a, ss).ok());
+  std::string header;
+  std::getline(ss, header);
+  EXPECT_EQ(header.rfind("interval_id,type,client,latency_ns,", 0), 0u) << header;
+  EXPECT_NE(header.find("Txn::run > Lock::acquire@t.cc:40"), std::string::npos) << header;
+  std::string line;
+  int rows = 0;
+  while (std::getline(ss, line)) {
+    std::stringstream ls(line);
+    std::string cell;
+    std::vector<std::string> cells;
+    while (std::getline(ls, cell, ',')) cells.push_back(cell);
+    ASSERT_GE(cells.size(), 5u);
+    if (std::stoll(cells[0]) % 2 == 1) EXPECT_EQ(cells[1], "NewOrder");
+    int64_t sum = 0;
+    for (size_t i = 4; i < cells.size(); ++i) sum += std::stoll(cells[i]);
+    EXPECT_EQ(sum, std::stoll(cells[3])) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 12);
+}
+
+TEST(Report, TerminalTableNamesTheTopFactor) {
+  auto a = small_analysis();
+  std::stringstream ss;
+  ASSERT_TRUE(make_terminal_reporter()->write(*a, ss).ok());
+  std::string out = ss.str();
+  EXPECT_NE(out.find("12 intervals"), std::string::npos) << out;
+  EXPECT_NE(out.find("probe pair 12.5 ns"), std::string::npos) << out;
+  EXPECT_NE(out.find(a->factors[0].name), std::string::npos) << out;
+  EXPECT_NE(out.find("Holder::work"), std::string::npos) << out;
+}
+
+TEST(Report, ThroughTraceFilesAndManifest) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("vprof_an_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  SynthThread a(dir.string(), 1, 11), b(dir.string(), 1, 12);
+  for (uint64_t i = 0; i < 5; ++i) {
+    uint64_t t = 1000 + i * 1000, hold = 20 + 10 * i;
+    a.interval_begin(t, i + 1, "GET");
+    a.fn_enter(t, 1);
+    a.site_begin(t + 5, 1);
+    a.wait_begin(t + 5, 0x40);
+    a.wait_end(t + 5 + hold, 12, t + 3 + hold);
+    a.site_end(t + 6 + hold, 1);
+    a.fn_exit(t + 10 + hold, 1);
+    a.interval_end(t + 10 + hold, i + 1);
+    b.fn_enter(t, 2);
+    b.release(t + 3 + hold, 0x40);
+    b.fn_exit(t + 4 + hold, 2);
+  }
+  a.close();
+  b.close();
+  std::ofstream(dir / "manifest.json") << R"j({"schema_version": 1,
+    "functions": [{"id": 1, "name": "Srv::get", "file": "srv.cc", "line": 10, "column": 1},
+                  {"id": 2, "name": "Flusher::run", "file": "fl.cc", "line": 5, "column": 1}],
+    "call_sites": [{"id": 1, "function_id": 1, "callee": "std::mutex::lock",
+                    "callee_text": "mu.lock()", "file": "srv.cc", "line": 12, "column": 5,
+                    "macro": null}]})j";
+  auto trace = trace::read_trace_dir(dir.string());
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  ASSERT_EQ(trace->first_error(), nullptr) << trace->first_error()->str();
+  auto names = load_manifest((dir / "manifest.json").string());
+  ASSERT_TRUE(names.ok()) << names.error().message;
+  AnalyzeOptions opt;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(*trace, std::move(*names), opt, 0).value());
+  auto an = combine(std::move(runs), opt);
+  json j = to_json(*an);
+  EXPECT_EQ(j["intervals"], 5);
+  // Latencies 30, 40, .., 70: mean 50, sample variance 250.
+  EXPECT_DOUBLE_EQ(j["latency"]["mean_ns"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(j["latency"]["variance_ns2"].get<double>(), 250.0);
+  EXPECT_EQ(j["latency"]["max_ns"], 70.0);
+  ASSERT_FALSE(j["factors"].empty());
+  EXPECT_EQ(j["factors"][0]["name"], "std::mutex::lock");
+  EXPECT_EQ(j["factors"][0]["call_sites"][0]["call_site"]["line"], 12);
+  ASSERT_FALSE(j["blame"].empty());
+  EXPECT_EQ(j["blame"][0]["waker_function"], "Flusher::run");
+  fs::remove_all(dir);
+}
+
+TEST(Report, ManifestErrorsNameFileAndField) {
+  namespace fs = std::filesystem;
+  fs::path p = fs::temp_directory_path() / ("vprof_bad_manifest_" + std::to_string(::getpid()));
+  std::ofstream(p) << R"({"functions": [{"id": 1, "name": 7}]})";
+  auto n = load_manifest(p.string());
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.error().message.find(p.string()), std::string::npos);
+  EXPECT_NE(n.error().message.find("functions[0].name"), std::string::npos) << n.error().message;
+  std::ofstream(p) << "{not json";
+  EXPECT_NE(load_manifest(p.string()).error().message.find("not valid JSON"), std::string::npos);
+  fs::remove(p);
+}
+
+}  // namespace
+}  // namespace vprof::testing
