@@ -1,0 +1,159 @@
+#include "instrumenter/edit_plan.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include <clang/Tooling/Core/Replacement.h>
+#include <llvm/Support/Error.h>
+
+namespace vprof::instr {
+
+namespace {
+
+struct Insertion {
+  unsigned offset;
+  int cls;         // 0 closing text, 1 function probe, 2 opening text (at one offset)
+  long long span;  // wrapped length: outer (longer) opens first and closes last
+  int layer;       // 0 call site (outer), 1 sync wrapper (inner) for equal spans
+  std::string text;
+};
+
+bool before(const Insertion &a, const Insertion &b) {
+  if (a.offset != b.offset) return a.offset < b.offset;
+  if (a.cls != b.cls) return a.cls < b.cls;
+  if (a.cls == 2) return std::tie(b.span, a.layer) < std::tie(a.span, b.layer);  // outer first
+  return std::tie(a.span, b.layer) < std::tie(b.span, a.layer);                  // inner first
+}
+
+struct Span {
+  unsigned begin, end;
+};
+
+Expected<std::string> read_file(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot read"};
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original) {
+  // De-duplicate; remember the languages that asked for each edit.
+  std::map<std::pair<std::string, unsigned>, FunctionIntent> fns;
+  std::map<std::tuple<std::string, unsigned, unsigned>, SiteIntent> sites;
+  std::map<std::tuple<std::string, unsigned, unsigned>, SyncIntent> syncs;
+  std::map<std::string, std::set<Lang>> langs;
+  for (const auto &s : scans) {
+    for (const auto &f : s.functions) {
+      fns.emplace(std::make_pair(f.file, f.insert_at), f);
+      langs[f.file].insert(f.lang);
+    }
+    for (const auto &c : s.sites) {
+      sites.emplace(std::make_tuple(c.at.file, c.at.begin, c.at.end), c);
+      langs[c.at.file].insert(c.lang);
+    }
+    for (const auto &y : s.syncs) {
+      syncs.emplace(std::make_tuple(y.at.file, y.at.begin, y.at.end), y);
+      langs[y.at.file].insert(y.lang);
+    }
+  }
+  Plan plan;
+  std::map<std::string, std::vector<Insertion>> ins;
+  std::map<std::string, std::vector<Span>> spans;
+  std::map<std::pair<std::string, unsigned>, uint32_t> fn_ids;
+  nlohmann::json jf = nlohmann::json::array(), js = nlohmann::json::array(), jy = nlohmann::json::array();
+  // The text must not depend on which language parsed a shared header.
+  auto one_text = [&](const std::string &file, auto make) -> Expected<std::string> {
+    std::string c = make(Lang::C), cxx = make(Lang::Cxx);
+    const auto &l = langs[file];
+    if (l.size() == 2 && c != cxx)
+      return Error{file + ": included from both C and C++ translation units, which need different probe code"};
+    return *l.begin() == Lang::C ? c : cxx;
+  };
+  uint32_t next = 1;
+  for (const auto &[key, f] : fns) {
+    uint32_t id = next++;
+    fn_ids[key] = id;
+    auto text = one_text(f.file, [&](Lang l) { return function_probe(l, id); });
+    if (!text) return text.error();
+    ins[f.file].push_back({f.insert_at, 1, 0, 0, *text});
+    jf.push_back({{"id", id}, {"name", f.name}, {"file", f.file}, {"line", f.decl.line}, {"column", f.decl.column}});
+  }
+  next = 1;
+  for (const auto &[key, c] : sites) {
+    uint32_t id = next++;
+    auto pre = one_text(c.at.file, [&](Lang l) { return site_wrap(l, c.form, id).prefix; });
+    auto post = one_text(c.at.file, [&](Lang l) { return site_wrap(l, c.form, id).suffix; });
+    if (!pre) return pre.error();
+    if (!post) return post.error();
+    long long span = c.at.end - c.at.begin;
+    ins[c.at.file].push_back({c.at.begin, 2, span, 0, *pre});
+    ins[c.at.file].push_back({c.at.end, 0, span, 0, *post});
+    spans[c.at.file].push_back({c.at.begin, c.at.end});
+    js.push_back({{"id", id}, {"function_id", fn_ids[{c.function_file, c.function_at}]}, {"callee", c.callee},
+                  {"callee_text", c.callee_text}, {"file", c.at.file}, {"line", c.at.line}, {"column", c.at.column},
+                  {"macro", c.at.macro.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.at.macro)}});
+  }
+  next = 1;
+  for (const auto &[key, y] : syncs) {
+    uint32_t n = next++;
+    auto make = [&](Lang l) { return sync_wrap(l, y.op, y.form, y.success, y.object, y.role, n); };
+    auto pre = one_text(y.at.file, [&](Lang l) { return make(l).prefix; });
+    auto post = one_text(y.at.file, [&](Lang l) { return make(l).suffix; });
+    if (!pre) return pre.error();
+    if (!post) return post.error();
+    long long span = y.at.end - y.at.begin;
+    ins[y.at.file].push_back({y.at.begin, 2, span, 1, *pre});
+    ins[y.at.file].push_back({y.at.end, 0, span, 1, *post});
+    spans[y.at.file].push_back({y.at.begin, y.at.end});
+    jy.push_back({{"callee", y.callee}, {"role", y.role}, {"object", y.object}, {"file", y.at.file},
+                  {"line", y.at.line}, {"column", y.at.column}});
+  }
+  for (auto &[file, list] : spans) {
+    // Wrapped spans must nest or be disjoint: a crossing pair has no valid text.
+    std::sort(list.begin(), list.end(), [](const Span &a, const Span &b) {
+      return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;
+    });
+    std::vector<Span> open;
+    for (const Span &s : list) {
+      while (!open.empty() && open.back().end <= s.begin) open.pop_back();
+      if (!open.empty() && s.end > open.back().end)
+        return Error{file + ": offset " + std::to_string(s.begin) + ": two wrapped calls overlap without nesting"};
+      open.push_back(s);
+    }
+  }
+  for (auto &[file, list] : ins) {
+    if (!original.count(file)) {
+      auto text = read_file(file);
+      if (!text) return text.error();
+      original[file] = *text;
+    }
+    const std::string &code = original[file];
+    list.push_back({0, -1, 0, 0, preamble()});
+    std::sort(list.begin(), list.end(), before);
+    clang::tooling::Replacements reps;
+    for (size_t i = 0; i < list.size();) {
+      std::string text;
+      unsigned off = list[i].offset;
+      for (; i < list.size() && list[i].offset == off; ++i) text += list[i].text;
+      if (off > code.size()) return Error{file + ": edit past the end of the file (changed while parsing?)"};
+      if (auto err = reps.add(clang::tooling::Replacement(file, off, 0, text)))
+        return Error{file + ": " + llvm::toString(std::move(err))};
+    }
+    auto out = clang::tooling::applyAllReplacements(code, reps);
+    if (!out) return Error{file + ": " + llvm::toString(out.takeError())};
+    plan.new_text[file] = *out;
+  }
+  plan.functions = fns.size();
+  plan.sites = sites.size();
+  plan.syncs = syncs.size();
+  plan.manifest = {{"schema_version", 1}, {"functions", jf}, {"call_sites", js}, {"sync_sites", jy}};
+  return plan;
+}
+
+}  // namespace vprof::instr

@@ -1,0 +1,37 @@
+// Turns the intents of all translation units into one set of edits per file.
+//
+// Intents are de-duplicated by (file, offsets) so a header seen from many
+// translation units is edited once; ids are assigned in (file, offset) order
+// so the same tree and selection always give the same ids. Every edit is an
+// insertion; insertions at one offset are merged into one
+// tooling::Replacement in nesting order (closing text of inner wrappers, then
+// function probes, then opening text of outer wrappers), so nested wrappers
+// such as f(g(x)) compose instead of overlapping. Crossing spans or one file
+// needing different text for a C and a C++ translation unit is an error.
+#ifndef VPROF_INSTRUMENTER_EDIT_PLAN_H
+#define VPROF_INSTRUMENTER_EDIT_PLAN_H
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "include/vprof/expected.h"
+#include "instrumenter/intents.h"
+
+namespace vprof::instr {
+
+struct Plan {
+  std::map<std::string, std::string> new_text;  // path -> rewritten contents
+  nlohmann::json manifest;
+  size_t functions = 0, sites = 0, syncs = 0;
+};
+
+// `original` maps each path that may be edited to its original contents
+// (read by the caller); a path missing from it is read from disk.
+Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original);
+
+}  // namespace vprof::instr
+
+#endif

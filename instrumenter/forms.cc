@@ -1,0 +1,77 @@
+#include "instrumenter/forms.h"
+
+#include <fmt/format.h>
+
+namespace vprof::instr {
+
+std::string preamble() {
+  // One copy of the helpers per translation unit even when several rewritten
+  // files are included together; the guard macro is ours alone.
+  return "#include <vprof/probes.h> /* vprof instrument: `vprof restore` removes this */\n"
+         "#if defined(__cplusplus) && !defined(VPROF_INSTRUMENT_HELPERS_)\n"
+         "#define VPROF_INSTRUMENT_HELPERS_ 1\n"
+         "namespace vprof { namespace detail {\n"
+         "template <class T> inline T &&site_pass(uint32_t id, T &&v) noexcept "
+         "{ vprof_site_end(id); return static_cast<T &&>(v); }\n"
+         "template <class T> inline T site_value(uint32_t id, T &&v) "
+         "{ vprof_site_end(id); return static_cast<T &&>(v); }\n"
+         "template <class T> inline T sync_always(const void *o, uint32_t r, T &&v) "
+         "{ vprof_sync_wait_end(o, r, 1); return static_cast<T &&>(v); }\n"
+         "template <class T> inline T sync_zero(const void *o, uint32_t r, T &&v) "
+         "{ vprof_sync_wait_end(o, r, v == 0); return static_cast<T &&>(v); }\n"
+         "template <class T> inline T sync_true(const void *o, uint32_t r, T &&v) "
+         "{ vprof_sync_wait_end(o, r, v ? 1 : 0); return static_cast<T &&>(v); }\n"
+         "struct SyncRelease { const void *o; uint32_t r; "
+         "~SyncRelease() { vprof_sync_release(o, r); } };\n"
+         "} }\n"
+         "#endif\n"
+         "#line 1\n";
+}
+
+std::string function_probe(Lang lang, uint32_t id) {
+  if (lang == Lang::Cxx) return fmt::format(" vprof::detail::FnScope vprof_fn_({});", id);
+  return fmt::format(
+      " __attribute__((cleanup(vprof_fn_cleanup))) const uint32_t vprof_fn_ = (vprof_fn_enter({0}), {0}u);", id);
+}
+
+Wrap site_wrap(Lang lang, ValueForm form, uint32_t id) {
+  switch (form) {
+    case ValueForm::Void:
+      return {fmt::format("(vprof_site_begin({}), ", id), fmt::format(", vprof_site_end({}))", id)};
+    case ValueForm::NoReturn:
+      return {fmt::format("(vprof_site_begin({}), ", id), ")"};
+    case ValueForm::Dependent:
+      return {fmt::format("((void)vprof::detail::SiteScope({}), ", id), ")"};
+    case ValueForm::Glvalue:
+      return {fmt::format("vprof::detail::site_pass({0}, (vprof_site_begin({0}), ", id), "))"};
+    case ValueForm::Prvalue:
+      if (lang == Lang::Cxx)
+        return {fmt::format("vprof::detail::site_value({0}, (vprof_site_begin({0}), ", id), "))"};
+      return {fmt::format("__extension__ ({{ vprof_site_begin({0}); __auto_type vprof_r{0}_ = ", id),
+              fmt::format("; vprof_site_end({0}); vprof_r{0}_; }})", id)};
+  }
+  return {};
+}
+
+Wrap sync_wrap(Lang lang, SyncOp op, ValueForm form, Success success, const std::string &o,
+               const std::string &r, uint32_t n) {
+  if (op == SyncOp::Release) return {fmt::format("(vprof_sync_release({}, {}), ", o, r), ")"};
+  if (op == SyncOp::Scoped)
+    return {fmt::format("vprof_sync_wait_begin({0}, {1}); ", o, r),
+            fmt::format(" vprof_sync_wait_end({0}, {1}, 1); vprof::detail::SyncRelease vprof_sync{2}_{{{0}, {1}}};",
+                        o, r, n)};
+  if (form == ValueForm::Void || form == ValueForm::NoReturn || form == ValueForm::Dependent)
+    return {fmt::format("(vprof_sync_wait_begin({}, {}), ", o, r),
+            fmt::format(", vprof_sync_wait_end({}, {}, 1))", o, r)};
+  if (lang == Lang::Cxx) {
+    const char *helper = success == Success::Zero ? "sync_zero" : success == Success::True ? "sync_true" : "sync_always";
+    return {fmt::format("vprof::detail::{0}({1}, {2}, (vprof_sync_wait_begin({1}, {2}), ", helper, o, r), "))"};
+  }
+  std::string cond = success == Success::Zero ? fmt::format("vprof_s{}_ == 0", n)
+                     : success == Success::True ? fmt::format("vprof_s{}_ != 0", n)
+                                                : std::string("1");
+  return {fmt::format("__extension__ ({{ vprof_sync_wait_begin({0}, {1}); __auto_type vprof_s{2}_ = ", o, r, n),
+          fmt::format("; vprof_sync_wait_end({0}, {1}, {2}); vprof_s{3}_; }})", o, r, cond, n)};
+}
+
+}  // namespace vprof::instr

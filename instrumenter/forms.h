@@ -1,0 +1,71 @@
+// The text the instrumenter inserts. Every wrapper is a pair of insertions
+// (prefix before the original text, suffix after it), so the original
+// spelling of callees and arguments is kept byte for byte and nested wrappers
+// compose: in f(g(x)) g's pair sits inside f's pair.
+//
+// Function probes (inserted after the body's '{'):
+//   C++  int f(int x) {                 int f(int x) { vprof::detail::FnScope vprof_fn_(1);
+//   C    int f(int x) {                 int f(int x) { __attribute__((cleanup(vprof_fn_cleanup))) const uint32_t vprof_fn_ = (vprof_fn_enter(1), 1u);
+//
+// Call sites, by what the call yields (C++):
+//   void        g(x)   ->  (vprof_site_begin(2), g(x), vprof_site_end(2))
+//   lvalue /    h(x)   ->  vprof::detail::site_pass(3, (vprof_site_begin(3), h(x)))
+//   xvalue                 (returns T& / T&&: value category unchanged)
+//   prvalue     k(x)   ->  vprof::detail::site_value(4, (vprof_site_begin(4), k(x)))
+//                          (returns T: one move for class types, see docs/instrument.md)
+//   noreturn    abort()->  (vprof_site_begin(5), abort())   the call stays visible, so
+//                          -Wreturn-type and the optimizer still see control stop
+//   dependent   t.m()  ->  ((void)vprof::detail::SiteScope(6), t.m())   (inside templates:
+//                          the type is unknown; the site ends with the full-expression)
+// Call sites (C): void and noreturn as above; a value:
+//   k(x)  ->  __extension__ ({ vprof_site_begin(4); __auto_type vprof_r4_ = k(x); vprof_site_end(4); vprof_r4_; })
+//
+// Sync wrappers (O: the object address, R: a VPROF_SYNC_* role):
+//   release   unlock(&m)   ->  (vprof_sync_release(O, R), unlock(&m))
+//   acquire   lock(&m)     ->  (vprof_sync_wait_begin(O, R), lock(&m), vprof_sync_wait_end(O, R, 1))
+//             (value, C++)     vprof::detail::sync_zero(O, R, (vprof_sync_wait_begin(O, R), trylock(&m)))
+//             (value, C)       __extension__ ({ vprof_sync_wait_begin(O, R); __auto_type vprof_s7_ = trylock(&m);
+//                                vprof_sync_wait_end(O, R, vprof_s7_ == 0); vprof_s7_; })
+//   scoped    MutexLock l(&mu_);  ->  vprof_sync_wait_begin(O, R); MutexLock l(&mu_);
+//             vprof_sync_wait_end(O, R, 1); vprof::detail::SyncRelease vprof_sync8_{O, R};
+//             (declared after the lock, destroyed just before it: the release
+//             event precedes the unlock on every way out of the scope)
+//
+// Every rewritten file starts with preamble(): the probe header, the C++
+// helpers above, and `#line 1` so the rest of the file keeps its line numbers.
+#ifndef VPROF_INSTRUMENTER_FORMS_H
+#define VPROF_INSTRUMENTER_FORMS_H
+
+#include <cstdint>
+#include <string>
+
+namespace vprof::instr {
+
+enum class Lang { C, Cxx };
+
+enum class ValueForm {
+  Void,       // result discarded or void
+  Glvalue,    // lvalue or xvalue result (C++)
+  Prvalue,    // value result
+  NoReturn,   // the callee never returns
+  Dependent,  // type unknown (template pattern)
+};
+
+struct Wrap {
+  std::string prefix, suffix;
+};
+
+std::string preamble();
+std::string function_probe(Lang lang, uint32_t id);
+Wrap site_wrap(Lang lang, ValueForm form, uint32_t id);
+
+enum class SyncOp { Acquire, Release, Scoped };
+enum class Success { Always, Zero, True };
+
+// `object` is an expression for the object's address; `n` makes local names unique.
+Wrap sync_wrap(Lang lang, SyncOp op, ValueForm form, Success success, const std::string &object,
+               const std::string &role, uint32_t n);
+
+}  // namespace vprof::instr
+
+#endif

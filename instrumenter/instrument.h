@@ -1,0 +1,60 @@
+// vprof's instrumenter, the library behind `vprof instrument` and `vprof restore`.
+//
+//   InstrumentOptions o;
+//   o.build_dir = "build";                      // holds compile_commands.json
+//   o.functions = {"leveldb::DBImpl::Write"};
+//   o.sync_packs = {"leveldb"};
+//   auto r = instrument(o);                     // Error: nothing was changed
+//
+// The tree ends up holding exactly this run's edits: a tree instrumented
+// before is parsed from its saved originals and rewritten from them. The
+// manifest goes to BUILD_DIR/.vprof/manifest.json.
+#ifndef VPROF_INSTRUMENTER_INSTRUMENT_H
+#define VPROF_INSTRUMENTER_INSTRUMENT_H
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "include/vprof/expected.h"
+
+namespace vprof::instr {
+
+struct InstrumentOptions {
+  std::string build_dir;
+  std::vector<std::string> functions;   // --function patterns (names.h)
+  std::vector<std::string> sync_packs;  // pack names or paths
+  std::string annotations_dir;          // where pack names are looked up
+  std::string source_root;              // "" = the deepest directory holding every source
+  std::vector<std::string> excluded_dirs;  // never edited (vprof's own include dir)
+  bool all_files = false;  // parse every translation unit (sync wrappers everywhere)
+  bool dry_run = false;    // compute the changes, write nothing
+  std::function<void(size_t done, size_t total, const std::string &file)> progress;
+};
+
+struct FileChange {
+  std::string path, before, after;
+};
+
+struct InstrumentResult {
+  size_t functions = 0, call_sites = 0, sync_sites = 0;
+  size_t files_parsed = 0, files_in_db = 0, files_changed = 0;
+  size_t skipped_macro_sites = 0, duplicates_dropped = 0;
+  std::vector<std::string> dropped_flags;
+  std::vector<std::string> notes;  // sites left alone and why
+  std::vector<FileChange> changes;
+  std::string manifest_path;
+};
+
+Expected<InstrumentResult> instrument(const InstrumentOptions &options);
+
+struct RestoreResult {
+  size_t files_restored = 0;
+};
+
+// Puts every rewritten file back byte for byte; a no-op on a pristine tree.
+Expected<RestoreResult> restore(const std::string &build_dir);
+
+}  // namespace vprof::instr
+
+#endif

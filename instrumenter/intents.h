@@ -1,0 +1,53 @@
+// What one translation unit asks to change, before ids are assigned. The same
+// header seen from several translation units yields the same intents (same
+// file and offsets); the planner keeps one of each.
+#ifndef VPROF_INSTRUMENTER_INTENTS_H
+#define VPROF_INSTRUMENTER_INTENTS_H
+
+#include <string>
+#include <vector>
+
+#include "instrumenter/forms.h"
+#include "instrumenter/locate.h"
+
+namespace vprof::instr {
+
+struct FunctionIntent {
+  std::string name;      // normalized qualified name
+  std::string pattern;   // the --function text it matched
+  Located decl;          // where the function's name is (manifest line/column)
+  std::string file;      // where the probe goes
+  unsigned insert_at = 0;  // just after the body's '{'
+  Lang lang = Lang::Cxx;
+};
+
+struct SiteIntent {
+  Located at;
+  ValueForm form = ValueForm::Void;
+  Lang lang = Lang::Cxx;
+  std::string function_file;  // the enclosing selected function's probe position
+  unsigned function_at = 0;
+  std::string callee, callee_text;
+};
+
+struct SyncIntent {
+  Located at;
+  SyncOp op = SyncOp::Acquire;
+  ValueForm form = ValueForm::Void;
+  Success success = Success::Always;
+  Lang lang = Lang::Cxx;
+  std::string object, role, callee;
+};
+
+struct ScanResult {
+  std::vector<FunctionIntent> functions;
+  std::vector<SiteIntent> sites;
+  std::vector<SyncIntent> syncs;
+  std::vector<std::string> names_seen;  // every definition's name, for "did you mean"
+  std::vector<std::string> notes;       // sites left alone, with why ("file:line: ...")
+  size_t skipped_macro_sites = 0;
+};
+
+}  // namespace vprof::instr
+
+#endif

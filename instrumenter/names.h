@@ -1,0 +1,46 @@
+// Selecting functions by name. A pattern is what the user typed after
+// --function; a definition matches it when its normalized qualified name does.
+//
+//   leveldb::DBImpl::Write            every overload of that method
+//   leveldb::DBImpl::Write(const WriteOptions &, WriteBatch *)   one overload
+//   exec_simple_query                 a C function (all files if static in several)
+//   backend/tcop/postgres.c:exec_simple_query   the static one in that file
+//
+// Normalization drops "(anonymous namespace)::" and template argument lists,
+// so `ns::Box<T>::get` is selected as `ns::Box::get` (templates by definition).
+#ifndef VPROF_INSTRUMENTER_NAMES_H
+#define VPROF_INSTRUMENTER_NAMES_H
+
+#include <string>
+#include <vector>
+
+#include "include/vprof/expected.h"
+
+namespace vprof::instr {
+
+struct NamePattern {
+  std::string text;       // as typed, for messages
+  std::string file;       // path suffix ("" = any file)
+  std::string name;       // normalized qualified name
+  std::string signature;  // normalized parameter list without parens ("" = any overload)
+  bool has_signature = false;
+};
+
+Expected<NamePattern> parse_pattern(const std::string &text);
+
+// "ns::(anonymous namespace)::C<int>::f" -> "ns::C::f"; operator names keep their '<'.
+std::string normalize_qualified(const std::string &qualified);
+
+// Whitespace-insensitive form of a parameter list, for signature comparison.
+std::string normalize_signature(const std::string &params);
+
+bool path_has_suffix(const std::string &path, const std::string &suffix);
+
+// Up to `limit` names from `known` closest to `wanted` (edit distance on the
+// whole name and on its last component), best first.
+std::vector<std::string> close_matches(const std::string &wanted,
+                                       const std::vector<std::string> &known, size_t limit = 5);
+
+}  // namespace vprof::instr
+
+#endif

@@ -1,0 +1,404 @@
+#include "instrumenter/tu_scan.h"
+
+#include <clang/AST/ASTConsumer.h>
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/ASTLambda.h>
+#include <clang/AST/ExprCXX.h>
+#include <clang/Basic/Diagnostic.h>
+#include <clang/Basic/FileManager.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/FrontendAction.h>
+#include <clang/Tooling/Tooling.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/VirtualFileSystem.h>
+
+#include "instrumenter/evaluated_visitor.h"
+
+namespace vprof::instr {
+
+namespace {
+
+using namespace clang;
+
+// Keeps the first error (file:line:col: message) instead of printing it.
+class FirstError : public DiagnosticConsumer {
+ public:
+  void HandleDiagnostic(DiagnosticsEngine::Level level, const Diagnostic &info) override {
+    DiagnosticConsumer::HandleDiagnostic(level, info);
+    if (level < DiagnosticsEngine::Error || !message.empty()) return;
+    llvm::SmallString<256> text;
+    info.FormatDiagnostic(text);
+    if (info.hasSourceManager() && info.getLocation().isValid()) {
+      PresumedLoc p = info.getSourceManager().getPresumedLoc(info.getLocation());
+      if (p.isValid()) {
+        message = std::string(p.getFilename()) + ":" + std::to_string(p.getLine()) + ":" +
+                  std::to_string(p.getColumn()) + ": " + std::string(text.str());
+        return;
+      }
+    }
+    message = std::string(text.str());
+  }
+  std::string message;
+};
+
+struct Context {
+  const ScanOptions &opt;
+  ASTContext &ast;
+  ScanResult &out;
+  Lang lang;
+
+  bool editable(const std::string &file) const {
+    if (file.empty() || file.compare(0, opt.source_root.size(), opt.source_root) != 0) return false;
+    for (const auto &d : opt.excluded_dirs)
+      if (!d.empty() && file.compare(0, d.size(), d) == 0) return false;
+    return true;
+  }
+  std::string where(SourceLocation loc) const {
+    const SourceManager &sm = ast.getSourceManager();
+    PresumedLoc p = sm.getPresumedLoc(sm.getExpansionLoc(loc));
+    if (p.isInvalid()) return "<unknown>";
+    return std::string(p.getFilename()) + ":" + std::to_string(p.getLine());
+  }
+  std::string text(SourceRange r) const { return text_of(r, ast.getSourceManager(), ast.getLangOpts()); }
+};
+
+bool never_wrapped(const FunctionDecl *fd) {
+  if (!fd) return false;
+  std::string n = fd->getNameAsString();
+  // Return twice (setjmp, vfork) or are not real calls (builtins, probes).
+  static const char *const twice[] = {"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp", "savectx",
+                                      "vfork", "getcontext", "alloca"};
+  for (const char *t : twice)
+    if (n == t) return true;
+  if (n.rfind("__builtin", 0) == 0 || n.rfind("__sync_", 0) == 0 || n.rfind("__atomic_", 0) == 0) return true;
+  if (n.rfind("vprof_", 0) == 0) return true;
+  return false;
+}
+
+bool is_noreturn(const CallExpr *ce) {
+  if (const FunctionDecl *fd = ce->getDirectCallee())
+    if (fd->isNoReturn()) return true;
+  QualType t = ce->getCallee()->getType();
+  if (const auto *p = t->getAs<PointerType>()) t = p->getPointeeType();
+  if (const auto *ft = t->getAs<FunctionType>()) return ft->getNoReturnAttr();
+  return false;
+}
+
+bool movable(QualType t) {
+  const CXXRecordDecl *rd = t->getAsCXXRecordDecl();
+  if (!rd || !rd->hasDefinition() || rd->isTriviallyCopyable()) return true;
+  for (const CXXConstructorDecl *c : rd->ctors())
+    if ((c->isMoveConstructor() || c->isCopyConstructor()) && !c->isDeleted()) return true;
+  return rd->needsImplicitMoveConstructor() || rd->needsImplicitCopyConstructor();
+}
+
+ValueForm value_form(const CallExpr *ce, Lang lang) {
+  if (ce->isTypeDependent()) return ValueForm::Dependent;
+  if (is_noreturn(ce)) return ValueForm::NoReturn;
+  if (ce->getType()->isVoidType()) return ValueForm::Void;
+  if (lang == Lang::C) return ValueForm::Prvalue;
+  if (ce->isGLValue()) return ValueForm::Glvalue;
+  // A prvalue is passed through one move; a type that cannot move keeps the
+  // scope form, whose site ends with the full-expression.
+  return movable(ce->getType()) ? ValueForm::Prvalue : ValueForm::Dependent;
+}
+
+size_t written_args(const CallExpr *ce) {
+  size_t n = 0;
+  for (const Expr *a : ce->arguments())
+    if (!isa<CXXDefaultArgExpr>(a)) ++n;
+  return n;
+}
+
+std::string callee_name(const CallExpr *ce, const Context &cx) {
+  const FunctionDecl *fd = ce->getDirectCallee();
+  bool virtual_call = false;
+  if (const auto *md = dyn_cast_or_null<CXXMethodDecl>(fd)) {
+    const auto *me = dyn_cast<MemberExpr>(ce->getCallee()->IgnoreParenImpCasts());
+    virtual_call = md->isVirtual() && me && !me->hasQualifier();
+  }
+  // Calls through pointers and virtual calls are named by the expression.
+  if (fd && !virtual_call) return normalize_qualified(fd->getQualifiedNameAsString());
+  return cx.text(ce->getCallee()->IgnoreImplicit()->getSourceRange());
+}
+
+class SiteFinder : public EvaluatedVisitor<SiteFinder> {
+ public:
+  SiteFinder(Context &cx, const FunctionIntent &fn) : cx_(cx), fn_(fn) {}
+  bool VisitCallExpr(CallExpr *ce) {
+    if (isa<UserDefinedLiteral>(ce)) return true;
+    if (const auto *op = dyn_cast<CXXOperatorCallExpr>(ce))
+      if (op->getOperator() != OO_Call) return true;  // overloaded operators are expressions
+    const FunctionDecl *fd = ce->getDirectCallee();
+    if (never_wrapped(fd) || (fd && fd->getBuiltinID() && fd->getNameAsString().rfind("__", 0) == 0)) return true;
+    const SourceManager &sm = cx_.ast.getSourceManager();
+    auto at = locate(ce->getSourceRange(), sm, cx_.ast.getLangOpts());
+    if (!at) {
+      ++cx_.out.skipped_macro_sites;
+      cx_.out.notes.push_back(cx_.where(ce->getBeginLoc()) + ": call to " + callee_name(ce, cx_) +
+                              " is produced by a macro body; not timed");
+      return true;
+    }
+    if (!cx_.editable(at->file)) return true;
+    SiteIntent s;
+    s.at = *at;
+    s.form = value_form(ce, cx_.lang);
+    s.lang = cx_.lang;
+    s.function_file = fn_.file;
+    s.function_at = fn_.insert_at;
+    s.callee = callee_name(ce, cx_);
+    bool invalid = false;
+    llvm::StringRef buf = sm.getBufferData(sm.getFileID(sm.getExpansionLoc(ce->getBeginLoc())), &invalid);
+    if (!invalid && at->end <= buf.size()) s.callee_text = buf.substr(at->begin, std::min(200u, at->end - at->begin)).str();
+    cx_.out.sites.push_back(std::move(s));
+    return true;
+  }
+
+ private:
+  Context &cx_;
+  const FunctionIntent &fn_;
+};
+
+class SyncFinder : public EvaluatedVisitor<SyncFinder> {
+ public:
+  explicit SyncFinder(Context &cx) : cx_(cx) {}
+
+  bool VisitCallExpr(CallExpr *ce) {
+    const FunctionDecl *fd = ce->getDirectCallee();
+    if (!fd) return true;
+    auto it = cx_.opt.sync->by_name.find(normalize_qualified(fd->getQualifiedNameAsString()));
+    if (it == cx_.opt.sync->by_name.end() || it->second.op == SyncOp::Scoped) return true;
+    const SyncRule &rule = it->second;
+    if (rule.args >= 0 && written_args(ce) != static_cast<size_t>(rule.args)) return true;
+    std::vector<const Expr *> args(ce->arg_begin(), ce->arg_end());
+    std::string self;
+    const Expr *base = nullptr;
+    if (const auto *mc = dyn_cast<CXXMemberCallExpr>(ce)) {
+      base = mc->getImplicitObjectArgument();
+      const auto *me = dyn_cast<MemberExpr>(mc->getCallee()->IgnoreParens());
+      if (base && base->IgnoreParenImpCasts()->isImplicitCXXThis()) self = "this";
+      else if (base && me && me->isArrow()) self = cx_.text(base->getSourceRange());
+      else if (base) self = "__builtin_addressof(" + cx_.text(base->getSourceRange()) + ")";
+    }
+    add(rule, ce, ce->getSourceRange(), args, self, base, value_form(ce, cx_.lang));
+    return true;
+  }
+
+  // RAII locks: `MutexLock l(&mu_);` as a statement of a block.
+  bool TraverseCompoundStmt(CompoundStmt *cs) {
+    for (Stmt *s : cs->body()) {
+      auto *ds = dyn_cast<DeclStmt>(s);
+      if (ds && ds->isSingleDecl())
+        if (auto *vd = dyn_cast<VarDecl>(ds->getSingleDecl()))
+          if (const Expr *init = vd->getInit())
+            if (const auto *ctor = dyn_cast<CXXConstructExpr>(init->IgnoreImplicit())) scoped(ds, ctor);
+      if (!TraverseStmt(s)) return false;
+    }
+    return true;
+  }
+
+ private:
+  void scoped(DeclStmt *ds, const CXXConstructExpr *ctor) {
+    const CXXRecordDecl *rd = ctor->getConstructor()->getParent();
+    auto it = cx_.opt.sync->by_name.find(normalize_qualified(rd->getQualifiedNameAsString()));
+    if (it == cx_.opt.sync->by_name.end() || it->second.op != SyncOp::Scoped) return;
+    size_t written = 0;
+    for (const Expr *a : ctor->arguments())
+      if (!isa<CXXDefaultArgExpr>(a)) ++written;
+    if (it->second.args >= 0 && written != static_cast<size_t>(it->second.args)) return;
+    std::vector<const Expr *> args(ctor->arg_begin(), ctor->arg_end());
+    add(it->second, nullptr, ds->getSourceRange(), args, "", nullptr, ValueForm::Void);
+  }
+
+  void add(const SyncRule &rule, const CallExpr *ce, SourceRange range, const std::vector<const Expr *> &args,
+           const std::string &self, const Expr *base, ValueForm form) {
+    std::vector<std::string> texts;
+    bool side_effects = base && base->HasSideEffects(cx_.ast);
+    for (const Expr *a : args) {
+      texts.push_back(cx_.text(a->getSourceRange()));
+      if (a->HasSideEffects(cx_.ast)) side_effects = true;
+    }
+    SourceLocation loc = range.getBegin();
+    // The object expression is evaluated again by the probes: only when that is harmless.
+    if (side_effects) {
+      cx_.out.notes.push_back(cx_.where(loc) + ": " + rule.name + ": arguments have side effects; not wrapped");
+      return;
+    }
+    std::string object = expand_object(rule.object, texts, self);
+    if (object.empty()) {
+      cx_.out.notes.push_back(cx_.where(loc) + ": " + rule.name + ": no object for \"" + rule.object + "\"");
+      return;
+    }
+    auto at = locate(range, cx_.ast.getSourceManager(), cx_.ast.getLangOpts());
+    if (!at) {
+      ++cx_.out.skipped_macro_sites;
+      cx_.out.notes.push_back(cx_.where(loc) + ": " + rule.name + " is produced by a macro body; not wrapped");
+      return;
+    }
+    if (!cx_.editable(at->file)) return;
+    SyncIntent s;
+    s.at = *at;
+    s.op = rule.op;
+    s.form = form;
+    s.success = rule.success;
+    s.lang = cx_.lang;
+    s.object = object;
+    s.role = rule.role;
+    s.callee = rule.name;
+    if (rule.role_if_arg >= 0 && static_cast<size_t>(rule.role_if_arg) < texts.size() &&
+        texts[rule.role_if_arg] == rule.role_if_equals)
+      s.role = rule.role_if_role;
+    (void)ce;
+    cx_.out.syncs.push_back(std::move(s));
+  }
+
+  Context &cx_;
+};
+
+std::string signature_of(const FunctionDecl *fd, const PrintingPolicy &pp) {
+  std::string s;
+  for (const ParmVarDecl *p : fd->parameters()) {
+    if (!s.empty()) s += ", ";
+    s += p->getType().getAsString(pp);
+  }
+  if (fd->isVariadic()) s += s.empty() ? "..." : ", ...";
+  return normalize_signature(s);
+}
+
+class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
+ public:
+  explicit DefinitionVisitor(Context &cx) : cx_(cx) {}
+
+  bool VisitFunctionDecl(FunctionDecl *fd) {
+    if (!fd->doesThisDeclarationHaveABody() || !fd->isThisDeclarationADefinition() || fd->isImplicit() ||
+        fd->getTemplateInstantiationPattern() || isLambdaCallOperator(fd) || fd->isDefaulted())
+      return true;
+    const SourceManager &sm = cx_.ast.getSourceManager();
+    std::string file = file_of(fd->getLocation(), sm);
+    if (sm.isInSystemHeader(sm.getExpansionLoc(fd->getLocation()))) return true;
+    std::string name = normalize_qualified(fd->getQualifiedNameAsString());
+    cx_.out.names_seen.push_back(name);
+    if (cx_.opt.sync && !cx_.opt.sync->by_name.empty() && cx_.editable(file) && !fd->isConstexpr()) {
+      SyncFinder sync(cx_);
+      sync.TraverseStmt(fd->getBody());
+      if (const auto *ctor = dyn_cast<CXXConstructorDecl>(fd))
+        for (const CXXCtorInitializer *ci : ctor->inits())
+          if (ci->isWritten()) sync.TraverseStmt(ci->getInit());
+    }
+    for (const NamePattern &p : cx_.opt.patterns) {
+      if (p.name != name || !path_has_suffix(file, p.file)) continue;
+      if (p.has_signature && signature_of(fd, cx_.ast.getPrintingPolicy()) != p.signature) continue;
+      select(fd, p, file);
+      break;
+    }
+    return true;
+  }
+
+  std::string error;
+
+ private:
+  void select(FunctionDecl *fd, const NamePattern &p, const std::string &file) {
+    std::string where = cx_.where(fd->getLocation());
+    if (!cx_.editable(file)) {
+      error = where + ": " + p.text + " is defined outside the source tree (" + cx_.opt.source_root + ")";
+      return;
+    }
+    // A probe is not a constant expression; a coroutine's body is not ours to open.
+    if (fd->isConstexpr()) {
+      cx_.out.notes.push_back(where + ": " + p.text + " is constexpr; not instrumented");
+      return;
+    }
+    Stmt *body = fd->getBody();
+    if (isa<CoroutineBodyStmt>(body)) {
+      cx_.out.notes.push_back(where + ": " + p.text + " is a coroutine; not instrumented");
+      return;
+    }
+    // A function-try-block: the probe goes in the try block (handlers are not covered).
+    if (auto *t = dyn_cast<CXXTryStmt>(body)) body = t->getTryBlock();
+    auto *cs = dyn_cast<CompoundStmt>(body);
+    const SourceManager &sm = cx_.ast.getSourceManager();
+    if (!cs || cs->getLBracLoc().isMacroID()) {
+      error = where + ": " + p.text + ": the body's '{' comes from a macro; cannot instrument it";
+      return;
+    }
+    FunctionIntent f;
+    f.name = normalize_qualified(fd->getQualifiedNameAsString());
+    f.pattern = p.text;
+    f.file = file;
+    f.insert_at = sm.getFileOffset(cs->getLBracLoc()) + 1;
+    f.lang = cx_.lang;
+    SourceLocation nl = sm.getExpansionLoc(fd->getLocation());
+    f.decl.file = file;
+    f.decl.line = sm.getSpellingLineNumber(nl);
+    f.decl.column = sm.getSpellingColumnNumber(nl);
+    cx_.out.functions.push_back(f);
+    SiteFinder sites(cx_, cx_.out.functions.back());
+    if (const auto *ctor = dyn_cast<CXXConstructorDecl>(fd))
+      for (const CXXCtorInitializer *ci : ctor->inits())
+        if (ci->isWritten()) sites.TraverseStmt(ci->getInit());
+    sites.TraverseStmt(fd->getBody());
+  }
+
+  Context &cx_;
+};
+
+class ScanConsumer : public ASTConsumer {
+ public:
+  ScanConsumer(const ScanOptions &opt, ScanResult &out, std::string &error) : opt_(opt), out_(out), error_(error) {}
+  void HandleTranslationUnit(ASTContext &ast) override {
+    // A TU with errors has an incomplete AST: edits from it could be wrong.
+    if (ast.getDiagnostics().hasErrorOccurred()) return;
+    Context cx{opt_, ast, out_, ast.getLangOpts().CPlusPlus ? Lang::Cxx : Lang::C};
+    DefinitionVisitor v(cx);
+    v.TraverseDecl(ast.getTranslationUnitDecl());
+    if (!v.error.empty()) error_ = v.error;
+  }
+
+ private:
+  const ScanOptions &opt_;
+  ScanResult &out_;
+  std::string &error_;
+};
+
+class ScanAction : public ASTFrontendAction {
+ public:
+  ScanAction(const ScanOptions &opt, ScanResult &out, std::string &error) : opt_(opt), out_(out), error_(error) {}
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &, llvm::StringRef) override {
+    return std::make_unique<ScanConsumer>(opt_, out_, error_);
+  }
+
+ private:
+  const ScanOptions &opt_;
+  ScanResult &out_;
+  std::string &error_;
+};
+
+}  // namespace
+
+Expected<ScanResult> scan_translation_unit(const CompileEntry &entry, const ScanOptions &opt) {
+  ScanResult out;
+  std::string error;
+  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
+  if (opt.overlay && !opt.overlay->empty()) {
+    auto mem = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+    for (const auto &[path, text] : *opt.overlay) mem->addFile(path, 0, llvm::MemoryBuffer::getMemBufferCopy(text, path));
+    overlay->pushOverlay(mem);
+  }
+  overlay->setCurrentWorkingDirectory(entry.directory);
+  auto files = llvm::makeIntrusiveRefCnt<FileManager>(FileSystemOptions(), overlay);
+  std::vector<std::string> args = entry.arguments;
+  // Warnings cannot stop a parse (-Werror in the target's flags), and the
+  // builtin headers come from the clang we link.
+  args.insert(args.end() - 1, {"-fsyntax-only", "-w", "-Wno-error", "-Wno-unknown-warning-option",
+                               "-resource-dir=" VPROF_CLANG_RESOURCE_DIR});
+  FirstError diags;
+  tooling::ToolInvocation inv(args, std::make_unique<ScanAction>(opt, out, error), files.get());
+  inv.setDiagnosticConsumer(&diags);
+  bool ok = inv.run();
+  if (!diags.message.empty()) return Error{entry.file + ": does not parse: " + diags.message};
+  if (!ok) return Error{entry.file + ": clang could not process this file"};
+  if (!error.empty()) return Error{error};
+  return out;
+}
+
+}  // namespace vprof::instr

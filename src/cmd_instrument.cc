@@ -1,0 +1,113 @@
+// vprof instrument -p BUILD_DIR (--function QUALNAME)... [--sync PACK]... [--dry-run]
+// Rewrites the target's sources in place (instrumenter/instrument.h); prints
+// progress and a summary on stderr, and with --dry-run the diff on stdout.
+// Built only when the instrumenter is (VPROF_BUILD_INSTRUMENTER, needs clang).
+#ifdef VPROF_HAVE_INSTRUMENTER
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "command.h"
+#include "instrumenter/instrument.h"
+
+namespace vprof::cli {
+namespace {
+
+struct InstrumentCli {
+  std::string build_dir = ".";
+  std::vector<std::string> functions, packs;
+  std::string source_root;
+  bool dry_run = false, all_files = false, quiet = false, verbose = false;
+};
+
+std::string annotations_dir() {
+  // Next to the headers in a build tree, under share/ when installed.
+  std::string build = std::string(VPROF_BUILD_INCLUDE_DIR) + "/../annotations";
+  if (access(build.c_str(), R_OK) == 0) return build;
+  return std::string(VPROF_INSTALL_DATA_DIR) + "/annotations";
+}
+
+// Unified diff of one file, by diff(1): the tool users read diffs with.
+void print_diff(const instr::FileChange &c) {
+  char a[] = "/tmp/vprof-diff-a-XXXXXX", b[] = "/tmp/vprof-diff-b-XXXXXX";
+  int fa = mkstemp(a), fb = mkstemp(b);
+  if (fa < 0 || fb < 0) return;
+  (void)!write(fa, c.before.data(), c.before.size());
+  (void)!write(fb, c.after.data(), c.after.size());
+  close(fa);
+  close(fb);
+  std::fflush(stdout);
+  std::string cmd = fmt::format("diff -u --label 'a{0}' --label 'b{0}' '{1}' '{2}'", c.path, a, b);
+  (void)!std::system(cmd.c_str());
+  unlink(a);
+  unlink(b);
+}
+
+int run(const InstrumentCli &o) {
+  instr::InstrumentOptions io;
+  io.build_dir = o.build_dir;
+  io.functions = o.functions;
+  io.sync_packs = o.packs;
+  io.annotations_dir = annotations_dir();
+  io.source_root = o.source_root;
+  io.excluded_dirs = {VPROF_BUILD_INCLUDE_DIR, VPROF_INSTALL_INCLUDE_DIR "/vprof"};
+  io.all_files = o.all_files;
+  io.dry_run = o.dry_run;
+  bool tty = isatty(2);
+  if (!o.quiet)
+    io.progress = [tty](size_t done, size_t total, const std::string &file) {
+      if (tty) std::fprintf(stderr, "\rvprof: parsed %zu/%zu files", done, total);
+      else if (done == total || done % 50 == 0) std::fprintf(stderr, "vprof: parsed %zu/%zu files (%s)\n", done, total, file.c_str());
+    };
+  auto r = instr::instrument(io);
+  if (tty && !o.quiet) std::fprintf(stderr, "\n");
+  if (!r) return fail(r.error().message);
+  if (o.dry_run)
+    for (const auto &c : r->changes) print_diff(c);
+  if (o.verbose)
+    for (const auto &n : r->notes) std::fprintf(stderr, "vprof: note: %s\n", n.c_str());
+  if (!o.quiet) {
+    std::fprintf(stderr,
+                 "vprof: %s %zu functions, %zu call sites, %zu sync sites in %zu files "
+                 "(%zu of %zu translation units parsed",
+                 o.dry_run ? "would instrument" : "instrumented", r->functions, r->call_sites, r->sync_sites,
+                 r->changes.size(), r->files_parsed, r->files_in_db);
+    if (r->duplicates_dropped) std::fprintf(stderr, ", %zu duplicate entries ignored", r->duplicates_dropped);
+    std::fprintf(stderr, ")\n");
+    if (r->skipped_macro_sites || !r->notes.empty())
+      std::fprintf(stderr, "vprof: %zu sites left alone (%zu inside macro bodies); --verbose lists them\n",
+                   r->notes.size(), r->skipped_macro_sites);
+    if (!r->dropped_flags.empty()) {
+      std::string flags;
+      for (const auto &f : r->dropped_flags) flags += " " + f;
+      std::fprintf(stderr, "vprof: flags clang does not know were ignored while parsing:%s\n", flags.c_str());
+    }
+    if (!o.dry_run) std::fprintf(stderr, "vprof: manifest %s\n", r->manifest_path.c_str());
+  }
+  return 0;
+}
+
+Registrar reg("instrument", "rewrite the target's sources: function probes, call sites, sync wrappers",
+              [](CLI::App &sub) -> Runner {
+                auto o = std::make_shared<InstrumentCli>();
+                sub.add_option("-p,--build-dir", o->build_dir, "directory holding compile_commands.json");
+                sub.add_option("--function", o->functions,
+                               "qualified name (ns::C::f, f(int), path/file.c:f); repeatable");
+                sub.add_option("--sync", o->packs, "sync pack name (annotations/NAME.json) or path; repeatable");
+                sub.add_option("--source-root", o->source_root, "edit only files below this directory");
+                sub.add_flag("--all-files", o->all_files, "parse every translation unit (sync wrappers everywhere)");
+                sub.add_flag("--dry-run", o->dry_run, "print the diff; change nothing");
+                sub.add_flag("-q,--quiet", o->quiet, "no progress or summary");
+                sub.add_flag("-v,--verbose", o->verbose, "list the sites left alone and why");
+                return [o] { return run(*o); };
+              });
+
+}  // namespace
+}  // namespace vprof::cli
+
+#endif  // VPROF_HAVE_INSTRUMENTER

@@ -1,0 +1,3 @@
+int selected(int x) {
+  return x + 1;
+}

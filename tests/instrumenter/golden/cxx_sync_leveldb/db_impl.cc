@@ -1,0 +1,37 @@
+#include "port.h"
+
+namespace leveldb {
+class DBImpl {
+ public:
+  DBImpl() : bg_cv_(&mutex_) {}
+  int Write(int batch);
+  int Get(int key);
+
+ private:
+  int MakeRoomForWrite(bool force);
+  port::Mutex mutex_;
+  port::CondVar bg_cv_;
+  int queued_ = 0;
+};
+
+int DBImpl::MakeRoomForWrite(bool force) {
+  while (queued_ > 4 && !force) bg_cv_.Wait();
+  return 0;
+}
+
+int DBImpl::Write(int batch) {
+  MutexLock l(&mutex_);
+  queued_ += batch;
+  int status = MakeRoomForWrite(batch == 0);
+  mutex_.Unlock();
+  queued_ -= batch;
+  mutex_.Lock();
+  bg_cv_.SignalAll();
+  return status;
+}
+
+int DBImpl::Get(int key) {
+  MutexLock l(&mutex_);
+  return key + queued_;
+}
+}  // namespace leveldb
