@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <random>
 #include <set>
 
 #include "analyzer/tree/stats.h"
@@ -99,21 +98,55 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
     todo.push_back(&f);
   }
   if (todo.empty()) return;
+  // A resample is a vector of counts w (how often each interval was drawn).
+  // With the columns centered once on the full-sample mean, a resample's
+  // covariance of columns a, b is (Σ w·ga·gb - n·ma·mb) / (n-1), ma = Σ w·ga / n:
+  // dot products with precomputed column products, no row copies, and still
+  // centered data, so no catastrophic cancellation.
   Eigen::MatrixXd g(n, Eigen::Index(parts.size()));
   for (size_t i = 0; i < parts.size(); ++i)
     g.col(Eigen::Index(i)) = parts[i].self ? c.self.col(parts[i].node) : c.total.col(parts[i].node);
-  std::mt19937_64 rng(o.seed);
-  std::uniform_int_distribution<Eigen::Index> pick(0, n - 1);
+  g.rowwise() -= g.colwise().mean();
+  std::vector<std::pair<Eigen::Index, Eigen::Index>> pairs{{0, 0}};
+  auto pair_slot = [&](Eigen::Index a, Eigen::Index b) {
+    if (a > b) std::swap(a, b);
+    for (size_t i = 0; i < pairs.size(); ++i)
+      if (pairs[i] == std::make_pair(a, b)) return i;
+    pairs.emplace_back(a, b);
+    return pairs.size() - 1;
+  };
+  std::vector<std::vector<std::pair<size_t, double>>> uses(todo.size());  // (pair, factor 1|2)
+  for (size_t f = 0; f < todo.size(); ++f)
+    for (const Term &t : terms[f])
+      uses[f].push_back({pair_slot(t.a, t.cov ? t.b : t.a), t.cov ? 2.0 : 1.0});
+  Eigen::MatrixXd prod(n, Eigen::Index(pairs.size()));
+  for (size_t i = 0; i < pairs.size(); ++i)
+    prod.col(Eigen::Index(i)) = g.col(pairs[i].first).cwiseProduct(g.col(pairs[i].second));
+  // splitmix64: cheap, and the stream depends only on the seed.
+  uint64_t state = o.seed;
+  auto next = [&state] {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
   std::vector<std::vector<double>> samples(todo.size());
-  Eigen::MatrixXd s(n, g.cols());
+  Eigen::VectorXd w(n);
   for (int b = 0; b < o.bootstrap; ++b) {
-    for (Eigen::Index r = 0; r < n; ++r) s.row(r) = g.row(pick(rng));
-    Eigen::MatrixXd cov = covariance(s);
-    double var_root = cov(0, 0);
+    w.setZero();
+    for (Eigen::Index r = 0; r < n; ++r)
+      w(Eigen::Index((unsigned __int128)next() * uint64_t(n) >> 64)) += 1.0;  // Lemire's range map
+    Eigen::VectorXd m = g.transpose() * w / double(n);
+    Eigen::VectorXd sw = prod.transpose() * w;
+    auto cov = [&](size_t i) {
+      return (sw(Eigen::Index(i)) - double(n) * m(pairs[i].first) * m(pairs[i].second)) /
+             double(n - 1);
+    };
+    double var_root = cov(0);
     if (var_root <= 0) continue;
     for (size_t f = 0; f < todo.size(); ++f) {
       double sum = 0;
-      for (const Term &t : terms[f]) sum += t.cov ? 2.0 * cov(t.a, t.b) : cov(t.a, t.a);
+      for (const auto &[i, k] : uses[f]) sum += k * cov(i);
       samples[f].push_back(sum / var_root);
     }
   }

@@ -66,6 +66,10 @@ class ThreadBuilder {
     th_.last_ts = s.events.back().ts;
     th_.drop_begin_ts = s.drop_begin_ts;
     seg_begin_ = th_.first_ts;
+    // Upper bounds (one change per record): growing by doubling would touch
+    // and copy every page several times, which dominates on large traces.
+    th_.stack.reserve(s.events.size() + 1);
+    th_.segs.reserve(s.events.size() + 1);
     th_.stack.push_back({th_.first_ts, StackTrie::kRoot});
     for (const Event &e : s.events) on_event(e);
     cut(th_.last_ts);
@@ -100,11 +104,20 @@ class ThreadBuilder {
       else if (sn.callee_fn != id) ++tl_.counters.callee_mismatches;
       site_absorbed_.back() = true;
     } else {
-      node = tl_.trie.child(top(), kind, id);
+      node = child(top(), kind, id);
     }
     stack_.push_back({kind, id, node});
     site_absorbed_.push_back(false);
     set_top(ts);
+  }
+
+  // The trie's hash map costs more than everything else per record; stacks
+  // repeat, so a small direct-mapped cache in front of it hits nearly always.
+  uint32_t child(uint32_t parent, FrameKind kind, uint32_t id) {
+    uint64_t key = (uint64_t{parent} << 34) | (uint64_t(kind) << 32) | id;
+    CacheEntry &c = cache_[(key * 0x9E3779B97F4A7C15ull) >> (64 - kCacheBits)];
+    if (c.key != key + 1) c = {key + 1, tl_.trie.child(parent, kind, id)};
+    return c.node;
   }
 
   void pop(FrameKind kind, uint32_t id, int64_t ts) {
@@ -212,6 +225,12 @@ class ThreadBuilder {
   uint32_t index_;
   std::vector<std::pair<uint64_t, Dequeue>> &deq_;
   std::unordered_map<uint64_t, size_t> &iv_index_;
+  struct CacheEntry {
+    uint64_t key = 0;  // key + 1, so that 0 means empty
+    uint32_t node = 0;
+  };
+  static constexpr int kCacheBits = 8;
+  std::vector<CacheEntry> cache_ = std::vector<CacheEntry>(size_t{1} << kCacheBits);
   std::vector<Frame> stack_;
   std::vector<bool> site_absorbed_;
   uint64_t label_ = 0;
