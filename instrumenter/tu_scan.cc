@@ -389,7 +389,7 @@ Expected<ScanResult> scan_translation_unit(const CompileEntry &entry, const Scan
   std::vector<std::string> args = entry.arguments;
   // Warnings cannot stop a parse (-Werror in the target's flags), and the
   // builtin headers come from the clang we link.
-  args.insert(args.end() - 1, {"-fsyntax-only", "-w", "-Wno-error", "-Wno-unknown-warning-option",
+  args.insert(args.end() - 1, {"-fsyntax-only", "-w", "-fno-caret-diagnostics", "-Wno-error", "-Wno-unknown-warning-option",
                                "-resource-dir=" VPROF_CLANG_RESOURCE_DIR});
   FirstError diags;
   tooling::ToolInvocation inv(args, std::make_unique<ScanAction>(opt, out, error), files.get());

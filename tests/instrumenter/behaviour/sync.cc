@@ -1,0 +1,39 @@
+// behaviour: std=-std=c++17 sync=stdcxx function=worker
+// expect: enter=2 exit=2 site_begin=4 site_end=4 wait_begin=203 wait_end=203 release=204
+// std::lock_guard, std::unique_lock, std::mutex and condition_variable wrapped
+// from the stdcxx pack, in every function of the file. Per worker: 100 scoped
+// locks (1 wait_begin, 1 wait_end, 1 release each) + lock()/unlock() (also
+// the worker's 2 call sites) = 101 each. main: a unique_lock (1, 1, 1) and
+// notify_all (1 release).
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+std::mutex mu;
+std::condition_variable cv;
+int count = 0;
+bool go = false;
+
+void worker(int n) {
+  for (int i = 0; i < n; ++i) {
+    std::lock_guard<std::mutex> g(mu);
+    ++count;
+  }
+  mu.lock();
+  ++count;
+  mu.unlock();
+}
+
+int main() {
+  std::thread a(worker, 100), b(worker, 100);
+  a.join();
+  b.join();
+  std::printf("count %d\n", count);
+  {
+    std::unique_lock<std::mutex> lk(mu);
+    go = true;
+  }
+  cv.notify_all();
+  return count % 5;
+}

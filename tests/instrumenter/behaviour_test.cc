@@ -1,0 +1,126 @@
+// Behaviour: for each program in behaviour/, compile the original and the
+// instrumented version, run both, and require the same output and exit code;
+// then require the trace to hold exactly the events the program's header
+// promises. Header lines:
+//   // behaviour: std=-std=c++17 function=NAME... sync=PACK...
+//   // expect: enter=N exit=N site_begin=N site_end=N [wait_begin=N wait_end=N release=N]
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include "analyzer/read/trace_reader.h"
+#include "instrumenter/instrument.h"
+#include "test_tree.h"
+
+namespace fs = std::filesystem;
+using vprof::test::shell;
+using vprof::test::slurp;
+
+namespace {
+
+struct Program {
+  std::string file, std_flag;
+  std::vector<std::string> functions, packs;
+  std::map<std::string, uint64_t> expect;
+};
+
+std::vector<std::string> words_after(const std::string &text, const std::string &tag) {
+  std::vector<std::string> out;
+  size_t at = text.find(tag);
+  if (at == std::string::npos) return out;
+  size_t eol = text.find('\n', at);
+  std::istringstream in(text.substr(at + tag.size(), eol - at - tag.size()));
+  std::string w;
+  while (in >> w)
+    if (w != "*/") out.push_back(w);
+  return out;
+}
+
+std::vector<Program> load_programs() {
+  std::vector<Program> out;
+  for (const auto &f : fs::directory_iterator(std::string(TEST_DATA_DIR) + "/behaviour")) {
+    Program p;
+    p.file = f.path().filename().string();
+    std::string text = slurp(f.path().string());
+    for (const auto &w : words_after(text, "behaviour:")) {
+      size_t eq = w.find('=');
+      std::string k = w.substr(0, eq), v = w.substr(eq + 1);
+      if (k == "std") p.std_flag = v;
+      if (k == "function") p.functions.push_back(v);
+      if (k == "sync") p.packs.push_back(v);
+    }
+    for (const auto &w : words_after(text, "expect:")) {
+      size_t eq = w.find('=');
+      p.expect[w.substr(0, eq)] = std::stoull(w.substr(eq + 1));
+    }
+    out.push_back(p);
+  }
+  std::sort(out.begin(), out.end(), [](const Program &a, const Program &b) { return a.file < b.file; });
+  return out;
+}
+
+class Behaviour : public ::testing::TestWithParam<Program> {};
+
+TEST_P(Behaviour, SameOutputAndExpectedEvents) {
+  const Program &p = GetParam();
+  vprof::test::TestTree tree;
+  tree.add(p.file, slurp(std::string(TEST_DATA_DIR) + "/behaviour/" + p.file));
+  tree.compile(p.file, p.std_flag);
+  bool is_c = fs::path(p.file).extension() == ".c";
+  std::string cc = is_c ? TEST_CC : TEST_CXX;
+  // -Werror=return-type: a hidden noreturn call would trip it.
+  std::string flags = p.std_flag + " -O1 -Wall -Werror=return-type -pthread";
+  std::string log;
+  ASSERT_EQ(shell("cd " + tree.src() + " && " + cc + " " + flags + " " + p.file + " -o orig", &log), 0) << log;
+  std::string orig_out, inst_out;
+  int orig_rc = shell(tree.src() + "/orig", &orig_out);
+
+  vprof::instr::InstrumentOptions o;
+  o.build_dir = tree.build();
+  o.functions = p.functions;
+  o.sync_packs = p.packs;
+  o.annotations_dir = VPROF_ANNOTATIONS_DIR;
+  auto r = vprof::instr::instrument(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(shell("cd " + tree.src() + " && " + cc + " " + flags + " -I" VPROF_INCLUDE_DIR " " + p.file +
+                      " -o inst -L" VPROF_LIB_DIR " -Wl,-rpath," VPROF_LIB_DIR " -lvprof",
+                  &log),
+            0)
+      << log << "\n" << slurp(tree.path(p.file));
+  std::string trace = tree.root() + "/trace";
+  fs::create_directories(trace);
+  int inst_rc = shell("VPROF_TRACE_DIR=" + trace + " " + tree.src() + "/inst", &inst_out);
+  EXPECT_EQ(orig_rc, inst_rc);
+  EXPECT_EQ(orig_out, inst_out);
+
+  auto t = vprof::trace::read_trace_dir(trace);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  std::map<std::string, uint64_t> got;
+  for (const auto &th : t->threads)
+    for (const auto &e : th.events) {
+      switch (e.kind) {
+        case vprof::trace::Kind::FuncEnter: ++got["enter"]; break;
+        case vprof::trace::Kind::FuncExit: ++got["exit"]; break;
+        case vprof::trace::Kind::SiteBegin: ++got["site_begin"]; break;
+        case vprof::trace::Kind::SiteEnd: ++got["site_end"]; break;
+        case vprof::trace::Kind::WaitBegin: ++got["wait_begin"]; break;
+        case vprof::trace::Kind::WaitEnd: ++got["wait_end"]; break;
+        case vprof::trace::Kind::Release: ++got["release"]; break;
+        default: break;
+      }
+    }
+  EXPECT_EQ(t->dropped_records, 0u);
+  for (const auto &[kind, n] : p.expect) EXPECT_EQ(got[kind], n) << kind << " events in " << p.file;
+}
+
+std::string program_name(const ::testing::TestParamInfo<Program> &info) {
+  std::string s = info.param.file;
+  for (char &ch : s)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, Behaviour, ::testing::ValuesIn(load_programs()), program_name);
+
+}  // namespace
