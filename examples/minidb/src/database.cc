@@ -26,7 +26,7 @@ Txn Database::begin(int64_t age_ns) {
 }
 
 OpStatus Database::lock_row(Txn &txn, uint64_t row, LockMode mode) {
-  switch (locks_->acquire(txn.id, txn.age_ns, row, mode)) {
+  switch (locks_->acquire(txn.id, txn.age_ns, row, mode, &txn.lock_wait_ns)) {
     case LockResult::Granted:
       return OpStatus::Ok;
     case LockResult::Deadlock:

@@ -32,6 +32,7 @@ struct DatabaseOptions {
 struct Txn {
   uint64_t id = 0;
   int64_t age_ns = 0;  // VATS age: when the transaction (first attempt) began
+  int64_t lock_wait_ns = 0;  // time blocked in the lock manager
   struct Undo {
     uint64_t row;
     int64_t old_value;

@@ -27,6 +27,7 @@ TxnOutcome run_transaction(Database &db, const TxnSpec &spec, int64_t age_ns) {
         break;
       }
     }
+    out.lock_wait_ns += txn.lock_wait_ns;
     if (aborted) {
       db.abort(txn);
       continue;
@@ -56,6 +57,7 @@ class PooledTransaction : public Task {
     }
     if (next_step_ < spec_.steps.size()) {
       if (execute_step(db_, txn_, spec_.steps[next_step_]) == OpStatus::Aborted) {
+        outcome_.lock_wait_ns += txn_.lock_wait_ns;
         db_.abort(txn_);
         started_ = false;
         next_step_ = 0;
@@ -66,6 +68,7 @@ class PooledTransaction : public Task {
       pool_.submit(this);
       return;
     }
+    outcome_.lock_wait_ns += txn_.lock_wait_ns;
     db_.commit(txn_);
     outcome_.committed = true;
     finish();

@@ -24,6 +24,7 @@ constexpr int kMaxAttempts = 1000;
 struct TxnOutcome {
   bool committed = false;
   int attempts = 0;
+  int64_t lock_wait_ns = 0;  // over all attempts
 };
 
 OpStatus execute_step(Database &db, Txn &txn, const Step &step);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "clock.h"
 #include "fault.h"
 
 namespace minidb {
@@ -18,7 +19,8 @@ const char *grant_policy_name(GrantPolicy p) { return p == GrantPolicy::VATS ? "
 
 LockManager::LockManager(LockManagerOptions options) : options_(options) {}
 
-LockResult LockManager::acquire(uint64_t txn, int64_t age_ns, uint64_t row, LockMode mode) {
+LockResult LockManager::acquire(uint64_t txn, int64_t age_ns, uint64_t row, LockMode mode,
+                                int64_t *waited_ns) {
   inject_delay(InjectPoint::LockAcquire);
   std::unique_lock<std::mutex> lock(mutex_);
   ++stats_.requests;
@@ -62,7 +64,10 @@ LockResult LockManager::acquire(uint64_t txn, int64_t age_ns, uint64_t row, Lock
     v.req->cv.notify_one();
     grant_waiters(table_.at(v.row));
   }
-  return wait_for_grant(lock, req, row);
+  int64_t start = waited_ns ? now_ns() : 0;
+  LockResult result = wait_for_grant(lock, req, row);
+  if (waited_ns) *waited_ns += now_ns() - start;
+  return result;
 }
 
 LockResult LockManager::wait_for_grant(std::unique_lock<std::mutex> &lock, Request *req,

@@ -65,8 +65,11 @@ class LockManager {
   // Blocks until `txn` holds `row` in `mode` (or a stronger mode), or returns
   // Deadlock/Timeout, in which case the caller must abort the transaction and
   // call release_all. `age_ns` orders transactions for VATS: smaller = elder.
-  // Requires: one thread at a time acts for a given txn.
-  LockResult acquire(uint64_t txn, int64_t age_ns, uint64_t row, LockMode mode);
+  // If `waited_ns` is given, the time spent blocked is added to it (the
+  // bench's own measure of lock wait, to check the profiler against).
+  // Requires: txn != 0; one thread at a time acts for a given txn.
+  LockResult acquire(uint64_t txn, int64_t age_ns, uint64_t row, LockMode mode,
+                     int64_t *waited_ns = nullptr);
 
   // Releases every lock `txn` holds (commit or abort) and grants waiters.
   void release_all(uint64_t txn);

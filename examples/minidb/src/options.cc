@@ -59,7 +59,7 @@ bool apply_preset(const std::string &name, BenchOptions *o) {
     // committer still holds its row locks: lock waits dominate the variance.
     fresh.preset = name;
     fresh.threads = 8;
-    fresh.txns = 2000;
+    fresh.txns = 1000;
     fresh.workload.warehouses = 1;
     fresh.workload.skew = 0.9;
     fresh.workload.hot_rows = 8;

@@ -36,4 +36,22 @@ LatencySummary summarize(std::vector<int64_t> samples) {
   return s;
 }
 
+double variance_share(const std::vector<int64_t> &part, const std::vector<int64_t> &total) {
+  size_t n = std::min(part.size(), total.size());
+  if (n < 2) return 0;
+  // Welford-style co-moment, stable for large values.
+  double mx = 0, my = 0, cxy = 0, m2y = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double x = static_cast<double>(part[i]), y = static_cast<double>(total[i]);
+    double k = static_cast<double>(i + 1);
+    double dx = x - mx;
+    mx += dx / k;
+    double dy = y - my;
+    my += dy / k;
+    cxy += dx * (y - my);
+    m2y += dy * (y - my);
+  }
+  return m2y > 0 ? cxy / m2y : 0;
+}
+
 }  // namespace minidb

@@ -18,6 +18,11 @@ struct LatencySummary {
 // Percentiles are nearest-rank on the sorted samples; nothing is dropped.
 LatencySummary summarize(std::vector<int64_t> samples_ns);
 
+// Cov(part, total) / Var(total): the share of the total's variance that
+// `part` accounts for (the quantity vprof's variance tree estimates).
+// Returns 0 when there are fewer than two samples or Var(total) is 0.
+double variance_share(const std::vector<int64_t> &part, const std::vector<int64_t> &total);
+
 }  // namespace minidb
 
 #endif
