@@ -75,9 +75,13 @@ class Walker {
   // before hi. Returns j: [j, hi) is attributed, [lo, j) is the caller's.
   int64_t cover(uint32_t ti, int64_t lo, int64_t hi, int depth) {
     int64_t t = hi;
+    int32_t hint = -1;  // the previous segment when the walk stays on one thread
     while (t > lo) {
       const ThreadTimeline *th = &tl_.threads[ti];
-      int32_t si = th->segment_before(t);
+      // Segments are contiguous (merge invariant I1): stepping back on the same
+      // thread is the previous index, no search needed.
+      int32_t si = hint >= 0 ? hint : th->segment_before(t);
+      hint = -1;
       if (si < 0) return t;  // before the thread's first record
       const Segment &seg = th->segs[si];
       if (seg.label != s_) {
@@ -97,6 +101,7 @@ class Walker {
       if (seg.wait < 0) {
         run_stack(*th, a, t);
         t = a;
+        hint = si - 1;
         continue;
       }
       const Wait &w = th->waits[seg.wait];
@@ -115,6 +120,7 @@ class Walker {
             int64_t j = cover(uint32_t(wk), a, r, depth + 1);
             run_stack(*th, a, j);
             t = a;
+            hint = si - 1;
             continue;
           }
           if (r > a) ++counters.depth_limit_hits;
@@ -126,6 +132,7 @@ class Walker {
       }
       run_stack(*th, a, t);
       t = a;
+      hint = si - 1;
     }
     return t;
   }
