@@ -257,6 +257,8 @@ Timeline build_timeline(const trace::Trace &trace) {
     for (size_t k = 0; k < b.enq_ptr_.size(); ++k)
       enq_by_task[b.enq_ptr_[k]].push_back(static_cast<uint32_t>(first_enq + k));
   }
+  for (const IntervalInfo &iv : tl.intervals)
+    if (iv.begin_ts < 0) ++tl.counters.end_without_begin;
   // A dequeue takes the latest enqueue of the same pointer at or before it
   // (pointers are reused once a task is freed; the latest one is the live one).
   for (auto &[task, list] : enq_by_task)

@@ -126,6 +126,7 @@ TEST(CriticalPath, BrokenDataIsCountedNeverFatal) {
   EXPECT_EQ(tl.counters.exits_without_enter, 1u);
   EXPECT_EQ(tl.counters.unclosed_frames, 1u);   // thread 2's F
   EXPECT_EQ(cp.counters.incomplete_intervals, 2u);  // 2 never ended, 99 never begun
+  EXPECT_EQ(tl.counters.end_without_begin, 1u);
   EXPECT_EQ(cp.counters.lossy_intervals, 1u);
   EXPECT_EQ(t.dropped_records, 17u);
   ASSERT_EQ(cp.rows.size(), 1u);  // only interval 1 is sound

@@ -121,7 +121,7 @@ double run_once(const trace::Trace &t, unsigned threads, size_t *rows) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  size_t base = argc > 1 ? size_t(std::atoll(argv[1])) : 20000;  // intervals at 1x
+  size_t base = argc > 1 ? size_t(std::atoll(argv[1])) : 5000;  // intervals at 1x
   double t1x = 0, t16x = 0, r16x = 0;
   for (int scale : {1, 4, 16}) {
     Gen g;
