@@ -49,6 +49,7 @@ namespace {
 
 struct Frame {
   FrameKind kind;
+  bool absorbed;  // Site: a function entered directly under it shares its node
   uint32_t id;
   uint32_t node;
 };
@@ -97,17 +98,16 @@ class ThreadBuilder {
   void push(FrameKind kind, uint32_t id, int64_t ts) {
     uint32_t node;
     if (kind == FrameKind::Function && !stack_.empty() && stack_.back().kind == FrameKind::Site &&
-        !site_absorbed_.back()) {
+        !stack_.back().absorbed) {
       node = stack_.back().node;
       StackNode &sn = tl_.trie.at(node);
       if (sn.callee_fn == 0) sn.callee_fn = id;
       else if (sn.callee_fn != id) ++tl_.counters.callee_mismatches;
-      site_absorbed_.back() = true;
+      stack_.back().absorbed = true;
     } else {
       node = child(top(), kind, id);
     }
-    stack_.push_back({kind, id, node});
-    site_absorbed_.push_back(false);
+    stack_.push_back({kind, false, id, node});
     set_top(ts);
   }
 
@@ -128,8 +128,7 @@ class ThreadBuilder {
         tl_.counters.missing_exits += stack_.size() - 1 - i;
         bool absorbed = i > 0 && stack_[i].node == stack_[i - 1].node;
         stack_.resize(i);
-        site_absorbed_.resize(i);
-        if (absorbed) site_absorbed_.back() = false;  // the site may call its function again
+        if (absorbed) stack_.back().absorbed = false;  // the site may call its function again
         set_top(ts);
         return;
       }
@@ -232,7 +231,6 @@ class ThreadBuilder {
   static constexpr int kCacheBits = 8;
   std::vector<CacheEntry> cache_ = std::vector<CacheEntry>(size_t{1} << kCacheBits);
   std::vector<Frame> stack_;
-  std::vector<bool> site_absorbed_;
   uint64_t label_ = 0;
   int32_t wait_ = -1;
   int64_t seg_begin_ = 0;
