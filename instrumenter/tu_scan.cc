@@ -1,45 +1,18 @@
 #include "instrumenter/tu_scan.h"
 
-#include <clang/AST/ASTConsumer.h>
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/ASTLambda.h>
 #include <clang/AST/ExprCXX.h>
 #include <clang/Basic/Diagnostic.h>
-#include <clang/Basic/FileManager.h>
-#include <clang/Frontend/CompilerInstance.h>
-#include <clang/Frontend/FrontendAction.h>
-#include <clang/Tooling/Tooling.h>
-#include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/VirtualFileSystem.h>
 
 #include "instrumenter/evaluated_visitor.h"
+#include "instrumenter/parse_tu.h"
 
 namespace vprof::instr {
 
 namespace {
 
 using namespace clang;
-
-// Keeps the first error (file:line:col: message) instead of printing it.
-class FirstError : public DiagnosticConsumer {
- public:
-  void HandleDiagnostic(DiagnosticsEngine::Level level, const Diagnostic &info) override {
-    DiagnosticConsumer::HandleDiagnostic(level, info);
-    if (level < DiagnosticsEngine::Error || !message.empty()) return;
-    llvm::SmallString<256> text;
-    info.FormatDiagnostic(text);
-    if (info.hasSourceManager() && info.getLocation().isValid()) {
-      PresumedLoc p = info.getSourceManager().getPresumedLoc(info.getLocation());
-      if (p.isValid()) {
-        message = std::string(p.getFilename()) + ":" + std::to_string(p.getLine()) + ":" +
-                  std::to_string(p.getColumn()) + ": " + std::string(text.str());
-        return;
-      }
-    }
-    message = std::string(text.str());
-  }
-  std::string message;
-};
 
 struct Context {
   const ScanOptions &opt;
@@ -342,61 +315,18 @@ class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
   Context &cx_;
 };
 
-class ScanConsumer : public ASTConsumer {
- public:
-  ScanConsumer(const ScanOptions &opt, ScanResult &out, std::string &error) : opt_(opt), out_(out), error_(error) {}
-  void HandleTranslationUnit(ASTContext &ast) override {
-    // A TU with errors has an incomplete AST: edits from it could be wrong.
-    if (ast.getDiagnostics().hasErrorOccurred()) return;
-    Context cx{opt_, ast, out_, ast.getLangOpts().CPlusPlus ? Lang::Cxx : Lang::C};
-    DefinitionVisitor v(cx);
-    v.TraverseDecl(ast.getTranslationUnitDecl());
-    if (!v.error.empty()) error_ = v.error;
-  }
-
- private:
-  const ScanOptions &opt_;
-  ScanResult &out_;
-  std::string &error_;
-};
-
-class ScanAction : public ASTFrontendAction {
- public:
-  ScanAction(const ScanOptions &opt, ScanResult &out, std::string &error) : opt_(opt), out_(out), error_(error) {}
-  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &, llvm::StringRef) override {
-    return std::make_unique<ScanConsumer>(opt_, out_, error_);
-  }
-
- private:
-  const ScanOptions &opt_;
-  ScanResult &out_;
-  std::string &error_;
-};
-
 }  // namespace
 
 Expected<ScanResult> scan_translation_unit(const CompileEntry &entry, const ScanOptions &opt) {
   ScanResult out;
   std::string error;
-  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
-  if (opt.overlay && !opt.overlay->empty()) {
-    auto mem = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
-    for (const auto &[path, text] : *opt.overlay) mem->addFile(path, 0, llvm::MemoryBuffer::getMemBufferCopy(text, path));
-    overlay->pushOverlay(mem);
-  }
-  overlay->setCurrentWorkingDirectory(entry.directory);
-  auto files = llvm::makeIntrusiveRefCnt<FileManager>(FileSystemOptions(), overlay);
-  std::vector<std::string> args = entry.arguments;
-  // Warnings cannot stop a parse (-Werror in the target's flags), and the
-  // builtin headers come from the clang we link.
-  args.insert(args.end() - 1, {"-fsyntax-only", "-w", "-fno-caret-diagnostics", "-Wno-error", "-Wno-unknown-warning-option",
-                               "-resource-dir=" VPROF_CLANG_RESOURCE_DIR});
-  FirstError diags;
-  tooling::ToolInvocation inv(args, std::make_unique<ScanAction>(opt, out, error), files.get());
-  inv.setDiagnosticConsumer(&diags);
-  bool ok = inv.run();
-  if (!diags.message.empty()) return Error{entry.file + ": does not parse: " + diags.message};
-  if (!ok) return Error{entry.file + ": clang could not process this file"};
+  Status st = parse_tu(entry, opt.overlay, [&](ASTContext &ast) {
+    Context cx{opt, ast, out, ast.getLangOpts().CPlusPlus ? Lang::Cxx : Lang::C};
+    DefinitionVisitor v(cx);
+    v.TraverseDecl(ast.getTranslationUnitDecl());
+    error = v.error;
+  });
+  if (!st) return Error{st.message()};
   if (!error.empty()) return Error{error};
   return out;
 }

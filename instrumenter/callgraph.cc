@@ -1,0 +1,207 @@
+#include "instrumenter/callgraph.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/ASTLambda.h>
+#include <clang/AST/Expr.h>
+
+#include "instrumenter/compile_db.h"
+#include "instrumenter/evaluated_visitor.h"
+#include "instrumenter/file_store.h"
+#include "instrumenter/locate.h"
+#include "instrumenter/names.h"
+#include "instrumenter/parse_tu.h"
+
+namespace vprof::instr {
+
+namespace {
+
+using namespace clang;
+
+class CalleeCollector : public EvaluatedVisitor<CalleeCollector> {
+ public:
+  explicit CalleeCollector(std::set<std::string> &out) : out_(out) {}
+  bool VisitCallExpr(CallExpr *ce) {
+    if (const FunctionDecl *fd = ce->getDirectCallee())
+      if (!fd->getBuiltinID()) out_.insert(normalize_qualified(fd->getQualifiedNameAsString()));
+    return true;
+  }
+  bool VisitCXXConstructExpr(CXXConstructExpr *ce) {
+    out_.insert(normalize_qualified(ce->getConstructor()->getQualifiedNameAsString()));
+    return true;
+  }
+
+ private:
+  std::set<std::string> &out_;
+};
+
+class DefinitionCollector : public RecursiveASTVisitor<DefinitionCollector> {
+ public:
+  DefinitionCollector(ASTContext &ast, std::map<std::string, CallGraphNode> &out) : ast_(ast), out_(out) {}
+  bool VisitFunctionDecl(FunctionDecl *fd) {
+    if (!fd->doesThisDeclarationHaveABody() || !fd->isThisDeclarationADefinition() || fd->isImplicit() ||
+        fd->getTemplateInstantiationPattern() || isLambdaCallOperator(fd))
+      return true;
+    const SourceManager &sm = ast_.getSourceManager();
+    SourceLocation loc = sm.getExpansionLoc(fd->getLocation());
+    if (sm.isInSystemHeader(loc)) return true;
+    CallGraphNode &n = out_[normalize_qualified(fd->getQualifiedNameAsString())];
+    if (n.name.empty()) {
+      n.name = normalize_qualified(fd->getQualifiedNameAsString());
+      n.file = file_of(loc, sm);
+      n.line = sm.getSpellingLineNumber(loc);
+    }
+    CalleeCollector c(n.callees);
+    c.TraverseStmt(fd->getBody());
+    return true;
+  }
+
+ private:
+  ASTContext &ast_;
+  std::map<std::string, CallGraphNode> &out_;
+};
+
+}  // namespace
+
+Expected<CallGraph> graph_below(const std::map<std::string, CallGraphNode> &all, const std::string &root_text) {
+  std::string root = normalize_qualified(root_text);
+  if (root.rfind("::", 0) == 0) root = root.substr(2);
+  if (!all.count(root)) {
+    std::vector<std::string> names;
+    for (const auto &[n, node] : all) names.push_back(n);
+    std::string hint;
+    for (const auto &c : close_matches(root, names)) hint += (hint.empty() ? "" : ", ") + c;
+    return Error{"--root " + root_text + ": no definition in the tree" + (hint.empty() ? "" : "; close matches: " + hint)};
+  }
+  // Tarjan's algorithm, iterative (deep call chains must not overflow the stack).
+  std::map<std::string, int> index, low, comp;
+  std::vector<std::string> stack, order;
+  std::set<std::string> on_stack;
+  int next = 0, ncomp = 0;
+  struct Frame {
+    std::string v;
+    std::vector<std::string> succ;
+    size_t i;
+  };
+  auto successors = [&](const std::string &v) {
+    std::vector<std::string> s;
+    for (const auto &c : all.at(v).callees)
+      if (all.count(c)) s.push_back(c);
+    return s;
+  };
+  std::vector<Frame> dfs;
+  auto push = [&](const std::string &v) {
+    index[v] = low[v] = next++;
+    stack.push_back(v);
+    on_stack.insert(v);
+    dfs.push_back({v, successors(v), 0});
+  };
+  push(root);
+  while (!dfs.empty()) {
+    Frame &f = dfs.back();
+    if (f.i < f.succ.size()) {
+      std::string w = f.succ[f.i++];
+      if (!index.count(w)) push(w);
+      else if (on_stack.count(w)) low[f.v] = std::min(low[f.v], index[w]);
+      continue;
+    }
+    std::string v = f.v;
+    dfs.pop_back();
+    if (!dfs.empty()) low[dfs.back().v] = std::min(low[dfs.back().v], low[v]);
+    if (low[v] == index[v]) {
+      std::string w;
+      do {
+        w = stack.back();
+        stack.pop_back();
+        on_stack.erase(w);
+        comp[w] = ncomp;
+      } while (w != v);
+      ++ncomp;
+    }
+  }
+  // Tarjan emits components callees-first: heights in one pass.
+  std::vector<int> comp_height(ncomp, 0);
+  std::vector<std::vector<std::string>> members(ncomp);
+  for (const auto &[v, c] : comp) members[c].push_back(v);
+  for (int c = 0; c < ncomp; ++c)
+    for (const auto &v : members[c])
+      for (const auto &w : successors(v))
+        if (comp[w] != c) comp_height[c] = std::max(comp_height[c], comp_height[comp[w]] + 1);
+  CallGraph g;
+  g.root = root;
+  for (const auto &[v, c] : comp) {
+    CallGraphNode n = all.at(v);
+    n.height = comp_height[c];
+    g.nodes[v] = n;
+  }
+  g.height = g.nodes[root].height;
+  return g;
+}
+
+Expected<CallGraph> build_callgraph(const CallGraphOptions &o) {
+  auto db = load_compile_db(o.build_dir);
+  if (!db) return db.error();
+  // An instrumented tree is read as it was originally.
+  auto state = read_state(o.build_dir);
+  if (!state) return state.error();
+  auto originals = read_originals(o.build_dir, *state);
+  if (!originals) return originals.error();
+  unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::map<std::string, CallGraphNode>> partial(jobs);
+  std::atomic<size_t> next{0}, done{0};
+  std::mutex mu;
+  std::string first_error;
+  auto work = [&](unsigned w) {
+    for (size_t i; (i = next++) < db->entries.size();) {
+      {
+        std::lock_guard<std::mutex> l(mu);
+        if (!first_error.empty()) return;
+      }
+      Status s = parse_tu(db->entries[i], &*originals, [&](ASTContext &ast) {
+        DefinitionCollector c(ast, partial[w]);
+        c.TraverseDecl(ast.getTranslationUnitDecl());
+      });
+      std::lock_guard<std::mutex> l(mu);
+      if (!s && first_error.empty()) first_error = s.message();
+      ++done;
+      if (o.progress) o.progress(done, db->entries.size());
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned w = 0; w < jobs; ++w) threads.emplace_back(work, w);
+  for (auto &t : threads) t.join();
+  if (!first_error.empty()) return Error{first_error};
+  std::map<std::string, CallGraphNode> all;
+  for (auto &p : partial)
+    for (auto &[name, node] : p) {
+      CallGraphNode &n = all[name];
+      if (n.name.empty()) {
+        n.name = node.name;
+        n.file = node.file;
+        n.line = node.line;
+      }
+      n.callees.insert(node.callees.begin(), node.callees.end());
+    }
+  auto g = graph_below(all, o.root);
+  if (!g) return g.error();
+  g->files_parsed = db->entries.size();
+  return g;
+}
+
+nlohmann::json callgraph_json(const CallGraph &g) {
+  nlohmann::json fns = nlohmann::json::array();
+  std::vector<const CallGraphNode *> order;
+  for (const auto &[n, node] : g.nodes) order.push_back(&node);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const CallGraphNode *a, const CallGraphNode *b) { return a->height > b->height; });
+  for (const CallGraphNode *n : order)
+    fns.push_back({{"name", n->name}, {"height", n->height}, {"file", n->file}, {"line", n->line},
+                   {"callees", std::vector<std::string>(n->callees.begin(), n->callees.end())}});
+  return {{"schema_version", 1}, {"root", g.root}, {"height", g.height}, {"functions", fns}};
+}
+
+}  // namespace vprof::instr

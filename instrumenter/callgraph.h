@@ -1,0 +1,56 @@
+// The static call graph of a tree below one root function, with heights.
+//
+// Nodes are the functions defined in the tree (by normalized qualified name:
+// overloads share a node); an edge f -> g is a direct call of g in f's body
+// (calls through pointers and virtual calls are invisible here; the analyzer
+// takes their height from the dynamic call tree, METHOD.md 5). Callees with
+// no definition in the tree (libc, the standard library) are listed but are
+// not nodes and add no height. Strongly connected components (recursion) are
+// collapsed: every function of a cycle gets the cycle's height.
+//   height(f) = 0 when f calls no tree function outside its own component,
+//   else 1 + max height over those callees.
+#ifndef VPROF_INSTRUMENTER_CALLGRAPH_H
+#define VPROF_INSTRUMENTER_CALLGRAPH_H
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "include/vprof/expected.h"
+
+namespace vprof::instr {
+
+struct CallGraphNode {
+  std::string name, file;
+  unsigned line = 0;
+  std::set<std::string> callees;
+  int height = 0;
+};
+
+struct CallGraph {
+  std::string root;
+  std::map<std::string, CallGraphNode> nodes;  // only those reachable from root
+  int height = 0;
+  size_t files_parsed = 0;
+};
+
+struct CallGraphOptions {
+  std::string build_dir, root;
+  unsigned jobs = 0;  // 0 = one per core
+  std::function<void(size_t done, size_t total)> progress;  // called from worker threads, serialized
+};
+
+Expected<CallGraph> build_callgraph(const CallGraphOptions &options);
+
+// Heights over an already collected graph (exposed for tests).
+Expected<CallGraph> graph_below(const std::map<std::string, CallGraphNode> &all, const std::string &root);
+
+nlohmann::json callgraph_json(const CallGraph &g);
+
+}  // namespace vprof::instr
+
+#endif

@@ -1,0 +1,63 @@
+// vprof callgraph -p BUILD_DIR --root FUNC [--json FILE] [-j N]
+// The static call graph below FUNC (instrumenter/callgraph.h): a table of
+// functions by height on stdout, JSON for the analyzer with --json.
+// Built only when the instrumenter is (VPROF_BUILD_INSTRUMENTER, needs clang).
+#ifdef VPROF_HAVE_INSTRUMENTER
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "command.h"
+#include "instrumenter/callgraph.h"
+
+namespace vprof::cli {
+namespace {
+
+struct CallgraphCli {
+  std::string build_dir = ".", root, json;
+  unsigned jobs = 0;
+  bool quiet = false;
+};
+
+int run(const CallgraphCli &o) {
+  instr::CallGraphOptions co;
+  co.build_dir = o.build_dir;
+  co.root = o.root;
+  co.jobs = o.jobs;
+  bool tty = isatty(2);
+  if (!o.quiet)
+    co.progress = [tty](size_t done, size_t total) {
+      if (tty) std::fprintf(stderr, "\rvprof: parsed %zu/%zu files", done, total);
+      else if (done == total || done % 100 == 0) std::fprintf(stderr, "vprof: parsed %zu/%zu files\n", done, total);
+    };
+  auto g = instr::build_callgraph(co);
+  if (tty && !o.quiet) std::fprintf(stderr, "\n");
+  if (!g) return fail(g.error().message);
+  auto j = instr::callgraph_json(*g);
+  if (!o.json.empty()) {
+    std::ofstream out(o.json);
+    out << j.dump(2) << "\n";
+    if (!out) return fail(o.json + ": cannot write");
+  }
+  std::printf("%-7s %s\n", "height", "function");
+  for (const auto &f : j["functions"])
+    std::printf("%-7d %s  (%s:%u)\n", f["height"].get<int>(), f["name"].get<std::string>().c_str(),
+                f["file"].get<std::string>().c_str(), f["line"].get<unsigned>());
+  return 0;
+}
+
+Registrar reg("callgraph", "static call graph below a function, with heights", [](CLI::App &sub) -> Runner {
+  auto o = std::make_shared<CallgraphCli>();
+  sub.add_option("-p,--build-dir", o->build_dir, "directory holding compile_commands.json");
+  sub.add_option("--root", o->root, "qualified name of the root function")->required();
+  sub.add_option("--json", o->json, "write the graph as JSON (docs/interfaces.md)");
+  sub.add_option("-j,--jobs", o->jobs, "parallel parses (default: one per core)");
+  sub.add_flag("-q,--quiet", o->quiet, "no progress");
+  return [o] { return run(*o); };
+});
+
+}  // namespace
+}  // namespace vprof::cli
+#endif  // VPROF_HAVE_INSTRUMENTER

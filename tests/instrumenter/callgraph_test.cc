@@ -1,0 +1,64 @@
+#include <gtest/gtest.h>
+
+#include "instrumenter/callgraph.h"
+#include "test_tree.h"
+
+using namespace vprof::instr;
+
+namespace {
+
+CallGraphNode node(const std::string &name, std::set<std::string> callees) {
+  CallGraphNode n;
+  n.name = name;
+  n.callees = std::move(callees);
+  return n;
+}
+
+TEST(CallGraph, HeightsCollapseRecursionAndIgnoreExternalCallees) {
+  std::map<std::string, CallGraphNode> all;
+  all["root"] = node("root", {"a", "b", "printf"});
+  all["a"] = node("a", {"c"});
+  all["b"] = node("b", {"b2"});
+  all["b2"] = node("b2", {"b", "c"});  // b <-> b2 is one component
+  all["c"] = node("c", {"memcpy"});
+  all["unreached"] = node("unreached", {"root"});
+  auto g = graph_below(all, "root");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->nodes.size(), 5u);  // unreached is not below root
+  EXPECT_EQ(g->nodes.at("c").height, 0);
+  EXPECT_EQ(g->nodes.at("a").height, 1);
+  EXPECT_EQ(g->nodes.at("b").height, 1);
+  EXPECT_EQ(g->nodes.at("b2").height, 1);
+  EXPECT_EQ(g->height, 2);
+}
+
+TEST(CallGraph, UnknownRootListsCloseMatches) {
+  std::map<std::string, CallGraphNode> all;
+  all["ns::handle"] = node("ns::handle", {});
+  auto g = graph_below(all, "ns::handel");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().message.find("ns::handle"), std::string::npos) << g.error().message;
+}
+
+TEST(CallGraph, FromATreeAcrossFiles) {
+  vprof::test::TestTree t;
+  t.add("a.cc", "namespace s { int leaf(int); int mid(int x) { return leaf(x); }\n"
+                "int top(int x) { return mid(x) + mid(1); } }\n");
+  t.add("b.cc", "namespace s { int leaf(int x) { return x > 0 ? leaf(x - 1) : 0; } }\n");
+  t.compile("a.cc", "-std=c++17");
+  t.compile("b.cc", "-std=c++17");
+  CallGraphOptions o;
+  o.build_dir = t.build();
+  o.root = "s::top";
+  o.jobs = 2;
+  auto g = build_callgraph(o);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->height, 2);
+  EXPECT_EQ(g->nodes.at("s::leaf").height, 0);  // self-recursion collapses
+  auto j = callgraph_json(*g);
+  EXPECT_EQ(j["root"], "s::top");
+  EXPECT_EQ(j["functions"][0]["name"], "s::top");
+  EXPECT_EQ(j["functions"][0]["callees"], nlohmann::json({"s::mid"}));
+}
+
+}  // namespace
