@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "test_dir.h"
 
 using minidb_test::TempDir;
@@ -60,12 +62,20 @@ TEST_P(BenchModes, RunsToCompletionAndPrintsItsSummary) {
                           "max_us=", "NewOrder", "Payment"})
     EXPECT_NE(r.out.find(key), std::string::npos) << key << " missing in:\n" << r.out;
   std::ifstream f(json);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  std::string j = ss.str();
-  for (const char *key : {"\"schema_version\": 1", "\"latency\"", "\"count\": 300",
-                          "\"variance_ns2\"", "\"p999_ns\"", "\"by_type\""})
-    EXPECT_NE(j.find(key), std::string::npos) << key << " missing in:\n" << j;
+  nlohmann::json j = nlohmann::json::parse(f);  // throws (fails the test) if malformed
+  EXPECT_EQ(j.at("schema_version"), 1);
+  const auto &lat = j.at("latency");
+  EXPECT_EQ(lat.at("count"), 300);
+  EXPECT_GE(lat.at("variance_ns2").get<double>(), 0.0);
+  EXPECT_LE(lat.at("p50_ns").get<int64_t>(), lat.at("p99_ns").get<int64_t>());
+  EXPECT_LE(lat.at("p99_ns").get<int64_t>(), lat.at("p999_ns").get<int64_t>());
+  EXPECT_LE(lat.at("p999_ns").get<int64_t>(), lat.at("max_ns").get<int64_t>());
+  int by_type = 0;
+  for (const auto &kv : j.at("by_type").items()) by_type += kv.value().at("count").get<int>();
+  EXPECT_EQ(by_type, 300);
+  double share = j.at("lock_wait_share_of_variance").get<double>();
+  EXPECT_GE(share, -1e-9);
+  EXPECT_LE(share, 1.0 + 1e-9);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -39,10 +39,10 @@ TxnOutcome run_transaction(Database &db, const TxnSpec &spec, int64_t age_ns) {
   return out;
 }
 
-namespace {
-
 // One transaction in pool mode. Exactly one of its tasks is queued or running
 // at any time, so the object can be reused as the task for every step.
+// Named (not in an anonymous namespace) so its qualified name is stable for
+// `vprof instrument --function minidb::PooledTransaction::run`.
 class PooledTransaction : public Task {
  public:
   PooledTransaction(ThreadPool &pool, Database &db, const TxnSpec &spec, int64_t age_ns)
@@ -101,8 +101,6 @@ class PooledTransaction : public Task {
   std::condition_variable cv_;
   bool done_ = false;
 };
-
-}  // namespace
 
 TxnOutcome run_transaction_pooled(ThreadPool &pool, Database &db, const TxnSpec &spec,
                                   int64_t age_ns, uint64_t interval_id) {
