@@ -76,6 +76,7 @@ class Walker {
   int64_t cover(uint32_t ti, int64_t lo, int64_t hi, int depth) {
     int64_t t = hi;
     int32_t hint = -1;  // the previous segment when the walk stays on one thread
+    int stalled = 0;    // created-by steps that did not move back in time
     while (t > lo) {
       const ThreadTimeline *th = &tl_.threads[ti];
       // Segments are contiguous (merge invariant I1): stepping back on the same
@@ -93,6 +94,10 @@ class Walker {
         int64_t q = std::max(lo, e.ts);
         acc_[StackTrie::kQueue] += double(d->ts - q);
         ++counters.created_by_edges_followed;
+        // Edges at one instant can form a cycle (A enqueues what B dequeues and
+        // back, all at time t); without progress in time, stop following.
+        if (q == t && ++stalled > 16) return t;
+        if (q < t) stalled = 0;
         t = q;
         ti = e.thread;
         continue;

@@ -1,5 +1,7 @@
 // Critical path and tiling (METHOD §3) on hand-built traces; every expected
 // number is worked out in the comment above it.
+#include <random>
+
 #include <gtest/gtest.h>
 
 #include "analyzer/critpath/critical_path.h"
@@ -165,6 +167,69 @@ TEST(CriticalPath, ParallelWalkMatchesSerial) {
   auto par = compute_critical_paths(tl, two);
   ASSERT_EQ(one.rows.size(), 50u);
   EXPECT_EQ(one.self, par.self);
+}
+
+}  // namespace
+}  // namespace vprof::testing
+
+namespace vprof::testing {
+namespace {
+
+TEST(CriticalPath, RandomGarbageNeverCrashesAndAlwaysTiles) {
+  // Random records of every kind, ids, tids and times that collide: the merge
+  // repairs or counts what is broken, and every interval it keeps still tiles.
+  using K = trace::Kind;
+  const K kinds[] = {K::FuncEnter, K::FuncExit, K::SiteBegin, K::SiteEnd, K::IntervalBegin,
+                     K::IntervalEnd, K::IntervalJoin, K::IntervalLeave, K::WaitBegin, K::WaitEnd,
+                     K::Release, K::TaskEnqueue, K::TaskDequeue};
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    std::mt19937 rng(seed);
+    auto u = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    trace::Trace t;
+    int nthreads = u(1, 4);
+    for (int th = 0; th < nthreads; ++th) {
+      trace::ThreadStream s;
+      s.tid = uint32_t(th + 1);
+      int64_t now = u(0, 5);
+      for (int i = u(0, 120); i > 0; --i) {
+        trace::Event e;
+        now += u(0, 3);  // many records share a timestamp
+        e.ts = now;
+        e.kind = kinds[u(0, 12)];
+        e.arg = uint64_t(u(1, 4));
+        if (e.kind == K::WaitEnd && u(0, 1)) {
+          e.waker_tid = uint32_t(u(0, 5));
+          e.release_ts = now - u(-3, 30);
+        }
+        s.events.push_back(e);
+      }
+      if (u(0, 5) == 0 && !s.events.empty()) s.drop_begin_ts = s.events[s.events.size() / 2].ts;
+      t.threads.push_back(std::move(s));
+    }
+    auto tl = analyzer::build_timeline(t);
+    auto cp = analyzer::compute_critical_paths(tl);
+    EXPECT_EQ(cp.counters.tiling_violations, 0u) << "seed " << seed;
+    for (size_t r = 0; r < cp.rows.size(); ++r) {
+      double sum = 0;
+      for (size_t n = 0; n < cp.nodes; ++n) sum += cp.row(r)[n];
+      ASSERT_EQ(sum, double(cp.rows[r].latency_ns)) << "seed " << seed;
+    }
+  }
+}
+
+TEST(CriticalPath, SameInstantCreatedByCycleTerminates) {
+  // A and B each dequeue at t=10 a task the other enqueued at t=10 while
+  // working for interval 1, and both take it up at 10: the edges form a
+  // cycle at one instant. The walk must stop and leave the rest untracked.
+  TraceBuilder tb;
+  tb.thread(1).begin(0, 1).leave(5).dequeue(10, 0xb).join(10, 1).enqueue(10, 0xa).end(20, 1);
+  tb.thread(2).leave(0).dequeue(10, 0xa).join(10, 1).enqueue(10, 0xb).leave(15);
+  auto tl = analyzer::build_timeline(tb.build());
+  auto cp = analyzer::compute_critical_paths(tl);
+  ASSERT_EQ(cp.rows.size(), 1u);
+  EXPECT_EQ(cp.counters.tiling_violations, 0u);
+  EXPECT_EQ(leaf_ns(cp, 0, StackTrie::kUntracked), 10);  // [0,10): the cycle explains nothing
+  EXPECT_EQ(cp.counters.path_gaps, 1u);
 }
 
 }  // namespace
