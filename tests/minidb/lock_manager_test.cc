@@ -59,17 +59,19 @@ struct StressResult {
 StressResult stress(GrantPolicy policy, bool sorted, int threads, int txns_per_thread) {
   LockManagerOptions opts;
   opts.policy = policy;
-  // A lost wake-up would surface as a timeout; 20 s is far beyond any real
-  // wait in this test, where locks are held for a few yields.
-  opts.wait_timeout = std::chrono::milliseconds(20000);
+  // A lost wake-up surfaces as a timeout; 3 s is far beyond any real wait in
+  // this test, where locks are held for a few yields. The first timeout stops
+  // every thread, so a lost wake-up fails the test in seconds, not minutes.
+  opts.wait_timeout = std::chrono::milliseconds(3000);
   LockManager lm(opts);
   ShadowChecker shadow;
   std::atomic<uint64_t> next_txn{1}, committed{0}, attempts{0};
+  std::atomic<bool> stop{false};
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       std::mt19937_64 rng(1234 + t);
-      for (int i = 0; i < txns_per_thread; ++i) {
+      for (int i = 0; i < txns_per_thread && !stop.load(); ++i) {
         int64_t age = static_cast<int64_t>(rng() % 1000000);  // mixed ages for VATS
         int nrows = 1 + static_cast<int>(rng() % 5);
         std::vector<std::pair<uint64_t, LockMode>> want;
@@ -85,12 +87,14 @@ StressResult stress(GrantPolicy policy, bool sorted, int threads, int txns_per_t
                                  [](const auto &a, const auto &b) { return a.first == b.first; }),
                      want.end());
         }
-        for (;;) {  // retry after a deadlock abort, as the engine does
+        while (!stop.load()) {  // retry after a deadlock abort, as the engine does
           attempts.fetch_add(1);
           uint64_t txn = next_txn.fetch_add(1);
           bool ok = true;
           for (const auto &w : want) {
-            if (lm.acquire(txn, age, w.first, w.second) != LockResult::Granted) {
+            LockResult res = lm.acquire(txn, age, w.first, w.second);
+            if (res == LockResult::Timeout) stop.store(true);
+            if (res != LockResult::Granted) {
               ok = false;
               break;
             }
