@@ -41,6 +41,7 @@ struct Factor {
   std::vector<const VarNode *> instances;
   std::optional<std::pair<double, double>> ci95;
   bool significant = true;
+  std::optional<double> tail99, tail999;  // tail.h; filled for the selected factors
 };
 
 struct FactorOptions {

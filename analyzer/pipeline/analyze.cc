@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/factors/heights.h"
+#include "analyzer/factors/tail.h"
 #include "analyzer/tree/merge_runs.h"
 
 namespace vprof::analyzer {
@@ -82,6 +83,12 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
   a->factors = rank_factors(a->tree, h, opt.factors);
   const RunAnalysis &base = *a->runs.front();
   bootstrap_factors(a->factors, base.columns, 0, opt.factors);
+  for (Factor &f : a->factors) {
+    if (f.rank == 0) continue;
+    f.tail99 = tail_share(f, base.columns, 0, 0.99);
+    f.tail999 = tail_share(f, base.columns, 0, 0.999);
+  }
+  a->types = split_by_type(base.paths, base.columns, base.labels);
   for (const Blame &b : base.paths.blame) {
     NamedBlame nb;
     nb.wait_site = site_label(base.timeline.trie, base.names, b.wait_node);

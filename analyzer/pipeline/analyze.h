@@ -16,6 +16,7 @@
 #include "analyzer/names/names.h"
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/tree/columns.h"
+#include "analyzer/tree/by_type.h"
 #include "analyzer/tree/stats.h"
 #include "analyzer/tree/variance_tree.h"
 
@@ -58,6 +59,7 @@ struct Analysis {
   VarNode tree;                   // merged over runs
   std::vector<Factor> factors;    // selected first (rank > 0)
   std::vector<NamedBlame> blame;  // run 0's
+  TypeSplit types;                // run 0's
   std::string root_label;
   int k = 3;
   double d = 0.05, e = 2.0;

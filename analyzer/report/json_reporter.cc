@@ -51,7 +51,9 @@ json factor_json(const Factor &f) {
           {"height", f.height},
           {"call_sites", std::move(sites)},
           {"ci95", std::move(ci)},
-          {"significant", f.ci95 ? json(f.significant) : json(nullptr)}};
+          {"significant", f.ci95 ? json(f.significant) : json(nullptr)},
+          {"tail", {{"p99", f.tail99 ? num(*f.tail99) : json(nullptr)},
+                    {"p999", f.tail999 ? num(*f.tail999) : json(nullptr)}}}};
 }
 
 json quality_json(const RunAnalysis &r) {
@@ -103,6 +105,16 @@ json to_json(const Analysis &a) {
     blame.push_back({{"wait_site", b.wait_site}, {"waker_tid", b.waker_tid},
                      {"waker_function", b.waker_function}, {"waker_interval", b.waker_interval},
                      {"ns", num(b.ns)}});
+  json types = nullptr;
+  if (a.types.labeled) {
+    json by = json::array();
+    for (const auto &t : a.types.types)
+      by.push_back({{"type", t.type}, {"intervals", t.intervals}, {"mean_ns", num(t.mean_ns)},
+                    {"variance_ns2", num(t.variance_ns2)}});
+    types = {{"within_fraction", num(a.types.within_fraction)},
+             {"between_fraction", num(a.types.between_fraction)},
+             {"by_type", std::move(by)}};
+  }
   json runs = json::array();
   for (size_t i = 0; i < a.runs.size(); ++i)
     runs.push_back({{"run", i}, {"trace_dir", a.runs[i]->dir},
@@ -123,6 +135,7 @@ json to_json(const Analysis &a) {
           {"factors", std::move(factors)},
           {"selection", {{"k", a.k}, {"d", a.d}, {"e", a.e}, {"root_height", a.height_root}}},
           {"blame", std::move(blame)},
+          {"types", std::move(types)},
           {"overhead",
            {{"probe_ns", num(base.overhead.probe_pair_ns)},
             {"empty_interval_ns", num(base.overhead.empty_interval_ns)}}},

@@ -44,12 +44,16 @@ class TerminalReporter : public Reporter {
     o += fmt::format("latency: mean {}  stddev {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n",
                      dur(l.mean_ns), dur(l.stddev_ns), dur(l.p50_ns), dur(l.p90_ns), dur(l.p99_ns),
                      dur(l.p999_ns), dur(l.max_ns));
-    o += fmt::format("measurement floor: probe pair {:.1f} ns, empty interval {:.1f} ns\n\n",
+    o += fmt::format("measurement floor: probe pair {:.1f} ns, empty interval {:.1f} ns\n",
                      r.overhead.probe_pair_ns, r.overhead.empty_interval_ns);
+    if (a.types.labeled)
+      o += fmt::format("by type: {} within types (to explain), {} between types (requested work)\n",
+                       pct(a.types.within_fraction), pct(a.types.between_fraction));
+    o += "\n";
     o += fmt::format("top factors (k={}, d={}, e={}, root {} at height {}):\n", a.k, a.d, a.e,
                      a.root_label, a.height_root);
-    o += fmt::format("  {:>4}  {:<40} {:>8}  {:<17} {:>6} {:>9}  {}\n", "rank", "factor", "contrib",
-                     "ci95", "height", "score", "largest call site");
+    o += fmt::format("  {:>4}  {:<40} {:>8}  {:<17} {:>6} {:>9} {:>7}  {}\n", "rank", "factor",
+                     "contrib", "ci95", "height", "score", "p99", "largest call site");
     int shown = 0;
     for (const auto &f : a.factors) {
       if (f.rank == 0) continue;
@@ -61,11 +65,13 @@ class TerminalReporter : public Reporter {
                              ? "-"
                              : fmt::format("{} ({})", site_text(f.call_sites[0].call_site),
                                            pct(f.call_sites[0].contribution));
-      o += fmt::format("  {:>4}  {:<40} {} {:<17} {:>6} {:>9.3f}  {}\n", f.rank, f.name,
-                       pct(f.contribution), ci, f.height, f.score, site);
+      std::string tail = f.tail99 ? pct(*f.tail99) : std::string("-");
+      o += fmt::format("  {:>4}  {:<40} {} {:<17} {:>6} {:>9.3f} {:>7}  {}\n", f.rank, f.name,
+                       pct(f.contribution), ci, f.height, f.score, tail, site);
     }
     if (!shown) o += "  (none reaches the threshold)\n";
-    o += "  (* = the 95% interval touches zero: not significant)\n\nvariance tree (terms >= 1%):\n";
+    o += "  (* = the 95% interval touches zero: not significant; p99 = the factor's share of\n"
+         "   the p99 tail's excess over the mean)\n\nvariance tree (terms >= 1%):\n";
     tree_lines(a.tree, 0, o);
     if (!a.blame.empty()) {
       o += "\nblocked on other work (blame):\n";

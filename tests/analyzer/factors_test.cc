@@ -171,3 +171,49 @@ TEST(Factors, BootstrapBracketsARealFactor) {
 
 }  // namespace
 }  // namespace vprof::testing
+
+namespace vprof::testing {
+namespace {
+
+TEST(Factors, TailShareAndTypeSplit) {
+  // 100 intervals of R(1) calling A(2) (site 1) then B(3) (site 2); latency
+  // = 1 (R's body) + A + B. Interval i (0-based): even i: A = 10, type "x";
+  // odd i: A = 30, type "y"; except i = 99: A = 10, B = 1000, type "x"; else
+  // B = 10. So x = 50 × 21 ns + one 1011 ns, y = 49 × 41 ns; E[L] = 40.7.
+  // p99 by nearest rank is the 99th smallest = 41, so the tail (L >= 41) is
+  // the 49 y intervals and the 1011 one: E[L | tail] = (49·41 + 1011)/50 = 60.4.
+  // B: E[B | tail] = (49·10 + 1000)/50 = 29.8, E[B] = 19.9 -> 9.9 / 19.7.
+  // A: E[A | tail] = (49·30 + 10)/50 = 29.6, E[A] = 19.8 -> 9.8 / 19.7.
+  // The two shares add up to 1: the body is constant.
+  TraceBuilder tb;
+  uint32_t x = tb.label("x"), y = tb.label("y");
+  for (int i = 0; i < 100; ++i) {
+    int64_t t = i * 10000, a = i == 99 ? 10 : (i % 2 ? 30 : 10), b = i == 99 ? 1000 : 10;
+    tb.thread(1).begin(t, i + 1, a == 30 ? y : x).enter(t, 1).call(t + 1, t + 1 + a, 1, 2)
+        .call(t + 1 + a, t + 1 + a + b, 2, 3).exit(t + 1 + a + b, 1).end(t + 1 + a + b, i + 1);
+  }
+  Names names = make_names({{1, "R"}, {2, "A"}, {3, "B"}}, {{1, 1, "A", 10}, {2, 1, "B", 11}});
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  opt.factors.d = 0;
+  opt.factors.k = 10;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(tb.build(), names, opt, 0).value());
+  auto a = combine(std::move(runs), opt);
+  const Factor *fb = by_name(*a, "B");
+  const Factor *fa = by_name(*a, "A");
+  ASSERT_TRUE(fb && fa && fb->tail99 && fa->tail99);
+  EXPECT_NEAR(*fb->tail99, 9.9 / 19.7, 1e-12);
+  EXPECT_NEAR(*fa->tail99, 9.8 / 19.7, 1e-12);
+  EXPECT_NEAR(*fa->tail99 + *fb->tail99, 1.0, 1e-12);
+  // Types (population moments): x has 51 intervals, mean 2061/51; y 49, mean 41.
+  ASSERT_TRUE(a->types.labeled);
+  EXPECT_NEAR(a->types.within_fraction + a->types.between_fraction, 1.0, 1e-12);
+  double mx = 2061.0 / 51, my = 41, m = 40.7;
+  double between = 0.51 * (mx - m) * (mx - m) + 0.49 * (my - m) * (my - m);
+  double var = (50 * (21 - m) * (21 - m) + 49 * (41 - m) * (41 - m) + (1011 - m) * (1011 - m)) / 100;
+  EXPECT_NEAR(a->types.between_fraction, between / var, 1e-12);
+}
+
+}  // namespace
+}  // namespace vprof::testing

@@ -75,6 +75,12 @@ TEST(Report, JsonHasTheKeysUsersDependOn) {
       EXPECT_TRUE(f.contains(k)) << k;
   }
   EXPECT_EQ(j["factors"][0]["rank"], 1);
+  EXPECT_TRUE(j["factors"][0]["tail"].contains("p99"));
+  // Half the intervals are labeled NewOrder, the rest unlabeled.
+  ASSERT_TRUE(j["types"].is_object());
+  EXPECT_EQ(j["types"]["by_type"].size(), 2u);
+  EXPECT_NEAR(j["types"]["within_fraction"].get<double>() +
+                  j["types"]["between_fraction"].get<double>(), 1.0, 1e-12);
   // The lock wait is blamed on the holder's function.
   ASSERT_FALSE(j["blame"].empty());
   EXPECT_EQ(j["blame"][0]["waker_function"], "Holder::work");
