@@ -46,6 +46,14 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Na
                                opt.root)};
   }
   r->timeline = build_timeline(trace);
+  uint64_t cells = uint64_t(r->timeline.intervals.size()) * r->timeline.trie.size();
+  if (cells * 3 * sizeof(double) > opt.max_matrix_bytes)
+    return Error{fmt::format(
+        "{}: {} intervals x {} call-tree nodes need {:.1f} GiB of matrices (limit {:.1f} GiB); "
+        "analyze a shorter trace or instrument fewer functions",
+        trace.dir, r->timeline.intervals.size(), r->timeline.trie.size(),
+        double(cells * 3 * sizeof(double)) / double(1ull << 30),
+        double(opt.max_matrix_bytes) / double(1ull << 30))};
   PathOptions po;
   po.threads = opt.threads;
   r->paths = compute_critical_paths(r->timeline, po);

@@ -27,6 +27,10 @@ struct AnalyzeOptions {
   FactorOptions factors;
   unsigned threads = 1;
   const CallGraph *callgraph = nullptr;
+  // The per-interval matrices take about 3 x intervals x stack-tree nodes x 8
+  // bytes; above this the run fails with an Error that says so, instead of
+  // dying in the allocator.
+  uint64_t max_matrix_bytes = uint64_t{4} << 30;
 };
 
 // Everything one run contributes; kept so reporters can show the raw matrix.

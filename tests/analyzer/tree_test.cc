@@ -188,6 +188,18 @@ TEST(VarianceTree, RootFunctionLimitsTheTree) {
   EXPECT_NE(bad.error().message.find("Nope"), std::string::npos);
 }
 
+TEST(VarianceTree, MatrixLimitIsAnErrorNotACrash) {
+  TraceBuilder tb;
+  int64_t xb[] = {10, 20, 30, 40}, xc[] = {5, 5, 15, 15};
+  for (int i = 0; i < 4; ++i) add_interval(tb, i + 1, i * 1000, xb[i], xc[i]);
+  AnalyzeOptions opt;
+  opt.max_matrix_bytes = 100;  // 4 intervals x 6 nodes x 3 x 8 bytes = 576
+  auto run = analyze_run(tb.build(), rbc_names(), opt, 0);
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.error().message.find("4 intervals x 6 call-tree nodes"), std::string::npos)
+      << run.error().message;
+}
+
 TEST(VarianceTree, TwoRunsMergedByFractions) {
   // Run 0 instruments R only: B's contribution is 0.5 (first test).
   // Run 1 also instruments B: B = B1 + B2 through sites 3 and 4 with
