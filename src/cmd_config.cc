@@ -14,13 +14,11 @@
 namespace vprof::cli {
 namespace {
 
-struct Dirs {
-  std::string include, lib, annotations;
-};
-
 bool exists(const std::string &path) { return access(path.c_str(), R_OK) == 0; }
 
-Dirs dirs() {
+}  // namespace
+
+Dirs vprof_dirs() {
   // Installed: <prefix>/bin/vprof with <prefix>/<libdir>/libvprof.so and the headers,
   // wherever the prefix was moved to (--prefix, DESTDIR). Otherwise this is
   // the build tree's vprof, which knows where CMake put things.
@@ -34,12 +32,14 @@ Dirs dirs() {
           std::string(VPROF_BUILD_INCLUDE_DIR) + "/../annotations"};
 }
 
+namespace {
+
 struct ConfigOptions {
   bool cflags = false, libs = false, include_dir = false, lib_dir = false, annotations = false;
 };
 
 int run(const ConfigOptions &o) {
-  Dirs d = dirs();
+  Dirs d = vprof_dirs();
   if (!(o.cflags || o.libs || o.include_dir || o.lib_dir || o.annotations))
     return fail("config: say what to print: --cflags, --libs, --include-dir, --lib-dir or --annotations-dir");
   std::vector<std::string> out;

@@ -39,6 +39,12 @@ int fail(const std::string &message);
 // Directory holding this executable (resolved through /proc/self/exe).
 std::string self_dir();
 
+// vprof's own files, from the install prefix or the build tree (cmd_config.cc).
+struct Dirs {
+  std::string include, lib, annotations;
+};
+Dirs vprof_dirs();
+
 }  // namespace vprof::cli
 
 #endif  // VPROF_SRC_COMMAND_H

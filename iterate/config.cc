@@ -1,0 +1,75 @@
+#include "iterate/config.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace vprof::iterate {
+
+std::string Config::abs(const std::string &p) const {
+  return fs::path(p).is_absolute() ? p : (fs::path(dir) / p).lexically_normal().string();
+}
+
+Expected<Config> load_config(const std::string &path) {
+  std::ifstream in(path);
+  if (!in) return Error{fmt::format("{}: cannot read the session config (run `vprof init` first)", path)};
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::parse_error &e) {
+    return Error{fmt::format("{}: not valid JSON: {}", path, e.what())};
+  }
+  Config c;
+  c.path = fs::absolute(path).lexically_normal().string();
+  c.dir = fs::path(c.path).parent_path().string();
+  auto bad = [&](const char *field, const std::string &why) {
+    return Error{fmt::format("{}: field '{}': {}", path, field, why)};
+  };
+  try {
+    if (!j.is_object()) return Error{fmt::format("{}: the config must be a JSON object", path)};
+    for (const char *req : {"root", "build_command", "run_command"})
+      if (!j.contains(req) || !j[req].is_string() || j[req].get<std::string>().empty())
+        return bad(req, "required, a non-empty string");
+    c.root = j["root"];
+    c.build_command = j["build_command"];
+    c.run_command = j["run_command"];
+    c.build_dir = j.value("build_dir", c.build_dir);
+    c.sync_packs = j.value("sync_packs", c.sync_packs);
+    c.sync_everywhere = j.value("sync_everywhere", c.sync_everywhere);
+    c.k = j.value("k", c.k);
+    c.d = j.value("d", c.d);
+    c.m = j.value("m", c.m);
+    c.exponent = j.value("exponent", c.exponent);
+    c.max_iterations = j.value("max_iterations", c.max_iterations);
+    c.session_dir = j.value("session_dir", c.session_dir);
+  } catch (const json::exception &e) {
+    return Error{fmt::format("{}: wrong type: {}", path, e.what())};
+  }
+  if (c.k < 1) return bad("k", "must be >= 1");
+  if (c.d < 0 || c.d > 1) return bad("d", "must be a fraction in [0, 1]");
+  if (c.m <= 0 || c.m > 1) return bad("m", "must be a fraction in (0, 1]");
+  if (c.exponent < 0) return bad("exponent", "must be >= 0");
+  if (c.max_iterations < 1) return bad("max_iterations", "must be >= 1");
+  return c;
+}
+
+Status save_config(const Config &c, const std::string &path) {
+  json j = {{"schema_version", 1},     {"root", c.root},
+            {"build_dir", c.build_dir}, {"build_command", c.build_command},
+            {"run_command", c.run_command}, {"sync_packs", c.sync_packs},
+            {"sync_everywhere", c.sync_everywhere}, {"k", c.k},
+            {"d", c.d},                 {"m", c.m},
+            {"exponent", c.exponent},   {"max_iterations", c.max_iterations},
+            {"session_dir", c.session_dir}};
+  std::ofstream out(path);
+  if (!out) return Error{fmt::format("{}: cannot write", path)};
+  out << j.dump(2) << "\n";
+  return Status::Ok();
+}
+
+}  // namespace vprof::iterate

@@ -1,0 +1,47 @@
+// The session configuration `vprof init` writes and `vprof iterate` reads
+// (vprof.json in the target tree). Relative paths are relative to the file.
+//
+//   { "schema_version": 1,
+//     "root": "minidb::Engine::run_transaction",
+//     "build_dir": "build",                        // holds compile_commands.json
+//     "build_command": "cmake --build build",
+//     "run_command": "./build/minidb_bench --seconds 3",
+//     "sync_packs": ["std"], "sync_everywhere": true,
+//     "k": 3, "d": 0.05, "m": 0.5, "exponent": 2, "max_iterations": 6,
+//     "session_dir": ".vprof-session" }
+#ifndef VPROF_ITERATE_CONFIG_H
+#define VPROF_ITERATE_CONFIG_H
+
+#include <string>
+#include <vector>
+
+#include <vprof/expected.h>
+
+namespace vprof::iterate {
+
+struct Config {
+  std::string path;  // the file itself (absolute)
+  std::string dir;   // its directory: commands run here
+  std::string root;
+  std::string build_dir = "build";
+  std::string build_command;
+  std::string run_command;
+  std::vector<std::string> sync_packs;
+  bool sync_everywhere = true;  // wrap sync calls in every file, not only the selected functions'
+  int k = 3;
+  double d = 0.05;
+  double m = 0.5;
+  double exponent = 2.0;
+  int max_iterations = 6;
+  std::string session_dir = ".vprof-session";
+
+  std::string abs(const std::string &p) const;  // p resolved against dir
+};
+
+// Errors name the file and the field: "vprof.json: field 'k': must be >= 1".
+Expected<Config> load_config(const std::string &path);
+Status save_config(const Config &c, const std::string &path);
+
+}  // namespace vprof::iterate
+
+#endif

@@ -1,0 +1,73 @@
+#include "iterate/decide.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace vprof::iterate {
+
+namespace {
+
+const analyzer::Factor *find_factor(const analyzer::Analysis &a, const std::string &name) {
+  for (const auto &f : a.factors)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string caller_of(const analyzer::Analysis &a, const analyzer::Factor &f) {
+  // Function ids are renumbered by every instrumentation: resolve the largest
+  // call site in the run of the instance it came from.
+  for (const auto &site : f.call_sites) {
+    if (!site.call_site) continue;
+    for (const auto *inst : f.instances) {
+      if (inst->label != site.label || inst->run < 0 || inst->run >= (int)a.runs.size()) continue;
+      return a.runs[inst->run]->names.function(site.call_site->function_id);
+    }
+  }
+  return "";
+}
+
+namespace {
+
+bool ends_with(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, double m,
+                                const CanBreakDown &probe) {
+  std::vector<Suggestion> out;
+  for (const auto &f : a.factors) {
+    if (f.rank <= 0) continue;
+    Suggestion g;
+    g.factor = f.name;
+    g.contribution = f.contribution;
+    if (f.covariance) {
+      g.reason = "a covariance: read both functions together";
+    } else if (ends_with(f.name, " (body)")) {
+      g.reason = "the function's own code (its body) varies";
+    } else if (f.functions.empty() || f.functions[0].empty() || f.functions[0][0] == '(') {
+      g.reason = "not a function";
+    } else {
+      g.function = f.functions[0];
+      if (s.is_broken_down(g.function)) {
+        const analyzer::Factor *body = find_factor(a, g.function + " (body)");
+        double share = body && f.contribution != 0 ? body->contribution / f.contribution : 0;
+        g.reason = share >= m ? fmt::format("its body holds {:.0f}% of its variance", 100 * share)
+                              : "already broken down: its parts are ranked on their own";
+      } else {
+        std::string why_not = probe(g.function);
+        g.break_down = why_not.empty();
+        g.reason = why_not.empty() ? "it has calls to break down" : why_not;
+        g.parent = caller_of(a, f);
+      }
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace vprof::iterate

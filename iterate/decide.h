@@ -1,0 +1,42 @@
+// Which selected factors to break down next (METHOD §6, the paper's
+// Algorithm 3, with the automatic rule):
+//   - a covariance, a body ("f (body)"), or a leaf that is no function
+//     ("(outside)", "(queue wait)") is explained: there is nothing below it;
+//   - a function already broken down is explained when its body holds at
+//     least m of its own variance (the code itself varies), otherwise its
+//     parts are ranked on their own and it needs nothing more;
+//   - any other function is broken down if it has calls in its body (the
+//     `probe` callback says why not: no calls, or defined outside the tree).
+#ifndef VPROF_ITERATE_DECIDE_H
+#define VPROF_ITERATE_DECIDE_H
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analyzer/pipeline/analyze.h"
+#include "iterate/state.h"
+
+namespace vprof::iterate {
+
+struct Suggestion {
+  std::string factor;    // the factor's name
+  std::string function;  // the function to break down ("" when not a function)
+  std::string parent;    // the function whose call site reaches it
+  double contribution = 0;
+  bool break_down = false;
+  std::string reason;
+};
+
+// "" when f can be broken down, else why not.
+using CanBreakDown = std::function<std::string(const std::string &f)>;
+
+// The function holding the factor's largest call site ("" when none).
+std::string caller_of(const analyzer::Analysis &a, const analyzer::Factor &f);
+
+std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, double m,
+                                const CanBreakDown &probe);
+
+}  // namespace vprof::iterate
+
+#endif

@@ -1,0 +1,280 @@
+#include "iterate/session.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "analyzer/names/names.h"
+#include "analyzer/read/trace_reader.h"
+#include "analyzer/report/reporter.h"
+#include "instrumenter/instrument.h"
+
+namespace fs = std::filesystem;
+
+namespace vprof::iterate {
+
+namespace {
+
+// Runs `command` with /bin/sh in `dir`, output to `log`. Returns the exit
+// status (128 + signal when killed), or an Error when it could not start.
+Expected<int> shell(const std::string &command, const std::string &dir, const std::string &log,
+                    const std::vector<std::pair<std::string, std::string>> &env) {
+  int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Error{fmt::format("{}: cannot write: {}", log, std::strerror(errno))};
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fd);
+    return Error{fmt::format("fork failed: {}", std::strerror(errno))};
+  }
+  if (pid == 0) {
+    dup2(fd, 1);
+    dup2(fd, 2);
+    if (chdir(dir.c_str()) != 0) _exit(126);
+    for (const auto &[k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    execl("/bin/sh", "sh", "-c", command.c_str(), (char *)nullptr);
+    _exit(127);
+  }
+  close(fd);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+std::string tail(const std::string &path, size_t lines) {
+  std::ifstream in(path);
+  std::vector<std::string> all;
+  for (std::string l; std::getline(in, l);) all.push_back(l);
+  std::string out;
+  for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i)
+    out += "    " + all[i] + "\n";
+  return out;
+}
+
+class Session {
+ public:
+  Session(const Config &c, const SessionOptions &o, const Hooks &h)
+      : c_(c), o_(o), h_(h), dir_(c.abs(c.session_dir)), build_dir_(c.abs(c.build_dir)) {}
+
+  Expected<Outcome> run();
+
+ private:
+  void log(const std::string &s) const {
+    if (h_.log) h_.log(s);
+  }
+  bool interrupted() const { return h_.interrupted && h_.interrupted(); }
+  std::string state_path() const { return dir_ + "/state.json"; }
+  instr::InstrumentOptions instrument_options(std::vector<std::string> functions) const;
+  Status run_iteration(Iteration &it);
+  Expected<std::unique_ptr<analyzer::Analysis>> analyze() const;
+  Status write_reports(const analyzer::Analysis &a, const std::string &stem) const;
+  std::string can_break_down(const std::string &f);
+
+  const Config &c_;
+  const SessionOptions &o_;
+  const Hooks &h_;
+  std::string dir_, build_dir_;
+  State s_;
+};
+
+instr::InstrumentOptions Session::instrument_options(std::vector<std::string> functions) const {
+  instr::InstrumentOptions io;
+  io.build_dir = build_dir_;
+  io.functions = std::move(functions);
+  io.sync_packs = c_.sync_packs;
+  io.annotations_dir = o_.annotations_dir;
+  if (!o_.include_dir.empty()) io.excluded_dirs.push_back(o_.include_dir);
+  io.all_files = c_.sync_everywhere;
+  return io;
+}
+
+std::string Session::can_break_down(const std::string &f) {
+  // A dry run on f alone: cheap (only the files that define f are parsed)
+  // and exact about whether f's body holds calls vprof can time.
+  instr::InstrumentOptions io = instrument_options({f});
+  io.all_files = false;
+  io.sync_packs.clear();
+  io.dry_run = true;
+  auto r = instr::instrument(io);
+  if (!r) return "cannot be instrumented here: " + r.error().message;
+  if (r->call_sites == 0) return "no calls in its body to break down";
+  return "";
+}
+
+Status Session::run_iteration(Iteration &it) {
+  std::string idir = fmt::format("{}/iter-{}", dir_, it.number);
+  fs::create_directories(idir);
+  log(fmt::format("iteration {}: instrumenting {}", it.number, fmt::join(it.instrumented, ", ")));
+  auto ir = instr::instrument(instrument_options(it.instrumented));
+  if (!ir) return Error{ir.error().message};
+  log(fmt::format("iteration {}: {} functions, {} call sites, {} sync sites in {} files", it.number,
+                  ir->functions, ir->call_sites, ir->sync_sites, ir->files_changed));
+  if (interrupted()) return Error{"interrupted"};
+
+  std::string build_log = idir + "/build.log";
+  log(fmt::format("iteration {}: building ({})", it.number, c_.build_command));
+  auto b = shell(c_.build_command, c_.dir, build_log, {});
+  if (!b) return Error{b.error().message};
+  if (*b != 0)
+    return Error{fmt::format("{}: the build failed (exit {}); its last lines:\n{}", build_log, *b,
+                             tail(build_log, 15))};
+  if (interrupted()) return Error{"interrupted"};
+
+  std::error_code ec;
+  fs::remove_all(it.trace_dir, ec);
+  fs::create_directories(it.trace_dir);
+  fs::copy_file(ir->manifest_path, it.trace_dir + "/manifest.json",
+                fs::copy_options::overwrite_existing, ec);
+  if (ec) return Error{fmt::format("{}: cannot copy the manifest: {}", ir->manifest_path, ec.message())};
+  std::string run_log = idir + "/run.log";
+  log(fmt::format("iteration {}: running ({})", it.number, c_.run_command));
+  auto r = shell(c_.run_command, c_.dir, run_log, {{"VPROF_TRACE_DIR", it.trace_dir}});
+  if (!r) return Error{r.error().message};
+  if (*r != 0)
+    return Error{fmt::format("{}: the workload failed (exit {}); its last lines:\n{}", run_log, *r,
+                             tail(run_log, 15))};
+  it.analyzed = true;
+  return Status::Ok();
+}
+
+Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze() const {
+  analyzer::AnalyzeOptions opt;
+  opt.root = c_.root;
+  opt.factors.k = c_.k;
+  opt.factors.d = c_.d;
+  opt.factors.e = c_.exponent;
+  opt.threads = 2;
+  std::vector<std::unique_ptr<analyzer::RunAnalysis>> runs;
+  int run = 0;
+  for (const auto &it : s_.iterations) {
+    if (!it.analyzed) continue;
+    auto trace = trace::read_trace_dir(it.trace_dir);
+    if (!trace) return Error{trace.error().message};
+    if (const auto *e = trace->first_error()) return Error{e->str()};
+    auto names = analyzer::load_manifest(it.trace_dir + "/manifest.json");
+    if (!names) return Error{names.error().message};
+    auto ra = analyzer::analyze_run(*trace, std::move(*names), opt, run++);
+    if (!ra) return Error{ra.error().message};
+    runs.push_back(std::move(*ra));
+  }
+  if (runs.empty()) return Error{fmt::format("{}: no analyzed run in this session", dir_)};
+  return analyzer::combine(std::move(runs), opt);
+}
+
+Status Session::write_reports(const analyzer::Analysis &a, const std::string &stem) const {
+  std::ofstream json(stem + ".json"), text(stem + ".txt");
+  if (!json || !text) return Error{fmt::format("{}: cannot write the reports", stem)};
+  Status s = analyzer::make_json_reporter()->write(a, json);
+  if (!s) return s;
+  return analyzer::make_terminal_reporter()->write(a, text);
+}
+
+Expected<Outcome> Session::run() {
+  if (o_.fresh) {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::create_directories(dir_);
+  auto loaded = load_state(state_path());
+  if (!loaded) return Error{loaded.error().message};
+  s_ = std::move(*loaded);
+  int max_it = o_.max_iterations > 0 ? o_.max_iterations : c_.max_iterations;
+  if (s_.iterations.empty() && s_.pending.empty() && !s_.done) {
+    s_.pending = {c_.root};
+    s_.broken_down.push_back({c_.root, "", 1});
+  } else if (!s_.done) {
+    log(fmt::format("resuming the session in {} after {} iterations", dir_, s_.iterations.size()));
+  }
+
+  std::unique_ptr<analyzer::Analysis> analysis;
+  while (!s_.done) {
+    if (interrupted()) return Error{"interrupted"};
+    // Resume a run that was stopped before it finished, else start the next.
+    if (s_.iterations.empty() || s_.iterations.back().analyzed) {
+      int n = (int)s_.iterations.size() + 1;
+      if (n > max_it) {  // not done: a later run with a higher limit goes on from here
+        s_.stop_reason = fmt::format("stopped at the limit of {} iterations", max_it);
+        break;
+      }
+      // What this run needs: each function to break down and the chain of
+      // broken-down functions above it, so its nodes sit where the earlier
+      // runs' trees expect them (runs are merged by node path).
+      std::vector<std::string> need;
+      for (const auto &f : s_.pending)
+        for (const auto &g : s_.chain(f))
+          if (std::find(need.begin(), need.end(), g) == need.end()) need.push_back(g);
+      s_.iterations.push_back({n, need, fmt::format("{}/iter-{}/trace", dir_, n), false});
+      Status saved = save_state(s_, state_path());
+      if (!saved) return Error{saved.message()};
+    }
+    Iteration &it = s_.iterations.back();
+    Status st = run_iteration(it);
+    if (!st) return Error{st.message()};
+    Status saved = save_state(s_, state_path());
+    if (!saved) return Error{saved.message()};
+
+    auto a = analyze();
+    if (!a) return Error{a.error().message};
+    analysis = std::move(*a);
+    Status w = write_reports(*analysis, fmt::format("{}/iter-{}/report", dir_, it.number));
+    if (!w) return Error{w.message()};
+
+    auto suggestions = suggest(*analysis, s_, c_.m, [this](const std::string &f) { return can_break_down(f); });
+    if (h_.decide && !h_.decide(suggestions, *analysis)) {
+      s_.done = true;
+      s_.stop_reason = "stopped by the user";
+    }
+    s_.pending.clear();
+    for (const auto &g : suggestions) {
+      s_.decisions.push_back({it.number, g.factor, g.break_down ? "break down" : "explained", g.reason});
+      log(fmt::format("  {:<48} {:>6.1f}%  {}: {}", g.factor, 100 * g.contribution,
+                      g.break_down ? "break down" : "explained", g.reason));
+      if (g.break_down && !s_.is_broken_down(g.function)) {
+        s_.pending.push_back(g.function);
+        s_.broken_down.push_back({g.function, g.parent, it.number + 1});
+      }
+    }
+    if (!s_.done && s_.pending.empty()) {
+      s_.done = true;
+      s_.stop_reason = "fixed point: every selected factor is explained";
+    }
+    saved = save_state(s_, state_path());
+    if (!saved) return Error{saved.message()};
+  }
+
+  if (!analysis) {  // a finished session, reopened: report it again
+    auto a = analyze();
+    if (!a) return Error{a.error().message};
+    analysis = std::move(*a);
+  }
+  Outcome out;
+  out.final_json = dir_ + "/final-report.json";
+  out.final_text = dir_ + "/final-report.txt";
+  Status w = write_reports(*analysis, dir_ + "/final-report");
+  if (!w) return Error{w.message()};
+  out.analysis = std::move(analysis);
+  out.state = s_;
+  return out;
+}
+
+}  // namespace
+
+Expected<Outcome> run_session(const Config &c, const SessionOptions &o, const Hooks &h) {
+  Session s(c, o, h);
+  auto out = s.run();
+  // Whatever happened, the target tree goes back to its pristine bytes.
+  auto restored = instr::restore(c.abs(c.build_dir));
+  if (!restored && out) return Error{restored.error().message};
+  return out;
+}
+
+}  // namespace vprof::iterate

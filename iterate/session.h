@@ -1,0 +1,50 @@
+// The refinement loop: instrument -> build -> run -> analyze -> select ->
+// decide, until every selected factor is explained (a fixed point) or the
+// iteration limit. State and reports persist under the session directory
+// after every iteration:
+//   SESSION/state.json                the session (state.h)
+//   SESSION/iter-N/{build.log,run.log,trace/,report.json,report.txt}
+//   SESSION/final-report.{json,txt}   the merged analysis at the end
+// The target tree is restored (byte for byte) when the loop ends, fails, or
+// is interrupted.
+#ifndef VPROF_ITERATE_SESSION_H
+#define VPROF_ITERATE_SESSION_H
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analyzer/pipeline/analyze.h"
+#include "iterate/config.h"
+#include "iterate/decide.h"
+#include "iterate/state.h"
+
+namespace vprof::iterate {
+
+struct Hooks {
+  std::function<void(const std::string &)> log;  // progress, one line at a time
+  // Interactive mode: may change the suggestions' break_down flags; false stops the session.
+  // Null: the automatic rule decides.
+  std::function<bool(std::vector<Suggestion> &, const analyzer::Analysis &)> decide;
+  std::function<bool()> interrupted;  // polled between steps
+};
+
+struct SessionOptions {
+  std::string annotations_dir;    // where sync packs are found
+  std::string include_dir;        // vprof's headers: never edited
+  int max_iterations = 0;         // 0: the config's
+  bool fresh = false;             // discard a previous session
+};
+
+struct Outcome {
+  std::unique_ptr<analyzer::Analysis> analysis;
+  State state;
+  std::string final_json, final_text;  // paths
+};
+
+Expected<Outcome> run_session(const Config &c, const SessionOptions &o, const Hooks &h);
+
+}  // namespace vprof::iterate
+
+#endif

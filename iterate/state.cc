@@ -1,0 +1,84 @@
+#include "iterate/state.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace vprof::iterate {
+
+bool State::is_broken_down(const std::string &f) const {
+  return std::any_of(broken_down.begin(), broken_down.end(),
+                     [&](const BrokenDown &b) { return b.function == f; });
+}
+
+std::vector<std::string> State::chain(const std::string &f) const {
+  std::vector<std::string> out;
+  std::string cur = f;
+  while (!cur.empty() && std::find(out.begin(), out.end(), cur) == out.end()) {
+    out.push_back(cur);
+    auto it = std::find_if(broken_down.begin(), broken_down.end(),
+                           [&](const BrokenDown &b) { return b.function == cur; });
+    cur = it == broken_down.end() ? "" : it->parent;
+  }
+  return out;
+}
+
+Expected<State> load_state(const std::string &path) {
+  State s;
+  if (!fs::exists(path)) return s;
+  std::ifstream in(path);
+  try {
+    json j = json::parse(in);
+    for (const auto &b : j.at("broken_down"))
+      s.broken_down.push_back({b.at("function"), b.at("parent"), b.at("iteration")});
+    for (const auto &i : j.at("iterations"))
+      s.iterations.push_back({i.at("number"), i.at("instrumented"), i.at("trace_dir"), i.at("analyzed")});
+    for (const auto &d : j.at("decisions"))
+      s.decisions.push_back({d.at("iteration"), d.at("factor"), d.at("decision"), d.at("reason")});
+    s.pending = j.at("pending").get<std::vector<std::string>>();
+    s.done = j.at("done");
+    s.stop_reason = j.value("stop_reason", "");
+  } catch (const json::exception &e) {
+    return Error{fmt::format("{}: the session state is damaged ({}); remove it to start over",
+                             path, e.what())};
+  }
+  return s;
+}
+
+Status save_state(const State &s, const std::string &path) {
+  json j;
+  j["schema_version"] = 1;
+  j["broken_down"] = json::array();
+  for (const auto &b : s.broken_down)
+    j["broken_down"].push_back({{"function", b.function}, {"parent", b.parent}, {"iteration", b.iteration}});
+  j["iterations"] = json::array();
+  for (const auto &i : s.iterations)
+    j["iterations"].push_back({{"number", i.number}, {"instrumented", i.instrumented},
+                               {"trace_dir", i.trace_dir}, {"analyzed", i.analyzed}});
+  j["decisions"] = json::array();
+  for (const auto &d : s.decisions)
+    j["decisions"].push_back({{"iteration", d.iteration}, {"factor", d.factor},
+                              {"decision", d.decision}, {"reason", d.reason}});
+  j["pending"] = s.pending;
+  j["done"] = s.done;
+  j["stop_reason"] = s.stop_reason;
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) return Error{fmt::format("{}: cannot write the session state", tmp)};
+    out << j.dump(2) << "\n";
+    if (!out.flush()) return Error{fmt::format("{}: write failed", tmp)};
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return Error{fmt::format("{}: {}", path, ec.message())};
+  return Status::Ok();
+}
+
+}  // namespace vprof::iterate

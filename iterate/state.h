@@ -1,0 +1,51 @@
+// What a refinement session has done so far, persisted after every iteration
+// (SESSION_DIR/state.json) so a stopped session resumes where it stopped.
+#ifndef VPROF_ITERATE_STATE_H
+#define VPROF_ITERATE_STATE_H
+
+#include <string>
+#include <vector>
+
+#include <vprof/expected.h>
+
+namespace vprof::iterate {
+
+struct BrokenDown {
+  std::string function;
+  std::string parent;  // the function whose call site led here ("" for the root)
+  int iteration = 0;   // the iteration that first instrumented it
+};
+
+struct Decision {
+  int iteration = 0;
+  std::string factor;
+  std::string decision;  // "break down" | "explained"
+  std::string reason;
+};
+
+struct Iteration {
+  int number = 0;
+  std::vector<std::string> instrumented;  // functions instrumented for this run
+  std::string trace_dir;                  // absolute
+  bool analyzed = false;                  // the run finished and was analyzed
+};
+
+struct State {
+  std::vector<BrokenDown> broken_down;
+  std::vector<Iteration> iterations;
+  std::vector<Decision> decisions;
+  std::vector<std::string> pending;  // to break down in the next iteration
+  bool done = false;
+  std::string stop_reason;
+
+  bool is_broken_down(const std::string &f) const;
+  // f and its ancestors along the parent links.
+  std::vector<std::string> chain(const std::string &f) const;
+};
+
+Expected<State> load_state(const std::string &path);  // a missing file is a fresh state
+Status save_state(const State &s, const std::string &path);  // atomic: write then rename
+
+}  // namespace vprof::iterate
+
+#endif

@@ -1,0 +1,60 @@
+// vprof init [-p BUILD_DIR] --root FUNC --build CMD --run CMD [--sync PACK]... [-o vprof.json]
+// Writes the session config `vprof iterate` reads (iterate/config.h).
+#ifdef VPROF_HAVE_INSTRUMENTER
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "command.h"
+#include "iterate/config.h"
+
+namespace vprof::cli {
+namespace {
+
+struct InitCli {
+  iterate::Config c;
+  std::string out = "vprof.json";
+  bool force = false;
+};
+
+int run(InitCli &o) {
+  namespace fs = std::filesystem;
+  if (fs::exists(o.out) && !o.force)
+    return fail(fmt::format("{}: already exists (use --force to overwrite)", o.out));
+  if (!fs::exists(fs::path(o.c.build_dir) / "compile_commands.json"))
+    std::fprintf(stderr, "vprof: note: %s/compile_commands.json does not exist yet; the build "
+                 "command must make it (CMAKE_EXPORT_COMPILE_COMMANDS=ON, or bear)\n",
+                 o.c.build_dir.c_str());
+  Status s = iterate::save_config(o.c, o.out);
+  if (!s) return fail(s.message());
+  // Read it back: the same validation `iterate` will apply.
+  auto back = iterate::load_config(o.out);
+  if (!back) return fail(back.error().message);
+  std::printf("wrote %s\n", o.out.c_str());
+  return 0;
+}
+
+Registrar reg("init", "write vprof.json, the session config for `vprof iterate`",
+              [](CLI::App &sub) -> Runner {
+                auto o = std::make_shared<InitCli>();
+                sub.add_option("-p,--build-dir", o->c.build_dir, "build directory with compile_commands.json")
+                    ->capture_default_str();
+                sub.add_option("--root", o->c.root, "the function to break down first")->required();
+                sub.add_option("--build", o->c.build_command, "the target's build command")->required();
+                sub.add_option("--run", o->c.run_command,
+                               "the workload to profile (runs with the recorder on)")->required();
+                sub.add_option("--sync", o->c.sync_packs, "sync packs to wrap (pthread, std, leveldb, postgres, ...)");
+                sub.add_option("-k", o->c.k, "factors selected per iteration")->capture_default_str();
+                sub.add_option("-d", o->c.d, "minimum contribution of a selected factor")->capture_default_str();
+                sub.add_option("-m", o->c.m, "body share that makes a function explained")->capture_default_str();
+                sub.add_option("--exponent", o->c.exponent, "specificity exponent e")->capture_default_str();
+                sub.add_option("--max-iterations", o->c.max_iterations)->capture_default_str();
+                sub.add_option("-o,--output", o->out, "where to write")->capture_default_str();
+                sub.add_flag("--force", o->force, "overwrite an existing file");
+                return [o] { return run(*o); };
+              });
+
+}  // namespace
+}  // namespace vprof::cli
+#endif  // VPROF_HAVE_INSTRUMENTER

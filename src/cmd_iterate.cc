@@ -1,0 +1,98 @@
+// vprof iterate [--config vprof.json] [--auto] [--max-iterations N] [--fresh]
+// The refinement loop (iterate/session.h): interactive by default (the table
+// first, then a question per selected factor), --auto for the rule in
+// METHOD §6. Ctrl-C stops after the current step; the tree is restored.
+#ifdef VPROF_HAVE_INSTRUMENTER
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "analyzer/report/reporter.h"
+#include "command.h"
+#include "iterate/session.h"
+
+namespace vprof::cli {
+namespace {
+
+struct IterateCli {
+  std::string config = "vprof.json";
+  bool automatic = false, fresh = false;
+  int max_iterations = 0;
+};
+
+std::atomic<bool> g_interrupted{false};
+void on_sigint(int) { g_interrupted = true; }
+
+bool ask(std::vector<iterate::Suggestion> &sugg, const analyzer::Analysis &a) {
+  analyzer::make_terminal_reporter()->write(a, std::cout);
+  for (auto &g : sugg) {
+    if (g.function.empty() && !g.break_down) continue;  // nothing to ask: not a function
+    std::printf("%s (%.1f%%): suggested: %s (%s). [b]reak down, [e]xplained, [q]uit? ",
+                g.factor.c_str(), 100 * g.contribution, g.break_down ? "break down" : "explained",
+                g.reason.c_str());
+    std::fflush(stdout);
+    std::string line;
+    if (!std::getline(std::cin, line) || line == "q") return false;
+    if (line == "b") {
+      if (g.function.empty()) std::printf("  %s is not a function; left explained\n", g.factor.c_str());
+      else g.break_down = true, g.reason = "chosen by the user";
+    } else if (line == "e") {
+      g.break_down = false;
+      g.reason = "explained by the user";
+    }
+  }
+  return true;
+}
+
+int run(const IterateCli &o) {
+  if (!o.automatic && !isatty(0))
+    return fail("iterate asks questions: run it in a terminal, or pass --auto");
+  auto cfg = iterate::load_config(o.config);
+  if (!cfg) return fail(cfg.error().message);
+  Dirs d = vprof_dirs();
+  iterate::SessionOptions so;
+  so.annotations_dir = d.annotations;
+  so.include_dir = d.include;
+  so.max_iterations = o.max_iterations;
+  so.fresh = o.fresh;
+  iterate::Hooks h;
+  h.log = [](const std::string &s) { std::fprintf(stderr, "vprof: %s\n", s.c_str()); };
+  h.interrupted = [] { return g_interrupted.load(); };
+  if (!o.automatic) h.decide = ask;
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigaction(SIGINT, &sa, nullptr);
+  auto out = iterate::run_session(*cfg, so, h);
+  if (!out) {
+    if (g_interrupted) {
+      std::fprintf(stderr, "vprof: interrupted; the tree is restored and `vprof iterate` resumes\n");
+      return 130;
+    }
+    return fail(out.error().message);
+  }
+  std::printf("\n");
+  analyzer::make_terminal_reporter()->write(*out->analysis, std::cout);
+  std::printf("\n%zu iterations; %s.\nReports: %s and %s\n", out->state.iterations.size(),
+              out->state.stop_reason.c_str(), out->final_text.c_str(), out->final_json.c_str());
+  return 0;
+}
+
+Registrar reg("iterate", "break the top factors down, one level per run, until explained",
+              [](CLI::App &sub) -> Runner {
+                auto o = std::make_shared<IterateCli>();
+                sub.add_option("--config", o->config, "the session config")->capture_default_str();
+                sub.add_flag("--auto", o->automatic, "decide by the rule of METHOD §6, ask nothing");
+                sub.add_option("--max-iterations", o->max_iterations, "override the config's limit");
+                sub.add_flag("--fresh", o->fresh, "discard the previous session and start over");
+                return [o] { return run(*o); };
+              });
+
+}  // namespace
+}  // namespace vprof::cli
+#endif  // VPROF_HAVE_INSTRUMENTER

@@ -1,0 +1,151 @@
+// vprof iterate on a real target with a planted cause: instrument, build,
+// run, analyze, decide, repeat; the session must end on the planted function
+// and leave the target's sources byte for byte as they were.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "iterate/config.h"
+#include "iterate/session.h"
+
+namespace fs = std::filesystem;
+using namespace vprof::iterate;
+
+namespace {
+
+std::string slurp(const std::string &p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A fresh copy of the target with its own CMake build and a session config.
+Config make_target(const std::string &name, const std::string &victim, int seed) {
+  fs::path dir = fs::temp_directory_path() / ("vprof-it-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(PLANTED_SOURCE, dir / "planted.cc");
+  std::ofstream(dir / "CMakeLists.txt")
+      << "cmake_minimum_required(VERSION 3.18)\nproject(planted CXX)\n"
+      << "set(CMAKE_EXPORT_COMPILE_COMMANDS ON)\nset(CMAKE_BUILD_TYPE Release)\n"
+      << "add_executable(planted planted.cc)\n"
+      << "target_include_directories(planted PRIVATE " << VPROF_INCLUDE_DIR << ")\n"
+      << "target_link_libraries(planted PRIVATE " << VPROF_RUNTIME_LIB << ")\n";
+  std::string configure = "cmake -S " + dir.string() + " -B " + (dir / "b").string() +
+                          " -G Ninja > " + (dir / "configure.log").string() + " 2>&1";
+  EXPECT_EQ(std::system(configure.c_str()), 0);
+  Config c;
+  c.path = (dir / "vprof.json").string();
+  c.dir = dir.string();
+  c.root = "handle";
+  c.build_dir = "b";
+  c.build_command = "cmake --build b";
+  c.run_command = "./b/planted " + victim + " " + std::to_string(seed);
+  c.k = 2;
+  c.max_iterations = 8;
+  return c;
+}
+
+SessionOptions options() {
+  SessionOptions o;
+  o.annotations_dir = VPROF_ANNOTATIONS_DIR;
+  o.include_dir = VPROF_INCLUDE_DIR;
+  return o;
+}
+
+const vprof::analyzer::Factor &top(const Outcome &out) {
+  for (const auto &f : out.analysis->factors)
+    if (f.rank == 1) return f;
+  ADD_FAILURE() << "no factor ranked first";
+  return out.analysis->factors.front();
+}
+
+// The function whose call site carries most of factor `name`.
+std::string caller_of(const Outcome &out, const std::string &name) {
+  for (const auto &f : out.analysis->factors)
+    if (f.name == name) return vprof::iterate::caller_of(*out.analysis, f);
+  return "";
+}
+
+}  // namespace
+
+class Planted : public ::testing::TestWithParam<std::tuple<const char *, int>> {};
+
+TEST_P(Planted, AutoEndsOnThePlantedFunctionAndRestoresTheTree) {
+  auto [victim, seed] = GetParam();
+  Config c = make_target(std::string(victim) + "-" + std::to_string(seed), victim, seed);
+  std::string before = slurp(c.dir + "/planted.cc");
+  auto out = run_session(c, options(), Hooks{});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->state.stop_reason, "fixed point: every selected factor is explained");
+  // Ranked first: the planted function (as a whole or as its own code), and
+  // its variance comes through the call site in the victim.
+  ASSERT_FALSE(top(*out).functions.empty());
+  EXPECT_EQ(top(*out).functions[0], "injected_delay") << top(*out).name;
+  EXPECT_EQ(caller_of(*out, "injected_delay"), victim) << "the planted call site carries it";
+  EXPECT_GT(top(*out).contribution, 0.5);
+  EXPECT_EQ(slurp(c.dir + "/planted.cc"), before) << "restored byte for byte";
+  EXPECT_TRUE(fs::exists(out->final_json));
+}
+
+INSTANTIATE_TEST_SUITE_P(Depths, Planted,
+                         ::testing::Values(std::make_tuple("stage1", 1), std::make_tuple("stage2", 2),
+                                           std::make_tuple("stage3", 3), std::make_tuple("stage3", 7)));
+
+TEST(Iterate, StoppedSessionResumesWhereItStopped) {
+  Config c = make_target("resume", "stage3", 5);
+  std::string before = slurp(c.dir + "/planted.cc");
+  SessionOptions o = options();
+  o.max_iterations = 1;
+  auto first = run_session(c, o, Hooks{});
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_FALSE(first->state.done);
+  EXPECT_EQ(first->state.iterations.size(), 1u);
+  EXPECT_FALSE(first->state.pending.empty()) << "iteration 1 chose what to break down next";
+  EXPECT_EQ(slurp(c.dir + "/planted.cc"), before);
+
+  o.max_iterations = 0;  // the config's limit
+  auto second = run_session(c, o, Hooks{});
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_TRUE(second->state.done);
+  EXPECT_GT(second->state.iterations.size(), 1u);
+  EXPECT_EQ(second->state.iterations[0].number, 1) << "iteration 1 was kept, not redone";
+  EXPECT_EQ(caller_of(*second, "injected_delay"), "stage3");
+  EXPECT_EQ(slurp(c.dir + "/planted.cc"), before);
+}
+
+TEST(Iterate, InterruptedMidIterationRestoresAndResumes) {
+  Config c = make_target("interrupt", "stage2", 3);
+  std::string before = slurp(c.dir + "/planted.cc");
+  int polls = 0;
+  Hooks h;
+  h.interrupted = [&] { return ++polls > 5; };  // stop inside iteration 2
+  auto first = run_session(c, options(), h);
+  ASSERT_FALSE(first.ok());
+  EXPECT_EQ(first.error().message, "interrupted");
+  EXPECT_EQ(slurp(c.dir + "/planted.cc"), before) << "restored after the interrupt";
+
+  auto second = run_session(c, options(), Hooks{});
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_TRUE(second->state.done);
+  EXPECT_EQ(caller_of(*second, "injected_delay"), "stage2");
+  EXPECT_EQ(slurp(c.dir + "/planted.cc"), before);
+}
+
+TEST(Iterate, BadConfigNamesTheFileAndField) {
+  fs::path p = fs::temp_directory_path() / ("vprof-it-badcfg-" + std::to_string(getpid()) + ".json");
+  std::ofstream(p) << R"({"root": "f", "build_command": "true", "run_command": "true", "k": 0})";
+  auto c = load_config(p.string());
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, p.string() + ": field 'k': must be >= 1");
+  std::ofstream(p) << R"({"root": "f"})";
+  c = load_config(p.string());
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("field 'build_command'"), std::string::npos);
+}
