@@ -116,6 +116,19 @@ TEST(BenchTest, OpenLoopLatencyCountsFromTheIntendedStart) {
   EXPECT_NE(r.out.find("loop=open"), std::string::npos);
 }
 
+// --duration alone runs by time: clients start transactions until the
+// deadline, so the run cannot end before it (a lower bound, never flaky).
+TEST(BenchTest, DurationAloneRunsUntilTheDeadline) {
+  TempDir dir;
+  BenchRun r = run_bench("--duration 0.3 --flush lazy --dir " + dir.path());
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("elapsed_s=([0-9.]+)"))) << r.out;
+  EXPECT_GE(std::stod(m[1]), 0.3 - 0.005) << r.out;  // printed with 2 decimals
+  EXPECT_GT(field(r.out, "committed"), 0u);
+  EXPECT_EQ(field(r.out, "failed"), 0u);
+}
+
 TEST(BenchTest, ListsInjectableFunctions) {
   BenchRun r = run_bench("--list-injectable");
   ASSERT_EQ(r.status, 0);

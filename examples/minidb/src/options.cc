@@ -85,7 +85,7 @@ const std::vector<Flag> &flags() {
       {"--threads", "N", "client connections (default 4)", unsigned_flag(&BenchOptions::threads, 1)},
       {"--workers", "N", "pool workers in --mode pool (default: --threads)",
        unsigned_flag(&BenchOptions::workers, 0)},
-      {"--duration", "SECONDS", "run for this long (0: until --txns)",
+      {"--duration", "SECONDS", "run for this long (0: until --txns; alone, it lifts the --txns budget)",
        [](const std::string &v, BenchOptions *o) { return to_double(v, &o->duration_s); }},
       {"--txns", "N", "total transactions to commit (default 2000; 0: until --duration)",
        unsigned_flag(&BenchOptions::txns, 0)},
@@ -231,6 +231,11 @@ bool parse_bench_options(int argc, char **argv, BenchOptions *out, std::string *
       }
     }
   }
+  // --duration alone means "run for that long": the transaction budget of the
+  // preset would otherwise end the run early.
+  bool txns_given = false;
+  for (const auto &p : pairs) txns_given |= p.first == "--txns";
+  if (o.duration_s > 0 && !txns_given) o.txns = 0;
   if (o.txns == 0 && o.duration_s <= 0) {
     *err = "give --txns N or --duration SECONDS (both are 0)";
     return false;
