@@ -1,6 +1,9 @@
 #include "analyzer/merge/timeline.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
+#include <thread>
 
 namespace vprof::analyzer {
 
@@ -54,12 +57,20 @@ struct Frame {
   uint32_t node;
 };
 
-// Builds one thread's timeline; cross-thread facts go into the shared tables.
+// What a thread saw of an interval, applied to the shared table afterwards in
+// thread order (so the result does not depend on how many workers ran).
+struct IntervalEvent {
+  bool begin;
+  uint64_t id;
+  int64_t ts;
+  uint32_t type_label, client_label;
+};
+
+// Builds one thread's timeline with thread-local tables only, so threads can
+// be built in parallel; merge_into() then folds them into the Timeline.
 class ThreadBuilder {
  public:
-  ThreadBuilder(Timeline &tl, uint32_t index, std::vector<std::pair<uint64_t, Dequeue>> &deq,
-                std::unordered_map<uint64_t, size_t> &iv_index)
-      : tl_(tl), th_(tl.threads[index]), index_(index), deq_(deq), iv_index_(iv_index) {}
+  ThreadBuilder(ThreadTimeline &th, uint32_t index) : th_(th), index_(index) {}
 
   void run(const trace::ThreadStream &s) {
     if (s.events.empty()) return;
@@ -74,7 +85,61 @@ class ThreadBuilder {
     th_.stack.push_back({th_.first_ts, StackTrie::kRoot});
     for (const Event &e : s.events) on_event(e);
     cut(th_.last_ts);
-    tl_.counters.unclosed_frames += stack_.size();
+    counters_.unclosed_frames += stack_.size();
+  }
+
+  // Folds this thread's local trie, intervals, enqueues and dequeues into tl.
+  void merge_into(Timeline &tl, std::unordered_map<uint64_t, size_t> &iv_index,
+                  std::unordered_map<uint64_t, std::vector<uint32_t>> &enq_by_task,
+                  std::vector<std::pair<uint64_t, Dequeue>> &deq) {
+    // Local parents precede children (I3), so one pass maps every node.
+    std::vector<uint32_t> map(trie_.size());
+    for (uint32_t n = 0; n < 3; ++n) map[n] = n;
+    for (uint32_t n = 3; n < trie_.size(); ++n) {
+      const StackNode &l = trie_[n];
+      map[n] = tl.trie.child(map[l.parent], l.kind, l.id);
+      StackNode &g = tl.trie.at(map[n]);
+      if (g.callee_fn == 0) g.callee_fn = l.callee_fn;
+      else if (l.callee_fn && l.callee_fn != g.callee_fn) ++counters_.callee_mismatches;
+    }
+    for (StackChange &c : th_.stack) c.node = map[c.node];
+    for (const IntervalEvent &e : iv_events_) {
+      auto [it, inserted] = iv_index.emplace(e.id, tl.intervals.size());
+      if (inserted) {
+        tl.intervals.emplace_back();
+        tl.intervals.back().id = e.id;
+      }
+      IntervalInfo &iv = tl.intervals[it->second];
+      if (e.begin) {
+        if (iv.begin_ts >= 0) {
+          ++counters_.duplicate_begins;
+          continue;
+        }
+        iv.begin_ts = e.ts;
+        iv.begin_thread = index_;
+        iv.type_label = e.type_label;
+        iv.client_label = e.client_label;
+      } else if (iv.end_ts >= 0) {
+        ++counters_.duplicate_ends;
+      } else {
+        iv.end_ts = e.ts;
+        iv.end_thread = index_;
+      }
+    }
+    for (size_t k = 0; k < enqueues_.size(); ++k) {
+      enq_by_task[enq_task_[k]].push_back(static_cast<uint32_t>(tl.enqueues.size()));
+      tl.enqueues.push_back(enqueues_[k]);
+    }
+    deq = std::move(deq_);
+    MergeCounters &c = tl.counters;
+    c.duplicate_begins += counters_.duplicate_begins;
+    c.duplicate_ends += counters_.duplicate_ends;
+    c.missing_exits += counters_.missing_exits;
+    c.exits_without_enter += counters_.exits_without_enter;
+    c.unclosed_frames += counters_.unclosed_frames;
+    c.unmatched_wait_ends += counters_.unmatched_wait_ends;
+    c.nested_waits += counters_.nested_waits;
+    c.callee_mismatches += counters_.callee_mismatches;
   }
 
  private:
@@ -95,14 +160,23 @@ class ThreadBuilder {
     seg_begin_ = std::max(seg_begin_, ts);
   }
 
+  // The trie's hash map costs more than everything else per record; stacks
+  // repeat, so a small direct-mapped cache in front of it hits nearly always.
+  uint32_t child(uint32_t parent, FrameKind kind, uint32_t id) {
+    uint64_t key = (uint64_t{parent} << 34) | (uint64_t(kind) << 32) | id;
+    CacheEntry &c = cache_[(key * 0x9E3779B97F4A7C15ull) >> (64 - kCacheBits)];
+    if (c.key != key + 1) c = {key + 1, trie_.child(parent, kind, id)};
+    return c.node;
+  }
+
   void push(FrameKind kind, uint32_t id, int64_t ts) {
     uint32_t node;
     if (kind == FrameKind::Function && !stack_.empty() && stack_.back().kind == FrameKind::Site &&
         !stack_.back().absorbed) {
       node = stack_.back().node;
-      StackNode &sn = tl_.trie.at(node);
+      StackNode &sn = trie_.at(node);
       if (sn.callee_fn == 0) sn.callee_fn = id;
-      else if (sn.callee_fn != id) ++tl_.counters.callee_mismatches;
+      else if (sn.callee_fn != id) ++counters_.callee_mismatches;
       stack_.back().absorbed = true;
     } else {
       node = child(top(), kind, id);
@@ -111,21 +185,12 @@ class ThreadBuilder {
     set_top(ts);
   }
 
-  // The trie's hash map costs more than everything else per record; stacks
-  // repeat, so a small direct-mapped cache in front of it hits nearly always.
-  uint32_t child(uint32_t parent, FrameKind kind, uint32_t id) {
-    uint64_t key = (uint64_t{parent} << 34) | (uint64_t(kind) << 32) | id;
-    CacheEntry &c = cache_[(key * 0x9E3779B97F4A7C15ull) >> (64 - kCacheBits)];
-    if (c.key != key + 1) c = {key + 1, tl_.trie.child(parent, kind, id)};
-    return c.node;
-  }
-
   void pop(FrameKind kind, uint32_t id, int64_t ts) {
     // Match the innermost open frame of this kind and id; frames above it lost
     // their exits (longjmp, exceptions through unwrapped code).
     for (size_t i = stack_.size(); i-- > 0;) {
       if (stack_[i].kind == kind && stack_[i].id == id) {
-        tl_.counters.missing_exits += stack_.size() - 1 - i;
+        counters_.missing_exits += stack_.size() - 1 - i;
         bool absorbed = i > 0 && stack_[i].node == stack_[i - 1].node;
         stack_.resize(i);
         if (absorbed) stack_.back().absorbed = false;  // the site may call its function again
@@ -133,7 +198,7 @@ class ThreadBuilder {
         return;
       }
     }
-    ++tl_.counters.exits_without_enter;
+    ++counters_.exits_without_enter;
   }
 
   void set_label(uint64_t label, int64_t ts) {
@@ -148,43 +213,19 @@ class ThreadBuilder {
       case Kind::FuncExit: pop(FrameKind::Function, static_cast<uint32_t>(e.arg), e.ts); break;
       case Kind::SiteBegin: push(FrameKind::Site, static_cast<uint32_t>(e.arg), e.ts); break;
       case Kind::SiteEnd: pop(FrameKind::Site, static_cast<uint32_t>(e.arg), e.ts); break;
-      case Kind::IntervalBegin: {
-        auto [it, inserted] = iv_index_.emplace(e.arg, tl_.intervals.size());
-        if (!inserted && tl_.intervals[it->second].begin_ts >= 0) {
-          ++tl_.counters.duplicate_begins;
-          break;
-        }
-        if (inserted) tl_.intervals.emplace_back();
-        IntervalInfo &iv = tl_.intervals[it->second];
-        iv.id = e.arg;
-        iv.begin_ts = e.ts;
-        iv.begin_thread = index_;
-        iv.type_label = e.type_label;
-        iv.client_label = e.client_label;
+      case Kind::IntervalBegin:
+        iv_events_.push_back({true, e.arg, e.ts, e.type_label, e.client_label});
         set_label(e.arg, e.ts);
         break;
-      }
-      case Kind::IntervalEnd: {
-        auto [it, inserted] = iv_index_.emplace(e.arg, tl_.intervals.size());
-        if (inserted) {
-          tl_.intervals.emplace_back();
-          tl_.intervals.back().id = e.arg;
-        }
-        IntervalInfo &iv = tl_.intervals[it->second];
-        if (iv.end_ts >= 0) {
-          ++tl_.counters.duplicate_ends;
-        } else {
-          iv.end_ts = e.ts;
-          iv.end_thread = index_;
-        }
+      case Kind::IntervalEnd:
+        iv_events_.push_back({false, e.arg, e.ts, 0, 0});
         if (label_ == e.arg) set_label(0, e.ts);
         break;
-      }
       case Kind::IntervalJoin: set_label(e.arg, e.ts); break;
       case Kind::IntervalLeave: set_label(0, e.ts); break;
       case Kind::WaitBegin:
         if (wait_ >= 0) {
-          ++tl_.counters.nested_waits;  // keep the outer wait open: it is the one that blocks
+          ++counters_.nested_waits;  // keep the outer wait open: it is the one that blocks
           break;
         }
         cut(e.ts);
@@ -193,7 +234,7 @@ class ThreadBuilder {
         break;
       case Kind::WaitEnd: {
         if (wait_ < 0) {
-          ++tl_.counters.unmatched_wait_ends;
+          ++counters_.unmatched_wait_ends;
           break;
         }
         Wait &w = th_.waits[wait_];
@@ -205,8 +246,8 @@ class ThreadBuilder {
         break;
       }
       case Kind::TaskEnqueue:
-        tl_.enqueues.push_back({e.ts, index_, label_});
-        enq_ptr_.push_back(e.arg);
+        enqueues_.push_back({e.ts, index_, label_});
+        enq_task_.push_back(e.arg);
         break;
       case Kind::TaskDequeue: deq_.push_back({e.arg, Dequeue{e.ts, -1}}); break;
       case Kind::Release:
@@ -215,20 +256,20 @@ class ThreadBuilder {
     }
   }
 
- public:
-  std::vector<uint64_t> enq_ptr_;  // task pointer of each enqueue this thread made
-
- private:
-  Timeline &tl_;
-  ThreadTimeline &th_;
-  uint32_t index_;
-  std::vector<std::pair<uint64_t, Dequeue>> &deq_;
-  std::unordered_map<uint64_t, size_t> &iv_index_;
   struct CacheEntry {
     uint64_t key = 0;  // key + 1, so that 0 means empty
     uint32_t node = 0;
   };
   static constexpr int kCacheBits = 8;
+
+  ThreadTimeline &th_;
+  uint32_t index_;
+  StackTrie trie_;  // local node ids until merge_into()
+  MergeCounters counters_;
+  std::vector<IntervalEvent> iv_events_;
+  std::vector<Enqueue> enqueues_;
+  std::vector<uint64_t> enq_task_;
+  std::vector<std::pair<uint64_t, Dequeue>> deq_;
   std::vector<CacheEntry> cache_ = std::vector<CacheEntry>(size_t{1} << kCacheBits);
   std::vector<Frame> stack_;
   uint64_t label_ = 0;
@@ -238,22 +279,35 @@ class ThreadBuilder {
 
 }  // namespace
 
-Timeline build_timeline(const trace::Trace &trace) {
+Timeline build_timeline(const trace::Trace &trace, unsigned threads) {
   Timeline tl;
-  tl.threads.resize(trace.threads.size());
-  std::unordered_map<uint64_t, size_t> iv_index;
-  std::vector<std::vector<std::pair<uint64_t, Dequeue>>> deqs(trace.threads.size());
-  std::unordered_map<uint64_t, std::vector<uint32_t>> enq_by_task;
-  for (uint32_t i = 0; i < trace.threads.size(); ++i) {
+  const size_t n = trace.threads.size();
+  tl.threads.resize(n);
+  std::vector<std::unique_ptr<ThreadBuilder>> builders(n);
+  for (uint32_t i = 0; i < n; ++i) {
     const trace::ThreadStream &s = trace.threads[i];
     tl.threads[i].pid = s.pid;
     tl.threads[i].tid = s.tid;
     if (!tl.thread_by_tid.emplace(s.tid, i).second) ++tl.counters.duplicate_tids;
-    size_t first_enq = tl.enqueues.size();
-    ThreadBuilder b(tl, i, deqs[i], iv_index);
-    b.run(s);
-    for (size_t k = 0; k < b.enq_ptr_.size(); ++k)
-      enq_by_task[b.enq_ptr_[k]].push_back(static_cast<uint32_t>(first_enq + k));
+    builders[i] = std::make_unique<ThreadBuilder>(tl.threads[i], i);
+  }
+  // Threads are independent until the merge; hand them out to workers.
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) builders[i]->run(trace.threads[i]);
+  };
+  unsigned nw = std::max(1u, std::min<unsigned>(threads, unsigned(std::max<size_t>(n, 1))));
+  std::vector<std::thread> pool;
+  for (unsigned w = 1; w < nw; ++w) pool.emplace_back(work);
+  work();
+  for (auto &p : pool) p.join();
+
+  std::unordered_map<uint64_t, size_t> iv_index;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> enq_by_task;
+  std::vector<std::vector<std::pair<uint64_t, Dequeue>>> deqs(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    builders[i]->merge_into(tl, iv_index, enq_by_task, deqs[i]);
+    builders[i].reset();
   }
   for (const IntervalInfo &iv : tl.intervals)
     if (iv.begin_ts < 0) ++tl.counters.end_without_begin;

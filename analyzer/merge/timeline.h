@@ -137,7 +137,8 @@ struct Timeline {
   int64_t thread_of(uint32_t tid) const;
 };
 
-Timeline build_timeline(const trace::Trace &trace);
+// threads: workers for the per-thread pass (the result does not depend on it).
+Timeline build_timeline(const trace::Trace &trace, unsigned threads = 1);
 
 }  // namespace vprof::analyzer
 

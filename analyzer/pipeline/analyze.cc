@@ -45,7 +45,7 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Na
       return Error{fmt::format("{}: --root {}: no such function in the manifest", trace.dir,
                                opt.root)};
   }
-  r->timeline = build_timeline(trace);
+  r->timeline = build_timeline(trace, opt.threads);
   uint64_t cells = uint64_t(r->timeline.intervals.size()) * r->timeline.trie.size();
   if (cells * 3 * sizeof(double) > opt.max_matrix_bytes)
     return Error{fmt::format(

@@ -234,3 +234,49 @@ TEST(CriticalPath, SameInstantCreatedByCycleTerminates) {
 
 }  // namespace
 }  // namespace vprof::testing
+
+namespace vprof::testing {
+namespace {
+
+TEST(Merge, ParallelBuildIsTheSameAsSerial) {
+  // Several threads sharing functions, sites, intervals and tasks: node ids,
+  // segments, intervals and edges must not depend on the worker count.
+  TraceBuilder tb;
+  for (int i = 0; i < 40; ++i) {
+    int64_t b = i * 100;
+    uint32_t a = 1 + i % 3, w = 4 + i % 2;
+    tb.thread(a).begin(b, i + 1).enter(b, 1 + i % 2).call(b + 1, b + 5 + i % 4, 1 + i % 3, 3)
+        .enqueue(b + 10, 0x100 + i).site(b + 11, 9).wait(b + 11, 0x9)
+        .wait_end(b + 60, 0x9, w + 0, b + 55).site_end(b + 60, 9).exit(b + 61, 1 + i % 2)
+        .end(b + 62, i + 1);
+    tb.thread(w).dequeue(b + 20, 0x100 + i).join(b + 21, i + 1).enter(b + 21, 7 + i % 2)
+        .release(b + 55, 0x9).exit(b + 56, 7 + i % 2).leave(b + 57);
+  }
+  trace::Trace t = tb.build();
+  auto one = analyzer::build_timeline(t, 1);
+  auto two = analyzer::build_timeline(t, 2);
+  ASSERT_EQ(one.trie.size(), two.trie.size());
+  for (uint32_t n = 0; n < one.trie.size(); ++n) {
+    EXPECT_EQ(one.trie[n].parent, two.trie[n].parent);
+    EXPECT_EQ(one.trie[n].id, two.trie[n].id);
+    EXPECT_EQ(one.trie[n].callee_fn, two.trie[n].callee_fn);
+  }
+  ASSERT_EQ(one.threads.size(), two.threads.size());
+  for (size_t i = 0; i < one.threads.size(); ++i) {
+    ASSERT_EQ(one.threads[i].stack.size(), two.threads[i].stack.size());
+    for (size_t k = 0; k < one.threads[i].stack.size(); ++k)
+      EXPECT_EQ(one.threads[i].stack[k].node, two.threads[i].stack[k].node);
+    EXPECT_EQ(one.threads[i].segs.size(), two.threads[i].segs.size());
+    EXPECT_EQ(one.threads[i].dequeues.size(), two.threads[i].dequeues.size());
+  }
+  ASSERT_EQ(one.intervals.size(), 40u);
+  ASSERT_EQ(two.intervals.size(), 40u);
+  auto cp1 = analyzer::compute_critical_paths(one);
+  auto cp2 = analyzer::compute_critical_paths(two);
+  EXPECT_EQ(cp1.self, cp2.self);
+  EXPECT_EQ(cp1.counters.created_by_edges_followed, 40u);
+  EXPECT_EQ(cp1.counters.wake_edges_followed, 40u);
+}
+
+}  // namespace
+}  // namespace vprof::testing
