@@ -1,8 +1,8 @@
 // Analyzer throughput: records per second through the whole pipeline (merge,
 // critical paths, columns, variance tree, heights, factors with bootstrap)
 // on traces it generates in memory, at 1x, 4x and 16x the size, with the
-// merge's per-thread pass and the critical-path walk on 1 and 2 threads. Reading files is the reader's cost
-// and is measured with the runtime, not here.
+// merge's per-thread pass and the critical-path walk on 1 and 2 threads.
+// Reading files is the reader's cost and is measured with the runtime.
 //
 // Last line: records_per_s=<16x, 1 thread> scale_16x_over_1x_time=<t16/t1, 1 thread>
 #include <sys/resource.h>
