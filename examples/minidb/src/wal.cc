@@ -220,14 +220,14 @@ void Log::flush() {
     }
     done += static_cast<size_t>(n);
   }
-  fsync_file();
+  fsync();
   std::lock_guard<std::mutex> g(mutex_);
   if (upto > durable_lsn_) durable_lsn_ = upto;
   ++stats_.fsyncs;
   if (commits > stats_.max_commits_per_fsync) stats_.max_commits_per_fsync = commits;
 }
 
-void Log::fsync_file() {
+void Log::fsync() {
   inject_delay(InjectPoint::LogFsync);
   if (::fsync(fd_) != 0) {
     std::perror("minidb: fsync of log failed");

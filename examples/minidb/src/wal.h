@@ -83,7 +83,8 @@ class Log {
  private:
   Log(const LogOptions &options, int fd, std::string path, uint64_t next_lsn);
   void flush();
-  void fsync_file();
+  // Named like the syscall on purpose: it is the injectable `Log::fsync`.
+  void fsync();
   void group_commit_wait(std::unique_lock<std::mutex> &lock, uint64_t lsn);
   void flusher_loop();
 
