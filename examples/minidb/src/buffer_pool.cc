@@ -152,9 +152,11 @@ void BufferPool::lru_touch(size_t frame_index, uint64_t page_id) {
     }
     std::this_thread::yield();
   }
-  std::lock_guard<std::mutex> g(lru_mutex_, std::adopt_lock);
+  // Plain unlock rather than an adopting guard: the instrumenter wraps
+  // try_lock/unlock call sites, and nothing between them can throw.
   replay_backlog_locked();
   move_to_front_locked(frame_index);
+  lru_mutex_.unlock();
 }
 
 void BufferPool::replay_backlog_locked() {
