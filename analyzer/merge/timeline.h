@@ -9,7 +9,8 @@
 //      a tid seen in two streams is counted in duplicate_tids and the first
 //      stream, in (pid, tid) order, wins edges that name it);
 //   A4 interval ids are unique per run; a second begin of an id is counted and
-//      ignored.
+//      the interval keeps its first (the thread that began it again still
+//      works for it from then on).
 // Invariants of the result:
 //   I1 every thread's segments tile [first_ts, last_ts] in order, without gaps;
 //      each has one label (interval id or 0) and is either running or inside
@@ -20,7 +21,9 @@
 //      stack), so a reverse scan visits children before parents;
 //   I4 broken nesting in the data (an exit with no matching enter, frames
 //      never exited) never aborts the merge: it is repaired as documented in
-//      docs/method.md and counted in MergeCounters.
+//      docs/method.md and counted in MergeCounters;
+//   I5 the result does not depend on the number of worker threads: threads are
+//      built with local tries and folded in (pid, tid) order.
 #ifndef VPROF_ANALYZER_MERGE_TIMELINE_H
 #define VPROF_ANALYZER_MERGE_TIMELINE_H
 
