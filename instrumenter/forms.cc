@@ -31,7 +31,7 @@ std::string preamble() {
 std::string function_probe(Lang lang, uint32_t id) {
   if (lang == Lang::Cxx) return fmt::format(" vprof::detail::FnScope vprof_fn_({});", id);
   return fmt::format(
-      " __attribute__((cleanup(vprof_fn_cleanup))) const uint32_t vprof_fn_ = (vprof_fn_enter({0}), {0}u);", id);
+      " __attribute__((cleanup(vprof_fn_cleanup), unused)) const uint32_t vprof_fn_ = (vprof_fn_enter({0}), {0}u);", id);
 }
 
 Wrap site_wrap(Lang lang, ValueForm form, uint32_t id) {
@@ -47,8 +47,9 @@ Wrap site_wrap(Lang lang, ValueForm form, uint32_t id) {
     case ValueForm::Prvalue:
       if (lang == Lang::Cxx)
         return {fmt::format("vprof::detail::site_value({0}, (vprof_site_begin({0}), ", id), "))"};
-      return {fmt::format("__extension__ ({{ vprof_site_begin({0}); __auto_type vprof_r{0}_ = ", id),
-              fmt::format("; vprof_site_end({0}); vprof_r{0}_; }})", id)};
+      // Declaration first: trees built with -Wdeclaration-after-statement stay quiet.
+      return {fmt::format("__extension__ ({{ __auto_type vprof_r{0}_ = (vprof_site_begin({0}), ", id),
+              fmt::format("); vprof_site_end({0}); vprof_r{0}_; }})", id)};
   }
   return {};
 }
@@ -70,8 +71,8 @@ Wrap sync_wrap(Lang lang, SyncOp op, ValueForm form, Success success, const std:
   std::string cond = success == Success::Zero ? fmt::format("vprof_s{}_ == 0", n)
                      : success == Success::True ? fmt::format("vprof_s{}_ != 0", n)
                                                 : std::string("1");
-  return {fmt::format("__extension__ ({{ vprof_sync_wait_begin({0}, {1}); __auto_type vprof_s{2}_ = ", o, r, n),
-          fmt::format("; vprof_sync_wait_end({0}, {1}, {2}); vprof_s{3}_; }})", o, r, cond, n)};
+  return {fmt::format("__extension__ ({{ __auto_type vprof_s{2}_ = (vprof_sync_wait_begin({0}, {1}), ", o, r, n),
+          fmt::format("); vprof_sync_wait_end({0}, {1}, {2}); vprof_s{3}_; }})", o, r, cond, n)};
 }
 
 }  // namespace vprof::instr

@@ -5,7 +5,7 @@
 //
 // Function probes (inserted after the body's '{'):
 //   C++  int f(int x) {                 int f(int x) { vprof::detail::FnScope vprof_fn_(1);
-//   C    int f(int x) {                 int f(int x) { __attribute__((cleanup(vprof_fn_cleanup))) const uint32_t vprof_fn_ = (vprof_fn_enter(1), 1u);
+//   C    int f(int x) {                 int f(int x) { __attribute__((cleanup(vprof_fn_cleanup), unused)) const uint32_t vprof_fn_ = (vprof_fn_enter(1), 1u);
 //
 // Call sites, by what the call yields (C++):
 //   void        g(x)   ->  (vprof_site_begin(2), g(x), vprof_site_end(2))
@@ -18,13 +18,14 @@
 //   dependent   t.m()  ->  ((void)vprof::detail::SiteScope(6), t.m())   (inside templates:
 //                          the type is unknown; the site ends with the full-expression)
 // Call sites (C): void and noreturn as above; a value:
-//   k(x)  ->  __extension__ ({ vprof_site_begin(4); __auto_type vprof_r4_ = k(x); vprof_site_end(4); vprof_r4_; })
+//   k(x)  ->  __extension__ ({ __auto_type vprof_r4_ = (vprof_site_begin(4), k(x)); vprof_site_end(4); vprof_r4_; })
+//   (the declaration comes first for trees built with -Wdeclaration-after-statement)
 //
 // Sync wrappers (O: the object address, R: a VPROF_SYNC_* role):
 //   release   unlock(&m)   ->  (vprof_sync_release(O, R), unlock(&m))
 //   acquire   lock(&m)     ->  (vprof_sync_wait_begin(O, R), lock(&m), vprof_sync_wait_end(O, R, 1))
 //             (value, C++)     vprof::detail::sync_zero(O, R, (vprof_sync_wait_begin(O, R), trylock(&m)))
-//             (value, C)       __extension__ ({ vprof_sync_wait_begin(O, R); __auto_type vprof_s7_ = trylock(&m);
+//             (value, C)       __extension__ ({ __auto_type vprof_s7_ = (vprof_sync_wait_begin(O, R), trylock(&m));
 //                                vprof_sync_wait_end(O, R, vprof_s7_ == 0); vprof_s7_; })
 //   scoped    MutexLock l(&mu_);  ->  vprof_sync_wait_begin(O, R); MutexLock l(&mu_);
 //             vprof_sync_wait_end(O, R, 1); vprof::detail::SyncRelease vprof_sync8_{O, R};

@@ -1,6 +1,10 @@
 #include "instrumenter/instrument.h"
 
+#include <algorithm>
+#include <atomic>
 #include <fstream>
+#include <mutex>
+#include <thread>
 #include <set>
 #include <sstream>
 
@@ -17,11 +21,6 @@ namespace vprof::instr {
 
 namespace {
 
-std::string last_component(const std::string &q) {
-  size_t p = q.rfind("::");
-  return p == std::string::npos ? q : q.substr(p + 2);
-}
-
 std::string contents(const std::string &path, const std::map<std::string, std::string> &overlay) {
   auto it = overlay.find(path);
   if (it != overlay.end()) return it->second;
@@ -33,8 +32,12 @@ std::string contents(const std::string &path, const std::map<std::string, std::s
 
 }  // namespace
 
-Expected<InstrumentResult> instrument(const InstrumentOptions &o) {
+Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   InstrumentResult res;
+  InstrumentOptions o = options;
+  llvm::SmallString<256> abs(o.build_dir);
+  llvm::sys::fs::make_absolute(abs);
+  o.build_dir = std::string(abs.str());
   auto db = load_compile_db(o.build_dir);
   if (!db) return db.error();
   res.files_in_db = db->entries.size();
@@ -72,8 +75,18 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &o) {
     bool wanted = o.all_files;
     if (!wanted) {
       std::string text = contents(e.file, *originals);
-      for (const auto &p : so.patterns)
-        if (text.find(last_component(p.name)) != std::string::npos) wanted = true;
+      // Every component must appear ("DBImpl" and "Write"), which keeps files
+      // that merely call some other Write() out of the first pass.
+      for (const auto &p : so.patterns) {
+        bool all = true;
+        for (size_t at = 0; all && at <= p.name.size();) {
+          size_t end = p.name.find("::", at);
+          if (end == std::string::npos) end = p.name.size();
+          all = text.find(p.name.substr(at, end - at)) != std::string::npos;
+          at = end + 2;
+        }
+        wanted |= all;
+      }
     }
     (wanted ? first : rest).push_back(&e);
   }
@@ -81,19 +94,39 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &o) {
   std::set<std::string> matched;
   std::vector<std::string> seen;
   size_t total = first.size();
+  // Translation units are parsed in parallel; results are merged in compile-db
+  // order so ids do not depend on scheduling.
   auto run = [&](const std::vector<const CompileEntry *> &list) -> Status {
-    for (const CompileEntry *e : list) {
-      auto r = scan_translation_unit(*e, so);
-      if (!r) return Error{r.error().message};
-      ++res.files_parsed;
-      if (o.progress) o.progress(res.files_parsed, total, e->file);
-      for (const auto &f : r->functions) matched.insert(f.pattern);
-      for (const auto &n : r->notes)
+    std::vector<Expected<ScanResult>> results(list.size(), Error{""});
+    std::atomic<size_t> next{0};
+    std::mutex mu;
+    unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+    jobs = std::min<unsigned>(jobs, std::max<size_t>(1, list.size()));
+    auto work = [&] {
+      for (size_t i; (i = next++) < list.size();) {
+        results[i] = scan_translation_unit(*list[i], so);
+        std::lock_guard<std::mutex> l(mu);
+        ++res.files_parsed;
+        if (o.progress) o.progress(res.files_parsed, total, list[i]->file);
+        if (!results[i]) next = list.size();  // stop early: the run fails anyway
+      }
+    };
+    std::vector<std::thread> threads;
+    for (unsigned w = 0; w < jobs; ++w) threads.emplace_back(work);
+    for (auto &t : threads) t.join();
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (!results[i]) {
+        if (results[i].error().message.empty()) continue;  // not parsed after a failure
+        return Error{results[i].error().message};
+      }
+      ScanResult &r = *results[i];
+      for (const auto &f : r.functions) matched.insert(f.pattern);
+      for (const auto &n : r.notes)
         if (n.find("is constexpr") != std::string::npos || n.find("is a coroutine") != std::string::npos)
           for (const auto &p : so.patterns)
             if (n.find(": " + p.text + " is") != std::string::npos) matched.insert(p.text);
-      seen.insert(seen.end(), r->names_seen.begin(), r->names_seen.end());
-      scans.push_back(std::move(*r));
+      seen.insert(seen.end(), r.names_seen.begin(), r.names_seen.end());
+      scans.push_back(std::move(r));
     }
     return Status::Ok();
   };

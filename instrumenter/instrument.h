@@ -29,6 +29,8 @@ struct InstrumentOptions {
   std::vector<std::string> excluded_dirs;  // never edited (vprof's own include dir)
   bool all_files = false;  // parse every translation unit (sync wrappers everywhere)
   bool dry_run = false;    // compute the changes, write nothing
+  unsigned jobs = 0;       // parallel parses; 0 = one per core
+  // Called under a lock from the parsing threads.
   std::function<void(size_t done, size_t total, const std::string &file)> progress;
 };
 

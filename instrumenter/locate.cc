@@ -1,5 +1,6 @@
 #include "instrumenter/locate.h"
 
+#include <clang/Basic/FileManager.h>
 #include <clang/Basic/Version.h>
 #include <clang/Lex/Lexer.h>
 #include <clang/Tooling/Transformer/SourceCode.h>
@@ -11,8 +12,15 @@ std::string file_of(clang::SourceLocation loc, const clang::SourceManager &sm) {
   clang::FileID fid = sm.getFileID(sm.getExpansionLoc(loc));
   const clang::FileEntry *fe = sm.getFileEntryForID(fid);
   if (!fe) return "";
+  // Names are relative to the parse's own working directory (the compile
+  // command's), not the process's: make them absolute through the FileManager.
+  llvm::SmallString<256> abs(fe->tryGetRealPathName());
+  if (abs.empty()) {
+    abs = fe->getName();
+    sm.getFileManager().makeAbsolutePath(abs);
+  }
   llvm::SmallString<256> real;
-  if (llvm::sys::fs::real_path(fe->getName(), real)) return fe->getName().str();
+  if (llvm::sys::fs::real_path(abs, real)) return std::string(abs.str());
   return std::string(real.str());
 }
 

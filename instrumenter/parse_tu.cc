@@ -64,7 +64,11 @@ class CallbackAction : public ASTFrontendAction {
 
 Status parse_tu(const CompileEntry &entry, const std::map<std::string, std::string> *overlay_files,
                 const std::function<void(ASTContext &)> &on_ast) {
-  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
+  // A physical file system with its own working directory: the shared
+  // getRealFileSystem() would chdir the whole process (and race between
+  // parsing threads).
+  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
+      llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>(llvm::vfs::createPhysicalFileSystem().release()));
   if (overlay_files && !overlay_files->empty()) {
     auto mem = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
     for (const auto &[path, text] : *overlay_files)

@@ -23,6 +23,7 @@ struct InstrumentCli {
   std::vector<std::string> functions, packs;
   std::string source_root;
   bool dry_run = false, all_files = false, quiet = false, verbose = false;
+  unsigned jobs = 0;
 };
 
 std::string annotations_dir() {
@@ -58,6 +59,7 @@ int run(const InstrumentCli &o) {
   io.excluded_dirs = {VPROF_BUILD_INCLUDE_DIR, VPROF_INSTALL_INCLUDE_DIR "/vprof"};
   io.all_files = o.all_files;
   io.dry_run = o.dry_run;
+  io.jobs = o.jobs;
   bool tty = isatty(2);
   if (!o.quiet)
     io.progress = [tty](size_t done, size_t total, const std::string &file) {
@@ -101,6 +103,7 @@ Registrar reg("instrument", "rewrite the target's sources: function probes, call
                 sub.add_option("--sync", o->packs, "sync pack name (annotations/NAME.json) or path; repeatable");
                 sub.add_option("--source-root", o->source_root, "edit only files below this directory");
                 sub.add_flag("--all-files", o->all_files, "parse every translation unit (sync wrappers everywhere)");
+                sub.add_option("-j,--jobs", o->jobs, "parallel parses (default: one per core)");
                 sub.add_flag("--dry-run", o->dry_run, "print the diff; change nothing");
                 sub.add_flag("-q,--quiet", o->quiet, "no progress or summary");
                 sub.add_flag("-v,--verbose", o->verbose, "list the sites left alone and why");

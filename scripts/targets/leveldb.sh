@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# vprof on a real tree: Debian's LevelDB 1.23.
+#   fetch (apt-get source) -> build with CMake + compile db -> instrument
+#   DBImpl::Write/Get/MakeRoomForWrite with the LevelDB sync pack -> rebuild ->
+#   LevelDB's own tests -> db_bench under `vprof run` (the trace must hold
+#   events) -> restore (the tree must be identical to the pristine source).
+# Usage: scripts/targets/leveldb.sh [WORK_DIR]      (default /tmp/vprof-leveldb)
+# Env:   VPROF=path/to/vprof (default: build/src/vprof of this checkout)
+#        JOBS=N (default 2)  BENCH_NUM=N db_bench --num (default 20000)
+# Needs: root or sudo for the deb-src line and apt-get; cmake, ninja, g++,
+#        libgtest-dev, libgmock-dev, libbenchmark-dev (LevelDB's tests/benchmarks).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/../.." && pwd)
+work=${1:-/tmp/vprof-leveldb}
+vprof=${VPROF:-$here/build/src/vprof}
+jobs=${JOBS:-2}
+num=${BENCH_NUM:-20000}
+step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
+die() { echo "leveldb.sh: $*" >&2; exit 1; }
+[ -x "$vprof" ] || die "no vprof at $vprof (build it, or set VPROF)"
+mkdir -p "$work"
+cd "$work"
+
+step "fetch Debian's leveldb source"
+if [ ! -d src ]; then
+  if ! grep -rqs '^deb-src .*bookworm main' /etc/apt/sources.list /etc/apt/sources.list.d/ &&
+     ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/; then
+    echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main" \
+      > /etc/apt/sources.list.d/vprof-deb-src.list
+    apt-get update -qq
+  fi
+  rm -rf fetch && mkdir fetch
+  (cd fetch && apt-get source -qq leveldb >/dev/null)
+  mv fetch/leveldb-*/ src
+  rm -rf fetch
+fi
+# A tree left instrumented by an interrupted run is put back first.
+if [ -f build/.vprof/state.json ]; then "$vprof" restore -p build; fi
+# Checksums of the pristine tree: restore must give back exactly this.
+(cd src && find . -type f -print0 | sort -z | xargs -0 sha1sum) > pristine.sha1
+
+step "configure and build (compile db, vprof's flags)"
+cflags=$("$vprof" config --cflags)
+libs=$("$vprof" config --libs)
+cmake -S src -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+  -DLEVELDB_BUILD_TESTS=ON -DLEVELDB_BUILD_BENCHMARKS=ON \
+  -DCMAKE_CXX_FLAGS="$cflags" -DCMAKE_C_FLAGS="$cflags" -DCMAKE_CXX_STANDARD_LIBRARIES="$libs" >/dev/null
+cmake --build build -j "$jobs" >/dev/null
+
+step "instrument"
+start=$SECONDS
+"$vprof" instrument -p build --sync leveldb \
+  --function leveldb::DBImpl::Write --function leveldb::DBImpl::Get \
+  --function leveldb::DBImpl::MakeRoomForWrite
+echo "instrument took $((SECONDS - start)) s"
+[ -f build/.vprof/manifest.json ] || die "no manifest"
+
+step "rebuild instrumented"
+cmake --build build -j "$jobs" >/dev/null
+
+step "LevelDB's own tests"
+(cd build && ctest --output-on-failure -j "$jobs")
+
+step "db_bench under vprof run"
+rm -rf trace bench-db
+"$vprof" run --trace-dir trace --manifest build/.vprof/manifest.json -- \
+  build/db_bench --benchmarks=fillrandom,readrandom --num="$num" --db="$work/bench-db"
+"$vprof" dump trace > trace.txt
+for k in func_enter func_exit site_begin site_end wait_begin wait_end release; do
+  printf '  %-11s %s\n' "$k" "$(grep -c " $k " trace.txt || true)"
+done
+events=$(grep -c ' func_enter ' trace.txt || true)
+echo "trace: $(ls trace/*.vpt | wc -l) thread files, $events function enters"
+[ "$events" -gt 0 ] || die "the trace holds no function events"
+
+step "restore"
+"$vprof" restore -p build
+(cd src && find . -type f -print0 | sort -z | xargs -0 sha1sum) > restored.sha1
+cmp pristine.sha1 restored.sha1 || die "the restored tree differs from the pristine source"
+echo "restored tree identical to the pristine source"
+step "done"
