@@ -109,7 +109,7 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
   sub.add_option("--manifest", o->manifest,
                  "the instrumenter's manifest (default: TRACE_DIR/manifest.json)");
   sub.add_option("--callgraph", o->callgraph, "`vprof callgraph --json` output, for heights");
-  sub.add_option("--threads", o->threads, "worker threads for the critical-path walk")
+  sub.add_option("--threads", o->threads, "worker threads for the merge and the critical path")
       ->check(CLI::Range(1u, 256u));
   sub.add_option("--bootstrap", o->bootstrap, "bootstrap resamples for ci95 (0: none)")
       ->check(CLI::Range(0, 100000));

@@ -189,3 +189,30 @@ TEST(Report, ManifestErrorsNameFileAndField) {
 
 }  // namespace
 }  // namespace vprof::testing
+
+namespace vprof::testing {
+namespace {
+
+TEST(Report, NoIntervalsGivesAnEmptyButValidReport) {
+  // Function records only, and one interval that never ends: nothing to
+  // analyze, yet every reporter works and no number is NaN.
+  TraceBuilder tb;
+  tb.thread(1).enter(0, 1).exit(10, 1).begin(20, 5);
+  AnalyzeOptions opt;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(tb.build(), Names{}, opt, 0).value());
+  auto a = combine(std::move(runs), opt);
+  json j = to_json(*a);
+  EXPECT_EQ(j["intervals"], 0);
+  EXPECT_EQ(j["incomplete_intervals"], 1);
+  EXPECT_EQ(j["latency"]["mean_ns"], 0.0);
+  EXPECT_TRUE(j["factors"].empty());
+  EXPECT_EQ(j["tree"]["value_ns2"], 0.0);
+  std::stringstream t, c;
+  EXPECT_TRUE(make_terminal_reporter()->write(*a, t).ok());
+  EXPECT_NE(t.str().find("none reaches the threshold"), std::string::npos) << t.str();
+  EXPECT_TRUE(make_csv_reporter()->write(*a, c).ok());
+}
+
+}  // namespace
+}  // namespace vprof::testing
