@@ -1,5 +1,7 @@
 #include "analyzer/critpath/critical_path.h"
 
+#include "analyzer/util/huge_pages.h"
+
 #include <algorithm>
 #include <map>
 #include <thread>
@@ -166,7 +168,9 @@ CriticalPaths compute_critical_paths(const Timeline &tl, const PathOptions &opt)
   }
   // Rows are computed in place, then compacted to drop intervals whose path
   // was lossy or whose tiling failed.
-  std::vector<double> self(todo.size() * out.nodes, 0.0);
+  std::vector<double> self;
+  reserve_huge(self, todo.size() * out.nodes);
+  self.resize(todo.size() * out.nodes, 0.0);
   std::vector<uint8_t> keep(todo.size(), 0);
   unsigned nw = std::max(1u, std::min<unsigned>(opt.threads, std::max<size_t>(todo.size(), 1)));
   std::vector<Walker> walkers(nw, Walker(tl, opt));

@@ -1,5 +1,7 @@
 #include "analyzer/merge/timeline.h"
 
+#include "analyzer/util/huge_pages.h"
+
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -80,8 +82,22 @@ class ThreadBuilder {
     seg_begin_ = th_.first_ts;
     // Upper bounds (one change per record): growing by doubling would touch
     // and copy every page several times, which dominates on large traces.
-    th_.stack.reserve(s.events.size() + 1);
-    th_.segs.reserve(s.events.size() + 1);
+    reserve_huge(th_.stack, s.events.size() + 1);
+    reserve_huge(th_.segs, s.events.size() + 1);
+    // Exact sizes for the rest: doubling would copy and fault each array
+    // several times; a counting pass over the records costs less.
+    size_t n_iv = 0, n_wait = 0, n_enq = 0, n_deq = 0;
+    for (const Event &e : s.events) {
+      n_iv += e.kind == Kind::IntervalBegin || e.kind == Kind::IntervalEnd;
+      n_wait += e.kind == Kind::WaitBegin;
+      n_enq += e.kind == Kind::TaskEnqueue;
+      n_deq += e.kind == Kind::TaskDequeue;
+    }
+    iv_events_.reserve(n_iv);
+    th_.waits.reserve(n_wait);
+    enqueues_.reserve(n_enq);
+    enq_task_.reserve(n_enq);
+    deq_.reserve(n_deq);
     th_.stack.push_back({th_.first_ts, StackTrie::kRoot});
     for (const Event &e : s.events) on_event(e);
     cut(th_.last_ts);
@@ -89,9 +105,11 @@ class ThreadBuilder {
   }
 
   // Folds this thread's local trie, intervals, enqueues and dequeues into tl.
+  size_t interval_events() const { return iv_events_.size(); }
+  size_t enqueue_count() const { return enqueues_.size(); }
+
   void merge_into(Timeline &tl, std::unordered_map<uint64_t, size_t> &iv_index,
-                  std::unordered_map<uint64_t, std::vector<uint32_t>> &enq_by_task,
-                  std::vector<std::pair<uint64_t, Dequeue>> &deq) {
+                  std::vector<uint64_t> &enq_task, std::vector<std::pair<uint64_t, Dequeue>> &deq) {
     // Local parents precede children (I3), so one pass maps every node.
     std::vector<uint32_t> map(trie_.size());
     for (uint32_t n = 0; n < 3; ++n) map[n] = n;
@@ -126,10 +144,8 @@ class ThreadBuilder {
         iv.end_thread = index_;
       }
     }
-    for (size_t k = 0; k < enqueues_.size(); ++k) {
-      enq_by_task[enq_task_[k]].push_back(static_cast<uint32_t>(tl.enqueues.size()));
-      tl.enqueues.push_back(enqueues_[k]);
-    }
+    tl.enqueues.insert(tl.enqueues.end(), enqueues_.begin(), enqueues_.end());
+    enq_task.insert(enq_task.end(), enq_task_.begin(), enq_task_.end());
     deq = std::move(deq_);
     MergeCounters &c = tl.counters;
     c.duplicate_begins += counters_.duplicate_begins;
@@ -302,29 +318,42 @@ Timeline build_timeline(const trace::Trace &trace, unsigned threads) {
   work();
   for (auto &p : pool) p.join();
 
+  size_t n_iv = 0, n_enq = 0;
+  for (const auto &b : builders) {
+    n_iv += b->interval_events();
+    n_enq += b->enqueue_count();
+  }
   std::unordered_map<uint64_t, size_t> iv_index;
-  std::unordered_map<uint64_t, std::vector<uint32_t>> enq_by_task;
+  iv_index.reserve(n_iv / 2 + 1);  // a begin and an end per interval, usually
+  tl.intervals.reserve(n_iv / 2 + 1);
+  tl.enqueues.reserve(n_enq);
+  std::vector<uint64_t> enq_task;  // task pointer of each enqueue
+  enq_task.reserve(n_enq);
   std::vector<std::vector<std::pair<uint64_t, Dequeue>>> deqs(n);
   for (uint32_t i = 0; i < n; ++i) {
-    builders[i]->merge_into(tl, iv_index, enq_by_task, deqs[i]);
+    builders[i]->merge_into(tl, iv_index, enq_task, deqs[i]);
     builders[i].reset();
   }
   for (const IntervalInfo &iv : tl.intervals)
     if (iv.begin_ts < 0) ++tl.counters.end_without_begin;
   // A dequeue takes the latest enqueue of the same pointer at or before it
   // (pointers are reused once a task is freed; the latest one is the live one).
-  for (auto &[task, list] : enq_by_task)
-    std::sort(list.begin(), list.end(),
-              [&](uint32_t a, uint32_t b) { return tl.enqueues[a].ts < tl.enqueues[b].ts; });
+  // One array sorted by (task, time) instead of a list per task: one
+  // allocation, not one per task.
+  std::vector<uint32_t> order(tl.enqueues.size());
+  for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+  auto key = [&](uint32_t k) { return std::make_pair(enq_task[k], tl.enqueues[k].ts); };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
   for (uint32_t i = 0; i < deqs.size(); ++i) {
+    tl.threads[i].dequeues.reserve(deqs[i].size());
     for (auto &[task, d] : deqs[i]) {
-      auto it = enq_by_task.find(task);
-      if (it != enq_by_task.end()) {
-        auto &list = it->second;
-        auto pos = std::upper_bound(list.begin(), list.end(), d.ts,
-                                    [&](int64_t v, uint32_t e) { return v < tl.enqueues[e].ts; });
-        if (pos != list.begin()) d.enqueue = static_cast<int32_t>(*std::prev(pos));
-      }
+      auto pos = std::upper_bound(order.begin(), order.end(), std::make_pair(task, d.ts),
+                                  [&](const std::pair<uint64_t, int64_t> &v, uint32_t k) {
+                                    return v < key(k);
+                                  });
+      if (pos != order.begin() && enq_task[*std::prev(pos)] == task)
+        d.enqueue = static_cast<int32_t>(*std::prev(pos));
       tl.threads[i].dequeues.push_back(d);
     }
   }
