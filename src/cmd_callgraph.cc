@@ -30,7 +30,7 @@ int run(const CallgraphCli &o) {
   if (!o.quiet)
     co.progress = [tty](size_t done, size_t total) {
       if (tty) std::fprintf(stderr, "\rvprof: parsed %zu/%zu files", done, total);
-      else if (done == total || done % 100 == 0) std::fprintf(stderr, "vprof: parsed %zu/%zu files\n", done, total);
+      else if (done % 100 == 0) std::fprintf(stderr, "vprof: parsed %zu/%zu files\n", done, total);
     };
   auto g = instr::build_callgraph(co);
   if (tty && !o.quiet) std::fprintf(stderr, "\n");

@@ -64,7 +64,8 @@ int run(const InstrumentCli &o) {
   if (!o.quiet)
     io.progress = [tty](size_t done, size_t total, const std::string &file) {
       if (tty) std::fprintf(stderr, "\rvprof: parsed %zu/%zu files", done, total);
-      else if (done == total || done % 50 == 0) std::fprintf(stderr, "vprof: parsed %zu/%zu files (%s)\n", done, total, file.c_str());
+      // Logs get a line per 50 files only: a small run's error stays one line.
+      else if (done % 50 == 0) std::fprintf(stderr, "vprof: parsed %zu/%zu files (%s)\n", done, total, file.c_str());
     };
   auto r = instr::instrument(io);
   if (tty && !o.quiet) std::fprintf(stderr, "\n");
