@@ -6,11 +6,12 @@ namespace vprof::instr {
 
 std::string preamble() {
   // One copy of the helpers per translation unit even when several rewritten
-  // files are included together; the guard macro is ours alone.
+  // files are included together; the guard macro is ours alone. extern "C++":
+  // a rewritten C header may be included inside a C++ file's extern "C" block.
   return "#include <vprof/probes.h> /* vprof instrument: `vprof restore` removes this */\n"
          "#if defined(__cplusplus) && !defined(VPROF_INSTRUMENT_HELPERS_)\n"
          "#define VPROF_INSTRUMENT_HELPERS_ 1\n"
-         "namespace vprof { namespace detail {\n"
+         "extern \"C++\" { namespace vprof { namespace detail {\n"
          "template <class T> inline T &&site_pass(uint32_t id, T &&v) noexcept "
          "{ vprof_site_end(id); return static_cast<T &&>(v); }\n"
          "template <class T> inline T site_value(uint32_t id, T &&v) "
@@ -23,7 +24,7 @@ std::string preamble() {
          "{ vprof_sync_wait_end(o, r, v ? 1 : 0); return static_cast<T &&>(v); }\n"
          "struct SyncRelease { const void *o; uint32_t r; "
          "~SyncRelease() { vprof_sync_release(o, r); } };\n"
-         "} }\n"
+         "} } }\n"
          "#endif\n"
          "#line 1\n";
 }
