@@ -2,12 +2,13 @@
 // instrumented version, run both, and require the same output and exit code;
 // then require the trace to hold exactly the events the program's header
 // promises. Header lines:
-//   // behaviour: std=-std=c++17 function=NAME... sync=PACK...
+//   // behaviour: std=-std=c++17... function=NAME... sync=PACK...   (one run per std)
 //   // expect: enter=N exit=N site_begin=N site_end=N [wait_begin=N wait_end=N release=N]
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 #include "analyzer/read/trace_reader.h"
 #include "instrumenter/instrument.h"
@@ -21,6 +22,7 @@ namespace {
 
 struct Program {
   std::string file, std_flag;
+  bool gnu = false;  // gcc/g++ instead of clang
   std::vector<std::string> functions, packs;
   std::map<std::string, uint64_t> expect;
 };
@@ -43,10 +45,11 @@ std::vector<Program> load_programs() {
     Program p;
     p.file = f.path().filename().string();
     std::string text = slurp(f.path().string());
+    std::vector<std::string> stds;
     for (const auto &w : words_after(text, "behaviour:")) {
       size_t eq = w.find('=');
       std::string k = w.substr(0, eq), v = w.substr(eq + 1);
-      if (k == "std") p.std_flag = v;
+      if (k == "std") stds.push_back(v);
       if (k == "function") p.functions.push_back(v);
       if (k == "sync") p.packs.push_back(v);
     }
@@ -54,9 +57,16 @@ std::vector<Program> load_programs() {
       size_t eq = w.find('=');
       p.expect[w.substr(0, eq)] = std::stoull(w.substr(eq + 1));
     }
-    out.push_back(p);
+    for (const auto &st : stds)  // one run per standard and compiler
+      for (bool gnu : {false, true}) {
+        p.std_flag = st;
+        p.gnu = gnu;
+        out.push_back(p);
+      }
   }
-  std::sort(out.begin(), out.end(), [](const Program &a, const Program &b) { return a.file < b.file; });
+  std::sort(out.begin(), out.end(), [](const Program &a, const Program &b) {
+    return std::tie(a.file, a.std_flag, a.gnu) < std::tie(b.file, b.std_flag, b.gnu);
+  });
   return out;
 }
 
@@ -68,7 +78,7 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
   tree.add(p.file, slurp(std::string(TEST_DATA_DIR) + "/behaviour/" + p.file));
   tree.compile(p.file, p.std_flag);
   bool is_c = fs::path(p.file).extension() == ".c";
-  std::string cc = is_c ? TEST_CC : TEST_CXX;
+  std::string cc = p.gnu ? (is_c ? TEST_GCC : TEST_GXX) : (is_c ? TEST_CC : TEST_CXX);
   // -Werror=return-type: a hidden noreturn call would trip it.
   // C: PostgreSQL-style -Wdeclaration-after-statement must stay quiet.
   std::string flags = p.std_flag + " -O1 -Wall -Werror=return-type -pthread" +
@@ -118,7 +128,7 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
 }
 
 std::string program_name(const ::testing::TestParamInfo<Program> &info) {
-  std::string s = info.param.file;
+  std::string s = info.param.file + info.param.std_flag + (info.param.gnu ? "_gcc" : "_clang");
   for (char &ch : s)
     if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return s;

@@ -1,4 +1,4 @@
-/* behaviour: std=-std=c11 function=find function=walk function=get_pair */
+/* behaviour: std=-std=c99 std=-std=c11 function=find function=walk function=get_pair */
 /* expect: enter=10 exit=10 site_begin=30 site_end=30 */
 /* C: the cleanup-attribute exit probe runs on every return and on goto out
    of a loop; value, struct and void calls in conditions, loops, returns and

@@ -1,4 +1,4 @@
-// behaviour: std=-std=c++17 function=run function=fib function=Shape::area function=pick
+// behaviour: std=-std=c++11 std=-std=c++17 std=-std=c++20 function=run function=fib function=Shape::area function=pick
 // expect: enter=13 exit=13 site_begin=43 site_end=42
 // Value categories, temporaries, move-only results, short circuit, nested
 // calls, exceptions through a wrapped call, virtual calls, function
