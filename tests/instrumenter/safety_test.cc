@@ -139,3 +139,30 @@ TEST(Safety, ManifestNamesEveryIdWithItsPlace) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Safety, MacrosAreWrappedWholeNamedOrSkippedWithACount) {
+  vprof::test::TestTree t;
+  t.add("m.c",
+        "int helper(int x);\n"
+        "#define CALL(x) helper(x)\n"
+        "#define PLUS1(x) (helper(x) + 1)\n"
+        "int work(int x) {\n"
+        "  return CALL(x) + PLUS1(x);\n"
+        "}\n");
+  t.compile("m.c", "-std=c11");
+  auto r = vprof::instr::instrument(options(t, {"work"}));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->call_sites, 1u);
+  EXPECT_EQ(r->skipped_macro_sites, 1u);
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_NE(r->notes[0].find("m.c:5"), std::string::npos) << r->notes[0];
+  auto m = nlohmann::json::parse(slurp(r->manifest_path));
+  ASSERT_EQ(m["call_sites"].size(), 1u);
+  EXPECT_EQ(m["call_sites"][0]["macro"], "CALL");
+  EXPECT_EQ(m["call_sites"][0]["callee"], "helper");
+  EXPECT_EQ(m["call_sites"][0]["callee_text"], "CALL(x)");
+}
+
+}  // namespace
