@@ -72,7 +72,7 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   // files parsed (all of them with all_files). Unmatched names widen the set.
   std::vector<const CompileEntry *> first, rest;
   for (const auto &e : db->entries) {
-    bool wanted = o.all_files;
+    bool wanted = o.all_files || so.patterns.empty();  // sync packs alone: the whole tree
     if (!wanted) {
       std::string text = contents(e.file, *originals);
       // Every component must appear ("DBImpl" and "Write"), which keeps files

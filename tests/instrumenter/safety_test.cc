@@ -166,3 +166,26 @@ TEST(Safety, MacrosAreWrappedWholeNamedOrSkippedWithACount) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Safety, SyncPacksAloneWrapTheWholeTree) {
+  vprof::test::TestTree t;
+  const char *text =
+      "typedef struct { int x; } pthread_mutex_t;\n"
+      "int pthread_mutex_unlock(pthread_mutex_t *m);\n"
+      "void leave(pthread_mutex_t *m) { pthread_mutex_unlock(m); }\n";
+  t.add("a.c", text);
+  t.add("b.c", text);
+  t.compile("a.c", "-std=c99");
+  t.compile("b.c", "-std=c99");
+  auto o = options(t, {});
+  o.sync_packs = {"pthreads"};
+  auto r = vprof::instr::instrument(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->files_parsed, 2u);
+  EXPECT_EQ(r->sync_sites, 2u);
+  EXPECT_EQ(r->functions, 0u);
+}
+
+}  // namespace
