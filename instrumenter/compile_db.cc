@@ -88,10 +88,14 @@ Expected<CompileDb> load_compile_db(const std::string &build_dir) {
     e.file = file;
     e.directory = cmd.Directory;
     e.is_c = looks_like_c(cmd.CommandLine, file);
-    // The last argument names the file; replace it with the real path.
+    // Drop the input however it is spelled (bear writes "file" absolute but
+    // the argument relative), then append it once as its real path.
     std::vector<std::string> args;
-    for (const auto &a : cmd.CommandLine)
-      if (a != cmd.Filename) args.push_back(a);
+    for (size_t i = 0; i < cmd.CommandLine.size(); ++i) {
+      const std::string &a = cmd.CommandLine[i];
+      bool input = i > 0 && !a.empty() && a[0] != '-' && (a == cmd.Filename || real_path(cmd.Directory, a) == file);
+      if (!input) args.push_back(a);
+    }
     e.arguments = sanitize(args, dropped);
     e.arguments.push_back(file);
     out.entries.push_back(std::move(e));

@@ -43,9 +43,13 @@ if [ -f src/.vprof/state.json ]; then "$vprof" restore -p src; fi
 step "configure and build with bear (compile db in src/)"
 cflags=$("$vprof" config --cflags)
 libs=$("$vprof" config --libs)
-(cd src && as_user ./configure --without-icu --enable-debug --enable-cassert=no \
-   CFLAGS="-O2 $cflags" LIBS="$libs" >/dev/null)
-(cd src && as_user bear -- make -j "$jobs" >/dev/null)
+# bear rewrites compile_commands.json with only what one make ran: configure
+# and build once, then reuse the database.
+if [ ! -s src/compile_commands.json ]; then
+  (cd src && as_user ./configure --without-icu --enable-debug --enable-cassert=no \
+     CFLAGS="-O2 $cflags" LIBS="$libs" >/dev/null)
+  (cd src && as_user bear -- make -j "$jobs" >/dev/null)
+fi
 [ -s src/compile_commands.json ] || die "bear wrote no compile_commands.json"
 
 step "instrument"

@@ -189,3 +189,19 @@ TEST(Safety, SyncPacksAloneWrapTheWholeTree) {
 }
 
 }  // namespace
+
+namespace {
+
+// Bug found on PostgreSQL: bear's "file" is absolute but the argument is
+// relative; the input was passed twice and clang refused ("expected exactly
+// one compiler job").
+TEST(Safety, BearEntriesWithARelativeInputArgument) {
+  vprof::test::TestTree t;
+  t.add("good.c", kGood);
+  t.compile_bear_style("good.c", "-std=c99 -O2");
+  auto r = vprof::instr::instrument(options(t, {"work"}));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->functions, 1u);
+}
+
+}  // namespace

@@ -52,6 +52,17 @@ class TestTree {
     db_.push_back({{"directory", src()}, {"file", rel}, {"command", cmd}});
     spit(build() + "/compile_commands.json", db_.dump(2));
   }
+  // As bear writes them: "file" absolute, the argument relative.
+  void compile_bear_style(const std::string &rel, const std::string &flags) {
+    nlohmann::json args = nlohmann::json::array({"/usr/bin/gcc"});
+    std::istringstream in(flags);
+    for (std::string w; in >> w;) args.push_back(w);
+    for (const char *a : {"-c", "-o"}) args.push_back(a);
+    args.push_back(rel + ".o");
+    args.push_back(rel);
+    db_.push_back({{"directory", src()}, {"file", path(rel)}, {"arguments", args}});
+    spit(build() + "/compile_commands.json", db_.dump(2));
+  }
   void add_raw_entry(const nlohmann::json &e) {
     db_.push_back(e);
     spit(build() + "/compile_commands.json", db_.dump(2));
