@@ -38,7 +38,9 @@ if [ ! -d src ]; then
   [ "$(id -u)" = 0 ] && chown -R "$pguser" "$work"
 fi
 if [ -f src/.vprof/state.json ]; then "$vprof" restore -p src; fi
-(cd src && find . -type f -not -path './.vprof/*' -print0 | sort -z | xargs -0 sha1sum) > pristine.sha1
+# Checksums of the fetched sources, before any build writes into the tree.
+[ -s pristine.sha1 ] ||
+  (cd src && find . -type f -not -path './.vprof/*' -print0 | sort -z | xargs -0 sha1sum) > pristine.sha1
 
 step "configure and build with bear (compile db in src/)"
 cflags=$("$vprof" config --cflags)
