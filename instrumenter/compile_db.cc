@@ -56,7 +56,8 @@ std::vector<std::string> sanitize(const std::vector<std::string> &in, std::set<s
       bool unknown = parsed.hasArg(clang::driver::options::OPT_UNKNOWN);
       // gcc's -Wfoo=N spellings parse as -W<name> in clang but still error.
       if (!unknown && a.rfind("-W", 0) == 0 && a.find('=') != std::string::npos &&
-          a.rfind("-Wl,", 0) != 0 && a.rfind("-Wa,", 0) != 0 && a.rfind("-Wp,", 0) != 0)
+          a.rfind("-Wl,", 0) != 0 && a.rfind("-Wa,", 0) != 0 && a.rfind("-Wp,", 0) != 0 &&
+          a.rfind("-Werror=", 0) != 0 && a.rfind("-Wno-error=", 0) != 0)
         unknown = true;
       if (unknown) {
         dropped.insert(a);
