@@ -95,6 +95,12 @@ class Builder {
   void expand(VarNode &out, int n) {
     const ShapeNode &s = c_.nodes[n];
     if (s.children.empty()) return;
+    // A call site whose callee this run did not instrument is not broken
+    // down: what nests in it (calls in its arguments, f(g(x))) is no
+    // breakdown of f, and its "body" would be all of f. It stays a leaf until
+    // a run instruments f; runs merge by the earliest breakdown, so a
+    // pseudo-breakdown here would hide that run's real one.
+    if (s.kind == FrameKind::Site && s.callee_fn == 0) return;
     std::vector<Part> parts;
     if ((c_.self.col(n).array() != 0.0).any()) parts.push_back({n, true});
     for (int ch : s.children)

@@ -249,5 +249,53 @@ TEST(VarianceTree, TwoRunsMergedByFractions) {
   EXPECT_NEAR(children_contribution(*b), 0.5, 1e-12);
 }
 
+
+TEST(VarianceTree, UninstrumentedCalleeIsALeafSoALaterRunsBreakdownWins) {
+  // Bug: in f(g(x)) the call g(x) is timed inside f's call site. With f not
+  // instrumented, the site got g's site as a child plus "f (body)" (all of
+  // f), which counted as f being broken down: the merge then kept that
+  // pseudo-breakdown and dropped the run that really instrumented f.
+  // Run 0: R calls B at site 1 with a nested argument call A (site 5).
+  TraceBuilder t0;
+  int64_t xb[] = {10, 20, 30, 40};
+  for (int i = 0; i < 4; ++i) {
+    int64_t t = i * 1000;
+    auto &th = t0.thread(1);
+    th.begin(t, i + 1).enter(t, 1).site(t + 1, 1).site(t + 1, 5).site_end(t + 2, 5);
+    th.site_end(t + 2 + xb[i], 1).exit(t + 3 + xb[i], 1).end(t + 3 + xb[i], i + 1);
+  }
+  Names n0 = make_names({{1, "R"}}, {{1, 1, "B", 10}, {5, 1, "A", 10}});
+  // Run 1: B instrumented, its time split into B1 (site 3) and B2 (site 4).
+  TraceBuilder t1;
+  int64_t b1[] = {4, 4, 16, 16}, b2[] = {6, 16, 14, 28};
+  for (int i = 0; i < 4; ++i) {
+    int64_t t = i * 1000;
+    auto &th = t1.thread(1);
+    th.begin(t, i + 1).enter(t, 1).site(t + 1, 1).site(t + 1, 5).site_end(t + 2, 5).enter(t + 2, 2);
+    th.call(t + 2, t + 2 + b1[i], 3, 5);
+    th.call(t + 2 + b1[i], t + 2 + b1[i] + b2[i], 4, 6);
+    int64_t e = t + 2 + b1[i] + b2[i];
+    th.exit(e, 2).site_end(e, 1).exit(e + 1, 1).end(e + 1, i + 1);
+  }
+  Names n1 = make_names({{1, "R"}, {2, "B"}, {5, "B1"}, {6, "B2"}},
+                        {{1, 1, "B", 10}, {5, 1, "A", 10}, {3, 2, "B1", 20}, {4, 2, "B2", 21}});
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(t0.build(), n0, opt, 0).value());
+  runs.push_back(analyze_run(t1.build(), n1, opt, 1).value());
+  const VarNode *b0 = find_label(runs[0]->tree, "B (t.cc:10)");
+  ASSERT_NE(b0, nullptr);
+  EXPECT_EQ(b0->kind, VarNode::Kind::Leaf) << "B was not instrumented in run 0";
+  EXPECT_EQ(find_label(runs[0]->tree, "B (body)"), nullptr);
+  auto a = combine(std::move(runs), opt);
+  const VarNode *b = find_label(a->tree, "B (t.cc:10)");
+  ASSERT_NE(b, nullptr);
+  const VarNode *x1 = find_label(*b, "B1 (t.cc:20)");
+  ASSERT_NE(x1, nullptr) << "run 1's real breakdown of B is merged in";
+  EXPECT_EQ(x1->run, 1);
+  EXPECT_NEAR(children_contribution(*b), b->contribution, 1e-9);
+}
+
 }  // namespace
 }  // namespace vprof::testing
