@@ -208,7 +208,7 @@ Expected<Outcome> Session::run() {
       // What this run needs: each function to break down and the chain of
       // broken-down functions above it, so its nodes sit where the earlier
       // runs' trees expect them (runs are merged by node path).
-      std::vector<std::string> need;
+      std::vector<std::string> need{c_.root};
       for (const auto &f : s_.pending)
         for (const auto &g : s_.chain(f))
           if (std::find(need.begin(), need.end(), g) == need.end()) need.push_back(g);
