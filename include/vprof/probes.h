@@ -81,11 +81,14 @@ static inline uint64_t vprof_now(void) {
 static inline void vprof_emit(uint32_t kind, uint64_t arg) {
   struct vprof_thread *t = vprof_tls;
   if (__builtin_expect(t != 0 && t->pos < t->end && !t->busy, 1)) {
+    /* declarations first: C trees build with -Wdeclaration-after-statement */
+    struct vprof_slot *s;
+    uint64_t now;
     t->busy = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    struct vprof_slot *s = t->pos;
+    s = t->pos;
     t->pos = s + 1;
-    uint64_t now = vprof_now();
+    now = vprof_now();
     s->arg = arg;
     /* word 0 last: a kill between the two stores leaves a zero kind, not a torn record */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
