@@ -26,11 +26,7 @@ cd "$work"
 
 step "fetch Debian's postgresql-15 source"
 if [ ! -d src ]; then
-  if ! grep -rqs '^deb-src .*bookworm main' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-    echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main" \
-      > /etc/apt/sources.list.d/vprof-deb-src.list
-    apt-get update -qq
-  fi
+  "$here/scripts/targets/deb-src.sh"
   rm -rf fetch && mkdir fetch
   (cd fetch && apt-get source -qq postgresql-15 >/dev/null)
   mv fetch/postgresql-15*/ src

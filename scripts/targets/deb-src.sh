@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Makes `apt-get source` work: adds a deb-src line for bookworm main, on the
+# same mirror the machine's own "deb" entries use, when there is none yet.
+set -euo pipefail
+if grep -rqs '^deb-src .*bookworm main' /etc/apt/sources.list /etc/apt/sources.list.d/ ||
+   grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/; then
+  exit 0
+fi
+uri=$( (grep -h '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}'
+        grep -hE '^deb ' /etc/apt/sources.list 2>/dev/null |
+          awk '{for (i = 2; i <= NF; i++) if ($i ~ /:\/\//) {print $i; break}}') |
+       grep -v security | head -1)
+if [ -z "$uri" ]; then
+  echo "deb-src.sh: no Debian mirror found in /etc/apt; add a deb-src line for bookworm main" >&2
+  exit 1
+fi
+echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri bookworm main" \
+  > /etc/apt/sources.list.d/vprof-deb-src.list
+apt-get update -qq
