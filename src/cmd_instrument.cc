@@ -26,13 +26,6 @@ struct InstrumentCli {
   unsigned jobs = 0;
 };
 
-std::string annotations_dir() {
-  // Next to the headers in a build tree, under share/ when installed.
-  std::string build = std::string(VPROF_BUILD_INCLUDE_DIR) + "/../annotations";
-  if (access(build.c_str(), R_OK) == 0) return build;
-  return std::string(VPROF_INSTALL_DATA_DIR) + "/annotations";
-}
-
 // Unified diff of one file, by diff(1): the tool users read diffs with.
 void print_diff(const instr::FileChange &c) {
   char a[] = "/tmp/vprof-diff-a-XXXXXX", b[] = "/tmp/vprof-diff-b-XXXXXX";
@@ -54,9 +47,10 @@ int run(const InstrumentCli &o) {
   io.build_dir = o.build_dir;
   io.functions = o.functions;
   io.sync_packs = o.packs;
-  io.annotations_dir = annotations_dir();
+  const Dirs dirs = vprof_dirs();
+  io.annotations_dir = dirs.annotations;
   io.source_root = o.source_root;
-  io.excluded_dirs = {VPROF_BUILD_INCLUDE_DIR, VPROF_INSTALL_INCLUDE_DIR "/vprof"};
+  io.excluded_dirs = {dirs.include};  // vprof's own headers are never edited
   io.all_files = o.all_files;
   io.dry_run = o.dry_run;
   io.jobs = o.jobs;
