@@ -6,10 +6,11 @@ if grep -rqs '^deb-src .*bookworm main' /etc/apt/sources.list /etc/apt/sources.l
    grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/; then
   exit 0
 fi
-uri=$( (grep -h '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}'
-        grep -hE '^deb ' /etc/apt/sources.list 2>/dev/null |
-          awk '{for (i = 2; i <= NF; i++) if ($i ~ /:\/\//) {print $i; break}}') |
-       grep -v security | head -1)
+# Either file may be missing (deb822 .sources or the classic list): no match is not an error.
+uri=$( { grep -h '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}' || true
+         grep -hE '^deb ' /etc/apt/sources.list 2>/dev/null |
+           awk '{for (i = 2; i <= NF; i++) if ($i ~ /:\/\//) {print $i; break}}' || true; } |
+       grep -v security | head -1 || true)
 if [ -z "$uri" ]; then
   echo "deb-src.sh: no Debian mirror found in /etc/apt; add a deb-src line for bookworm main" >&2
   exit 1
