@@ -6,7 +6,7 @@
 //     "build_dir": "build",                        // holds compile_commands.json
 //     "build_command": "cmake --build build",
 //     "run_command": "./build/minidb_bench --seconds 3",
-//     "sync_packs": ["std"], "sync_everywhere": true,
+//     "sync_packs": ["stdcxx"], "sync_everywhere": true,
 //     "k": 3, "d": 0.05, "m": 0.5, "exponent": 2, "max_iterations": 6,
 //     "session_dir": ".vprof-session" }
 #ifndef VPROF_ITERATE_CONFIG_H

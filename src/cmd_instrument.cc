@@ -1,10 +1,11 @@
-// vprof instrument -p BUILD_DIR (--function QUALNAME)... [--sync PACK]... [--dry-run]
+// vprof instrument -p BUILD_DIR (--function QUALNAME)... [--sync PACK]... [--config vprof.json] [--dry-run]
 // Rewrites the target's sources in place (instrumenter/instrument.h); prints
 // progress and a summary on stderr, and with --dry-run the diff on stdout.
 // Built only when the instrumenter is (VPROF_BUILD_INSTRUMENTER, needs clang).
 #ifdef VPROF_HAVE_INSTRUMENTER
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -14,12 +15,14 @@
 
 #include "command.h"
 #include "instrumenter/instrument.h"
+#include "iterate/config.h"
 
 namespace vprof::cli {
 namespace {
 
 struct InstrumentCli {
-  std::string build_dir = ".";
+  std::string build_dir;  // "": the config's, else "."
+  std::string config;
   std::vector<std::string> functions, packs;
   std::string source_root;
   bool dry_run = false, all_files = false, quiet = false, verbose = false;
@@ -44,14 +47,25 @@ void print_diff(const instr::FileChange &c) {
 
 int run(const InstrumentCli &o) {
   instr::InstrumentOptions io;
-  io.build_dir = o.build_dir;
+  io.build_dir = o.build_dir.empty() ? "." : o.build_dir;
   io.functions = o.functions;
   io.sync_packs = o.packs;
+  io.all_files = o.all_files;
+  if (!o.config.empty()) {
+    // The session config supplies what the command line leaves out: the
+    // build directory, the sync packs, and whether to wrap them everywhere.
+    auto c = iterate::load_config(o.config);
+    if (!c) return fail(c.error().message);
+    if (o.build_dir.empty()) io.build_dir = c->abs(c->build_dir);
+    for (const auto &p : c->sync_packs)
+      if (std::find(io.sync_packs.begin(), io.sync_packs.end(), p) == io.sync_packs.end())
+        io.sync_packs.push_back(p);
+    io.all_files = io.all_files || c->sync_everywhere;
+  }
   const Dirs dirs = vprof_dirs();
   io.annotations_dir = dirs.annotations;
   io.source_root = o.source_root;
   io.excluded_dirs = {dirs.include};  // vprof's own headers are never edited
-  io.all_files = o.all_files;
   io.dry_run = o.dry_run;
   io.jobs = o.jobs;
   bool tty = isatty(2);
@@ -96,6 +110,8 @@ Registrar reg("instrument", "rewrite the target's sources: function probes, call
                 sub.add_option("--function", o->functions,
                                "qualified name (ns::C::f, f(int), path/file.c:f); repeatable");
                 sub.add_option("--sync", o->packs, "sync pack name (annotations/NAME.json) or path; repeatable");
+                sub.add_option("--config", o->config,
+                               "take the build dir (unless -p), sync packs and sync_everywhere from vprof.json");
                 sub.add_option("--source-root", o->source_root, "edit only files below this directory");
                 sub.add_flag("--all-files", o->all_files, "parse every translation unit (sync wrappers everywhere)");
                 sub.add_option("-j,--jobs", o->jobs, "parallel parses (default: one per core)");

@@ -48,5 +48,20 @@ inc=$("$vprof" config --include-dir) lib=$("$vprof" config --lib-dir)
 [ -f "$inc/vprof/vprof.h" ] && [ -f "$lib/libvprof.so" ] && pass=$((pass + 1)) || {
   fail=$((fail + 1)); echo "FAIL config paths: $inc $lib"; }
 
+# instrument --config: the build dir and packs come from vprof.json (skipped
+# when this vprof was built without the instrumenter).
+if "$vprof" instrument --help >/dev/null 2>&1; then
+  mkdir -p "$tmp/tree"
+  printf 'int g(int x) { return x + 1; }\nint f(int x) { return g(x) * 2; }\n' >"$tmp/tree/a.c"
+  printf '[{"directory": "%s", "file": "a.c", "arguments": ["cc", "-c", "a.c"]}]\n' "$tmp/tree" \
+    >"$tmp/tree/compile_commands.json"
+  printf '{"root": "f", "build_dir": ".", "build_command": "true", "run_command": "true", "sync_packs": ["pthreads"]}\n' \
+    >"$tmp/tree/vprof.json"
+  expect "instrument --config" 0 'would instrument 1 functions, 1 call sites' -- \
+    "$vprof" instrument --config "$tmp/tree/vprof.json" --function f --dry-run
+  expect "instrument --config missing" 2 "^vprof: error: $tmp/none.json: cannot read the session config" -- \
+    "$vprof" instrument --config "$tmp/none.json" --function f
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
