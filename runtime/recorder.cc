@@ -48,22 +48,13 @@ bool emit_slots(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now,
   return ok;
 }
 
-// One record at a given tick: the inline fast path of probes.h, for the sync
-// probes that must stamp the record and the ownership map with the same tick.
+// One record at a given tick, for the sync probes that must stamp the record
+// and the ownership map with the same tick.
 static inline void emit_at(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now) {
-  if (__builtin_expect(t->hot.pos < t->hot.end && !t->hot.busy, 1)) {
-    t->hot.busy = 1;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    vprof_slot *s = t->hot.pos;
-    t->hot.pos = s + 1;
-    s->arg = arg;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    s->w0 = ((now - t->hot.tsc_base) << VPROF_TS_SHIFT) | kind;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    t->hot.busy = 0;
-  } else {
+  if (__builtin_expect(t->hot.pos < t->hot.end && !t->hot.busy, 1))
+    vprof_write_slot(&t->hot, kind, arg, now);
+  else
     emit_slots(t, kind, arg, now, nullptr, 0);
-  }
 }
 
 static uint32_t intern(ThreadState *t, const char *s) {

@@ -78,26 +78,30 @@ static inline uint64_t vprof_now(void) {
 #endif
 }
 
+/* Writes one slot at tick `now` on the fast path. Requires: t->pos < t->end
+ * and !t->busy (the caller checked). */
+static inline void vprof_write_slot(struct vprof_thread *t, uint32_t kind, uint64_t arg,
+                                    uint64_t now) {
+  /* declarations first: C trees build with -Wdeclaration-after-statement */
+  struct vprof_slot *s;
+  t->busy = 1;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  s = t->pos;
+  t->pos = s + 1;
+  s->arg = arg;
+  /* word 0 last: a kill between the two stores leaves a zero kind, not a torn record */
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  s->w0 = ((now - t->tsc_base) << VPROF_TS_SHIFT) | kind;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  t->busy = 0;
+}
+
 static inline void vprof_emit(uint32_t kind, uint64_t arg) {
   struct vprof_thread *t = vprof_tls;
-  if (__builtin_expect(t != 0 && t->pos < t->end && !t->busy, 1)) {
-    /* declarations first: C trees build with -Wdeclaration-after-statement */
-    struct vprof_slot *s;
-    uint64_t now;
-    t->busy = 1;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    s = t->pos;
-    t->pos = s + 1;
-    now = vprof_now();
-    s->arg = arg;
-    /* word 0 last: a kill between the two stores leaves a zero kind, not a torn record */
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    s->w0 = ((now - t->tsc_base) << VPROF_TS_SHIFT) | kind;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    t->busy = 0;
-  } else {
+  if (__builtin_expect(t != 0 && t->pos < t->end && !t->busy, 1))
+    vprof_write_slot(t, kind, arg, vprof_now());
+  else
     vprof_rt_emit_slow(kind, arg);
-  }
 }
 
 static inline void vprof_fn_enter(uint32_t id) { vprof_emit(VPROF_K_FUNC_ENTER, id); }
