@@ -47,15 +47,11 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
     g.contribution = f.contribution;
     if (f.covariance) {
       g.reason = "a covariance: read both functions together";
-    } else if (ends_with(f.name, " (body)") && !f.functions.empty() &&
-               s.is_broken_down(f.functions[0])) {
+    } else if (ends_with(f.name, " (body)")) {
       g.reason = "the function's own code (its body) varies";
     } else if (f.functions.empty() || f.functions[0].empty() || f.functions[0][0] == '(') {
       g.reason = "not a function";
     } else {
-      // "f (body)" of a function not broken down yet is f's time minus the
-      // few parts the tree already sees (its sync waits): its calls are
-      // still untimed, so it is f that needs breaking down.
       g.function = f.functions[0];
       if (s.is_broken_down(g.function)) {
         const analyzer::Factor *body = find_factor(a, g.function + " (body)");
@@ -66,9 +62,7 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
         std::string why_not = probe(g.function);
         g.break_down = why_not.empty();
         g.reason = why_not.empty() ? "it has calls to break down" : why_not;
-        // A body factor has no call site: the function's own factor has it.
-        const analyzer::Factor *whole = find_factor(a, g.function);
-        g.parent = caller_of(a, whole ? *whole : f);
+        g.parent = caller_of(a, f);
       }
     }
     out.push_back(std::move(g));

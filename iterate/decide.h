@@ -1,9 +1,8 @@
 // Which selected factors to break down next (METHOD §6, the paper's
 // Algorithm 3, with the automatic rule):
-//   - a covariance, the body of a broken-down function ("f (body)"), or a
-//     leaf that is no function ("(outside)", "(queue wait)") is explained:
-//     there is nothing below it (the body of a function not broken down yet
-//     still holds untimed calls: it stands for the function itself);
+//   - a covariance, a body ("f (body)": only instrumented functions have
+//     one, docs/method.md), or a leaf that is no function ("(outside)",
+//     "(queue wait)") is explained: there is nothing below it;
 //   - a function already broken down is explained when its body holds at
 //     least m of its own variance (the code itself varies), otherwise its
 //     parts are ranked on their own and it needs nothing more;
