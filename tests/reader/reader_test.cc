@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/read/trace_reader.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/synth_trace.h"
 
 namespace fs = std::filesystem;
@@ -17,12 +18,7 @@ using vprof::trace::Severity;
 
 namespace {
 
-std::string fresh_dir(const std::string &name) {
-  fs::path d = fs::temp_directory_path() / ("vprof-rd-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d.string();
-}
+std::string fresh_dir(const std::string &name) { return vprof::testing::fresh_dir("vprof-rd", name); }
 
 bool has_diag(const vprof::trace::Trace &t, Severity s, const std::string &file_end,
               uint64_t offset, const std::string &text) {

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/read/trace_reader.h"
+#include "tests/support/temp_dir.h"
 #include "roundtrip_script.h"
 
 namespace fs = std::filesystem;
@@ -22,12 +23,7 @@ using vprof::trace::Trace;
 
 namespace {
 
-std::string fresh_dir(const std::string &name) {
-  fs::path d = fs::temp_directory_path() / ("vprof-rt-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d.string();
-}
+std::string fresh_dir(const std::string &name) { return vprof::testing::fresh_dir("vprof-rt", name); }
 
 // Runs the workload with the recorder on; returns its exit status.
 int run_workload(const std::string &dir, std::vector<std::string> args,
