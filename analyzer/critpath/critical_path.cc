@@ -1,6 +1,6 @@
 #include "analyzer/critpath/critical_path.h"
 
-#include "analyzer/util/huge_pages.h"
+#include "analyzer/util/prefault.h"
 
 #include <algorithm>
 #include <map>
@@ -15,20 +15,34 @@ class Walker {
  public:
   Walker(const Timeline &tl, const PathOptions &opt) : tl_(tl), opt_(opt) {}
 
-  // Tiles interval `iv` into `acc` (one slot per trie node). Returns false
-  // when the path crossed lost data.
-  bool walk(const IntervalInfo &iv, double *acc) {
+  // Sizes the scratch row for the trie as it now is (it grows by epochs).
+  void prepare(size_t nodes) {
+    hint_th_ = nullptr;  // the windows may have moved
+    if (acc_.size() < nodes) {
+      acc_.resize(nodes, 0.0);
+      stamp_.resize(nodes, 0);
+    }
+  }
+
+  // Tiles interval `iv` and appends its non-zero leaves, by node, to `out`.
+  // Returns false when the path crossed lost data.
+  bool walk(const IntervalInfo &iv, std::vector<PathCell> &out) {
     s_ = iv.id;
-    acc_ = acc;
+    iv_end_ = iv.end_ts;
     lossy_ = false;
     gap_ = false;
+    ++serial_;
+    touched_.clear();
     int64_t j = cover(iv.end_thread, iv.begin_ts, iv.end_ts, 0);
     if (j > iv.begin_ts) {
       // Nothing on the path explains [begin, j): no thread worked for the
       // interval there and no created-by edge leads to one.
-      acc_[StackTrie::kUntracked] += double(j - iv.begin_ts);
+      add(StackTrie::kUntracked, j - iv.begin_ts);
       gap_ = true;
     }
+    std::sort(touched_.begin(), touched_.end());
+    for (uint32_t n : touched_)
+      if (acc_[n] != 0.0) out.push_back({n, acc_[n]});
     return !lossy_;
   }
 
@@ -41,16 +55,60 @@ class Walker {
   void run_stack(const ThreadTimeline &th, int64_t a, int64_t b) {
     if (a >= b) return;
     if (th.drop_begin_ts >= 0 && b > th.drop_begin_ts) lossy_ = true;
-    auto it = std::upper_bound(th.stack.begin(), th.stack.end(), a,
-                               [](int64_t v, const StackChange &c) { return v < c.ts; });
+    const StackChange *it = first_change_after(th, a);
     int64_t t = a;
     uint32_t node = it == th.stack.begin() ? StackTrie::kRoot : std::prev(it)->node;
     while (t < b) {
       int64_t next = it == th.stack.end() ? b : std::min(b, it->ts);
-      acc_[node] += double(next - t);
+      add(node, next - t);
       t = next;
       if (it != th.stack.end()) node = (it++)->node;
     }
+  }
+
+  // The first stack change on th later than a. The walk goes back in time in
+  // small steps, mostly on one thread: gallop from the last answer instead
+  // of a binary search over the whole window.
+  const StackChange *first_change_after(const ThreadTimeline &th, int64_t a) {
+    const StackChange *b0 = th.stack.begin(), *e0 = th.stack.end();
+    auto later = [](int64_t v, const StackChange &c) { return v < c.ts; };
+    const StackChange *lo = b0, *hi = e0;
+    if (hint_th_ == &th) {
+      lo = hi = hint_;
+      size_t step = 1;
+      if (hi != e0 && hi->ts <= a) {
+        while (true) {  // forward: lo->ts <= a
+          const StackChange *c = size_t(e0 - lo) > step ? lo + step : e0;
+          if (c == e0 || c->ts > a) {
+            hi = c;
+            break;
+          }
+          lo = c;
+          step *= 2;
+        }
+      } else {
+        while (lo != b0) {  // backward: hi is e0 or hi->ts > a
+          const StackChange *c = size_t(lo - b0) > step ? lo - step : b0;
+          lo = c;
+          if (c->ts <= a) break;
+          hi = c;
+          step *= 2;
+        }
+      }
+    }
+    const StackChange *it = std::upper_bound(lo, hi, a, later);
+    hint_th_ = &th;
+    hint_ = it;
+    return it;
+  }
+
+  void add(uint32_t node, int64_t ns) {
+    if (stamp_[node] != serial_) {
+      stamp_[node] = serial_;
+      acc_[node] = 0.0;
+      touched_.push_back(node);
+    }
+    acc_[node] += double(ns);
   }
 
   uint64_t label_at(const ThreadTimeline &th, int64_t t) const {
@@ -65,10 +123,7 @@ class Walker {
     while (it != th.dequeues.begin()) {
       --it;
       if (it->ts < lo) break;
-      if (it->enqueue >= 0) {
-        const Enqueue &e = tl_.enqueues[it->enqueue];
-        if (e.label == s_ && e.ts <= it->ts) return &*it;
-      }
+      if (it->enq_ts >= 0 && it->enq_label == s_ && it->enq_ts <= it->ts) return &*it;
     }
     return nullptr;
   }
@@ -91,33 +146,34 @@ class Walker {
         // The thread took up s here; follow the created-by edge if one exists.
         const Dequeue *d = created_by(*th, std::max(lo, seg.begin), t);
         if (!d) return t;
-        const Enqueue &e = tl_.enqueues[d->enqueue];
         run_stack(*th, d->ts, t);  // picked the task up, not yet joined: dispatch
-        int64_t q = std::max(lo, e.ts);
-        acc_[StackTrie::kQueue] += double(d->ts - q);
+        int64_t q = std::max(lo, d->enq_ts);
+        add(StackTrie::kQueue, d->ts - q);
         ++counters.created_by_edges_followed;
         // Edges at one instant can form a cycle (A enqueues what B dequeues and
         // back, all at time t); without progress in time, stop following.
         if (q == t && ++stalled > 16) return t;
         if (q < t) stalled = 0;
         t = q;
-        ti = e.thread;
+        ti = d->enq_thread;
         continue;
       }
       int64_t a = std::max(lo, seg.begin);
-      if (seg.wait < 0) {
+      if (!seg.waiting()) {
         run_stack(*th, a, t);
         t = a;
         hint = si - 1;
         continue;
       }
-      const Wait &w = th->waits[seg.wait];
-      int64_t wk = w.waker_tid ? tl_.thread_of(w.waker_tid) : -1;
-      bool released_during_wait = wk >= 0 && uint32_t(wk) != ti && w.release_ts >= w.begin;
+      // A wait that outlasts the interval did not end within it: whoever
+      // ended it later is not on this interval's path (and the data that
+      // says who may not be merged yet).
+      int64_t wk = seg.waker_tid && seg.wait_end <= iv_end_ ? tl_.thread_of(seg.waker_tid) : -1;
+      bool released_during_wait = wk >= 0 && uint32_t(wk) != ti && seg.release_ts >= seg.wait_begin;
       if (released_during_wait) {
         const ThreadTimeline &wt = tl_.threads[wk];
-        uint64_t wl = label_at(wt, w.release_ts);
-        int64_t r = std::min(w.release_ts, t);
+        uint64_t wl = label_at(wt, seg.release_ts);
+        int64_t r = std::min(seg.release_ts, t);
         if (wl == s_) {
           if (r > a && depth < opt_.max_wake_depth) {
             // The waker worked for s: the path moves to it for the blocked
@@ -134,7 +190,7 @@ class Walker {
         } else {
           // The holder/signaller worked for someone else: the time stays with
           // the wait call site and the waker is blamed.
-          blame[{th->node_before(t), w.waker_tid, wt.node_before(w.release_ts), wl}] += t - a;
+          blame[{th->node_before(t), seg.waker_tid, wt.node_before(seg.release_ts), wl}] += t - a;
         }
       }
       run_stack(*th, a, t);
@@ -147,68 +203,105 @@ class Walker {
   const Timeline &tl_;
   const PathOptions &opt_;
   uint64_t s_ = 0;
-  double *acc_ = nullptr;
+  int64_t iv_end_ = 0;
+  std::vector<double> acc_;     // scratch row, valid where stamp_ == serial_
+  std::vector<uint32_t> stamp_;
+  std::vector<uint32_t> touched_;
+  uint32_t serial_ = 0;
+  const ThreadTimeline *hint_th_ = nullptr;
+  const StackChange *hint_ = nullptr;
   bool lossy_ = false, gap_ = false;
 };
 
 }  // namespace
 
-CriticalPaths compute_critical_paths(const Timeline &tl, const PathOptions &opt) {
-  CriticalPaths out;
-  out.nodes = tl.trie.size();
-  std::vector<const IntervalInfo *> todo;
-  for (const IntervalInfo &iv : tl.intervals) {
-    if (iv.begin_ts < 0 || iv.end_ts < 0) {
-      ++out.counters.incomplete_intervals;
-    } else if (iv.end_ts < iv.begin_ts) {
-      ++out.counters.inverted_intervals;
-    } else {
-      todo.push_back(&iv);
-    }
-  }
-  // Rows are computed in place, then compacted to drop intervals whose path
-  // was lossy or whose tiling failed.
-  std::vector<double> self;
-  reserve_huge(self, todo.size() * out.nodes);
-  self.resize(todo.size() * out.nodes, 0.0);
-  std::vector<uint8_t> keep(todo.size(), 0);
-  unsigned nw = std::max(1u, std::min<unsigned>(opt.threads, std::max<size_t>(todo.size(), 1)));
-  std::vector<Walker> walkers(nw, Walker(tl, opt));
-  auto work = [&](unsigned w) {
-    Walker &wk = walkers[w];
-    for (size_t i = w; i < todo.size(); i += nw) {
-      double *acc = self.data() + i * out.nodes;
-      bool ok = wk.walk(*todo[i], acc);
-      if (wk.gap()) ++wk.counters.path_gaps;
-      if (!ok) {
-        ++wk.counters.lossy_intervals;
-        continue;
-      }
-      double sum = 0;
-      for (size_t n = 0; n < out.nodes; ++n) sum += acc[n];
-      if (sum != double(todo[i]->end_ts - todo[i]->begin_ts)) {
-        ++wk.counters.tiling_violations;
-        continue;
-      }
-      keep[i] = 1;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned w = 1; w < nw; ++w) pool.emplace_back(work, w);
-  work(0);
-  for (auto &p : pool) p.join();
+double CriticalPaths::at(size_t r, uint32_t node) const {
+  auto it = std::lower_bound(row_begin(r), row_end(r), node,
+                             [](const PathCell &c, uint32_t n) { return c.node < n; });
+  return it != row_end(r) && it->node == node ? it->ns : 0.0;
+}
 
-  size_t kept = 0;
-  for (size_t i = 0; i < todo.size(); ++i) {
-    if (!keep[i]) continue;
-    if (kept != i)
-      std::copy_n(self.begin() + i * out.nodes, out.nodes, self.begin() + kept * out.nodes);
-    const IntervalInfo &iv = *todo[i];
-    out.rows.push_back({iv.id, iv.begin_ts, iv.end_ts - iv.begin_ts, iv.type_label, iv.client_label});
-    ++kept;
+TracePaths compute_critical_paths(const trace::Trace &trace, const PathOptions &opt) {
+  TracePaths result;
+  CriticalPaths &out = result.paths;
+  // Small epochs keep the window in cache; with workers, each epoch costs two
+  // thread hand-offs, so they are larger.
+  size_t epoch = opt.epoch_records ? opt.epoch_records : opt.threads > 1 ? 16384 : 1024;
+  Merger merger(trace, opt.threads, epoch);
+  const Timeline &tl = merger.timeline();
+  unsigned nw = std::max(1u, opt.threads);
+  std::vector<Walker> walkers(nw, Walker(tl, opt));
+  // Per worker: the cells of the intervals it walked and, per interval, where
+  // they are and whether the interval is kept; assembled in epoch order.
+  struct Walked {
+    size_t begin, end;
+    bool keep;
+  };
+  std::vector<std::vector<PathCell>> cells(nw);
+  std::vector<Walked> walked;
+  std::vector<IntervalInfo> done;
+  // Reserving address space costs nothing until pages are written; growing
+  // by doubling would write (and fault in) every page twice or more.
+  // Bounds: a row takes a begin and an end record; a row's cells come from
+  // its stack changes and edges, plus (outside), (queue wait), (untracked).
+  size_t records = 0;
+  for (const auto &th : trace.threads) records += th.events.size();
+  constexpr size_t kMaxReserve = size_t{1} << 30;
+  out.rows.reserve(std::min(records / 2, kMaxReserve / sizeof(IntervalRow)));
+  out.row_start.reserve(std::min(records / 2 + 1, kMaxReserve / sizeof(size_t)));
+  out.cells.reserve(std::min(records + 3 * (records / 2), kMaxReserve / sizeof(PathCell)));
+  PrefaultAhead cells_ahead, rows_ahead, starts_ahead;
+  cells_ahead(out.cells);
+  rows_ahead(out.rows);
+  starts_ahead(out.row_start);
+  while (merger.next_epoch(done)) {
+    walked.assign(done.size(), {0, 0, false});
+    for (auto &c : cells) c.clear();
+    auto work = [&](unsigned w) {
+      Walker &wk = walkers[w];
+      wk.prepare(tl.trie.size());
+      for (size_t i = w; i < done.size(); i += nw) {
+        size_t from = cells[w].size();
+        bool ok = wk.walk(done[i], cells[w]);
+        if (wk.gap()) ++wk.counters.path_gaps;
+        if (!ok) {
+          ++wk.counters.lossy_intervals;
+          cells[w].resize(from);
+          continue;
+        }
+        double sum = 0;
+        for (size_t k = from; k < cells[w].size(); ++k) sum += cells[w][k].ns;
+        if (sum != double(done[i].end_ts - done[i].begin_ts)) {
+          ++wk.counters.tiling_violations;
+          cells[w].resize(from);
+          continue;
+        }
+        walked[i] = {from, cells[w].size(), true};
+      }
+    };
+    unsigned used = unsigned(std::min<size_t>(nw, std::max<size_t>(done.size(), 1)));
+    std::vector<std::thread> pool;
+    for (unsigned w = 1; w < used; ++w) pool.emplace_back(work, w);
+    work(0);
+    for (auto &p : pool) p.join();
+    for (size_t i = 0; i < done.size(); ++i) {
+      if (!walked[i].keep) continue;
+      const std::vector<PathCell> &src = cells[i % nw];
+      out.cells.insert(out.cells.end(), src.begin() + ptrdiff_t(walked[i].begin),
+                       src.begin() + ptrdiff_t(walked[i].end));
+      out.row_start.push_back(out.cells.size());
+      const IntervalInfo &iv = done[i];
+      out.rows.push_back(
+          {iv.id, iv.begin_ts, iv.end_ts - iv.begin_ts, iv.type_label, iv.client_label});
+    }
+    merger.trim();
+    cells_ahead(out.cells);
+    rows_ahead(out.rows);
+    starts_ahead(out.row_start);
   }
-  self.resize(kept * out.nodes);
-  out.self = std::move(self);
+  out.nodes = tl.trie.size();
+  out.counters.incomplete_intervals = merger.incomplete();
+  out.counters.inverted_intervals = merger.inverted();
 
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, int64_t> blame;
   for (Walker &w : walkers) {
@@ -221,11 +314,25 @@ CriticalPaths compute_critical_paths(const Timeline &tl, const PathOptions &opt)
     out.counters.depth_limit_hits += c.depth_limit_hits;
     for (auto &[k, ns] : w.blame) blame[k] += ns;
   }
+  // Node ids in the order first seen depend on epochs and workers; the
+  // canonical numbering does not (timeline.h, I5).
+  std::vector<uint32_t> renum;
+  result.trie = tl.trie.canonical(renum);
+  for (size_t r = 0; r < out.rows.size(); ++r) {
+    PathCell *b = out.cells.data() + out.row_start[r], *e = out.cells.data() + out.row_start[r + 1];
+    for (PathCell *c = b; c != e; ++c) c->node = renum[c->node];
+    std::sort(b, e, [](const PathCell &x, const PathCell &y) { return x.node < y.node; });
+  }
   for (auto &[k, ns] : blame)
-    out.blame.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), ns});
-  std::sort(out.blame.begin(), out.blame.end(),
-            [](const Blame &a, const Blame &b) { return a.ns > b.ns; });
-  return out;
+    out.blame.push_back(
+        {renum[std::get<0>(k)], std::get<1>(k), renum[std::get<2>(k)], std::get<3>(k), ns});
+  std::sort(out.blame.begin(), out.blame.end(), [](const Blame &a, const Blame &b) {
+    return std::make_tuple(-a.ns, a.wait_node, a.waker_tid, a.waker_node, a.waker_label) <
+           std::make_tuple(-b.ns, b.wait_node, b.waker_tid, b.waker_node, b.waker_label);
+  });
+  result.merge = merger.counters();
+  result.merge_stats = merger.stats();
+  return result;
 }
 
 }  // namespace vprof::analyzer

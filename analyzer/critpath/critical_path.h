@@ -44,21 +44,45 @@ struct PathCounters {
   uint64_t depth_limit_hits = 0;      // wake-up chains deeper than the walk follows
 };
 
+// One leaf's time in one interval.
+struct PathCell {
+  uint32_t node;
+  double ns;
+  bool operator==(const PathCell &o) const { return node == o.node && ns == o.ns; }
+};
+
 struct CriticalPaths {
-  std::vector<IntervalRow> rows;
-  size_t nodes = 0;            // columns: one per stack-trie node
-  std::vector<double> self;    // rows x nodes, row-major: ns of each leaf per interval
+  std::vector<IntervalRow> rows;  // in order of (end, id)
+  size_t nodes = 0;               // stack-trie nodes (columns of the dense view)
+  // Row r's non-zero leaves, by node: cells[row_start[r] .. row_start[r+1]).
+  // Sparse because an interval touches few of the trie's nodes.
+  std::vector<size_t> row_start{0};
+  std::vector<PathCell> cells;
   std::vector<Blame> blame;    // aggregated per (wait_node, waker_tid, waker_node, label)
   PathCounters counters;
-  const double *row(size_t r) const { return self.data() + r * nodes; }
+  const PathCell *row_begin(size_t r) const { return cells.data() + row_start[r]; }
+  const PathCell *row_end(size_t r) const { return cells.data() + row_start[r + 1]; }
+  // ns of one leaf in one row (0 when the interval never spent time there).
+  double at(size_t r, uint32_t node) const;
 };
 
 struct PathOptions {
-  unsigned threads = 1;       // worker threads for the walk (intervals are independent)
+  unsigned threads = 1;       // worker threads for the merge and the walk
   int max_wake_depth = 64;    // wake-up chains followed this deep; beyond, time stays put
+  // Records per thread per merge epoch (timeline.h); 0: 1024 on one thread,
+  // 16384 on more (each epoch synchronises the workers twice).
+  size_t epoch_records = 0;
 };
 
-CriticalPaths compute_critical_paths(const Timeline &tl, const PathOptions &opt = {});
+// The merge and the walk, epoch by epoch: what an analysis keeps of a trace.
+struct TracePaths {
+  StackTrie trie;
+  MergeCounters merge;
+  MergeStats merge_stats;
+  CriticalPaths paths;
+};
+
+TracePaths compute_critical_paths(const trace::Trace &trace, const PathOptions &opt = {});
 
 }  // namespace vprof::analyzer
 

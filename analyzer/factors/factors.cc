@@ -1,5 +1,7 @@
 #include "analyzer/factors/factors.h"
 
+#include "analyzer/util/prefault.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -104,6 +106,7 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
   // dot products with precomputed column products, no row copies, and still
   // centered data, so no catastrophic cancellation.
   Eigen::MatrixXd g(n, Eigen::Index(parts.size()));
+  prefault(g.data(), size_t(g.size()) * sizeof(double));
   for (size_t i = 0; i < parts.size(); ++i)
     g.col(Eigen::Index(i)) = parts[i].self ? c.self.col(parts[i].node) : c.total.col(parts[i].node);
   g.rowwise() -= g.colwise().mean();
@@ -120,6 +123,7 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
     for (const Term &t : terms[f])
       uses[f].push_back({pair_slot(t.a, t.cov ? t.b : t.a), t.cov ? 2.0 : 1.0});
   Eigen::MatrixXd prod(n, Eigen::Index(pairs.size()));
+  prefault(prod.data(), size_t(prod.size()) * sizeof(double));
   for (size_t i = 0; i < pairs.size(); ++i)
     prod.col(Eigen::Index(i)) = g.col(pairs[i].first).cwiseProduct(g.col(pairs[i].second));
   // splitmix64: cheap, and the stream depends only on the seed.

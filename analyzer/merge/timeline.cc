@@ -1,10 +1,7 @@
 #include "analyzer/merge/timeline.h"
 
-#include "analyzer/util/huge_pages.h"
-
 #include <algorithm>
 #include <atomic>
-#include <memory>
 #include <thread>
 
 namespace vprof::analyzer {
@@ -28,6 +25,31 @@ uint32_t StackTrie::child(uint32_t parent, FrameKind kind, uint32_t id) {
 int64_t StackTrie::find(uint32_t parent, FrameKind kind, uint32_t id) const {
   auto it = index_.find((uint64_t{parent} << 34) | (uint64_t(kind) << 32) | id);
   return it == index_.end() ? -1 : int64_t(it->second);
+}
+
+StackTrie StackTrie::canonical(std::vector<uint32_t> &old_to_new) const {
+  std::vector<std::vector<uint32_t>> children(nodes_.size());
+  for (uint32_t n = 3; n < nodes_.size(); ++n) children[nodes_[n].parent].push_back(n);
+  StackTrie out;
+  old_to_new.assign(nodes_.size(), 0);
+  for (uint32_t n = 0; n < 3; ++n) old_to_new[n] = n;
+  std::vector<uint32_t> todo{kRoot};
+  while (!todo.empty()) {
+    uint32_t n = todo.back();
+    todo.pop_back();
+    if (n >= 3) {
+      const StackNode &s = nodes_[n];
+      old_to_new[n] = out.child(old_to_new[s.parent], s.kind, s.id);
+      out.nodes_[old_to_new[n]].callee_fn = s.callee_fn;
+    }
+    auto &c = children[n];
+    // Pushed in reverse so that the smallest (kind, id) is numbered first.
+    std::sort(c.begin(), c.end(), [&](uint32_t a, uint32_t b) {
+      return std::make_pair(nodes_[a].kind, nodes_[a].id) > std::make_pair(nodes_[b].kind, nodes_[b].id);
+    });
+    todo.insert(todo.end(), c.begin(), c.end());
+  }
+  return out;
 }
 
 int32_t ThreadTimeline::segment_before(int64_t t) const {
@@ -59,120 +81,123 @@ struct Frame {
   uint32_t node;
 };
 
-// What a thread saw of an interval, applied to the shared table afterwards in
-// thread order (so the result does not depend on how many workers ran).
+}  // namespace
+
+// What a thread saw of intervals and tasks in one epoch, folded into the
+// shared tables in (time, stream) order at the epoch's end (I5).
 struct IntervalEvent {
   bool begin;
   uint64_t id;
   int64_t ts;
+  uint32_t thread;
   uint32_t type_label, client_label;
 };
 
-// Builds one thread's timeline with thread-local tables only, so threads can
-// be built in parallel; merge_into() then folds them into the Timeline.
+struct EnqueueEvent {
+  int64_t ts;
+  uint64_t task;
+  uint32_t thread;
+  uint64_t label;
+};
+
+struct DequeueRef {
+  int64_t ts;
+  uint64_t task;
+  uint32_t thread;
+  uint32_t index;  // into the thread's dequeue window
+};
+
+// Builds one thread's timeline with a thread-local trie, so threads can be
+// built in parallel; fold_trie() maps its nodes into the shared trie.
 class ThreadBuilder {
  public:
   ThreadBuilder(ThreadTimeline &th, uint32_t index) : th_(th), index_(index) {}
 
-  void run(const trace::ThreadStream &s) {
-    if (s.events.empty()) return;
-    th_.first_ts = s.events.front().ts;
-    th_.last_ts = s.events.back().ts;
-    th_.drop_begin_ts = s.drop_begin_ts;
-    seg_begin_ = th_.first_ts;
-    // Upper bounds (one change per record): growing by doubling would touch
-    // and copy every page several times, which dominates on large traces.
-    reserve_huge(th_.stack, s.events.size() + 1);
-    reserve_huge(th_.segs, s.events.size() + 1);
-    // Exact sizes for the rest: doubling would copy and fault each array
-    // several times; a counting pass over the records costs less.
-    size_t n_iv = 0, n_wait = 0, n_enq = 0, n_deq = 0;
-    for (const Event &e : s.events) {
-      n_iv += e.kind == Kind::IntervalBegin || e.kind == Kind::IntervalEnd;
-      n_wait += e.kind == Kind::WaitBegin;
-      n_enq += e.kind == Kind::TaskEnqueue;
-      n_deq += e.kind == Kind::TaskDequeue;
+  std::vector<IntervalEvent> iv_events;
+  std::vector<EnqueueEvent> enqueues;
+  std::vector<DequeueRef> dequeues;
+  MergeCounters counters;
+
+  // Consumes [b, e), every record before `until`; `last`: the stream ends there.
+  void feed(const trace::ThreadStream &s, const Event *b, const Event *e, int64_t until, bool last) {
+    if (finished_) return;
+    if (provisional_) {
+      th_.segs.pop_back();
+      provisional_ = false;
     }
-    iv_events_.reserve(n_iv);
-    th_.waits.reserve(n_wait);
-    enqueues_.reserve(n_enq);
-    enq_task_.reserve(n_enq);
-    deq_.reserve(n_deq);
-    th_.stack.push_back({th_.first_ts, StackTrie::kRoot});
-    for (const Event &e : s.events) on_event(e);
-    cut(th_.last_ts);
-    counters_.unclosed_frames += stack_.size();
+    first_new_change_ = th_.stack.size();  // changes from here on hold local node ids
+    if (!started_ && b != e) {
+      started_ = true;
+      th_.first_ts = b->ts;
+      th_.drop_begin_ts = s.drop_begin_ts;
+      seg_begin_ = th_.first_ts;
+      th_.stack.push_back({th_.first_ts, StackTrie::kRoot});
+    }
+    for (const Event *p = b; p != e; ++p) on_event(*p);
+    if (last) {
+      finished_ = true;
+      if (!started_) return;
+      th_.last_ts = s.events.back().ts;
+      cut(th_.last_ts);
+      counters.unclosed_frames += stack_.size();
+    } else if (started_ && until > seg_begin_) {
+      // The open segment, up to the epoch's end: replaced next epoch (I1).
+      th_.segs.push_back(segment(seg_begin_, until));
+      provisional_ = true;
+    }
   }
 
-  // Folds this thread's local trie, intervals, enqueues and dequeues into tl.
-  size_t interval_events() const { return iv_events_.size(); }
-  size_t enqueue_count() const { return enqueues_.size(); }
-
-  void merge_into(Timeline &tl, std::unordered_map<uint64_t, size_t> &iv_index,
-                  std::vector<uint64_t> &enq_task, std::vector<std::pair<uint64_t, Dequeue>> &deq) {
-    // Local parents precede children (I3), so one pass maps every node.
-    std::vector<uint32_t> map(trie_.size());
-    for (uint32_t n = 0; n < 3; ++n) map[n] = n;
-    for (uint32_t n = 3; n < trie_.size(); ++n) {
+  // Maps this thread's new local nodes into `g` and rewrites the epoch's
+  // stack changes to shared node ids.
+  void fold_trie(StackTrie &g) {
+    for (uint32_t n = uint32_t(map_.size()); n < trie_.size(); ++n) {
       const StackNode &l = trie_[n];
-      map[n] = tl.trie.child(map[l.parent], l.kind, l.id);
-      StackNode &g = tl.trie.at(map[n]);
-      if (g.callee_fn == 0) g.callee_fn = l.callee_fn;
-      else if (l.callee_fn && l.callee_fn != g.callee_fn) ++counters_.callee_mismatches;
+      map_.push_back(n < 3 ? n : g.child(map_[l.parent], l.kind, l.id));
     }
-    for (StackChange &c : th_.stack) c.node = map[c.node];
-    for (const IntervalEvent &e : iv_events_) {
-      auto [it, inserted] = iv_index.emplace(e.id, tl.intervals.size());
-      if (inserted) {
-        tl.intervals.emplace_back();
-        tl.intervals.back().id = e.id;
-      }
-      IntervalInfo &iv = tl.intervals[it->second];
-      if (e.begin) {
-        if (iv.begin_ts >= 0) {
-          ++counters_.duplicate_begins;
-          continue;
-        }
-        iv.begin_ts = e.ts;
-        iv.begin_thread = index_;
-        iv.type_label = e.type_label;
-        iv.client_label = e.client_label;
-      } else if (iv.end_ts >= 0) {
-        ++counters_.duplicate_ends;
-      } else {
-        iv.end_ts = e.ts;
-        iv.end_thread = index_;
-      }
+    // callee_fn is set on a local node when a function is first entered under
+    // the site, which may be in a later epoch than the node's creation.
+    // Threads may disagree (counted at the end): the smallest id wins, so the
+    // choice does not depend on which thread or epoch came first.
+    for (uint32_t n : callee_set_) {
+      const StackNode &l = trie_[n];
+      StackNode &gn = g.at(map_[n]);
+      gn.callee_fn = gn.callee_fn == 0 ? l.callee_fn : std::min(gn.callee_fn, l.callee_fn);
     }
-    tl.enqueues.insert(tl.enqueues.end(), enqueues_.begin(), enqueues_.end());
-    enq_task.insert(enq_task.end(), enq_task_.begin(), enq_task_.end());
-    deq = std::move(deq_);
-    MergeCounters &c = tl.counters;
-    c.duplicate_begins += counters_.duplicate_begins;
-    c.duplicate_ends += counters_.duplicate_ends;
-    c.missing_exits += counters_.missing_exits;
-    c.exits_without_enter += counters_.exits_without_enter;
-    c.unclosed_frames += counters_.unclosed_frames;
-    c.unmatched_wait_ends += counters_.unmatched_wait_ends;
-    c.nested_waits += counters_.nested_waits;
-    c.callee_mismatches += counters_.callee_mismatches;
+    callee_set_.clear();
+    for (size_t i = first_new_change_; i < th_.stack.size(); ++i)
+      th_.stack[i].node = map_[th_.stack[i].node];
+    first_new_change_ = th_.stack.size();
+  }
+
+  // Local nodes whose callee is not the one the shared trie settled on.
+  void count_callee_mismatches(const StackTrie &g) {
+    for (uint32_t n = 3; n < trie_.size(); ++n)
+      if (trie_[n].callee_fn && g[map_[n]].callee_fn != trie_[n].callee_fn)
+        ++counters.callee_mismatches;
   }
 
  private:
   uint32_t top() const { return stack_.empty() ? StackTrie::kRoot : stack_.back().node; }
 
+  Segment segment(int64_t b, int64_t e) const {
+    if (wait_begin_ < 0) return {b, e, label_, -1, 0, -1, 0};
+    return {b, e, label_, wait_begin_, kStillWaiting, -1, 0};
+  }
+
   void set_top(int64_t ts) {
     uint32_t n = top();
-    if (!th_.stack.empty() && th_.stack.back().ts == ts) {
+    // Changes of earlier epochs are older than ts (epochs partition time).
+    if (th_.stack.size() > first_new_change_ && th_.stack.back().ts == ts) {
       th_.stack.back().node = n;  // several changes at one instant: the last one holds
-    } else if (th_.stack.back().node != n) {
+    } else if (last_local_ != n) {
       th_.stack.push_back({ts, n});
     }
+    last_local_ = n;
   }
 
   // Closes the current segment at ts (zero-length segments are dropped).
   void cut(int64_t ts) {
-    if (ts > seg_begin_) th_.segs.push_back({seg_begin_, ts, label_, wait_});
+    if (ts > seg_begin_) th_.segs.push_back(segment(seg_begin_, ts));
     seg_begin_ = std::max(seg_begin_, ts);
   }
 
@@ -191,8 +216,12 @@ class ThreadBuilder {
         !stack_.back().absorbed) {
       node = stack_.back().node;
       StackNode &sn = trie_.at(node);
-      if (sn.callee_fn == 0) sn.callee_fn = id;
-      else if (sn.callee_fn != id) ++counters_.callee_mismatches;
+      if (sn.callee_fn == 0) {
+        sn.callee_fn = id;
+        callee_set_.push_back(node);
+      } else if (sn.callee_fn != id) {
+        ++counters.callee_mismatches;
+      }
       stack_.back().absorbed = true;
     } else {
       node = child(top(), kind, id);
@@ -206,7 +235,7 @@ class ThreadBuilder {
     // their exits (longjmp, exceptions through unwrapped code).
     for (size_t i = stack_.size(); i-- > 0;) {
       if (stack_[i].kind == kind && stack_[i].id == id) {
-        counters_.missing_exits += stack_.size() - 1 - i;
+        counters.missing_exits += stack_.size() - 1 - i;
         bool absorbed = i > 0 && stack_[i].node == stack_[i - 1].node;
         stack_.resize(i);
         if (absorbed) stack_.back().absorbed = false;  // the site may call its function again
@@ -214,7 +243,7 @@ class ThreadBuilder {
         return;
       }
     }
-    ++counters_.exits_without_enter;
+    ++counters.exits_without_enter;
   }
 
   void set_label(uint64_t label, int64_t ts) {
@@ -230,42 +259,46 @@ class ThreadBuilder {
       case Kind::SiteBegin: push(FrameKind::Site, static_cast<uint32_t>(e.arg), e.ts); break;
       case Kind::SiteEnd: pop(FrameKind::Site, static_cast<uint32_t>(e.arg), e.ts); break;
       case Kind::IntervalBegin:
-        iv_events_.push_back({true, e.arg, e.ts, e.type_label, e.client_label});
+        iv_events.push_back({true, e.arg, e.ts, index_, e.type_label, e.client_label});
         set_label(e.arg, e.ts);
         break;
       case Kind::IntervalEnd:
-        iv_events_.push_back({false, e.arg, e.ts, 0, 0});
+        iv_events.push_back({false, e.arg, e.ts, index_, 0, 0});
         if (label_ == e.arg) set_label(0, e.ts);
         break;
       case Kind::IntervalJoin: set_label(e.arg, e.ts); break;
       case Kind::IntervalLeave: set_label(0, e.ts); break;
       case Kind::WaitBegin:
-        if (wait_ >= 0) {
-          ++counters_.nested_waits;  // keep the outer wait open: it is the one that blocks
+        if (wait_begin_ >= 0) {
+          ++counters.nested_waits;  // keep the outer wait open: it is the one that blocks
           break;
         }
         cut(e.ts);
-        th_.waits.push_back({e.ts, e.ts, -1, 0});
-        wait_ = static_cast<int32_t>(th_.waits.size() - 1);
+        wait_begin_ = e.ts;
         break;
       case Kind::WaitEnd: {
-        if (wait_ < 0) {
-          ++counters_.unmatched_wait_ends;
+        if (wait_begin_ < 0) {
+          ++counters.unmatched_wait_ends;
           break;
         }
-        Wait &w = th_.waits[wait_];
         cut(e.ts);
-        w.end = e.ts;
-        w.waker_tid = e.waker_tid;
-        w.release_ts = e.waker_tid ? e.release_ts : -1;
-        wait_ = -1;
+        // Every piece of this wait (a label change inside it splits it) learns
+        // how it ended.
+        for (size_t i = th_.segs.size(); i-- > 0;) {
+          Segment &g = th_.segs[i];
+          if (g.wait_begin != wait_begin_ || g.wait_end != kStillWaiting) break;
+          g.wait_end = e.ts;
+          g.waker_tid = e.waker_tid;
+          g.release_ts = e.waker_tid ? e.release_ts : -1;
+        }
+        wait_begin_ = -1;
         break;
       }
-      case Kind::TaskEnqueue:
-        enqueues_.push_back({e.ts, index_, label_});
-        enq_task_.push_back(e.arg);
+      case Kind::TaskEnqueue: enqueues.push_back({e.ts, e.arg, index_, label_}); break;
+      case Kind::TaskDequeue:
+        dequeues.push_back({e.ts, e.arg, index_, uint32_t(th_.dequeues.size())});
+        th_.dequeues.push_back({e.ts, -1, 0, 0});
         break;
-      case Kind::TaskDequeue: deq_.push_back({e.arg, Dequeue{e.ts, -1}}); break;
       case Kind::Release:
       case Kind::DropBegin:
       case Kind::ThreadExit: break;
@@ -280,84 +313,214 @@ class ThreadBuilder {
 
   ThreadTimeline &th_;
   uint32_t index_;
-  StackTrie trie_;  // local node ids until merge_into()
-  MergeCounters counters_;
-  std::vector<IntervalEvent> iv_events_;
-  std::vector<Enqueue> enqueues_;
-  std::vector<uint64_t> enq_task_;
-  std::vector<std::pair<uint64_t, Dequeue>> deq_;
+  StackTrie trie_;             // local node ids
+  std::vector<uint32_t> map_;  // local node -> shared node
+  std::vector<uint32_t> callee_set_;
   std::vector<CacheEntry> cache_ = std::vector<CacheEntry>(size_t{1} << kCacheBits);
   std::vector<Frame> stack_;
+  size_t first_new_change_ = 0;
+  uint32_t last_local_ = StackTrie::kRoot;  // innermost local node last pushed to th_.stack
   uint64_t label_ = 0;
-  int32_t wait_ = -1;
+  int64_t wait_begin_ = -1;
   int64_t seg_begin_ = 0;
+  bool started_ = false, finished_ = false, provisional_ = false;
 };
 
-}  // namespace
-
-Timeline build_timeline(const trace::Trace &trace, unsigned threads) {
-  Timeline tl;
+Merger::Merger(const trace::Trace &trace, unsigned threads, size_t epoch_records)
+    : trace_(trace), workers_(std::max(1u, threads)),
+      epoch_records_(std::max<size_t>(1, epoch_records)) {
   const size_t n = trace.threads.size();
-  tl.threads.resize(n);
-  std::vector<std::unique_ptr<ThreadBuilder>> builders(n);
+  tl_.threads.resize(n);
+  cursor_.assign(n, 0);
   for (uint32_t i = 0; i < n; ++i) {
     const trace::ThreadStream &s = trace.threads[i];
-    tl.threads[i].pid = s.pid;
-    tl.threads[i].tid = s.tid;
-    if (!tl.thread_by_tid.emplace(s.tid, i).second) ++tl.counters.duplicate_tids;
-    builders[i] = std::make_unique<ThreadBuilder>(tl.threads[i], i);
+    tl_.threads[i].pid = s.pid;
+    tl_.threads[i].tid = s.tid;
+    if (!tl_.thread_by_tid.emplace(s.tid, i).second) ++counters_.duplicate_tids;
+    builders_.push_back(std::make_unique<ThreadBuilder>(tl_.threads[i], i));
   }
-  // Threads are independent until the merge; hand them out to workers.
+}
+
+Merger::~Merger() = default;
+
+int64_t Merger::epoch_end() const {
+  // No thread contributes more than epoch_records_ records; when every thread
+  // is within that of its end, the epoch takes all that is left.
+  int64_t t = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
+  bool all = true;
+  for (size_t i = 0; i < cursor_.size(); ++i) {
+    const auto &ev = trace_.threads[i].events;
+    if (!ev.empty()) last = std::max(last, ev.back().ts);
+    if (cursor_[i] + epoch_records_ < ev.size()) {
+      all = false;
+      t = std::min(t, ev[cursor_[i] + epoch_records_].ts);
+    }
+  }
+  if (all) return last == std::numeric_limits<int64_t>::max() ? last : last + 1;
+  return std::max(t, end_ + 1);  // records at one instant: still make progress
+}
+
+void Merger::resolve_dequeues() {
+  std::vector<EnqueueEvent> enq;
+  std::vector<DequeueRef> deq;
+  for (auto &b : builders_) {
+    enq.insert(enq.end(), b->enqueues.begin(), b->enqueues.end());
+    deq.insert(deq.end(), b->dequeues.begin(), b->dequeues.end());
+    b->enqueues.clear();
+    b->dequeues.clear();
+  }
+  auto by_ts = [](const auto &a, const auto &b) { return a.ts < b.ts; };
+  std::stable_sort(enq.begin(), enq.end(), by_ts);
+  std::stable_sort(deq.begin(), deq.end(), by_ts);
+  size_t k = 0;
+  auto apply = [&](const EnqueueEvent &e) {
+    last_enqueue_[e.task] = {e.ts, e.ts, e.thread, e.label};
+  };
+  for (const DequeueRef &d : deq) {
+    // The latest enqueue at or before the dequeue, any thread (ties: the last
+    // stream in (pid, tid) order).
+    for (; k < enq.size() && enq[k].ts <= d.ts; ++k) apply(enq[k]);
+    auto it = last_enqueue_.find(d.task);
+    if (it == last_enqueue_.end()) continue;
+    Dequeue &out = tl_.threads[d.thread].dequeues[d.index];
+    out.enq_ts = it->second.enq_ts;
+    out.enq_thread = it->second.enq_thread;
+    out.enq_label = it->second.enq_label;
+  }
+  for (; k < enq.size(); ++k) apply(enq[k]);
+}
+
+void Merger::fold_intervals(std::vector<IntervalInfo> &completed) {
+  std::vector<IntervalEvent> ev;
+  for (auto &b : builders_) {
+    ev.insert(ev.end(), b->iv_events.begin(), b->iv_events.end());
+    b->iv_events.clear();
+  }
+  std::stable_sort(ev.begin(), ev.end(),
+                   [](const IntervalEvent &a, const IntervalEvent &b) { return a.ts < b.ts; });
+  for (const IntervalEvent &e : ev) {
+    IntervalInfo &iv = intervals_.try_emplace(e.id).first->second;
+    iv.id = e.id;
+    if (e.begin) {
+      if (iv.begin_ts >= 0) {
+        ++counters_.duplicate_begins;
+        continue;
+      }
+      iv.begin_ts = e.ts;
+      iv.begin_thread = e.thread;
+      iv.type_label = e.type_label;
+      iv.client_label = e.client_label;
+      if (iv.end_ts < 0) open_.push({iv.begin_ts, iv.id});
+    } else {
+      if (iv.end_ts >= 0) {
+        ++counters_.duplicate_ends;
+        continue;
+      }
+      iv.end_ts = e.ts;
+      iv.end_thread = e.thread;
+    }
+    if (iv.begin_ts < 0 || iv.end_ts < 0) continue;
+    if (iv.end_ts < iv.begin_ts) ++inverted_;
+    else completed.push_back(iv);
+  }
+  std::sort(completed.begin(), completed.end(), [](const IntervalInfo &a, const IntervalInfo &b) {
+    return a.end_ts != b.end_ts ? a.end_ts < b.end_ts : a.id < b.id;
+  });
+}
+
+bool Merger::next_epoch(std::vector<IntervalInfo> &completed) {
+  completed.clear();
+  if (done_) return false;
+  const int64_t until = epoch_end();
+  const size_t n = builders_.size();
+  struct Range {
+    size_t from, to;
+  };
+  std::vector<Range> ranges(n);
+  bool all_done = true;
+  for (size_t i = 0; i < n; ++i) {
+    const auto &ev = trace_.threads[i].events;
+    // Gallop from the cursor: a search over the whole rest of the stream
+    // would touch pages far ahead for nothing.
+    auto before = [](const Event &e, int64_t v) { return e.ts < v; };
+    size_t lo = cursor_[i], step = 64;
+    while (lo + step < ev.size() && ev[lo + step].ts < until) {
+      lo += step;
+      step *= 2;
+    }
+    size_t hi = std::min(ev.size(), lo + step);
+    size_t to = size_t(std::lower_bound(ev.begin() + ptrdiff_t(lo), ev.begin() + ptrdiff_t(hi),
+                                        until, before) -
+                       ev.begin());
+    ranges[i] = {cursor_[i], to};
+    cursor_[i] = to;
+    all_done = all_done && to == ev.size();
+  }
+  // Threads are independent until the epoch's end; hand them out to workers.
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < n;) builders[i]->run(trace.threads[i]);
+    for (size_t i; (i = next.fetch_add(1)) < n;) {
+      const auto &s = trace_.threads[i];
+      builders_[i]->feed(s, s.events.data() + ranges[i].from, s.events.data() + ranges[i].to,
+                         until, ranges[i].to == s.events.size());
+    }
   };
-  unsigned nw = std::max(1u, std::min<unsigned>(threads, unsigned(std::max<size_t>(n, 1))));
+  unsigned nw = unsigned(std::min<size_t>(workers_, std::max<size_t>(n, 1)));
   std::vector<std::thread> pool;
   for (unsigned w = 1; w < nw; ++w) pool.emplace_back(work);
   work();
   for (auto &p : pool) p.join();
-
-  size_t n_iv = 0, n_enq = 0;
-  for (const auto &b : builders) {
-    n_iv += b->interval_events();
-    n_enq += b->enqueue_count();
-  }
-  std::unordered_map<uint64_t, size_t> iv_index;
-  iv_index.reserve(n_iv / 2 + 1);  // a begin and an end per interval, usually
-  tl.intervals.reserve(n_iv / 2 + 1);
-  tl.enqueues.reserve(n_enq);
-  std::vector<uint64_t> enq_task;  // task pointer of each enqueue
-  enq_task.reserve(n_enq);
-  std::vector<std::vector<std::pair<uint64_t, Dequeue>>> deqs(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    builders[i]->merge_into(tl, iv_index, enq_task, deqs[i]);
-    builders[i].reset();
-  }
-  for (const IntervalInfo &iv : tl.intervals)
-    if (iv.begin_ts < 0) ++tl.counters.end_without_begin;
-  // A dequeue takes the latest enqueue of the same pointer at or before it
-  // (pointers are reused once a task is freed; the latest one is the live one).
-  // One array sorted by (task, time) instead of a list per task: one
-  // allocation, not one per task.
-  std::vector<uint32_t> order(tl.enqueues.size());
-  for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
-  auto key = [&](uint32_t k) { return std::make_pair(enq_task[k], tl.enqueues[k].ts); };
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
-  for (uint32_t i = 0; i < deqs.size(); ++i) {
-    tl.threads[i].dequeues.reserve(deqs[i].size());
-    for (auto &[task, d] : deqs[i]) {
-      auto pos = std::upper_bound(order.begin(), order.end(), std::make_pair(task, d.ts),
-                                  [&](const std::pair<uint64_t, int64_t> &v, uint32_t k) {
-                                    return v < key(k);
-                                  });
-      if (pos != order.begin() && enq_task[*std::prev(pos)] == task)
-        d.enqueue = static_cast<int32_t>(*std::prev(pos));
-      tl.threads[i].dequeues.push_back(d);
+  for (auto &b : builders_) b->fold_trie(tl_.trie);
+  resolve_dequeues();
+  fold_intervals(completed);
+  end_ = until;
+  ++stats_.epochs;
+  uint64_t held = 0;
+  for (const ThreadTimeline &th : tl_.threads)
+    held += th.segs.size() + th.stack.size() + th.dequeues.size();
+  stats_.peak_window_entries = std::max(stats_.peak_window_entries, held);
+  if (all_done) {
+    done_ = true;
+    for (auto &b : builders_) {
+      b->count_callee_mismatches(tl_.trie);
+      const MergeCounters &c = b->counters;
+      counters_.missing_exits += c.missing_exits;
+      counters_.exits_without_enter += c.exits_without_enter;
+      counters_.unclosed_frames += c.unclosed_frames;
+      counters_.unmatched_wait_ends += c.unmatched_wait_ends;
+      counters_.nested_waits += c.nested_waits;
+      counters_.callee_mismatches += c.callee_mismatches;
+    }
+    for (const auto &[id, iv] : intervals_) {
+      if (iv.begin_ts < 0) ++counters_.end_without_begin;
+      if (iv.begin_ts < 0 || iv.end_ts < 0) ++incomplete_;
     }
   }
-  return tl;
+  return true;
+}
+
+void Merger::trim() {
+  int64_t w = end_;
+  while (!open_.empty()) {
+    auto [begin, id] = open_.top();
+    if (intervals_[id].end_ts >= 0) {
+      open_.pop();  // closed since
+      continue;
+    }
+    w = std::min(w, begin);
+    break;
+  }
+  for (ThreadTimeline &th : tl_.threads) {
+    size_t k = 0;  // the last segment may be provisional: kept
+    while (k + 1 < th.segs.size() && th.segs[k].end <= w) ++k;
+    th.segs.drop_front(k);
+    k = 0;  // keep the change in force at w
+    while (k + 1 < th.stack.size() && th.stack[k + 1].ts <= w) ++k;
+    th.stack.drop_front(k);
+    k = 0;
+    while (k < th.dequeues.size() && th.dequeues[k].ts < w) ++k;
+    th.dequeues.drop_front(k);
+  }
 }
 
 }  // namespace vprof::analyzer

@@ -2,6 +2,14 @@
 // timelines the critical-path walk can query by time, plus the cross-thread
 // tables (intervals by id, task enqueues by pointer, threads by tid).
 //
+// The merge streams. It consumes the trace in epochs of time [T_k, T_k+1):
+// every thread's records with ts < T_k+1 are folded into the timelines, then
+// every interval whose end is now known is handed to the walk, and what no
+// open interval can reach any more is dropped. Memory is the window (from the
+// oldest open interval's begin to T_k+1) plus a fixed cost per interval; the
+// window's buffers are reused, which matters because first-touch page faults
+// cost far more than the merge itself (docs/performance.md).
+//
 // Assumptions about the input (vprof::trace::Trace):
 //   A1 each stream's events are in non-decreasing time (the reader clamps);
 //   A2 all streams share one clock, so times compare across threads/processes;
@@ -9,25 +17,36 @@
 //      a tid seen in two streams is counted in duplicate_tids and the first
 //      stream, in (pid, tid) order, wins edges that name it);
 //   A4 interval ids are unique per run; a second begin of an id is counted and
-//      the interval keeps its first (the thread that began it again still
-//      works for it from then on).
+//      the interval keeps its first in time (ties: the first stream in (pid,
+//      tid) order); the same for ends. The thread that began it again still
+//      works for it from then on.
 // Invariants of the result:
-//   I1 every thread's segments tile [first_ts, last_ts] in order, without gaps;
-//      each has one label (interval id or 0) and is either running or inside
-//      exactly one wait;
-//   I2 every thread's stack changes are in non-decreasing time and the first
-//      starts at first_ts; between changes the innermost frame is constant;
+//   I1 every thread's segments tile [first_ts, the epoch's end) in order,
+//      without gaps; each has one label (interval id or 0) and is either
+//      running or inside exactly one wait. The last one is provisional: it
+//      ends at the epoch's end and is replaced when the next epoch is merged;
+//   I2 every thread's stack changes are in non-decreasing time; between
+//      changes the innermost frame is constant;
 //   I3 every stack node's parent has a smaller index (node 0 is the empty
 //      stack), so a reverse scan visits children before parents;
 //   I4 broken nesting in the data (an exit with no matching enter, frames
 //      never exited) never aborts the merge: it is repaired as documented in
 //      docs/method.md and counted in MergeCounters;
-//   I5 the result does not depend on the number of worker threads: threads are
-//      built with local tries and folded in (pid, tid) order.
+//   I5 the result depends neither on the number of worker threads nor on the
+//      epoch size: threads are built with local tries and folded in (pid, tid)
+//      order at each epoch's end, and whatever crosses threads (interval
+//      begins and ends, enqueues) is ordered by (time, stream);
+//   I6 trimming keeps, on every thread, all data at or after the window start
+//      W = min(epoch end, begin of every open interval): the segment holding
+//      W, the stack change in force at W, every dequeue at or after W. A walk
+//      of an interval that began at or after W never looks before it.
 #ifndef VPROF_ANALYZER_MERGE_TIMELINE_H
 #define VPROF_ANALYZER_MERGE_TIMELINE_H
 
 #include <cstdint>
+#include <limits>
+#include <memory>
+#include <queue>
 #include <unordered_map>
 #include <vector>
 
@@ -58,6 +77,10 @@ class StackTrie {
   const StackNode &operator[](uint32_t i) const { return nodes_[i]; }
   StackNode &at(uint32_t i) { return nodes_[i]; }
   size_t size() const { return nodes_.size(); }
+  // The same trie numbered in a canonical order (depth first, children by
+  // (kind, id)), so that numbering does not depend on the order nodes were
+  // first seen in (epochs, threads). old_to_new maps this trie's ids.
+  StackTrie canonical(std::vector<uint32_t> &old_to_new) const;
   static constexpr uint32_t kRoot = 0;
   static constexpr uint32_t kQueue = 1;
   static constexpr uint32_t kUntracked = 2;
@@ -67,46 +90,76 @@ class StackTrie {
   std::unordered_map<uint64_t, uint32_t> index_;
 };
 
+// A vector whose front can be dropped cheaply: the window of one thread's
+// timeline. Storage is compacted (and kept, so its pages stay mapped) once
+// the dropped part is the larger half.
+template <class T>
+class Window {
+ public:
+  T *begin() { return v_.data() + head_; }
+  T *end() { return v_.data() + v_.size(); }
+  const T *begin() const { return v_.data() + head_; }
+  const T *end() const { return v_.data() + v_.size(); }
+  size_t size() const { return v_.size() - head_; }
+  bool empty() const { return size() == 0; }
+  T &operator[](size_t i) { return v_[head_ + i]; }
+  const T &operator[](size_t i) const { return v_[head_ + i]; }
+  T &back() { return v_.back(); }
+  const T &back() const { return v_.back(); }
+  void push_back(const T &x) { v_.push_back(x); }
+  void pop_back() { v_.pop_back(); }
+  void reserve(size_t n) { v_.reserve(head_ + n); }
+  void drop_front(size_t k) {
+    head_ += k;
+    if (head_ > 1024 && 2 * head_ > v_.size()) {
+      v_.erase(v_.begin(), v_.begin() + ptrdiff_t(head_));
+      head_ = 0;
+    }
+  }
+  size_t capacity() const { return v_.capacity(); }
+
+ private:
+  std::vector<T> v_;
+  size_t head_ = 0;
+};
+
 struct StackChange {
   int64_t ts;
   uint32_t node;  // innermost frame from ts on
 };
 
-struct Wait {
-  int64_t begin, end;
-  int64_t release_ts;  // -1: no waker
-  uint32_t waker_tid;
-};
+constexpr int64_t kStillWaiting = std::numeric_limits<int64_t>::max();
 
 struct Segment {
   int64_t begin, end;
-  uint64_t label;  // interval the thread works for; 0 = none
-  int32_t wait;    // index into ThreadTimeline::waits; -1 = running
+  uint64_t label;       // interval the thread works for; 0 = none
+  int64_t wait_begin;   // -1: running; else inside a wait that began then
+  int64_t wait_end;     // when that wait ended (kStillWaiting: not within the data so far)
+  int64_t release_ts;   // when the waker released the object; -1 = no waker
+  uint32_t waker_tid;
+  bool waiting() const { return wait_begin >= 0; }
 };
 
 struct Dequeue {
   int64_t ts;
-  int32_t enqueue;  // index into Timeline::enqueues; -1 = never enqueued in this trace
+  // The latest enqueue of the same task pointer at or before ts, any thread
+  // (pointers are reused once a task is freed; the latest one is the live one).
+  int64_t enq_ts;      // -1: never enqueued in this trace
+  uint32_t enq_thread;  // index into Timeline::threads
+  uint64_t enq_label;   // what the producer worked for when it enqueued
 };
 
 struct ThreadTimeline {
   uint32_t pid = 0, tid = 0;
   int64_t first_ts = 0, last_ts = 0;
   int64_t drop_begin_ts = -1;  // records after this were lost
-  std::vector<StackChange> stack;
-  std::vector<Segment> segs;
-  std::vector<Wait> waits;
-  std::vector<Dequeue> dequeues;
+  Window<StackChange> stack;
+  Window<Segment> segs;
+  Window<Dequeue> dequeues;
   // Index of the segment holding the nanosecond (t-1, t], or -1.
   int32_t segment_before(int64_t t) const;
   // Innermost stack node during (t-1, t].
   uint32_t node_before(int64_t t) const;
-};
-
-struct Enqueue {
-  int64_t ts;
-  uint32_t thread;  // index into Timeline::threads
-  uint64_t label;   // what the producer worked for when it enqueued
 };
 
 struct IntervalInfo {
@@ -129,19 +182,67 @@ struct MergeCounters {
   uint64_t callee_mismatches = 0;    // one call site entering different functions
 };
 
+// What the walk reads: the window of every thread, the trie, the threads by tid.
 struct Timeline {
   StackTrie trie;
   std::vector<ThreadTimeline> threads;
   std::unordered_map<uint32_t, uint32_t> thread_by_tid;
-  std::vector<IntervalInfo> intervals;  // in order of first begin
-  std::vector<Enqueue> enqueues;
-  MergeCounters counters;
   // Index of the thread with this tid, or -1.
   int64_t thread_of(uint32_t tid) const;
 };
 
-// threads: workers for the per-thread pass (the result does not depend on it).
-Timeline build_timeline(const trace::Trace &trace, unsigned threads = 1);
+struct MergeStats {
+  uint64_t epochs = 0;
+  uint64_t peak_window_entries = 0;  // segments + stack changes + dequeues held at once
+};
+
+class ThreadBuilder;
+
+class Merger {
+ public:
+  // epoch_records: no thread contributes more records than this to one epoch.
+  Merger(const trace::Trace &trace, unsigned threads, size_t epoch_records);
+  ~Merger();
+  Merger(const Merger &) = delete;
+  Merger &operator=(const Merger &) = delete;
+
+  // Merges the next epoch and returns the intervals that completed in it, in
+  // (end, id) order (begin and end known, end >= begin). False when the
+  // trace is exhausted (the counters are then final).
+  bool next_epoch(std::vector<IntervalInfo> &completed);
+  // Drops what no open interval can reach (I6). Call after walking.
+  void trim();
+  const Timeline &timeline() const { return tl_; }
+  const MergeCounters &counters() const { return counters_; }
+  const MergeStats &stats() const { return stats_; }
+  // Intervals begun and never ended, or ended and never begun (final after
+  // next_epoch returned false); inverted ones (end < begin).
+  uint64_t incomplete() const { return incomplete_; }
+  uint64_t inverted() const { return inverted_; }
+
+ private:
+  int64_t epoch_end() const;
+  void fold_intervals(std::vector<IntervalInfo> &completed);
+  void resolve_dequeues();
+
+  const trace::Trace &trace_;
+  unsigned workers_;
+  size_t epoch_records_;
+  Timeline tl_;
+  std::vector<std::unique_ptr<ThreadBuilder>> builders_;
+  std::vector<size_t> cursor_;
+  MergeCounters counters_;
+  MergeStats stats_;
+  std::unordered_map<uint64_t, IntervalInfo> intervals_;  // every id seen (one entry each)
+  std::unordered_map<uint64_t, Dequeue> last_enqueue_;     // task -> its latest enqueue
+  // Open intervals by begin, for the window start; closed ones are skipped lazily.
+  std::priority_queue<std::pair<int64_t, uint64_t>, std::vector<std::pair<int64_t, uint64_t>>,
+                      std::greater<>>
+      open_;
+  int64_t end_ = std::numeric_limits<int64_t>::min();  // current epoch's end
+  bool done_ = false;
+  uint64_t incomplete_ = 0, inverted_ = 0;
+};
 
 }  // namespace vprof::analyzer
 

@@ -45,19 +45,23 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Na
       return Error{fmt::format("{}: --root {}: no such function in the manifest", trace.dir,
                                opt.root)};
   }
-  r->timeline = build_timeline(trace, opt.threads);
-  uint64_t cells = uint64_t(r->timeline.intervals.size()) * r->timeline.trie.size();
-  if (cells * 3 * sizeof(double) > opt.max_matrix_bytes)
+  PathOptions po;
+  po.threads = opt.threads;
+  po.epoch_records = opt.epoch_records;
+  TracePaths tp = compute_critical_paths(trace, po);
+  r->trie = std::move(tp.trie);
+  r->merge = tp.merge;
+  r->merge_stats = tp.merge_stats;
+  r->paths = std::move(tp.paths);
+  uint64_t cells = uint64_t(r->paths.rows.size()) * r->trie.size();
+  if (cells * 2 * sizeof(double) > opt.max_matrix_bytes)
     return Error{fmt::format(
         "{}: {} intervals x {} call-tree nodes need {:.1f} GiB of matrices (limit {:.1f} GiB); "
         "analyze a shorter trace or instrument fewer functions",
-        trace.dir, r->timeline.intervals.size(), r->timeline.trie.size(),
-        double(cells * 3 * sizeof(double)) / double(1ull << 30),
+        trace.dir, r->paths.rows.size(), r->trie.size(),
+        double(cells * 2 * sizeof(double)) / double(1ull << 30),
         double(opt.max_matrix_bytes) / double(1ull << 30))};
-  PathOptions po;
-  po.threads = opt.threads;
-  r->paths = compute_critical_paths(r->timeline, po);
-  r->columns = build_columns(r->timeline.trie, r->paths, root_fn);
+  r->columns = build_columns(r->trie, r->paths, root_fn);
   std::vector<double> lat(r->columns.latency.data(),
                           r->columns.latency.data() + r->columns.latency.size());
   r->latency = latency_stats(std::move(lat));
@@ -99,9 +103,9 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
   a->types = split_by_type(base.paths, base.columns, base.labels);
   for (const Blame &b : base.paths.blame) {
     NamedBlame nb;
-    nb.wait_site = site_label(base.timeline.trie, base.names, b.wait_node);
+    nb.wait_site = site_label(base.trie, base.names, b.wait_node);
     nb.waker_tid = b.waker_tid;
-    nb.waker_function = function_of(base.timeline.trie, base.names, b.waker_node);
+    nb.waker_function = function_of(base.trie, base.names, b.waker_node);
     nb.waker_interval = b.waker_label;
     nb.ns = double(b.ns);
     a->blame.push_back(std::move(nb));

@@ -27,7 +27,8 @@ struct AnalyzeOptions {
   FactorOptions factors;
   unsigned threads = 1;
   const CallGraph *callgraph = nullptr;
-  // The per-interval matrices take about 3 x intervals x stack-tree nodes x 8
+  size_t epoch_records = 0;  // merge epoch (critpath/critical_path.h)
+  // The per-interval matrices take about 2 x intervals x tree nodes x 8
   // bytes; above this the run fails with an Error that says so, instead of
   // dying in the allocator.
   uint64_t max_matrix_bytes = uint64_t{4} << 30;
@@ -36,7 +37,9 @@ struct AnalyzeOptions {
 // Everything one run contributes; kept so reporters can show the raw matrix.
 struct RunAnalysis {
   std::string dir;
-  Timeline timeline;
+  StackTrie trie;
+  MergeCounters merge;
+  MergeStats merge_stats;
   CriticalPaths paths;
   Columns columns;
   VarNode tree;

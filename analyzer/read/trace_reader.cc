@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/util/prefault.h"
+
 namespace vprof::trace {
 
 const char *kind_name(Kind k) {
@@ -165,8 +167,11 @@ void decode(const std::string &path, const MappedFile &f, const vprof_file_heade
   out.comm = fixed_string(h.comm, sizeof h.comm);
   out.thread_name = fixed_string(h.thread_name, sizeof h.thread_name);
   out.dropped_records = h.dropped_records;
+  // At most one event per slot; fault the pages in at once (util/prefault.h).
   out.events.reserve((f.size() - VPROF_HEADER_BYTES) / VPROF_SLOT_BYTES);
   raw.ticks.reserve(out.events.capacity());
+  analyzer::prefault(out.events.data(), out.events.capacity() * sizeof(Event));
+  analyzer::prefault(raw.ticks.data(), raw.ticks.capacity() * sizeof(uint64_t));
 
   const uint8_t *base = f.data();
   uint64_t size = f.size();
@@ -392,15 +397,15 @@ void resolve_wakeups(Trace &trace, std::vector<RawInfo> &raw, double ticks_per_n
         if (obj == idx.end()) continue;
         const auto &wev = trace.threads[it->second].events;
         const auto &wticks = raw[it->second].ticks;
-        // Latest release at or before the wake whose low bits match.
-        for (auto r = obj->second.rbegin(); r != obj->second.rend(); ++r) {
-          uint64_t t = wticks[*r];
-          if (t > wake_tick) continue;
-          if (static_cast<uint32_t>(t) == want) {
-            e.release_ts = wev[*r].ts;
-            found = true;
-          }
-          break;
+        // The latest release at or before the wake, if its low bits match.
+        // Releases are in time order: a binary search, not a scan back from
+        // the newest (quadratic for a lock released once per request).
+        const auto &rel = obj->second;
+        auto r = std::upper_bound(rel.begin(), rel.end(), wake_tick,
+                                  [&](uint64_t v, uint32_t i) { return v < wticks[i]; });
+        if (r != rel.begin() && static_cast<uint32_t>(wticks[*std::prev(r)]) == want) {
+          e.release_ts = wev[*std::prev(r)].ts;
+          found = true;
         }
       }
       if (!found) {

@@ -57,7 +57,7 @@ json factor_json(const Factor &f) {
 }
 
 json quality_json(const RunAnalysis &r) {
-  const MergeCounters &m = r.timeline.counters;
+  const MergeCounters &m = r.merge;
   const PathCounters &p = r.paths.counters;
   return {{"dropped_records", r.dropped_records},
           {"incomplete_intervals", p.incomplete_intervals},

@@ -83,7 +83,7 @@ class TerminalReporter : public Reporter {
                                           : std::string("for no interval"));
       }
     }
-    const MergeCounters &m = r.timeline.counters;
+    const MergeCounters &m = r.merge;
     o += fmt::format(
         "\ndata quality: {} lossy, {} tiling violations, {} path gaps, {} missing exits, {} "
         "unmatched exits, {} reader warnings, {} reader errors\n",

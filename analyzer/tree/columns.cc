@@ -1,6 +1,8 @@
 #include "analyzer/tree/columns.h"
 
 #include <map>
+
+#include "analyzer/util/prefault.h"
 #include <tuple>
 
 namespace vprof::analyzer {
@@ -39,14 +41,18 @@ Columns build_columns(const StackTrie &trie, const CriticalPaths &cp, uint32_t r
   }
   const Eigen::Index rows = Eigen::Index(cp.rows.size());
   const Eigen::Index cols = Eigen::Index(c.nodes.size());
-  c.self = Eigen::MatrixXd::Zero(rows, cols);
+  // Fresh matrices: fault their pages in one call each (util/prefault.h).
+  c.self.resize(rows, cols);
+  prefault(c.self.data(), size_t(c.self.size()) * sizeof(double));
+  c.self.setZero();
   c.latency.resize(rows);
   for (Eigen::Index r = 0; r < rows; ++r) {
-    const double *row = cp.row(size_t(r));
-    for (size_t n = 0; n < cp.nodes; ++n)
-      if (row[n] != 0.0 && proj[n] >= 0) c.self(r, proj[n]) += row[n];
+    for (const PathCell *p = cp.row_begin(size_t(r)); p != cp.row_end(size_t(r)); ++p)
+      if (proj[p->node] >= 0) c.self(r, proj[p->node]) += p->ns;
     c.latency(r) = double(cp.rows[size_t(r)].latency_ns);
   }
+  c.total.resize(rows, cols);
+  prefault(c.total.data(), size_t(c.total.size()) * sizeof(double));
   c.total = c.self;
   for (Eigen::Index n = cols - 1; n > 0; --n) c.total.col(c.nodes[n].parent) += c.total.col(n);
   return c;

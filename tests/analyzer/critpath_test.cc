@@ -12,7 +12,6 @@
 namespace vprof::testing {
 namespace {
 
-using analyzer::build_timeline;
 using analyzer::compute_critical_paths;
 using analyzer::StackTrie;
 constexpr auto Fn = FrameKind::Function;
@@ -22,8 +21,8 @@ TEST(CriticalPath, OneThreadTilesBodySitesAndOutside) {
   // F(1) from 5 to 35; inside, site 1 calls G(2) over [10, 20).
   TraceBuilder tb;
   tb.thread(1).begin(0, 9).enter(5, 1).call(10, 20, 1, 2).exit(35, 1).end(40, 9);
-  auto tl = build_timeline(tb.build());
-  auto cp = compute_critical_paths(tl);
+  auto tl = analyzer::compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
   ASSERT_EQ(cp.rows.size(), 1u);
   EXPECT_EQ(cp.rows[0].latency_ns, 40);
   EXPECT_EQ(leaf_ns(cp, 0, StackTrie::kRoot), 10);                 // [0,5) + [35,40)
@@ -41,8 +40,8 @@ TEST(CriticalPath, QueueHandoffAndCondvarWakeGoThroughTheWorker) {
       .wait_end(50, 0xc0, 2, 45).site_end(52, 2).exit(55, 1).end(60, 1);
   tb.thread(2).dequeue(20, 0x100).join(22, 1).enter(22, 2).release(45, 0xc0).exit(46, 2)
       .leave(47);
-  auto tl = build_timeline(tb.build());
-  auto cp = compute_critical_paths(tl);
+  auto tl = analyzer::compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
   ASSERT_EQ(cp.rows.size(), 1u);
   // Walk back from 60: A outside [55,60)=5, F body [52,55)=3, site 2 [50,52)=2
   // and the wake-up latency [45,50)=5; on B: G [22,45)=23, B dispatching
@@ -65,8 +64,8 @@ TEST(CriticalPath, LockHolderWorkingForAnotherIntervalIsBlamed) {
   tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x10).wait_end(30, 0x10, 2, 28)
       .site_end(31, 1).exit(40, 1).end(40, 1);
   tb.thread(2).begin(0, 2).enter(0, 3).release(28, 0x10).exit(35, 3).end(35, 2);
-  auto tl = build_timeline(tb.build());
-  auto cp = compute_critical_paths(tl);
+  auto tl = analyzer::compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
   ASSERT_EQ(cp.rows.size(), 2u);
   size_t r = cp.rows[0].id == 1 ? 0 : 1;
   // The whole wait [10,31) stays with the lock call site; F body 10 + 9.
@@ -89,8 +88,8 @@ TEST(CriticalPath, WakerOnlyPartlyForTheIntervalHandsTheRestBack) {
   tb.thread(1).begin(0, 1).site(10, 1).wait(10, 0x1).wait_end(50, 0x1, 2, 40).site_end(50, 1)
       .end(50, 1);
   tb.thread(2).enter(0, 4).join(30, 1).release(40, 0x1).leave(41).exit(45, 4);
-  auto tl = build_timeline(tb.build());
-  auto cp = compute_critical_paths(tl);
+  auto tl = analyzer::compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
   ASSERT_EQ(cp.rows.size(), 1u);
   EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{Site, 1}})), 20 + 10);  // [10,30) + [40,50)
   EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{Fn, 4}})), 10);
@@ -103,8 +102,8 @@ TEST(CriticalPath, RecursionNestsAndStillTiles) {
   TraceBuilder tb;
   tb.thread(1).begin(0, 1).enter(0, 1).site(5, 1).enter(5, 1).site(10, 1).enter(10, 1)
       .exit(20, 1).site_end(20, 1).exit(25, 1).site_end(25, 1).exit(30, 1).end(30, 1);
-  auto tl = build_timeline(tb.build());
-  auto cp = compute_critical_paths(tl);
+  auto tl = analyzer::compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
   ASSERT_EQ(cp.rows.size(), 1u);
   EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{Fn, 1}})), 10);
   EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{Fn, 1}, {Site, 1}})), 10);
@@ -122,13 +121,13 @@ TEST(CriticalPath, BrokenDataIsCountedNeverFatal) {
   // after the thread worked for it past the drop point.
   tb.thread(3).begin(40, 3).drop(50, 17).end(60, 3);
   auto t = tb.build();
-  auto tl = build_timeline(t);
-  auto cp = compute_critical_paths(tl);
-  EXPECT_EQ(tl.counters.missing_exits, 1u);
-  EXPECT_EQ(tl.counters.exits_without_enter, 1u);
-  EXPECT_EQ(tl.counters.unclosed_frames, 1u);   // thread 2's F
+  auto tl = analyzer::compute_critical_paths(t);
+  const auto &cp = tl.paths;
+  EXPECT_EQ(tl.merge.missing_exits, 1u);
+  EXPECT_EQ(tl.merge.exits_without_enter, 1u);
+  EXPECT_EQ(tl.merge.unclosed_frames, 1u);   // thread 2's F
   EXPECT_EQ(cp.counters.incomplete_intervals, 2u);  // 2 never ended, 99 never begun
-  EXPECT_EQ(tl.counters.end_without_begin, 1u);
+  EXPECT_EQ(tl.merge.end_without_begin, 1u);
   EXPECT_EQ(cp.counters.lossy_intervals, 1u);
   EXPECT_EQ(t.dropped_records, 17u);
   ASSERT_EQ(cp.rows.size(), 1u);  // only interval 1 is sound
@@ -145,8 +144,8 @@ TEST(CriticalPath, UnexplainedStartIsUntracked) {
   TraceBuilder tb;
   tb.thread(1).begin(0, 1).leave(5);
   tb.thread(2).join(10, 1).end(30, 1);
-  auto tl = build_timeline(tb.build());
-  auto cp = compute_critical_paths(tl);
+  auto tl = analyzer::compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
   ASSERT_EQ(cp.rows.size(), 1u);
   EXPECT_EQ(leaf_ns(cp, 0, StackTrie::kUntracked), 10);
   EXPECT_EQ(leaf_ns(cp, 0, StackTrie::kRoot), 20);
@@ -160,13 +159,13 @@ TEST(CriticalPath, ParallelWalkMatchesSerial) {
     tb.thread(1 + i % 3).begin(b, i + 1).enter(b + 1, 1).call(b + 2, b + 2 + i, 1, 2)
         .exit(b + 60 + i % 7, 1).end(b + 70, i + 1);
   }
-  auto tl = build_timeline(tb.build());
-  auto one = compute_critical_paths(tl);
+  trace::Trace t = tb.build();
+  auto one = compute_critical_paths(t);
   analyzer::PathOptions two;
   two.threads = 2;
-  auto par = compute_critical_paths(tl, two);
-  ASSERT_EQ(one.rows.size(), 50u);
-  EXPECT_EQ(one.self, par.self);
+  auto par = compute_critical_paths(t, two);
+  ASSERT_EQ(one.paths.rows.size(), 50u);
+  expect_same(one, par);
 }
 
 }  // namespace
@@ -175,43 +174,52 @@ TEST(CriticalPath, ParallelWalkMatchesSerial) {
 namespace vprof::testing {
 namespace {
 
-TEST(CriticalPath, RandomGarbageNeverCrashesAndAlwaysTiles) {
-  // Random records of every kind, ids, tids and times that collide: the merge
-  // repairs or counts what is broken, and every interval it keeps still tiles.
+// Random records of every kind, ids, tids and times that collide. With
+// `within_wait` a waker's release lies inside the wait, as the runtime records
+// it; otherwise anywhere near it (the merge must cope either way).
+trace::Trace random_garbage(uint32_t seed, bool within_wait) {
   using K = trace::Kind;
   const K kinds[] = {K::FuncEnter, K::FuncExit, K::SiteBegin, K::SiteEnd, K::IntervalBegin,
                      K::IntervalEnd, K::IntervalJoin, K::IntervalLeave, K::WaitBegin, K::WaitEnd,
                      K::Release, K::TaskEnqueue, K::TaskDequeue};
-  for (uint32_t seed = 1; seed <= 200; ++seed) {
-    std::mt19937 rng(seed);
-    auto u = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-    trace::Trace t;
-    int nthreads = u(1, 4);
-    for (int th = 0; th < nthreads; ++th) {
-      trace::ThreadStream s;
-      s.tid = uint32_t(th + 1);
-      int64_t now = u(0, 5);
-      for (int i = u(0, 120); i > 0; --i) {
-        trace::Event e;
-        now += u(0, 3);  // many records share a timestamp
-        e.ts = now;
-        e.kind = kinds[u(0, 12)];
-        e.arg = uint64_t(u(1, 4));
-        if (e.kind == K::WaitEnd && u(0, 1)) {
-          e.waker_tid = uint32_t(u(0, 5));
-          e.release_ts = now - u(-3, 30);
-        }
-        s.events.push_back(e);
+  std::mt19937 rng(seed);
+  auto u = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  trace::Trace t;
+  int nthreads = u(1, 4);
+  for (int th = 0; th < nthreads; ++th) {
+    trace::ThreadStream s;
+    s.tid = uint32_t(th + 1);
+    int64_t now = u(0, 5);
+    for (int i = u(0, 120); i > 0; --i) {
+      trace::Event e;
+      now += u(0, 3);  // many records share a timestamp
+      e.ts = now;
+      e.kind = kinds[u(0, 12)];
+      e.arg = uint64_t(u(1, 4));
+      if (e.kind == K::WaitEnd && u(0, 1)) {
+        e.waker_tid = uint32_t(u(0, 5));
+        e.release_ts = within_wait ? now - u(0, 3) : now - u(-3, 30);
       }
-      if (u(0, 5) == 0 && !s.events.empty()) s.drop_begin_ts = s.events[s.events.size() / 2].ts;
-      t.threads.push_back(std::move(s));
+      s.events.push_back(e);
     }
-    auto tl = analyzer::build_timeline(t);
-    auto cp = analyzer::compute_critical_paths(tl);
+    if (!within_wait && u(0, 5) == 0 && !s.events.empty())
+      s.drop_begin_ts = s.events[s.events.size() / 2].ts;
+    t.threads.push_back(std::move(s));
+  }
+  return t;
+}
+
+TEST(CriticalPath, RandomGarbageNeverCrashesAndAlwaysTiles) {
+  // The merge repairs or counts what is broken, and every interval it keeps
+  // still tiles.
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    trace::Trace t = random_garbage(seed, false);
+    auto tl = analyzer::compute_critical_paths(t);
+    const auto &cp = tl.paths;
     EXPECT_EQ(cp.counters.tiling_violations, 0u) << "seed " << seed;
     for (size_t r = 0; r < cp.rows.size(); ++r) {
       double sum = 0;
-      for (size_t n = 0; n < cp.nodes; ++n) sum += cp.row(r)[n];
+      for (auto *c = cp.row_begin(r); c != cp.row_end(r); ++c) sum += c->ns;
       ASSERT_EQ(sum, double(cp.rows[r].latency_ns)) << "seed " << seed;
     }
   }
@@ -224,8 +232,8 @@ TEST(CriticalPath, SameInstantCreatedByCycleTerminates) {
   TraceBuilder tb;
   tb.thread(1).begin(0, 1).leave(5).dequeue(10, 0xb).join(10, 1).enqueue(10, 0xa).end(20, 1);
   tb.thread(2).leave(0).dequeue(10, 0xa).join(10, 1).enqueue(10, 0xb).leave(15);
-  auto tl = analyzer::build_timeline(tb.build());
-  auto cp = analyzer::compute_critical_paths(tl);
+  auto tl = analyzer::compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
   ASSERT_EQ(cp.rows.size(), 1u);
   EXPECT_EQ(cp.counters.tiling_violations, 0u);
   EXPECT_EQ(leaf_ns(cp, 0, StackTrie::kUntracked), 10);  // [0,10): the cycle explains nothing
@@ -253,29 +261,70 @@ TEST(Merge, ParallelBuildIsTheSameAsSerial) {
         .release(b + 55, 0x9).exit(b + 56, 7 + i % 2).leave(b + 57);
   }
   trace::Trace t = tb.build();
-  auto one = analyzer::build_timeline(t, 1);
-  auto two = analyzer::build_timeline(t, 2);
-  ASSERT_EQ(one.trie.size(), two.trie.size());
-  for (uint32_t n = 0; n < one.trie.size(); ++n) {
-    EXPECT_EQ(one.trie[n].parent, two.trie[n].parent);
-    EXPECT_EQ(one.trie[n].id, two.trie[n].id);
-    EXPECT_EQ(one.trie[n].callee_fn, two.trie[n].callee_fn);
+  analyzer::PathOptions serial, parallel;
+  parallel.threads = 2;
+  auto one = analyzer::compute_critical_paths(t, serial);
+  auto two = analyzer::compute_critical_paths(t, parallel);
+  expect_same(one, two);
+  ASSERT_EQ(one.paths.rows.size(), 40u);
+  EXPECT_EQ(one.paths.counters.created_by_edges_followed, 40u);
+  EXPECT_EQ(one.paths.counters.wake_edges_followed, 40u);
+}
+
+}  // namespace
+}  // namespace vprof::testing
+
+namespace vprof::testing {
+namespace {
+
+// The merge streams in epochs (merge/timeline.h, I5): any epoch size, down to
+// one record per thread, and any worker count must give the result of one
+// epoch holding the whole trace.
+TEST(Merge, EpochSizeDoesNotChangeTheResult) {
+  TraceBuilder tb;
+  for (int i = 0; i < 40; ++i) {
+    int64_t b = i * 50;  // intervals overlap: each lasts 62 ns, one begins every 50
+    uint32_t a = 1 + i % 3, w = 4 + i % 2;
+    tb.thread(a).begin(b, i + 1).enter(b, 1 + i % 2).call(b + 1, b + 5 + i % 4, 1 + i % 3, 3)
+        .enqueue(b + 10, 0x100 + i).site(b + 11, 9).wait(b + 11, 0x9)
+        .wait_end(b + 60, 0x9, w + 0, b + 55).site_end(b + 60, 9).exit(b + 61, 1 + i % 2)
+        .end(b + 62, i + 1);
+    tb.thread(w).dequeue(b + 20, 0x100 + i).join(b + 21, i + 1).enter(b + 21, 7 + i % 2)
+        .release(b + 55, 0x9).exit(b + 56, 7 + i % 2).leave(b + 57);
   }
-  ASSERT_EQ(one.threads.size(), two.threads.size());
-  for (size_t i = 0; i < one.threads.size(); ++i) {
-    ASSERT_EQ(one.threads[i].stack.size(), two.threads[i].stack.size());
-    for (size_t k = 0; k < one.threads[i].stack.size(); ++k)
-      EXPECT_EQ(one.threads[i].stack[k].node, two.threads[i].stack[k].node);
-    EXPECT_EQ(one.threads[i].segs.size(), two.threads[i].segs.size());
-    EXPECT_EQ(one.threads[i].dequeues.size(), two.threads[i].dequeues.size());
+  trace::Trace t = tb.build();
+  analyzer::PathOptions whole;
+  whole.epoch_records = size_t{1} << 30;
+  auto ref = analyzer::compute_critical_paths(t, whole);
+  EXPECT_EQ(ref.merge_stats.epochs, 1u);
+  ASSERT_GT(ref.paths.rows.size(), 0u);
+  for (size_t e : {1, 2, 3, 7, 64}) {
+    for (unsigned threads : {1u, 2u}) {
+      analyzer::PathOptions o;
+      o.epoch_records = e;
+      o.threads = threads;
+      auto got = analyzer::compute_critical_paths(t, o);
+      SCOPED_TRACE(::testing::Message() << "epoch_records=" << e << " threads=" << threads);
+      EXPECT_GT(got.merge_stats.epochs, 1u);
+      expect_same(ref, got);
+    }
   }
-  ASSERT_EQ(one.intervals.size(), 40u);
-  ASSERT_EQ(two.intervals.size(), 40u);
-  auto cp1 = analyzer::compute_critical_paths(one);
-  auto cp2 = analyzer::compute_critical_paths(two);
-  EXPECT_EQ(cp1.self, cp2.self);
-  EXPECT_EQ(cp1.counters.created_by_edges_followed, 40u);
-  EXPECT_EQ(cp1.counters.wake_edges_followed, 40u);
+}
+
+TEST(Merge, EpochSizeDoesNotChangeRandomGarbage) {
+  for (uint32_t seed = 1; seed <= 100; ++seed) {
+    trace::Trace t = random_garbage(seed, true);
+    analyzer::PathOptions whole;
+    whole.epoch_records = size_t{1} << 30;
+    auto ref = analyzer::compute_critical_paths(t, whole);
+    for (size_t e : {1, 5}) {
+      analyzer::PathOptions o;
+      o.epoch_records = e;
+      auto got = analyzer::compute_critical_paths(t, o);
+      SCOPED_TRACE(::testing::Message() << "seed " << seed << " epoch_records=" << e);
+      expect_same(ref, got);
+    }
+  }
 }
 
 }  // namespace

@@ -28,7 +28,48 @@ inline int64_t node_of(const analyzer::StackTrie &trie,
 
 // ns of one leaf in one interval row (0 when the node does not exist).
 inline double leaf_ns(const analyzer::CriticalPaths &cp, size_t row, int64_t node) {
-  return node < 0 ? 0.0 : cp.row(row)[node];
+  return node < 0 ? 0.0 : cp.at(row, uint32_t(node));
+}
+
+// Two analyses of one trace agree on everything the walk produces.
+inline void expect_same(const analyzer::TracePaths &a, const analyzer::TracePaths &b) {
+  ASSERT_EQ(a.trie.size(), b.trie.size());
+  for (uint32_t n = 0; n < a.trie.size(); ++n) {
+    EXPECT_EQ(a.trie[n].parent, b.trie[n].parent) << "node " << n;
+    EXPECT_EQ(a.trie[n].id, b.trie[n].id) << "node " << n;
+    EXPECT_EQ(a.trie[n].callee_fn, b.trie[n].callee_fn) << "node " << n;
+  }
+  ASSERT_EQ(a.paths.rows.size(), b.paths.rows.size());
+  for (size_t r = 0; r < a.paths.rows.size(); ++r) {
+    EXPECT_EQ(a.paths.rows[r].id, b.paths.rows[r].id) << "row " << r;
+    EXPECT_EQ(a.paths.rows[r].latency_ns, b.paths.rows[r].latency_ns) << "row " << r;
+  }
+  EXPECT_EQ(a.paths.row_start, b.paths.row_start);
+  EXPECT_EQ(a.paths.cells, b.paths.cells);
+  ASSERT_EQ(a.paths.blame.size(), b.paths.blame.size());
+  for (size_t i = 0; i < a.paths.blame.size(); ++i) {
+    EXPECT_EQ(a.paths.blame[i].wait_node, b.paths.blame[i].wait_node);
+    EXPECT_EQ(a.paths.blame[i].waker_node, b.paths.blame[i].waker_node);
+    EXPECT_EQ(a.paths.blame[i].ns, b.paths.blame[i].ns);
+  }
+  const auto &p = a.paths.counters, &q = b.paths.counters;
+  EXPECT_EQ(p.incomplete_intervals, q.incomplete_intervals);
+  EXPECT_EQ(p.inverted_intervals, q.inverted_intervals);
+  EXPECT_EQ(p.lossy_intervals, q.lossy_intervals);
+  EXPECT_EQ(p.tiling_violations, q.tiling_violations);
+  EXPECT_EQ(p.path_gaps, q.path_gaps);
+  EXPECT_EQ(p.wake_edges_followed, q.wake_edges_followed);
+  EXPECT_EQ(p.created_by_edges_followed, q.created_by_edges_followed);
+  const auto &m = a.merge, &n = b.merge;
+  EXPECT_EQ(m.duplicate_begins, n.duplicate_begins);
+  EXPECT_EQ(m.duplicate_ends, n.duplicate_ends);
+  EXPECT_EQ(m.end_without_begin, n.end_without_begin);
+  EXPECT_EQ(m.missing_exits, n.missing_exits);
+  EXPECT_EQ(m.exits_without_enter, n.exits_without_enter);
+  EXPECT_EQ(m.unclosed_frames, n.unclosed_frames);
+  EXPECT_EQ(m.unmatched_wait_ends, n.unmatched_wait_ends);
+  EXPECT_EQ(m.nested_waits, n.nested_waits);
+  EXPECT_EQ(m.callee_mismatches, n.callee_mismatches);
 }
 
 struct SiteSpec {

@@ -159,7 +159,7 @@ TEST(VarianceTree, PropertyTilingAndAdditivityOnRandomTraces) {
     EXPECT_EQ(r.paths.counters.path_gaps, 0u);
     for (size_t i = 0; i < r.paths.rows.size(); ++i) {
       double sum = 0;
-      for (size_t n = 0; n < r.paths.nodes; ++n) sum += r.paths.row(i)[n];
+      for (auto *c = r.paths.row_begin(i); c != r.paths.row_end(i); ++c) sum += c->ns;
       ASSERT_EQ(sum, double(r.paths.rows[i].latency_ns)) << "seed " << seed << " row " << i;
       // The root column of the tree is the latency itself.
       ASSERT_EQ(r.columns.total(Eigen::Index(i), 0), double(r.paths.rows[i].latency_ns));

@@ -50,7 +50,7 @@ inc=$("$vprof" config --include-dir) lib=$("$vprof" config --lib-dir)
 
 # instrument --config: the build dir and packs come from vprof.json (skipped
 # when this vprof was built without the instrumenter).
-if "$vprof" instrument --help >/dev/null 2>&1; then
+if "$vprof" --help 2>/dev/null | grep -q "^  instrument "; then
   mkdir -p "$tmp/tree"
   printf 'int g(int x) { return x + 1; }\nint f(int x) { return g(x) * 2; }\n' >"$tmp/tree/a.c"
   printf '[{"directory": "%s", "file": "a.c", "arguments": ["cc", "-c", "a.c"]}]\n' "$tmp/tree" \
