@@ -140,7 +140,9 @@ std::string fixed_string(const char *s, size_t n) { return std::string(s, strnle
 // Per-stream facts used only while resolving wake-up edges.
 struct RawInfo {
   std::vector<uint64_t> ticks;  // absolute tick of each event (parallel to events)
-  std::vector<uint32_t> wake_delta;  // WaitEnd: modular release-to-wake delta, by event index
+  // WaitEnd events naming a waker: (event index, modular release-to-wake delta).
+  std::vector<std::pair<uint32_t, uint32_t>> wakes;
+  std::vector<uint32_t> releases;  // indices of Release events
   std::unordered_map<uint32_t, std::string> strings;  // per-thread string table
 };
 
@@ -149,9 +151,12 @@ struct Clock {
   uint64_t anchor_ticks;
   int64_t anchor_ns;
   int64_t ns(uint64_t ticks) const {
-    return anchor_ns + static_cast<int64_t>(
-                           std::llround(static_cast<double>(static_cast<int64_t>(ticks - anchor_ticks)) /
-                                        ticks_per_ns));
+    int64_t d = static_cast<int64_t>(ticks - anchor_ticks);
+    if (ticks_per_ns == 1.0) return anchor_ns + d;  // CLOCK_MONOTONIC: ticks are ns
+    // Rounded half away from zero, as llround, without the library call
+    // (one per record: it was a tenth of the reading time).
+    double x = static_cast<double>(d) / ticks_per_ns;
+    return anchor_ns + static_cast<int64_t>(x < 0 ? x - 0.5 : x + 0.5);
   }
 };
 
@@ -272,6 +277,7 @@ void decode(const std::string &path, const MappedFile &f, const vprof_file_heade
           e.role = pending_role;
           break;
         case VPROF_K_RELEASE:
+          raw.releases.push_back(static_cast<uint32_t>(out.events.size()));
           e.arg = s.arg & VPROF_OBJ_MASK;
           e.role = static_cast<uint8_t>(s.arg >> 56);
           break;
@@ -281,10 +287,9 @@ void decode(const std::string &path, const MappedFile &f, const vprof_file_heade
           e.role = pending_role;
           e.acquired = (lo & VPROF_WAIT_NOT_ACQUIRED) ? 0 : 1;
           e.waker_tid = lo & ~static_cast<uint32_t>(VPROF_WAIT_NOT_ACQUIRED);
-          if (e.waker_tid) {
-            if (raw.wake_delta.size() <= out.events.size()) raw.wake_delta.resize(out.events.size() + 1);
-            raw.wake_delta[out.events.size()] = static_cast<uint32_t>(s.arg >> 32);
-          }
+          if (e.waker_tid)
+            raw.wakes.emplace_back(static_cast<uint32_t>(out.events.size()),
+                                   static_cast<uint32_t>(s.arg >> 32));
           break;
         }
         case VPROF_K_DROP_BEGIN:
@@ -376,19 +381,17 @@ void resolve_wakeups(Trace &trace, std::vector<RawInfo> &raw, double ticks_per_n
     if (!indexed[s]) {
       indexed[s] = true;
       const auto &ev = trace.threads[s].events;
-      for (size_t i = 0; i < ev.size(); ++i)
-        if (ev[i].kind == Kind::Release) releases[s][ev[i].arg].push_back(static_cast<uint32_t>(i));
+      for (uint32_t i : raw[s].releases) releases[s][ev[i].arg].push_back(i);
     }
     return releases[s];
   };
   uint64_t unresolved = 0;
   for (size_t s = 0; s < trace.threads.size(); ++s) {
     auto &ev = trace.threads[s].events;
-    for (size_t i = 0; i < raw[s].wake_delta.size() && i < ev.size(); ++i) {
+    for (auto [i, delta] : raw[s].wakes) {
       Event &e = ev[i];
-      if (e.kind != Kind::WaitEnd || e.waker_tid == 0) continue;
       uint64_t wake_tick = raw[s].ticks[i];
-      uint32_t want = static_cast<uint32_t>(wake_tick) - raw[s].wake_delta[i];
+      uint32_t want = static_cast<uint32_t>(wake_tick) - delta;
       bool found = false;
       auto range = by_tid.equal_range(e.waker_tid);
       for (auto it = range.first; it != range.second && !found; ++it) {
@@ -411,7 +414,7 @@ void resolve_wakeups(Trace &trace, std::vector<RawInfo> &raw, double ticks_per_n
       if (!found) {
         // The waker's record is lost (dropped, killed, or another run): take
         // the runtime's delta at its word.
-        e.release_ts = e.ts - static_cast<int64_t>(std::llround(raw[s].wake_delta[i] / ticks_per_ns));
+        e.release_ts = e.ts - static_cast<int64_t>(std::llround(delta / ticks_per_ns));
         ++unresolved;
       }
     }
