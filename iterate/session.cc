@@ -157,12 +157,17 @@ Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze() const {
   int run = 0;
   for (const auto &it : s_.iterations) {
     if (!it.analyzed) continue;
-    auto trace = trace::read_trace_dir(it.trace_dir);
-    if (!trace) return Error{trace.error().message};
-    if (const auto *e = trace->first_error()) return Error{e->str()};
+    auto stream = trace::TraceStream::open(it.trace_dir);
+    if (!stream) return Error{stream.error().message};
+    auto first_error = [&]() -> std::string {
+      trace::Trace t = (*stream)->summary();  // the first error of the trace, or ""
+      return t.first_error() ? t.first_error()->str() : std::string();
+    };
+    if (std::string e = first_error(); !e.empty()) return Error{e};
     auto names = analyzer::load_manifest(it.trace_dir + "/manifest.json");
     if (!names) return Error{names.error().message};
-    auto ra = analyzer::analyze_run(*trace, std::move(*names), opt, run++);
+    auto ra = analyzer::analyze_run(**stream, std::move(*names), opt, run++);
+    if (std::string e = first_error(); !e.empty()) return Error{e};
     if (!ra) return Error{ra.error().message};
     runs.push_back(std::move(*ra));
   }

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -64,15 +65,23 @@ int run(const AnalyzeCliOptions &o) {
   }
   std::vector<std::unique_ptr<analyzer::RunAnalysis>> runs;
   for (size_t i = 0; i < o.dirs.size(); ++i) {
-    auto trace = trace::read_trace_dir(o.dirs[i]);
-    if (!trace) return fail(trace.error().message);
-    if (const auto *err = trace->first_error()) {
-      size_t n = trace->count(trace::Severity::Error);
-      return fail(err->str() + (n > 1 ? fmt::format(" (and {} more errors)", n - 1) : ""));
-    }
+    // Streamed: memory holds the merge's window, not the trace. Damage in a
+    // header shows at once, damage in the data once it is decoded; either way
+    // the run fails naming the first error.
+    auto stream = trace::TraceStream::open(o.dirs[i]);
+    if (!stream) return fail(stream.error().message);
+    auto first_error = [&]() -> std::optional<std::string> {
+      trace::Trace t = (*stream)->summary();
+      const auto *err = t.first_error();
+      if (!err) return std::nullopt;
+      size_t n = t.count(trace::Severity::Error);
+      return err->str() + (n > 1 ? fmt::format(" (and {} more errors)", n - 1) : "");
+    };
+    if (auto e = first_error()) return fail(*e);
     auto names = names_for(o.dirs[i], i == 0 ? o.manifest : std::string());
     if (!names) return fail(names.error().message);
-    auto r = analyzer::analyze_run(*trace, std::move(*names), opt, int(i));
+    auto r = analyzer::analyze_run(**stream, std::move(*names), opt, int(i));
+    if (auto e = first_error()) return fail(*e);
     if (!r) return fail(r.error().message);
     runs.push_back(std::move(r).value());
   }

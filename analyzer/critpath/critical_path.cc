@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <thread>
 #include <tuple>
 
@@ -222,12 +223,23 @@ double CriticalPaths::at(size_t r, uint32_t node) const {
 }
 
 TracePaths compute_critical_paths(const trace::Trace &trace, const PathOptions &opt) {
+  std::vector<std::unique_ptr<trace::VectorSource>> owned;
+  std::vector<trace::EventSource *> sources;
+  for (const trace::ThreadStream &s : trace.threads) {
+    owned.push_back(std::make_unique<trace::VectorSource>(s));
+    sources.push_back(owned.back().get());
+  }
+  return compute_critical_paths(sources, opt);
+}
+
+TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sources,
+                                  const PathOptions &opt) {
   TracePaths result;
   CriticalPaths &out = result.paths;
   // Small epochs keep the window in cache; with workers, each epoch costs two
   // thread hand-offs, so they are larger.
   size_t epoch = opt.epoch_records ? opt.epoch_records : opt.threads > 1 ? 16384 : 1024;
-  Merger merger(trace, opt.threads, epoch);
+  Merger merger(sources, opt.threads, epoch, opt.max_window);
   const Timeline &tl = merger.timeline();
   unsigned nw = std::max(1u, opt.threads);
   std::vector<Walker> walkers(nw, Walker(tl, opt));
@@ -245,7 +257,7 @@ TracePaths compute_critical_paths(const trace::Trace &trace, const PathOptions &
   // Bounds: a row takes a begin and an end record; a row's cells come from
   // its stack changes and edges, plus (outside), (queue wait), (untracked).
   size_t records = 0;
-  for (const auto &th : trace.threads) records += th.events.size();
+  for (const trace::EventSource *s : sources) records += s->size_hint();
   constexpr size_t kMaxReserve = size_t{1} << 30;
   out.rows.reserve(std::min(records / 2, kMaxReserve / sizeof(IntervalRow)));
   out.row_start.reserve(std::min(records / 2 + 1, kMaxReserve / sizeof(size_t)));
@@ -302,6 +314,7 @@ TracePaths compute_critical_paths(const trace::Trace &trace, const PathOptions &
   out.nodes = tl.trie.size();
   out.counters.incomplete_intervals = merger.incomplete();
   out.counters.inverted_intervals = merger.inverted();
+  out.counters.abandoned_intervals = merger.abandoned();
 
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, int64_t> blame;
   for (Walker &w : walkers) {

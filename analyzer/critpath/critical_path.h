@@ -42,6 +42,7 @@ struct PathCounters {
   uint64_t wake_edges_followed = 0;
   uint64_t created_by_edges_followed = 0;
   uint64_t depth_limit_hits = 0;      // wake-up chains deeper than the walk follows
+  uint64_t abandoned_intervals = 0;   // open so long the merge's window outgrew its limit
 };
 
 // One leaf's time in one interval.
@@ -72,6 +73,9 @@ struct PathOptions {
   // Records per thread per merge epoch (timeline.h); 0: 1024 on one thread,
   // 16384 on more (each epoch synchronises the workers twice).
   size_t epoch_records = 0;
+  // Window entries (segments, stack changes, dequeues) held for open
+  // intervals before the oldest is abandoned (merge/timeline.h); ~50 bytes each.
+  uint64_t max_window = uint64_t{1} << 24;
 };
 
 // The merge and the walk, epoch by epoch: what an analysis keeps of a trace.
@@ -82,6 +86,10 @@ struct TracePaths {
   CriticalPaths paths;
 };
 
+// From streams (trace_stream.h), one per thread in (pid, tid) order.
+TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sources,
+                                  const PathOptions &opt = {});
+// From a trace in memory.
 TracePaths compute_critical_paths(const trace::Trace &trace, const PathOptions &opt = {});
 
 }  // namespace vprof::analyzer

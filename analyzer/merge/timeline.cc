@@ -119,7 +119,7 @@ class ThreadBuilder {
   MergeCounters counters;
 
   // Consumes [b, e), every record before `until`; `last`: the stream ends there.
-  void feed(const trace::ThreadStream &s, const Event *b, const Event *e, int64_t until, bool last) {
+  void feed(const Event *b, const Event *e, int64_t until, bool last, int64_t drop_begin_ts) {
     if (finished_) return;
     if (provisional_) {
       th_.segs.pop_back();
@@ -129,15 +129,15 @@ class ThreadBuilder {
     if (!started_ && b != e) {
       started_ = true;
       th_.first_ts = b->ts;
-      th_.drop_begin_ts = s.drop_begin_ts;
+      th_.drop_begin_ts = drop_begin_ts;
       seg_begin_ = th_.first_ts;
       th_.stack.push_back({th_.first_ts, StackTrie::kRoot});
     }
     for (const Event *p = b; p != e; ++p) on_event(*p);
+    if (b != e) th_.last_ts = std::prev(e)->ts;
     if (last) {
       finished_ = true;
       if (!started_) return;
-      th_.last_ts = s.events.back().ts;
       cut(th_.last_ts);
       counters.unclosed_frames += stack_.size();
     } else if (started_ && until > seg_begin_) {
@@ -299,8 +299,11 @@ class ThreadBuilder {
         dequeues.push_back({e.ts, e.arg, index_, uint32_t(th_.dequeues.size())});
         th_.dequeues.push_back({e.ts, -1, 0, 0});
         break;
-      case Kind::Release:
       case Kind::DropBegin:
+        // Read from a file, the drop is known when its record comes.
+        if (th_.drop_begin_ts < 0) th_.drop_begin_ts = e.ts;
+        break;
+      case Kind::Release:
       case Kind::ThreadExit: break;
     }
   }
@@ -326,17 +329,16 @@ class ThreadBuilder {
   bool started_ = false, finished_ = false, provisional_ = false;
 };
 
-Merger::Merger(const trace::Trace &trace, unsigned threads, size_t epoch_records)
-    : trace_(trace), workers_(std::max(1u, threads)),
-      epoch_records_(std::max<size_t>(1, epoch_records)) {
-  const size_t n = trace.threads.size();
+Merger::Merger(std::vector<trace::EventSource *> sources, unsigned threads, size_t epoch_records,
+               uint64_t max_window)
+    : sources_(std::move(sources)), workers_(std::max(1u, threads)),
+      epoch_records_(std::max<size_t>(1, epoch_records)), max_window_(max_window) {
+  const size_t n = sources_.size();
   tl_.threads.resize(n);
-  cursor_.assign(n, 0);
   for (uint32_t i = 0; i < n; ++i) {
-    const trace::ThreadStream &s = trace.threads[i];
-    tl_.threads[i].pid = s.pid;
-    tl_.threads[i].tid = s.tid;
-    if (!tl_.thread_by_tid.emplace(s.tid, i).second) ++counters_.duplicate_tids;
+    tl_.threads[i].pid = sources_[i]->pid();
+    tl_.threads[i].tid = sources_[i]->tid();
+    if (!tl_.thread_by_tid.emplace(sources_[i]->tid(), i).second) ++counters_.duplicate_tids;
     builders_.push_back(std::make_unique<ThreadBuilder>(tl_.threads[i], i));
   }
 }
@@ -348,12 +350,14 @@ int64_t Merger::epoch_end() const {
   // is within that of its end, the epoch takes all that is left.
   int64_t t = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   bool all = true;
-  for (size_t i = 0; i < cursor_.size(); ++i) {
-    const auto &ev = trace_.threads[i].events;
-    if (!ev.empty()) last = std::max(last, ev.back().ts);
-    if (cursor_[i] + epoch_records_ < ev.size()) {
+  for (trace::EventSource *src : sources_) {
+    src->fill(epoch_records_ + 1);
+    size_t n = src->size();
+    if (n > epoch_records_) {
       all = false;
-      t = std::min(t, ev[cursor_[i] + epoch_records_].ts);
+      t = std::min(t, src->data()[epoch_records_].ts);
+    } else if (n) {
+      last = std::max(last, src->data()[n - 1].ts);
     }
   }
   if (all) return last == std::numeric_limits<int64_t>::max() ? last : last + 1;
@@ -419,7 +423,7 @@ void Merger::fold_intervals(std::vector<IntervalInfo> &completed) {
       iv.end_ts = e.ts;
       iv.end_thread = e.thread;
     }
-    if (iv.begin_ts < 0 || iv.end_ts < 0) continue;
+    if (iv.begin_ts < 0 || iv.end_ts < 0 || iv.abandoned) continue;
     if (iv.end_ts < iv.begin_ts) ++inverted_;
     else completed.push_back(iv);
   }
@@ -439,30 +443,30 @@ bool Merger::next_epoch(std::vector<IntervalInfo> &completed) {
   std::vector<Range> ranges(n);
   bool all_done = true;
   for (size_t i = 0; i < n; ++i) {
-    const auto &ev = trace_.threads[i].events;
-    // Gallop from the cursor: a search over the whole rest of the stream
-    // would touch pages far ahead for nothing.
+    trace::EventSource &src = *sources_[i];
+    const Event *ev = src.data();
+    const size_t size = src.size();
+    // Gallop: the buffer may hold more than this epoch needs.
     auto before = [](const Event &e, int64_t v) { return e.ts < v; };
-    size_t lo = cursor_[i], step = 64;
-    while (lo + step < ev.size() && ev[lo + step].ts < until) {
+    size_t lo = 0, step = 64;
+    while (lo + step < size && ev[lo + step].ts < until) {
       lo += step;
       step *= 2;
     }
-    size_t hi = std::min(ev.size(), lo + step);
-    size_t to = size_t(std::lower_bound(ev.begin() + ptrdiff_t(lo), ev.begin() + ptrdiff_t(hi),
-                                        until, before) -
-                       ev.begin());
-    ranges[i] = {cursor_[i], to};
-    cursor_[i] = to;
-    all_done = all_done && to == ev.size();
+    size_t to = size_t(std::lower_bound(ev + lo, ev + std::min(size, lo + step), until, before) - ev);
+    ranges[i] = {0, to};
+    all_done = all_done && to == size && src.exhausted();
   }
+  // Every stream is decoded past `until`: what needs other streams can be done.
+  for (trace::EventSource *src : sources_) src->settle(until);
   // Threads are independent until the epoch's end; hand them out to workers.
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < n;) {
-      const auto &s = trace_.threads[i];
-      builders_[i]->feed(s, s.events.data() + ranges[i].from, s.events.data() + ranges[i].to,
-                         until, ranges[i].to == s.events.size());
+      const trace::EventSource &src = *sources_[i];
+      bool last = ranges[i].to == src.size() && src.exhausted();
+      builders_[i]->feed(src.data() + ranges[i].from, src.data() + ranges[i].to, until, last,
+                         src.drop_begin_ts());
     }
   };
   unsigned nw = unsigned(std::min<size_t>(workers_, std::max<size_t>(n, 1)));
@@ -470,6 +474,7 @@ bool Merger::next_epoch(std::vector<IntervalInfo> &completed) {
   for (unsigned w = 1; w < nw; ++w) pool.emplace_back(work);
   work();
   for (auto &p : pool) p.join();
+  for (size_t i = 0; i < n; ++i) sources_[i]->consume(ranges[i].to);
   for (auto &b : builders_) b->fold_trie(tl_.trie);
   resolve_dequeues();
   fold_intervals(completed);
@@ -493,33 +498,42 @@ bool Merger::next_epoch(std::vector<IntervalInfo> &completed) {
     }
     for (const auto &[id, iv] : intervals_) {
       if (iv.begin_ts < 0) ++counters_.end_without_begin;
-      if (iv.begin_ts < 0 || iv.end_ts < 0) ++incomplete_;
+      if (iv.abandoned) ++abandoned_;
+      else if (iv.begin_ts < 0 || iv.end_ts < 0) ++incomplete_;
     }
   }
   return true;
 }
 
 void Merger::trim() {
-  int64_t w = end_;
-  while (!open_.empty()) {
-    auto [begin, id] = open_.top();
-    if (intervals_[id].end_ts >= 0) {
-      open_.pop();  // closed since
-      continue;
+  while (true) {
+    int64_t w = end_;
+    while (!open_.empty()) {
+      auto [begin, id] = open_.top();
+      if (intervals_[id].end_ts >= 0 || intervals_[id].abandoned) {
+        open_.pop();  // closed since
+        continue;
+      }
+      w = std::min(w, begin);
+      break;
     }
-    w = std::min(w, begin);
-    break;
-  }
-  for (ThreadTimeline &th : tl_.threads) {
-    size_t k = 0;  // the last segment may be provisional: kept
-    while (k + 1 < th.segs.size() && th.segs[k].end <= w) ++k;
-    th.segs.drop_front(k);
-    k = 0;  // keep the change in force at w
-    while (k + 1 < th.stack.size() && th.stack[k + 1].ts <= w) ++k;
-    th.stack.drop_front(k);
-    k = 0;
-    while (k < th.dequeues.size() && th.dequeues[k].ts < w) ++k;
-    th.dequeues.drop_front(k);
+    uint64_t held = 0;
+    for (ThreadTimeline &th : tl_.threads) {
+      size_t k = 0;  // the last segment may be provisional: kept
+      while (k + 1 < th.segs.size() && th.segs[k].end <= w) ++k;
+      th.segs.drop_front(k);
+      k = 0;  // keep the change in force at w
+      while (k + 1 < th.stack.size() && th.stack[k + 1].ts <= w) ++k;
+      th.stack.drop_front(k);
+      k = 0;
+      while (k < th.dequeues.size() && th.dequeues[k].ts < w) ++k;
+      th.dequeues.drop_front(k);
+      held += th.segs.size() + th.stack.size() + th.dequeues.size();
+    }
+    if (held <= max_window_ || open_.empty()) return;
+    // The oldest open interval holds too much: give it up.
+    intervals_[open_.top().second].abandoned = true;
+    open_.pop();
   }
 }
 

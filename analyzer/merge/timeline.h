@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "analyzer/read/trace_reader.h"
+#include "analyzer/read/trace_stream.h"
 
 namespace vprof::analyzer {
 
@@ -167,6 +168,7 @@ struct IntervalInfo {
   int64_t begin_ts = -1, end_ts = -1;
   uint32_t begin_thread = 0, end_thread = 0;
   uint32_t type_label = 0, client_label = 0;
+  bool abandoned = false;  // its window outgrew the limit; never walked
 };
 
 struct MergeCounters {
@@ -200,8 +202,13 @@ class ThreadBuilder;
 
 class Merger {
  public:
-  // epoch_records: no thread contributes more records than this to one epoch.
-  Merger(const trace::Trace &trace, unsigned threads, size_t epoch_records);
+  // One source per thread stream, in (pid, tid) order. epoch_records: no
+  // thread contributes more records than this to one epoch. max_window:
+  // when the window holds more entries than this, the oldest open interval
+  // is abandoned (counted, never walked) so that one interval that never
+  // ends (a killed thread) cannot hold the rest of the trace in memory.
+  Merger(std::vector<trace::EventSource *> sources, unsigned threads, size_t epoch_records,
+         uint64_t max_window = uint64_t{1} << 24);
   ~Merger();
   Merger(const Merger &) = delete;
   Merger &operator=(const Merger &) = delete;
@@ -219,18 +226,19 @@ class Merger {
   // next_epoch returned false); inverted ones (end < begin).
   uint64_t incomplete() const { return incomplete_; }
   uint64_t inverted() const { return inverted_; }
+  uint64_t abandoned() const { return abandoned_; }
 
  private:
   int64_t epoch_end() const;
   void fold_intervals(std::vector<IntervalInfo> &completed);
   void resolve_dequeues();
 
-  const trace::Trace &trace_;
+  std::vector<trace::EventSource *> sources_;
   unsigned workers_;
   size_t epoch_records_;
+  uint64_t max_window_;
   Timeline tl_;
   std::vector<std::unique_ptr<ThreadBuilder>> builders_;
-  std::vector<size_t> cursor_;
   MergeCounters counters_;
   MergeStats stats_;
   std::unordered_map<uint64_t, IntervalInfo> intervals_;  // every id seen (one entry each)
@@ -241,7 +249,7 @@ class Merger {
       open_;
   int64_t end_ = std::numeric_limits<int64_t>::min();  // current epoch's end
   bool done_ = false;
-  uint64_t incomplete_ = 0, inverted_ = 0;
+  uint64_t incomplete_ = 0, inverted_ = 0, abandoned_ = 0;
 };
 
 }  // namespace vprof::analyzer

@@ -33,22 +33,16 @@ std::string site_label(const StackTrie &trie, const Names &names, uint32_t node)
 
 }  // namespace
 
-Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Names names,
-                                                   const AnalyzeOptions &opt, int run) {
+namespace {
+
+// Everything after the walk: the root, the matrices, the tree, and what the
+// report shows of the trace (`meta`: the trace's data without its events).
+Expected<std::unique_ptr<RunAnalysis>> finish_run(TracePaths tp, const trace::Trace &meta,
+                                                  Names names, uint32_t root_fn,
+                                                  const AnalyzeOptions &opt, int run) {
   auto r = std::make_unique<RunAnalysis>();
-  r->dir = trace.dir;
+  r->dir = meta.dir;
   r->names = std::move(names);
-  uint32_t root_fn = 0;
-  if (!opt.root.empty()) {
-    root_fn = r->names.function_id(opt.root);
-    if (root_fn == 0)
-      return Error{fmt::format("{}: --root {}: no such function in the manifest", trace.dir,
-                               opt.root)};
-  }
-  PathOptions po;
-  po.threads = opt.threads;
-  po.epoch_records = opt.epoch_records;
-  TracePaths tp = compute_critical_paths(trace, po);
   r->trie = std::move(tp.trie);
   r->merge = tp.merge;
   r->merge_stats = tp.merge_stats;
@@ -58,7 +52,7 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Na
     return Error{fmt::format(
         "{}: {} intervals x {} call-tree nodes need {:.1f} GiB of matrices (limit {:.1f} GiB); "
         "analyze a shorter trace or instrument fewer functions",
-        trace.dir, r->paths.rows.size(), r->trie.size(),
+        meta.dir, r->paths.rows.size(), r->trie.size(),
         double(cells * 2 * sizeof(double)) / double(1ull << 30),
         double(opt.max_matrix_bytes) / double(1ull << 30))};
   r->columns = build_columns(r->trie, r->paths, root_fn);
@@ -66,17 +60,51 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Na
                           r->columns.latency.data() + r->columns.latency.size());
   r->latency = latency_stats(std::move(lat));
   r->tree = build_variance_tree(r->columns, r->names, opt.root.empty() ? "latency" : opt.root, run);
-  r->overhead = trace.overhead;
-  r->labels = trace.labels;
-  r->dropped_records = trace.dropped_records;
-  r->diag_errors = trace.count(trace::Severity::Error);
-  r->diag_warnings = trace.count(trace::Severity::Warning);
-  for (const auto &d : trace.diagnostics) {
+  r->overhead = meta.overhead;
+  r->labels = meta.labels;
+  r->dropped_records = meta.dropped_records;
+  r->diag_errors = meta.count(trace::Severity::Error);
+  r->diag_warnings = meta.count(trace::Severity::Warning);
+  for (const auto &d : meta.diagnostics) {
     if (d.severity == trace::Severity::Info) continue;
     if (r->first_diagnostics.size() >= 5) break;
     r->first_diagnostics.push_back(d.str());
   }
   return r;
+}
+
+// The --root function's id (0: none), checked before any work is done.
+Expected<uint32_t> root_id(const Names &names, const AnalyzeOptions &opt, const std::string &dir) {
+  if (opt.root.empty()) return uint32_t{0};
+  uint32_t id = names.function_id(opt.root);
+  if (id == 0)
+    return Error{fmt::format("{}: --root {}: no such function in the manifest", dir, opt.root)};
+  return id;
+}
+
+PathOptions path_options(const AnalyzeOptions &opt) {
+  PathOptions po;
+  po.threads = opt.threads;
+  po.epoch_records = opt.epoch_records;
+  return po;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<RunAnalysis>> analyze_run(trace::TraceStream &stream, Names names,
+                                                   const AnalyzeOptions &opt, int run) {
+  auto root = root_id(names, opt, stream.summary().dir);
+  if (!root) return root.error();
+  TracePaths tp = compute_critical_paths(stream.sources(), path_options(opt));
+  return finish_run(std::move(tp), stream.summary(), std::move(names), *root, opt, run);
+}
+
+Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Names names,
+                                                   const AnalyzeOptions &opt, int run) {
+  auto root = root_id(names, opt, trace.dir);
+  if (!root) return root.error();
+  return finish_run(compute_critical_paths(trace, path_options(opt)), trace, std::move(names),
+                    *root, opt, run);
 }
 
 std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs,

@@ -15,6 +15,7 @@
 #include "analyzer/merge/timeline.h"
 #include "analyzer/names/names.h"
 #include "analyzer/read/trace_reader.h"
+#include "analyzer/read/trace_stream.h"
 #include "analyzer/tree/columns.h"
 #include "analyzer/tree/by_type.h"
 #include "analyzer/tree/stats.h"
@@ -73,7 +74,11 @@ struct Analysis {
   int height_root = 0;
 };
 
-// Analyzes one run (names: from its manifest; may be empty).
+// Analyzes one run (names: from its manifest; may be empty), streaming it
+// from its trace files: memory holds the merge's window, not the trace.
+Expected<std::unique_ptr<RunAnalysis>> analyze_run(trace::TraceStream &stream, Names names,
+                                                   const AnalyzeOptions &opt, int run);
+// The same for a trace already in memory.
 Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Names names,
                                                    const AnalyzeOptions &opt, int run);
 

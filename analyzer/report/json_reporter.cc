@@ -68,6 +68,7 @@ json quality_json(const RunAnalysis &r) {
           {"wake_edges_followed", p.wake_edges_followed},
           {"created_by_edges_followed", p.created_by_edges_followed},
           {"depth_limit_hits", p.depth_limit_hits},
+          {"abandoned_intervals", p.abandoned_intervals},
           {"duplicate_tids", m.duplicate_tids},
           {"duplicate_begins", m.duplicate_begins},
           {"duplicate_ends", m.duplicate_ends},

@@ -86,9 +86,13 @@ class TerminalReporter : public Reporter {
     const MergeCounters &m = r.merge;
     o += fmt::format(
         "\ndata quality: {} lossy, {} tiling violations, {} path gaps, {} missing exits, {} "
-        "unmatched exits, {} reader warnings, {} reader errors\n",
+        "unmatched exits, {} reader warnings, {} reader errors{}\n",
         pc.lossy_intervals, pc.tiling_violations, pc.path_gaps, m.missing_exits,
-        m.exits_without_enter, r.diag_warnings, r.diag_errors);
+        m.exits_without_enter, r.diag_warnings, r.diag_errors,
+        pc.abandoned_intervals
+            ? fmt::format(", {} intervals abandoned (open too long to keep in memory)",
+                          pc.abandoned_intervals)
+            : std::string());
     os << o;
     if (!os) return Error{"cannot write the report"};
     return Status::Ok();

@@ -329,3 +329,35 @@ TEST(Merge, EpochSizeDoesNotChangeRandomGarbage) {
 
 }  // namespace
 }  // namespace vprof::testing
+
+namespace vprof::testing {
+namespace {
+
+TEST(Merge, AnIntervalThatNeverEndsIsAbandonedBeyondTheWindowLimit) {
+  // Thread 1 begins interval 1000 and is killed; thread 2 serves 500 short
+  // intervals after it. Unlimited, interval 1000 pins the whole window; with
+  // a limit it is given up (counted) and the others are walked the same.
+  TraceBuilder tb;
+  tb.thread(1).begin(0, 1000).enter(1, 5);
+  for (int i = 0; i < 500; ++i) {
+    int64_t b = 10 + i * 20;
+    tb.thread(2).begin(b, i + 1).enter(b + 1, 1).call(b + 2, b + 8, 1, 2).exit(b + 15, 1).end(b + 16, i + 1);
+  }
+  trace::Trace t = tb.build();
+  analyzer::PathOptions unlimited, limited;
+  unlimited.epoch_records = limited.epoch_records = 16;
+  limited.max_window = 64;
+  auto all = analyzer::compute_critical_paths(t, unlimited);
+  auto cut = analyzer::compute_critical_paths(t, limited);
+  EXPECT_EQ(all.paths.counters.incomplete_intervals, 1u);
+  EXPECT_EQ(all.paths.counters.abandoned_intervals, 0u);
+  EXPECT_GT(all.merge_stats.peak_window_entries, 2000u);  // everything after its begin
+  EXPECT_EQ(cut.paths.counters.incomplete_intervals, 0u);
+  EXPECT_EQ(cut.paths.counters.abandoned_intervals, 1u);
+  EXPECT_LT(cut.merge_stats.peak_window_entries, 200u);
+  EXPECT_EQ(cut.paths.rows.size(), 500u);
+  EXPECT_EQ(cut.paths.cells, all.paths.cells);
+}
+
+}  // namespace
+}  // namespace vprof::testing

@@ -4,13 +4,23 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include "analyzer/read/trace_reader.h"
+#include "analyzer/read/trace_stream.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static std::string path = "/tmp/vprof-fuzz-" + std::to_string(getpid()) + ".vpt";
+  // A directory of its own, so the streaming reader can open it too.
+  static std::string dir = [] {
+    std::string d = "/tmp/vprof-fuzz-" + std::to_string(getpid());
+    mkdir(d.c_str(), 0755);
+    return d;
+  }();
+  static std::string path = dir + "/t-1-1.vpt";
   FILE *f = std::fopen(path.c_str(), "wb");
   if (!f) return 0;
   std::fwrite(data, 1, size, f);
@@ -18,5 +28,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   vprof::trace::ThreadStream s;
   std::vector<vprof::trace::Diagnostic> diags;
   vprof::trace::read_trace_file(path, s, diags);
+  // The same bytes streamed, in small steps, as the merge pulls them.
+  auto stream = vprof::trace::TraceStream::open(dir);
+  if (stream) {
+    for (auto *src : (*stream)->sources()) {
+      while (true) {
+        src->fill(3);
+        size_t n = src->size();
+        if (n == 0 && src->exhausted()) break;
+        src->settle(std::numeric_limits<int64_t>::max());
+        src->consume(n);
+      }
+    }
+    (*stream)->summary();
+  }
   return 0;
 }

@@ -1,0 +1,273 @@
+#include "analyzer/read/decoder.h"
+
+#include <dirent.h>
+
+#include <fmt/format.h>
+
+namespace vprof::trace::detail {
+
+bool check_header(const std::string &path, const MappedFile &f, vprof_file_header &h,
+                  std::vector<Diagnostic> &diags) {
+  auto fail = [&](uint64_t off, std::string msg) {
+    diags.push_back({Severity::Error, path, off, std::move(msg)});
+    return false;
+  };
+  if (!f.error().empty()) return fail(0, "cannot read: " + f.error());
+  if (f.size() < VPROF_HEADER_BYTES)
+    return fail(f.size(), fmt::format("truncated header: {} bytes, a header is {}", f.size(),
+                                      VPROF_HEADER_BYTES));
+  std::memcpy(&h, f.data(), sizeof h);
+  if (std::memcmp(h.magic, VPROF_TRACE_MAGIC, 8) != 0)
+    return fail(0, "not a vprof trace file (bad magic)");
+  if (h.min_readable > VPROF_TRACE_VERSION)
+    return fail(8, fmt::format("format version {} needs a reader of version {} or later; this "
+                               "reader reads version {}",
+                               h.version, h.min_readable, VPROF_TRACE_VERSION));
+  if (h.header_bytes != VPROF_HEADER_BYTES)
+    return fail(12, fmt::format("header size {} is not {}", h.header_bytes, VPROF_HEADER_BYTES));
+  if (h.chunk_bytes == 0 || h.chunk_bytes % VPROF_SLOT_BYTES != 0)
+    return fail(32, fmt::format("chunk size {} is not a positive multiple of {}", h.chunk_bytes,
+                                VPROF_SLOT_BYTES));
+  if (!(h.ticks_per_ns > 0) || !std::isfinite(h.ticks_per_ns))
+    return fail(48, fmt::format("clock calibration {} ticks/ns is not a positive number",
+                                h.ticks_per_ns));
+  return true;
+}
+
+namespace {
+std::string fixed_string(const char *s, size_t n) { return std::string(s, strnlen(s, n)); }
+}  // namespace
+
+Expected<std::vector<std::string>> list_trace_files(const std::string &dir) {
+  DIR *d = opendir(dir.c_str());
+  if (!d) return Error{fmt::format("{}: cannot open trace directory: {}", dir, std::strerror(errno))};
+  std::vector<std::string> files;
+  while (dirent *ent = readdir(d)) {
+    std::string name = ent->d_name;
+    if (name.size() > 6 && name.rfind("t-", 0) == 0 && name.substr(name.size() - 4) == ".vpt")
+      files.push_back(dir + "/" + name);
+  }
+  closedir(d);
+  if (files.empty())
+    return Error{fmt::format("{}: no trace files (t-*.vpt) in this directory", dir)};
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+Expected<OpenedTrace> open_trace(const std::string &dir, std::vector<Diagnostic> &diags) {
+  auto listed = list_trace_files(dir);
+  if (!listed) return listed.error();
+  OpenedTrace out;
+  std::vector<vprof_file_header> headers;
+  for (const auto &path : *listed) {
+    auto f = std::make_unique<MappedFile>(path);
+    vprof_file_header h;
+    if (!check_header(path, *f, h, diags)) continue;
+    out.files.push_back({path, std::move(f), h, Clock{}});
+    headers.push_back(h);
+  }
+  out.ticks_per_ns = common_rate(headers);
+  std::vector<double> probe, empty;
+  for (OpenedFile &f : out.files) {
+    const vprof_file_header &h = f.header;
+    f.clock = Clock{out.ticks_per_ns, h.anchor0_ticks, static_cast<int64_t>(h.anchor0_ns)};
+    if (h.probe_pair_ns > 0) probe.push_back(h.probe_pair_ns);
+    if (h.empty_interval_ns > 0) empty.push_back(h.empty_interval_ns);
+  }
+  out.overhead.probe_pair_ns = median(probe);
+  out.overhead.empty_interval_ns = median(empty);
+  return out;
+}
+
+uint32_t Labels::id(const std::string &s) {
+  auto [pos, inserted] = index.emplace(s, static_cast<uint32_t>(names.size()));
+  if (inserted) names.push_back(s);
+  return pos->second;
+}
+
+Decoder::Decoder(const std::string &path, const MappedFile &f, const vprof_file_header &h,
+                 const Clock &clock, std::vector<Diagnostic> &diags, Labels &labels)
+    : path_(path), base_(f.data()), size_(f.size()), h_(h), clock_(clock), diags_(diags),
+      labels_(labels) {
+  for (uint64_t i = 0; i < h.data_chunks; ++i) {
+    uint64_t off = VPROF_HEADER_BYTES + (1 + i) * h.chunk_bytes;
+    if (off >= size_) {
+      diags_.push_back({Severity::Warning, path_, 192,
+                        fmt::format("the header counts {} data chunks but the file holds {}: "
+                                    "the file was cut",
+                                    h.data_chunks, i)});
+      break;
+    }
+    chunks_.push_back(off);
+  }
+  if (h.ring_valid) chunks_.push_back(VPROF_HEADER_BYTES);
+}
+
+void Decoder::describe(ThreadStream &meta) const {
+  meta.pid = h_.pid;
+  meta.tid = h_.tid;
+  meta.ppid = h_.ppid;
+  meta.file = path_;
+  meta.comm = fixed_string(h_.comm, sizeof h_.comm);
+  meta.thread_name = fixed_string(h_.thread_name, sizeof h_.thread_name);
+  meta.dropped_records = h_.dropped_records;
+}
+
+uint32_t Decoder::label_of(uint32_t sid, uint64_t off) {
+  if (sid == 0) return 0;
+  auto it = strings_.find(sid);
+  if (it == strings_.end()) {
+    diags_.push_back({Severity::Warning, path_, off,
+                      fmt::format("label string {} was never defined; interval left unlabeled", sid)});
+    return 0;
+  }
+  return labels_.id(it->second);
+}
+
+bool Decoder::next_chunk() {
+  if (chunk_ > 0) {
+    // Done with the previous chunk: unmap its pages so that a stream's
+    // resident memory stays one chunk, not the file (the page cache keeps
+    // them; nothing is read twice).
+    constexpr uint64_t kPage = 4096;
+    uint64_t b = (chunks_[chunk_ - 1] + kPage - 1) & ~(kPage - 1);
+    uint64_t e = std::min<uint64_t>(chunks_[chunk_ - 1] + h_.chunk_bytes, size_) & ~(kPage - 1);
+    if (e > b) madvise(const_cast<uint8_t *>(base_) + b, e - b, MADV_DONTNEED);
+  }
+  if (ended_ || chunk_ >= chunks_.size()) return false;
+  off_ = chunks_[chunk_++];
+  chunk_end_ = std::min<uint64_t>(off_ + h_.chunk_bytes, size_);
+  in_chunk_ = true;
+  return true;
+}
+
+bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
+  while (true) {
+    if (ended_) return false;
+    if (!in_chunk_ && !next_chunk()) return false;
+    if (off_ + VPROF_SLOT_BYTES > chunk_end_) {
+      in_chunk_ = false;
+      continue;
+    }
+    uint64_t off = off_;
+    vprof_slot s;
+    std::memcpy(&s, base_ + off, sizeof s);
+    uint32_t kind = static_cast<uint32_t>(s.w0 & VPROF_KIND_MASK);
+    if (kind == VPROF_K_NONE) {  // the rest of this chunk was never written
+      in_chunk_ = false;
+      continue;
+    }
+    if (kind >= VPROF_K_MAX_) {
+      diags_.push_back({Severity::Error, path_, off,
+                        fmt::format("unknown record kind {}: data corrupted; the rest of this "
+                                    "chunk is skipped",
+                                    kind)});
+      in_chunk_ = false;
+      continue;
+    }
+    tick = h_.tsc_base + (s.w0 >> VPROF_TS_SHIFT);
+    if (tick < last_tick_) {
+      if (regressions_++ == 0) first_regression_ = off;
+      tick = last_tick_;
+    }
+    last_tick_ = tick;
+    uint64_t next = off + VPROF_SLOT_BYTES;
+    e = Event{};
+    e.ts = clock_.ns(tick);
+    e.arg = s.arg;
+    e.kind = static_cast<Kind>(kind);
+    wake_delta = 0;
+    bool keep = true;
+    switch (kind) {
+      case VPROF_K_IV_BEGIN_LABELED: {
+        if (next + VPROF_SLOT_BYTES > chunk_end_) {
+          diags_.push_back({Severity::Error, path_, off, "labeled interval record cut short"});
+          keep = false;
+          break;
+        }
+        vprof_slot ext;
+        std::memcpy(&ext, base_ + next, sizeof ext);
+        next += VPROF_SLOT_BYTES;
+        e.kind = Kind::IntervalBegin;
+        e.type_label = label_of(static_cast<uint32_t>(ext.w0), off);
+        e.client_label = label_of(static_cast<uint32_t>(ext.arg), off);
+        break;
+      }
+      case VPROF_K_STRING: {
+        uint32_t sid = static_cast<uint32_t>(s.arg);
+        uint64_t len = s.arg >> 32;
+        uint64_t slots = (len + VPROF_SLOT_BYTES - 1) / VPROF_SLOT_BYTES;
+        if (len > 4096 || next + slots * VPROF_SLOT_BYTES > chunk_end_) {
+          diags_.push_back({Severity::Error, path_, off,
+                            fmt::format("string record of {} bytes cut short or too long", len)});
+          next = chunk_end_;
+        } else {
+          strings_[sid] = std::string(reinterpret_cast<const char *>(base_ + next), len);
+          next += slots * VPROF_SLOT_BYTES;
+        }
+        keep = false;
+        break;
+      }
+      case VPROF_K_WAIT_BEGIN:
+        pending_obj_ = s.arg & VPROF_OBJ_MASK;
+        pending_role_ = static_cast<uint8_t>(s.arg >> 56);
+        e.arg = pending_obj_;
+        e.role = pending_role_;
+        break;
+      case VPROF_K_RELEASE:
+        e.arg = s.arg & VPROF_OBJ_MASK;
+        e.role = static_cast<uint8_t>(s.arg >> 56);
+        break;
+      case VPROF_K_WAIT_END: {
+        uint32_t lo = static_cast<uint32_t>(s.arg);
+        e.arg = pending_obj_;
+        e.role = pending_role_;
+        e.acquired = (lo & VPROF_WAIT_NOT_ACQUIRED) ? 0 : 1;
+        e.waker_tid = lo & ~static_cast<uint32_t>(VPROF_WAIT_NOT_ACQUIRED);
+        if (e.waker_tid) wake_delta = static_cast<uint32_t>(s.arg >> 32);
+        break;
+      }
+      case VPROF_K_DROP_BEGIN:
+        drop_begin_ts_ = e.ts;
+        break;
+      case VPROF_K_THREAD_EXIT:
+        ended_ = true;
+        break;
+      default:
+        break;
+    }
+    off_ = next;
+    if (keep) return true;
+  }
+}
+
+void Decoder::finish(ThreadStream &meta, uint64_t events) {
+  if (regressions_)
+    diags_.push_back({Severity::Warning, path_, first_regression_,
+                      fmt::format("{} timestamps went backwards on one thread; clamped to the "
+                                  "previous record's",
+                                  regressions_)});
+  meta.drop_begin_ts = drop_begin_ts_;
+  meta.clean_exit =
+      ended_ || (h_.flags & VPROF_FLAG_CLOSED) || (h_.flags & VPROF_FLAG_PROCESS_EXITED);
+  meta.torn = !meta.clean_exit;
+  if (meta.torn)
+    diags_.push_back({Severity::Warning, path_, size_,
+                      fmt::format("no thread-exit record: the process was killed (or still runs); "
+                                  "{} records recovered, the tail after the last one is lost",
+                                  events)});
+  else if (!ended_ && (h_.flags & VPROF_FLAG_PROCESS_EXITED))
+    diags_.push_back({Severity::Info, path_, size_,
+                      "the process exited while this thread still ran; its records end there"});
+  if (h_.dropped_records)
+    diags_.push_back({Severity::Warning, path_, 88,
+                      fmt::format("{} records dropped (trace budget full)", h_.dropped_records)});
+}
+
+}  // namespace vprof::trace::detail

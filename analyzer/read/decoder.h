@@ -1,0 +1,176 @@
+// Internals shared by the trace reader (whole trace in memory) and the trace
+// stream (decoded on demand): file mapping, header checks, the clock, and a
+// record-at-a-time decoder. Not part of the reader's interface.
+#ifndef VPROF_ANALYZER_READ_DECODER_H
+#define VPROF_ANALYZER_READ_DECODER_H
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analyzer/read/trace_reader.h"
+
+namespace vprof::trace::detail {
+
+// A read-only mapping of one file, unmapped on scope exit.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string &path) {
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      error_ = std::strerror(errno);
+      return;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+      error_ = std::strerror(errno);
+      close(fd);
+      return;
+    }
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ > 0) {
+      void *p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p == MAP_FAILED)
+        error_ = std::strerror(errno);
+      else
+        data_ = static_cast<const uint8_t *>(p);
+    }
+    close(fd);
+  }
+  ~MappedFile() {
+    if (data_) munmap(const_cast<uint8_t *>(data_), size_);
+  }
+  MappedFile(const MappedFile &) = delete;
+  MappedFile &operator=(const MappedFile &) = delete;
+  const uint8_t *data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string &error() const { return error_; }
+
+ private:
+  const uint8_t *data_ = nullptr;
+  size_t size_ = 0;
+  std::string error_;
+};
+
+// The trace files (t-*.vpt) of a directory, sorted by name; an Error when the
+// directory cannot be read or holds none.
+Expected<std::vector<std::string>> list_trace_files(const std::string &dir);
+
+double median(std::vector<double> v);
+
+
+
+// Checks the header; on failure appends an Error and returns false.
+bool check_header(const std::string &path, const MappedFile &f, vprof_file_header &h,
+                  std::vector<Diagnostic> &diags);
+
+struct Clock {
+  double ticks_per_ns;
+  uint64_t anchor_ticks;
+  int64_t anchor_ns;
+  int64_t ns(uint64_t ticks) const {
+    int64_t d = static_cast<int64_t>(ticks - anchor_ticks);
+    if (ticks_per_ns == 1.0) return anchor_ns + d;  // CLOCK_MONOTONIC: ticks are ns
+    // Rounded half away from zero, as llround, without the library call
+    // (one per record: it was a tenth of the reading time).
+    double x = static_cast<double>(d) / ticks_per_ns;
+    return anchor_ns + static_cast<int64_t>(x < 0 ? x - 0.5 : x + 0.5);
+  }
+};
+
+// Interval labels of a whole trace: strings numbered in order of first use.
+struct Labels {
+  std::vector<std::string> names{""};
+  std::unordered_map<std::string, uint32_t> index{{"", 0}};
+  uint32_t id(const std::string &s);
+};
+
+// Decodes one file's records in order, one at a time: data chunks, then the
+// ring (trace_format.h). Strings are consumed; timestamps that go backwards
+// are clamped; damage ends a chunk with an Error at its offset.
+class Decoder {
+ public:
+  Decoder(const std::string &path, const MappedFile &f, const vprof_file_header &h,
+          const Clock &clock, std::vector<Diagnostic> &diags, Labels &labels);
+  // The next event, its absolute tick and (WaitEnd with a waker) the
+  // runtime's modular release-to-wake delta. False at the end of the data.
+  bool next(Event &e, uint64_t &tick, uint32_t &wake_delta);
+  // Diagnostics about the file as a whole, once next() returned false.
+  void finish(ThreadStream &meta, uint64_t events);
+  // Thread metadata from the header (no events).
+  void describe(ThreadStream &meta) const;
+  int64_t drop_begin_ts() const { return drop_begin_ts_; }
+
+ private:
+  bool next_chunk();
+  uint32_t label_of(uint32_t sid, uint64_t off);
+
+  const std::string &path_;
+  const uint8_t *base_;
+  uint64_t size_;
+  const vprof_file_header &h_;
+  Clock clock_;
+  std::vector<Diagnostic> &diags_;
+  Labels &labels_;
+  std::unordered_map<uint32_t, std::string> strings_;  // this thread's string table
+  std::vector<uint64_t> chunks_;
+  size_t chunk_ = 0;
+  uint64_t off_ = 0, chunk_end_ = 0;
+  uint64_t last_tick_ = 0, regressions_ = 0, first_regression_ = 0;
+  uint64_t pending_obj_ = 0;
+  uint8_t pending_role_ = 0;
+  bool ended_ = false, in_chunk_ = false;
+  int64_t drop_begin_ts_ = -1;
+};
+
+// One clock for all files: the rate from the widest anchor span seen (all
+// processes of one machine share the tick counter), each process's own anchor.
+inline double common_rate(const std::vector<vprof_file_header> &headers) {
+  double best = 0;
+  uint64_t best_span = 0;
+  std::vector<double> startup;
+  for (const auto &h : headers) {
+    if (h.clock_source == VPROF_CLOCK_MONOTONIC) return 1.0;
+    startup.push_back(h.ticks_per_ns);
+    if (h.anchor1_ns > h.anchor0_ns && h.anchor1_ticks > h.anchor0_ticks) {
+      uint64_t span = h.anchor1_ns - h.anchor0_ns;
+      if (span > best_span) {
+        best_span = span;
+        best = static_cast<double>(h.anchor1_ticks - h.anchor0_ticks) / static_cast<double>(span);
+      }
+    }
+  }
+  // Below 50 ms the anchors' jitter (tens of ns) outweighs the start-up calibration.
+  if (best_span >= 50'000'000) return best;
+  std::sort(startup.begin(), startup.end());
+  return startup.empty() ? 1.0 : startup[startup.size() / 2];
+}
+
+// The files of a trace whose headers passed check_header (the others get
+// their Error in diags), with the common clock and the start-up overheads.
+struct OpenedFile {
+  std::string path;
+  std::unique_ptr<MappedFile> map;
+  vprof_file_header header;
+  Clock clock;
+};
+struct OpenedTrace {
+  std::vector<OpenedFile> files;
+  double ticks_per_ns = 1.0;
+  Overhead overhead;
+};
+Expected<OpenedTrace> open_trace(const std::string &dir, std::vector<Diagnostic> &diags);
+
+}  // namespace vprof::trace::detail
+
+#endif  // VPROF_ANALYZER_READ_DECODER_H

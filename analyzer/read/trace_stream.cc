@@ -1,0 +1,206 @@
+#include "analyzer/read/trace_stream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "analyzer/read/decoder.h"
+
+namespace vprof::trace {
+
+using detail::Clock;
+using detail::Decoder;
+using detail::MappedFile;
+
+struct TraceStream::Impl {
+  std::string dir;
+  std::vector<std::unique_ptr<FileSource>> files;  // (pid, tid) order
+  std::unordered_multimap<uint32_t, const FileSource *> by_tid;
+  std::vector<Diagnostic> diagnostics;
+  detail::Labels labels;
+  double ticks_per_ns = 1.0;
+  Overhead overhead;
+  uint64_t unresolved = 0;
+};
+
+// One trace file, decoded a record at a time into a buffer the merge consumes.
+class FileSource : public EventSource {
+ public:
+  FileSource(TraceStream &ts, std::string path, std::unique_ptr<MappedFile> f,
+             const vprof_file_header &h, const Clock &clock)
+      : ts_(ts), path_(std::move(path)), file_(std::move(f)), h_(h),
+        dec_(path_, *file_, h_, clock, ts.impl_->diagnostics, ts.impl_->labels) {
+    pid_ = h.pid;
+    tid_ = h.tid;
+    dec_.describe(meta_);
+  }
+
+  void fill(size_t n) override {
+    while (size() < n && !done_) decode_one();
+  }
+  const Event *data() const override { return buf_.data() + head_; }
+  size_t size() const override { return buf_.size() - head_; }
+  bool exhausted() const override { return done_; }
+  size_t size_hint() const override {
+    return (file_->size() - VPROF_HEADER_BYTES) / VPROF_SLOT_BYTES;
+  }
+  void consume(size_t k) override {
+    head_ += k;
+    if (head_ > 4096 && 2 * head_ > buf_.size()) {  // keep the buffer's pages: erase, not shrink
+      buf_.erase(buf_.begin(), buf_.begin() + ptrdiff_t(head_));
+      aux_.erase(aux_.begin(), aux_.begin() + ptrdiff_t(head_));
+      settled_ -= head_;
+      head_ = 0;
+    }
+  }
+
+  void settle(int64_t until) override {
+    // Releases older than the last settle's end serve only as "the latest
+    // release before" for later wake-ups: one per object is enough.
+    if (++settles_ % 64 == 0) prune(prev_until_);
+    prev_until_ = until;
+    size_t i = std::max(settled_, head_);
+    for (; i < buf_.size() && buf_[i].ts < until; ++i) {
+      Event &e = buf_[i];
+      if (e.kind != Kind::WaitEnd || e.waker_tid == 0) continue;
+      const Aux &a = aux_[i];
+      uint32_t want = static_cast<uint32_t>(a.tick) - a.delta;
+      if (!ts_.find_release(e.waker_tid, e.arg, a.tick, want, e.release_ts)) {
+        // The waker's record is lost (dropped, killed, or another run): take
+        // the runtime's delta at its word.
+        e.release_ts =
+            e.ts - static_cast<int64_t>(std::llround(a.delta / ts_.impl_->ticks_per_ns));
+        ++ts_.impl_->unresolved;
+      }
+    }
+    settled_ = i;
+  }
+
+  // The latest release of obj at or before tick, if its low 32 bits match.
+  bool release(uint64_t obj, uint64_t tick, uint32_t low_bits, int64_t &ts) const {
+    auto it = releases_.find(obj);
+    if (it == releases_.end()) return false;
+    const auto &rel = it->second;
+    auto r = std::upper_bound(rel.begin(), rel.end(), tick,
+                              [](uint64_t v, const Release &x) { return v < x.tick; });
+    if (r == rel.begin() || static_cast<uint32_t>(std::prev(r)->tick) != low_bits) return false;
+    ts = std::prev(r)->ts;
+    return true;
+  }
+
+  const ThreadStream &meta() const { return meta_; }
+  uint64_t count() const { return count_; }
+  const vprof_file_header &header() const { return h_; }
+
+ private:
+  struct Aux {
+    uint64_t tick;
+    uint32_t delta;
+  };
+  struct Release {
+    uint64_t tick;
+    int64_t ts;
+  };
+
+  void decode_one() {
+    Event e;
+    uint64_t tick;
+    uint32_t delta;
+    if (!dec_.next(e, tick, delta)) {
+      done_ = true;
+      dec_.finish(meta_, count_);
+      return;
+    }
+    ++count_;
+    if (e.kind == Kind::Release) releases_[e.arg].push_back({tick, e.ts});
+    buf_.push_back(e);
+    aux_.push_back({tick, delta});
+  }
+
+  void prune(int64_t before) {
+    for (auto &[obj, rel] : releases_) {
+      size_t k = 0;  // keep the last one before `before` and everything after
+      while (k + 1 < rel.size() && rel[k + 1].ts < before) ++k;
+      rel.erase(rel.begin(), rel.begin() + ptrdiff_t(k));
+    }
+  }
+
+  TraceStream &ts_;
+  std::string path_;
+  std::unique_ptr<MappedFile> file_;
+  vprof_file_header h_;
+  Decoder dec_;
+  ThreadStream meta_;
+  std::vector<Event> buf_;
+  std::vector<Aux> aux_;  // parallel to buf_
+  size_t head_ = 0, settled_ = 0;
+  uint64_t count_ = 0, settles_ = 0;
+  int64_t prev_until_ = std::numeric_limits<int64_t>::min();
+  bool done_ = false;
+  std::unordered_map<uint64_t, std::deque<Release>> releases_;
+};
+
+TraceStream::~TraceStream() = default;
+
+Expected<std::unique_ptr<TraceStream>> TraceStream::open(const std::string &dir) {
+  std::unique_ptr<TraceStream> ts(new TraceStream);
+  ts->impl_ = std::make_unique<Impl>();
+  Impl &im = *ts->impl_;
+  im.dir = dir;
+  auto opened = detail::open_trace(dir, im.diagnostics);
+  if (!opened) return opened.error();
+  im.ticks_per_ns = opened->ticks_per_ns;
+  im.overhead = opened->overhead;
+  for (detail::OpenedFile &f : opened->files)
+    im.files.push_back(std::make_unique<FileSource>(*ts, f.path, std::move(f.map), f.header, f.clock));
+  // (pid, tid) order, keeping file order for reused tids, as read_trace_dir.
+  std::stable_sort(im.files.begin(), im.files.end(), [](const auto &a, const auto &b) {
+    return a->pid() != b->pid() ? a->pid() < b->pid() : a->tid() < b->tid();
+  });
+  for (const auto &f : im.files) im.by_tid.emplace(f->tid(), f.get());
+  return ts;
+}
+
+std::vector<EventSource *> TraceStream::sources() {
+  std::vector<EventSource *> out;
+  for (auto &f : impl_->files) out.push_back(f.get());
+  return out;
+}
+
+bool TraceStream::find_release(uint32_t waker_tid, uint64_t obj, uint64_t wake_tick,
+                               uint32_t low_bits, int64_t &release_ts) const {
+  auto range = impl_->by_tid.equal_range(waker_tid);
+  for (auto it = range.first; it != range.second; ++it)
+    if (it->second->release(obj, wake_tick, low_bits, release_ts)) return true;
+  return false;
+}
+
+Trace TraceStream::summary() const {
+  const Impl &im = *impl_;
+  Trace t;
+  t.dir = im.dir;
+  t.labels = im.labels.names;
+  t.diagnostics = im.diagnostics;
+  // Files in name order, as read_trace_dir reports them.
+  std::stable_sort(t.diagnostics.begin(), t.diagnostics.end(),
+                   [](const Diagnostic &a, const Diagnostic &b) { return a.file < b.file; });
+  if (im.unresolved)
+    t.diagnostics.push_back(
+        {Severity::Info, im.dir, 0,
+         fmt::format("{} wake-ups name a waker whose release record is missing; their release "
+                     "time comes from the runtime's delta",
+                     im.unresolved)});
+  t.overhead = im.overhead;
+  t.ticks_per_ns = im.ticks_per_ns;
+  for (const auto &f : im.files) {
+    t.threads.push_back(f->meta());
+    t.total_records += f->count();
+    t.dropped_records += f->meta().dropped_records;
+  }
+  return t;
+}
+
+}  // namespace vprof::trace

@@ -1,0 +1,122 @@
+// The streaming reader (trace_stream.h) against the whole-trace reader: the
+// same files must give the same events, release times, labels and
+// diagnostics, whatever step the merge pulls them in.
+#include <gtest/gtest.h>
+
+#include "analyzer/critpath/critical_path.h"
+#include "analyzer/read/trace_reader.h"
+#include "analyzer/read/trace_stream.h"
+#include "tests/support/synth_trace.h"
+#include "tests/support/temp_dir.h"
+
+namespace {
+
+using vprof::testing::SynthThread;
+using namespace vprof;
+
+// Drains every source in steps of `step` events, settling what each step
+// consumed, and returns the events per source.
+std::vector<std::vector<trace::Event>> drain(trace::TraceStream &ts, size_t step) {
+  std::vector<std::vector<trace::Event>> out;
+  auto sources = ts.sources();
+  out.resize(sources.size());
+  // Epoch by epoch over all sources, as the merge does: fill all, then settle.
+  int64_t until = std::numeric_limits<int64_t>::min();
+  while (true) {
+    bool any = false;
+    int64_t next = std::numeric_limits<int64_t>::max();
+    for (auto *s : sources) {
+      s->fill(step + 1);
+      if (s->size() > step) next = std::min(next, s->data()[step].ts);
+      any = any || s->size() > 0;
+    }
+    if (!any) break;
+    if (next == std::numeric_limits<int64_t>::max()) next = next - 1;  // the rest
+    until = std::max(until + 1, next);
+    for (auto *s : sources) s->settle(until);
+    for (size_t i = 0; i < sources.size(); ++i) {
+      auto *s = sources[i];
+      size_t k = 0;
+      while (k < s->size() && s->data()[k].ts < until) out[i].push_back(s->data()[k++]);
+      s->consume(k);
+    }
+  }
+  return out;
+}
+
+// Two threads sharing a lock many times (releases to prune), labels, a wake
+// whose release record is missing, and a torn second file.
+std::string write_trace(const std::string &name) {
+  std::string dir = vprof::testing::fresh_dir("vprof-stream", name);
+  SynthThread a(dir, 1, 11), b(dir, 1, 12);
+  for (uint64_t i = 0; i < 300; ++i) {
+    uint64_t t = 1000 + i * 100;
+    a.interval_begin(t, i + 1, i % 2 ? "Read" : "Write", "c1");
+    a.fn_enter(t + 1, 1);
+    b.release(t + 5, 0x40);
+    a.wait_begin(t + 2, 0x40);
+    b.release(t + 20, 0x40);  // the one that wakes a
+    a.wait_end(t + 30, 12, t + 20);
+    b.release(t + 40, 0x40);  // after the wake: not it
+    if (i == 150) {
+      a.wait_begin(t + 41, 0x77);
+      a.wait_end(t + 45, 12, t + 43);  // no such release: the runtime's delta
+    }
+    a.fn_exit(t + 50, 1);
+    a.interval_end(t + 60, i + 1);
+  }
+  a.close();
+  b.close(false);  // killed: a Warning
+  return dir;
+}
+
+TEST(Stream, SameEventsAsTheWholeReaderAtAnyStep) {
+  std::string dir = write_trace("same");
+  auto whole = trace::read_trace_dir(dir);
+  ASSERT_TRUE(whole.ok());
+  for (size_t step : {1, 2, 7, 1000}) {
+    auto ts = trace::TraceStream::open(dir);
+    ASSERT_TRUE(ts.ok());
+    auto got = drain(**ts, step);
+    trace::Trace sum = (*ts)->summary();
+    ASSERT_EQ(got.size(), whole->threads.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      const auto &want = whole->threads[i].events;
+      ASSERT_EQ(got[i].size(), want.size()) << "step " << step;
+      for (size_t k = 0; k < want.size(); ++k) {
+        SCOPED_TRACE(::testing::Message() << "step " << step << " thread " << i << " event " << k);
+        EXPECT_EQ(got[i][k].ts, want[k].ts);
+        EXPECT_EQ(got[i][k].kind, want[k].kind);
+        EXPECT_EQ(got[i][k].arg, want[k].arg);
+        EXPECT_EQ(got[i][k].release_ts, want[k].release_ts);
+        EXPECT_EQ(got[i][k].waker_tid, want[k].waker_tid);
+        EXPECT_EQ(sum.labels[got[i][k].type_label], whole->labels[want[k].type_label]);
+      }
+    }
+    EXPECT_EQ(sum.total_records, whole->total_records);
+    EXPECT_EQ(sum.diagnostics.size(), whole->diagnostics.size());
+    for (size_t k = 0; k < sum.diagnostics.size() && k < whole->diagnostics.size(); ++k)
+      EXPECT_EQ(sum.diagnostics[k].str(), whole->diagnostics[k].str()) << "step " << step;
+    EXPECT_EQ(sum.threads[1].torn, whole->threads[1].torn);
+  }
+}
+
+TEST(Stream, CriticalPathsFromStreamEqualFromMemory) {
+  std::string dir = write_trace("paths");
+  auto whole = trace::read_trace_dir(dir);
+  ASSERT_TRUE(whole.ok());
+  auto ref = analyzer::compute_critical_paths(*whole);
+  ASSERT_EQ(ref.paths.rows.size(), 300u);
+  for (size_t epoch : {1, 3, 1024}) {
+    auto ts = trace::TraceStream::open(dir);
+    ASSERT_TRUE(ts.ok());
+    analyzer::PathOptions o;
+    o.epoch_records = epoch;
+    auto got = analyzer::compute_critical_paths((*ts)->sources(), o);
+    EXPECT_EQ(got.paths.cells, ref.paths.cells) << "epoch " << epoch;
+    EXPECT_EQ(got.paths.row_start, ref.paths.row_start);
+    EXPECT_EQ(got.paths.blame.size(), ref.paths.blame.size());
+  }
+}
+
+}  // namespace
