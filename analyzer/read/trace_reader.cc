@@ -87,15 +87,20 @@ void decode(const std::string &path, const MappedFile &f, const vprof_file_heade
             Labels &labels) {
   Decoder d(path, f, h, clock, diags, labels);
   d.describe(out);
-  // At most one event per slot; fault the pages in at once (util/prefault.h).
+  // At most one event per slot: reserved (address space only), then faulted
+  // in a step ahead of use (util/prefault.h). Not all at once: a thread's
+  // file is at least its 1 MiB ring, mostly empty for short-lived threads.
   out.events.reserve((f.size() - VPROF_HEADER_BYTES) / VPROF_SLOT_BYTES);
   raw.ticks.reserve(out.events.capacity());
-  analyzer::prefault(out.events.data(), out.events.capacity() * sizeof(Event));
-  analyzer::prefault(raw.ticks.data(), raw.ticks.capacity() * sizeof(uint64_t));
+  analyzer::PrefaultAhead events_ahead, ticks_ahead;
   Event e;
   uint64_t tick;
   uint32_t delta;
   while (d.next(e, tick, delta)) {
+    if (!out.events.empty() && out.events.size() % 4096 == 0) {
+      events_ahead(out.events);
+      ticks_ahead(raw.ticks);
+    }
     if (e.kind == Kind::Release) raw.releases.push_back(static_cast<uint32_t>(out.events.size()));
     if (e.kind == Kind::WaitEnd && e.waker_tid)
       raw.wakes.emplace_back(static_cast<uint32_t>(out.events.size()), delta);

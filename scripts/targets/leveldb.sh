@@ -58,12 +58,21 @@ step "rebuild instrumented"
 cmake --build build -j "$jobs" >/dev/null
 
 step "LevelDB's own tests"
-# Excluded, and an open problem (docs/instrument.md): DBTest.HiddenValuesAreRemoved
-# races background compaction (upstream google/leveldb#188). Instrumented, it
-# failed in 3 of the last 5 full-suite runs (passing 6 of 6 alone); pristine
-# passed the one full run made. Whether vprof's timing or something more
-# causes it is not settled. Every other test must pass.
-(cd build && GTEST_FILTER='-DBTest.HiddenValuesAreRemoved' ctest --output-on-failure -j "$jobs")
+# All of them must pass. One, DBTest.HiddenValuesAreRemoved, races LevelDB's
+# background compaction (upstream google/leveldb#188) and fails under load on
+# the pristine tree as often as on the instrumented one
+# (scripts/targets/leveldb-flake.sh; figures in docs/instrument.md). It runs
+# alone after the rest, up to three times.
+flaky=DBTest.HiddenValuesAreRemoved
+(cd build && GTEST_FILTER="-$flaky" ctest --output-on-failure -j "$jobs")
+for attempt in 1 2 3; do
+  if build/db_test --gtest_filter="$flaky" >"$work/flaky.log" 2>&1; then
+    echo "$flaky passed (attempt $attempt of 3, run alone)"
+    break
+  fi
+  echo "$flaky failed (attempt $attempt of 3, run alone); it fails on pristine LevelDB too"
+  [ "$attempt" = 3 ] && { cat "$work/flaky.log"; die "$flaky failed three times in a row"; }
+done
 
 step "db_bench under vprof run"
 rm -rf trace bench-db
