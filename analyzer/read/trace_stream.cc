@@ -52,7 +52,7 @@ class FileSource : public EventSource {
     if (head_ > 4096 && 2 * head_ > buf_.size()) {  // keep the buffer's pages: erase, not shrink
       buf_.erase(buf_.begin(), buf_.begin() + ptrdiff_t(head_));
       aux_.erase(aux_.begin(), aux_.begin() + ptrdiff_t(head_));
-      settled_ -= head_;
+      settled_ = settled_ > head_ ? settled_ - head_ : 0;  // consumed unsettled: nothing to keep
       head_ = 0;
     }
   }
