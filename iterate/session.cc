@@ -159,15 +159,11 @@ Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze() const {
     if (!it.analyzed) continue;
     auto stream = trace::TraceStream::open(it.trace_dir);
     if (!stream) return Error{stream.error().message};
-    auto first_error = [&]() -> std::string {
-      trace::Trace t = (*stream)->summary();  // the first error of the trace, or ""
-      return t.first_error() ? t.first_error()->str() : std::string();
-    };
-    if (std::string e = first_error(); !e.empty()) return Error{e};
+    if (std::string e = (*stream)->first_error(); !e.empty()) return Error{e};
     auto names = analyzer::load_manifest(it.trace_dir + "/manifest.json");
     if (!names) return Error{names.error().message};
     auto ra = analyzer::analyze_run(**stream, std::move(*names), opt, run++);
-    if (std::string e = first_error(); !e.empty()) return Error{e};
+    if (std::string e = (*stream)->first_error(); !e.empty()) return Error{e};
     if (!ra) return Error{ra.error().message};
     runs.push_back(std::move(*ra));
   }

@@ -5,7 +5,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <optional>
 
 #include <fmt/format.h>
 
@@ -70,18 +69,11 @@ int run(const AnalyzeCliOptions &o) {
     // the run fails naming the first error.
     auto stream = trace::TraceStream::open(o.dirs[i]);
     if (!stream) return fail(stream.error().message);
-    auto first_error = [&]() -> std::optional<std::string> {
-      trace::Trace t = (*stream)->summary();
-      const auto *err = t.first_error();
-      if (!err) return std::nullopt;
-      size_t n = t.count(trace::Severity::Error);
-      return err->str() + (n > 1 ? fmt::format(" (and {} more errors)", n - 1) : "");
-    };
-    if (auto e = first_error()) return fail(*e);
+    if (std::string e = (*stream)->first_error(); !e.empty()) return fail(e);
     auto names = names_for(o.dirs[i], i == 0 ? o.manifest : std::string());
     if (!names) return fail(names.error().message);
     auto r = analyzer::analyze_run(**stream, std::move(*names), opt, int(i));
-    if (auto e = first_error()) return fail(*e);
+    if (std::string e = (*stream)->first_error(); !e.empty()) return fail(e);
     if (!r) return fail(r.error().message);
     runs.push_back(std::move(r).value());
   }

@@ -124,7 +124,7 @@ class Walker {
     while (it != th.dequeues.begin()) {
       --it;
       if (it->ts < lo) break;
-      if (it->enq_ts >= 0 && it->enq_label == s_ && it->enq_ts <= it->ts) return &*it;
+      if (it->enq.ts >= 0 && it->enq.label == s_ && it->enq.ts <= it->ts) return &*it;
     }
     return nullptr;
   }
@@ -148,7 +148,7 @@ class Walker {
         const Dequeue *d = created_by(*th, std::max(lo, seg.begin), t);
         if (!d) return t;
         run_stack(*th, d->ts, t);  // picked the task up, not yet joined: dispatch
-        int64_t q = std::max(lo, d->enq_ts);
+        int64_t q = std::max(lo, d->enq.ts);
         add(StackTrie::kQueue, d->ts - q);
         ++counters.created_by_edges_followed;
         // Edges at one instant can form a cycle (A enqueues what B dequeues and
@@ -156,7 +156,7 @@ class Walker {
         if (q == t && ++stalled > 16) return t;
         if (q < t) stalled = 0;
         t = q;
-        ti = d->enq_thread;
+        ti = d->enq.thread;
         continue;
       }
       int64_t a = std::max(lo, seg.begin);

@@ -297,7 +297,7 @@ class ThreadBuilder {
       case Kind::TaskEnqueue: enqueues.push_back({e.ts, e.arg, index_, label_}); break;
       case Kind::TaskDequeue:
         dequeues.push_back({e.ts, e.arg, index_, uint32_t(th_.dequeues.size())});
-        th_.dequeues.push_back({e.ts, -1, 0, 0});
+        th_.dequeues.push_back({e.ts, {-1, 0, 0}});
         break;
       case Kind::DropBegin:
         // Read from a file, the drop is known when its record comes.
@@ -345,7 +345,7 @@ Merger::Merger(std::vector<trace::EventSource *> sources, unsigned threads, size
 
 Merger::~Merger() = default;
 
-int64_t Merger::epoch_end() const {
+int64_t Merger::epoch_end() {
   // No thread contributes more than epoch_records_ records; when every thread
   // is within that of its end, the epoch takes all that is left.
   int64_t t = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
@@ -378,7 +378,7 @@ void Merger::resolve_dequeues() {
   std::stable_sort(deq.begin(), deq.end(), by_ts);
   size_t k = 0;
   auto apply = [&](const EnqueueEvent &e) {
-    last_enqueue_[e.task] = {e.ts, e.ts, e.thread, e.label};
+    last_enqueue_[e.task] = {e.ts, e.thread, e.label};
   };
   for (const DequeueRef &d : deq) {
     // The latest enqueue at or before the dequeue, any thread (ties: the last
@@ -386,10 +386,7 @@ void Merger::resolve_dequeues() {
     for (; k < enq.size() && enq[k].ts <= d.ts; ++k) apply(enq[k]);
     auto it = last_enqueue_.find(d.task);
     if (it == last_enqueue_.end()) continue;
-    Dequeue &out = tl_.threads[d.thread].dequeues[d.index];
-    out.enq_ts = it->second.enq_ts;
-    out.enq_thread = it->second.enq_thread;
-    out.enq_label = it->second.enq_label;
+    tl_.threads[d.thread].dequeues[d.index].enq = it->second;
   }
   for (; k < enq.size(); ++k) apply(enq[k]);
 }

@@ -109,7 +109,6 @@ class Window {
   const T &back() const { return v_.back(); }
   void push_back(const T &x) { v_.push_back(x); }
   void pop_back() { v_.pop_back(); }
-  void reserve(size_t n) { v_.reserve(head_ + n); }
   void drop_front(size_t k) {
     head_ += k;
     if (head_ > 1024 && 2 * head_ > v_.size()) {
@@ -117,7 +116,6 @@ class Window {
       head_ = 0;
     }
   }
-  size_t capacity() const { return v_.capacity(); }
 
  private:
   std::vector<T> v_;
@@ -141,13 +139,17 @@ struct Segment {
   bool waiting() const { return wait_begin >= 0; }
 };
 
+struct Enqueue {
+  int64_t ts;       // -1: none
+  uint32_t thread;  // index into Timeline::threads
+  uint64_t label;   // what the producer worked for when it enqueued
+};
+
 struct Dequeue {
   int64_t ts;
   // The latest enqueue of the same task pointer at or before ts, any thread
   // (pointers are reused once a task is freed; the latest one is the live one).
-  int64_t enq_ts;      // -1: never enqueued in this trace
-  uint32_t enq_thread;  // index into Timeline::threads
-  uint64_t enq_label;   // what the producer worked for when it enqueued
+  Enqueue enq;
 };
 
 struct ThreadTimeline {
@@ -229,7 +231,7 @@ class Merger {
   uint64_t abandoned() const { return abandoned_; }
 
  private:
-  int64_t epoch_end() const;
+  int64_t epoch_end();  // decodes every source ahead as far as it looks
   void fold_intervals(std::vector<IntervalInfo> &completed);
   void resolve_dequeues();
 
@@ -242,7 +244,7 @@ class Merger {
   MergeCounters counters_;
   MergeStats stats_;
   std::unordered_map<uint64_t, IntervalInfo> intervals_;  // every id seen (one entry each)
-  std::unordered_map<uint64_t, Dequeue> last_enqueue_;     // task -> its latest enqueue
+  std::unordered_map<uint64_t, Enqueue> last_enqueue_;     // task -> its latest enqueue
   // Open intervals by begin, for the window start; closed ones are skipped lazily.
   std::priority_queue<std::pair<int64_t, uint64_t>, std::vector<std::pair<int64_t, uint64_t>>,
                       std::greater<>>

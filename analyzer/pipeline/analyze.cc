@@ -93,7 +93,7 @@ PathOptions path_options(const AnalyzeOptions &opt) {
 
 Expected<std::unique_ptr<RunAnalysis>> analyze_run(trace::TraceStream &stream, Names names,
                                                    const AnalyzeOptions &opt, int run) {
-  auto root = root_id(names, opt, stream.summary().dir);
+  auto root = root_id(names, opt, stream.dir());
   if (!root) return root.error();
   TracePaths tp = compute_critical_paths(stream.sources(), path_options(opt));
   return finish_run(std::move(tp), stream.summary(), std::move(names), *root, opt, run);

@@ -164,6 +164,21 @@ Expected<std::unique_ptr<TraceStream>> TraceStream::open(const std::string &dir)
   return ts;
 }
 
+const std::string &TraceStream::dir() const { return impl_->dir; }
+
+std::string TraceStream::first_error() const {
+  // In summary()'s order: files by name, each in the order found.
+  const Diagnostic *first = nullptr;
+  size_t n = 0;
+  for (const Diagnostic &d : impl_->diagnostics) {
+    if (d.severity != Severity::Error) continue;
+    ++n;
+    if (!first || d.file < first->file) first = &d;
+  }
+  if (!first) return std::string();
+  return first->str() + (n > 1 ? fmt::format(" (and {} more errors)", n - 1) : "");
+}
+
 std::vector<EventSource *> TraceStream::sources() {
   std::vector<EventSource *> out;
   for (auto &f : impl_->files) out.push_back(f.get());

@@ -74,8 +74,13 @@ class TraceStream {
   TraceStream(const TraceStream &) = delete;
   TraceStream &operator=(const TraceStream &) = delete;
 
+  const std::string &dir() const;
   // One per readable file, in (pid, tid) order.
   std::vector<EventSource *> sources();
+  // The first Error found so far, as one line ("(and N more errors)" when
+  // there are), or "" when none. Header damage shows at open, damage in the
+  // data once it is decoded.
+  std::string first_error() const;
   // Everything read_trace_dir() gives but the events (threads carry their
   // metadata and counts). Complete once every source is exhausted.
   Trace summary() const;

@@ -246,12 +246,13 @@ TEST(CriticalPath, SameInstantCreatedByCycleTerminates) {
 namespace vprof::testing {
 namespace {
 
-TEST(Merge, ParallelBuildIsTheSameAsSerial) {
-  // Several threads sharing functions, sites, intervals and tasks: node ids,
-  // segments, intervals and edges must not depend on the worker count.
+// 40 intervals on three request threads sharing functions, sites and a
+// lock, each handing a task to one of two workers that wakes it: one begins
+// every `spacing` ns.
+trace::Trace shared_work(int64_t spacing) {
   TraceBuilder tb;
   for (int i = 0; i < 40; ++i) {
-    int64_t b = i * 100;
+    int64_t b = i * spacing;
     uint32_t a = 1 + i % 3, w = 4 + i % 2;
     tb.thread(a).begin(b, i + 1).enter(b, 1 + i % 2).call(b + 1, b + 5 + i % 4, 1 + i % 3, 3)
         .enqueue(b + 10, 0x100 + i).site(b + 11, 9).wait(b + 11, 0x9)
@@ -260,7 +261,13 @@ TEST(Merge, ParallelBuildIsTheSameAsSerial) {
     tb.thread(w).dequeue(b + 20, 0x100 + i).join(b + 21, i + 1).enter(b + 21, 7 + i % 2)
         .release(b + 55, 0x9).exit(b + 56, 7 + i % 2).leave(b + 57);
   }
-  trace::Trace t = tb.build();
+  return tb.build();
+}
+
+TEST(Merge, ParallelBuildIsTheSameAsSerial) {
+  // Several threads sharing functions, sites, intervals and tasks: node ids,
+  // segments, intervals and edges must not depend on the worker count.
+  trace::Trace t = shared_work(100);
   analyzer::PathOptions serial, parallel;
   parallel.threads = 2;
   auto one = analyzer::compute_critical_paths(t, serial);
@@ -281,18 +288,7 @@ namespace {
 // one record per thread, and any worker count must give the result of one
 // epoch holding the whole trace.
 TEST(Merge, EpochSizeDoesNotChangeTheResult) {
-  TraceBuilder tb;
-  for (int i = 0; i < 40; ++i) {
-    int64_t b = i * 50;  // intervals overlap: each lasts 62 ns, one begins every 50
-    uint32_t a = 1 + i % 3, w = 4 + i % 2;
-    tb.thread(a).begin(b, i + 1).enter(b, 1 + i % 2).call(b + 1, b + 5 + i % 4, 1 + i % 3, 3)
-        .enqueue(b + 10, 0x100 + i).site(b + 11, 9).wait(b + 11, 0x9)
-        .wait_end(b + 60, 0x9, w + 0, b + 55).site_end(b + 60, 9).exit(b + 61, 1 + i % 2)
-        .end(b + 62, i + 1);
-    tb.thread(w).dequeue(b + 20, 0x100 + i).join(b + 21, i + 1).enter(b + 21, 7 + i % 2)
-        .release(b + 55, 0x9).exit(b + 56, 7 + i % 2).leave(b + 57);
-  }
-  trace::Trace t = tb.build();
+  trace::Trace t = shared_work(50);  // overlapping: each lasts 62 ns
   analyzer::PathOptions whole;
   whole.epoch_records = size_t{1} << 30;
   auto ref = analyzer::compute_critical_paths(t, whole);
