@@ -23,13 +23,7 @@ mkdir -p "$work"
 cd "$work"
 
 step "fetch Debian's leveldb source"
-if [ ! -d src ]; then
-  "$here/scripts/targets/deb-src.sh"
-  rm -rf fetch && mkdir fetch
-  (cd fetch && apt-get source -qq leveldb >/dev/null)
-  mv fetch/leveldb-*/ src
-  rm -rf fetch
-fi
+"$here/scripts/targets/deb-source.sh" leveldb src
 # A tree left instrumented by an interrupted run is put back first.
 if [ -f build/.vprof/state.json ]; then "$vprof" restore -p build; fi
 # Checksums of the pristine tree: restore must give back exactly this.

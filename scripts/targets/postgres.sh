@@ -26,11 +26,7 @@ cd "$work"
 
 step "fetch Debian's postgresql-15 source"
 if [ ! -d src ]; then
-  "$here/scripts/targets/deb-src.sh"
-  rm -rf fetch && mkdir fetch
-  (cd fetch && apt-get source -qq postgresql-15 >/dev/null)
-  mv fetch/postgresql-15*/ src
-  rm -rf fetch
+  "$here/scripts/targets/deb-source.sh" postgresql-15 src
   [ "$(id -u)" = 0 ] && chown -R "$pguser" "$work"
 fi
 if [ -f src/.vprof/state.json ]; then "$vprof" restore -p src; fi
