@@ -1,13 +1,11 @@
 // Faults memory in before it is written, in one system call per range.
 //
-// On the VMs we measure on, a first-touch page fault costs 8-25 µs; writing
-// 64 MiB of fresh memory took 163-188 ms, against 51 ms when the range was
-// populated first with MADV_POPULATE_WRITE (13 ms for the call, the rest for
-// the first writes), and 1.7 ms when the pages were already mapped
-// (docs/performance.md). Transparent huge pages would do better but were
-// never granted there (AnonHugePages stayed 0 under MADV_HUGEPAGE).
-// Advisory only: on kernels before 5.14 the call fails and pages are
-// faulted in one by one, as without it.
+// On the VMs we measure on, writing 64 MiB of never-touched memory took
+// 172-181 ms page by page, 46-52 ms after MADV_POPULATE_WRITE, and 2-3 ms
+// once mapped (`vprof_bench_faults`, docs/performance.md). MADV_HUGEPAGE on
+// a 2 MiB-aligned range took 6 ms, but adding it here changed nothing
+// measurable: since the merge streams, few large arrays are fresh.
+// Advisory only: on kernels before 5.14 pages are faulted in one by one.
 #ifndef VPROF_ANALYZER_UTIL_PREFAULT_H
 #define VPROF_ANALYZER_UTIL_PREFAULT_H
 

@@ -106,24 +106,6 @@ struct Gen {
   }
 };
 
-double run_once(const trace::Trace &t, unsigned threads, size_t *rows) {
-  analyzer::AnalyzeOptions opt;
-  opt.threads = threads;
-  auto start = std::chrono::steady_clock::now();
-  auto run = analyzer::analyze_run(t, analyzer::Names{}, opt, 0);
-  if (!run) {
-    std::fprintf(stderr, "analyze_run failed: %s\n", run.error().message.c_str());
-    std::exit(1);
-  }
-  *rows = (*run)->paths.rows.size();
-  std::vector<std::unique_ptr<analyzer::RunAnalysis>> runs;
-  runs.push_back(std::move(run).value());
-  auto a = analyzer::combine(std::move(runs), opt);
-  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (a->factors.empty()) std::exit(1);  // keeps the work observable
-  return s;
-}
-
 // The generated trace as trace files (1 tick = 1 ns), one per thread.
 void write_files(const trace::Trace &t, const std::string &dir) {
   using K = trace::Kind;
@@ -152,36 +134,62 @@ void write_files(const trace::Trace &t, const std::string &dir) {
   }
 }
 
-// Analyzes a trace directory as `vprof analyze` does: streamed from the
-// files, decoding included.
-double run_files_once(const std::string &dir, unsigned threads, size_t *rows) {
-  auto start = std::chrono::steady_clock::now();
-  auto stream = trace::TraceStream::open(dir);
-  if (!stream) std::exit(1);
-  analyzer::AnalyzeOptions opt;
-  opt.threads = threads;
-  auto run = analyzer::analyze_run(**stream, analyzer::Names{}, opt, 0);
-  if (!run || (*stream)->summary().count(trace::Severity::Error)) {
-    std::fprintf(stderr, "analyzing %s failed\n", dir.c_str());
-    std::exit(1);
-  }
-  *rows = (*run)->paths.rows.size();
-  std::vector<std::unique_ptr<analyzer::RunAnalysis>> runs;
-  runs.push_back(std::move(run).value());
-  auto a = analyzer::combine(std::move(runs), opt);
-  if (a->factors.empty()) std::exit(1);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 // One measurement in a fresh child process, as `vprof analyze` runs: its
 // memory is untouched, so page faults are paid at every size. (Repeating in
 // one process would let small sizes reuse warm heap pages while large ones,
 // above malloc's mmap threshold, fault afresh: a false superlinearity.)
 struct Sample {
-  double seconds;
+  double seconds;     // analysis and combination
+  double analyze_s;   // analyze_run: (reading,) merge, walk, columns, tree
+  double combine_s;   // combine: heights, factors with bootstrap, tail shares
   size_t rows;
+  uint64_t window;    // the merge's peak window, entries
   long maxrss_kb;
 };
+
+// Times one analysis: `analyze` gives the run (from memory or from files),
+// then the factors are combined as `vprof analyze` does.
+template <class Analyze>
+Sample measure(Analyze analyze, unsigned threads) {
+  analyzer::AnalyzeOptions opt;
+  opt.threads = threads;
+  auto t0 = std::chrono::steady_clock::now();
+  auto run = analyze(opt);
+  if (!run) {
+    std::fprintf(stderr, "analyze_run failed: %s\n", run.error().message.c_str());
+    std::exit(1);
+  }
+  auto t1 = std::chrono::steady_clock::now();
+  Sample s{};
+  s.rows = (*run)->paths.rows.size();
+  s.window = (*run)->merge_stats.peak_window_entries;
+  std::vector<std::unique_ptr<analyzer::RunAnalysis>> runs;
+  runs.push_back(std::move(run).value());
+  auto a = analyzer::combine(std::move(runs), opt);
+  auto t2 = std::chrono::steady_clock::now();
+  if (a->factors.empty()) std::exit(1);  // keeps the work observable
+  s.analyze_s = std::chrono::duration<double>(t1 - t0).count();
+  s.combine_s = std::chrono::duration<double>(t2 - t1).count();
+  s.seconds = s.analyze_s + s.combine_s;
+  return s;
+}
+
+// The trace in memory, or the directory streamed as `vprof analyze` reads it.
+Sample measure_once(const trace::Trace &t, unsigned threads, const std::string &dir) {
+  if (dir.empty())
+    return measure([&](const analyzer::AnalyzeOptions &o) {
+      return analyzer::analyze_run(t, analyzer::Names{}, o, 0);
+    }, threads);
+  std::unique_ptr<trace::TraceStream> stream;
+  Sample s = measure([&](const analyzer::AnalyzeOptions &o) {
+    auto opened = trace::TraceStream::open(dir);
+    if (!opened) std::exit(1);
+    stream = std::move(*opened);
+    return analyzer::analyze_run(*stream, analyzer::Names{}, o, 0);
+  }, threads);
+  if (!stream->first_error().empty()) std::exit(1);
+  return s;
+}
 
 Sample run_in_child(const trace::Trace &t, unsigned threads, const std::string &dir = "") {
   int fd[2];
@@ -197,8 +205,7 @@ Sample run_in_child(const trace::Trace &t, unsigned threads, const std::string &
       if (std::fscanf(f, "%ld %ld", &size, &resident) == 2) start_kb = resident * (sysconf(_SC_PAGESIZE) / 1024);
       std::fclose(f);
     }
-    Sample s{};
-    s.seconds = dir.empty() ? run_once(t, threads, &s.rows) : run_files_once(dir, threads, &s.rows);
+    Sample s = measure_once(t, threads, dir);
     struct rusage ru {};
     getrusage(RUSAGE_SELF, &ru);
     s.maxrss_kb = ru.ru_maxrss - start_kb;
@@ -228,15 +235,17 @@ int main(int argc, char **argv) {
     trace::Trace t = g.make(base * size_t(scale));
     for (unsigned threads : {1u, 2u}) {
       // Best of 5: the machine is shared; the minimum is the least disturbed run.
-      Sample best{1e30, 0, 0};
+      Sample best{};
+      best.seconds = 1e30;
       for (int rep = 0; rep < 5; ++rep) {
         Sample s = run_in_child(t, threads);
         if (s.seconds < best.seconds) best = s;
       }
       double rps = double(t.total_records) / best.seconds;
-      std::printf("scale=%dx threads=%u records=%llu intervals=%zu time_s=%.4f records_per_s=%.3e "
-                  "own_peak_rss_mb=%.0f\n",
-                  scale, threads, (unsigned long long)t.total_records, best.rows, best.seconds, rps,
+      std::printf("scale=%dx threads=%u records=%llu intervals=%zu time_s=%.4f (analyze %.4f, "
+                  "combine %.4f) records_per_s=%.3e window=%llu own_peak_rss_mb=%.0f\n",
+                  scale, threads, (unsigned long long)t.total_records, best.rows, best.seconds,
+                  best.analyze_s, best.combine_s, rps, (unsigned long long)best.window,
                   double(best.maxrss_kb) / 1024.0);
       std::fflush(stdout);
       if (threads == 1 && scale == 1) t1x = best.seconds;
@@ -250,15 +259,18 @@ int main(int argc, char **argv) {
     std::string dir = testing::fresh_dir("vprof-bench", "analyze");
     write_files(t, dir);
     for (unsigned threads : {1u, 2u}) {
-      Sample best{1e30, 0, 0};
+      Sample best{};
+      best.seconds = 1e30;
       for (int rep = 0; rep < 5; ++rep) {
         Sample s = run_in_child(t, threads, dir);
         if (s.seconds < best.seconds) best = s;
       }
       std::printf("scale=16x from_files threads=%u records=%llu intervals=%zu time_s=%.4f "
-                  "records_per_s=%.3e own_peak_rss_mb=%.0f\n",
+                  "(analyze %.4f, combine %.4f) records_per_s=%.3e window=%llu "
+                  "own_peak_rss_mb=%.0f\n",
                   threads, (unsigned long long)t.total_records, best.rows, best.seconds,
-                  double(t.total_records) / best.seconds, double(best.maxrss_kb) / 1024.0);
+                  best.analyze_s, best.combine_s, double(t.total_records) / best.seconds,
+                  (unsigned long long)best.window, double(best.maxrss_kb) / 1024.0);
       std::fflush(stdout);
     }
     std::filesystem::remove_all(dir);
