@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -79,12 +80,9 @@ struct Clock {
   uint64_t anchor_ticks;
   int64_t anchor_ns;
   int64_t ns(uint64_t ticks) const {
-    int64_t d = static_cast<int64_t>(ticks - anchor_ticks);
-    if (ticks_per_ns == 1.0) return anchor_ns + d;  // CLOCK_MONOTONIC: ticks are ns
-    // Rounded half away from zero, as llround, without the library call
-    // (one per record: it was a tenth of the reading time).
-    double x = static_cast<double>(d) / ticks_per_ns;
-    return anchor_ns + static_cast<int64_t>(x < 0 ? x - 0.5 : x + 0.5);
+    return anchor_ns + static_cast<int64_t>(std::llround(
+                           static_cast<double>(static_cast<int64_t>(ticks - anchor_ticks)) /
+                           ticks_per_ns));
   }
 };
 
