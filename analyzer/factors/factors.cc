@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "analyzer/factors/resample.h"
 #include "analyzer/tree/stats.h"
 
 namespace vprof::analyzer {
@@ -84,7 +85,9 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
     parts.push_back(p);
     return Eigen::Index(parts.size() - 1);
   };
-  struct Term { Eigen::Index a, b; bool cov; };
+  // A factor's numerator is Σ k·cov(a, b) over its instances (k = 1 for a
+  // variance, 2 for a covariance); the last "factor" is Var(root).
+  struct Term { Eigen::Index a, b; double k; };
   std::vector<std::vector<Term>> terms;
   std::vector<Factor *> todo;
   for (auto &f : factors) {
@@ -93,66 +96,56 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
                                 [&](const VarNode *v) { return v->run == run; });
     if (!same_run) continue;
     std::vector<Term> t;
-    for (const VarNode *v : f.instances)
-      t.push_back({slot(v->a), v->kind == VarNode::Kind::Cov ? slot(v->b) : 0,
-                   v->kind == VarNode::Kind::Cov});
+    for (const VarNode *v : f.instances) {
+      bool cov = v->kind == VarNode::Kind::Cov;
+      Eigen::Index a = slot(v->a);
+      t.push_back({a, cov ? slot(v->b) : a, cov ? 2.0 : 1.0});
+    }
     terms.push_back(std::move(t));
     todo.push_back(&f);
   }
   if (todo.empty()) return;
-  // A resample is a vector of counts w (how often each interval was drawn).
-  // With the columns centered once on the full-sample mean, a resample's
-  // covariance of columns a, b is (Σ w·ga·gb - n·ma·mb) / (n-1), ma = Σ w·ga / n:
-  // dot products with precomputed column products, no row copies, and still
-  // centered data, so no catastrophic cancellation.
-  Eigen::MatrixXd g(n, Eigen::Index(parts.size()));
-  prefault(g.data(), size_t(g.size()) * sizeof(double));
-  for (size_t i = 0; i < parts.size(); ++i)
-    g.col(Eigen::Index(i)) = parts[i].self ? c.self.col(parts[i].node) : c.total.col(parts[i].node);
-  g.rowwise() -= g.colwise().mean();
-  std::vector<std::pair<Eigen::Index, Eigen::Index>> pairs{{0, 0}};
-  auto pair_slot = [&](Eigen::Index a, Eigen::Index b) {
-    if (a > b) std::swap(a, b);
-    for (size_t i = 0; i < pairs.size(); ++i)
-      if (pairs[i] == std::make_pair(a, b)) return i;
-    pairs.emplace_back(a, b);
-    return pairs.size() - 1;
-  };
-  std::vector<std::vector<std::pair<size_t, double>>> uses(todo.size());  // (pair, factor 1|2)
-  for (size_t f = 0; f < todo.size(); ++f)
-    for (const Term &t : terms[f])
-      uses[f].push_back({pair_slot(t.a, t.cov ? t.b : t.a), t.cov ? 2.0 : 1.0});
-  Eigen::MatrixXd prod(n, Eigen::Index(pairs.size()));
-  prefault(prod.data(), size_t(prod.size()) * sizeof(double));
-  for (size_t i = 0; i < pairs.size(); ++i)
-    prod.col(Eigen::Index(i)) = g.col(pairs[i].first).cwiseProduct(g.col(pairs[i].second));
-  // splitmix64: cheap, and the stream depends only on the seed.
-  uint64_t state = o.seed;
-  auto next = [&state] {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
+  terms.push_back({{0, 0, 1.0}});
+  const Eigen::Index P = Eigen::Index(parts.size()), F = Eigen::Index(terms.size());
+  // The Poisson bootstrap (resample.h): each resample draws every interval
+  // w ~ Poisson(1) times. With N = Σ w, the columns g centered once on the
+  // full-sample mean, and m_a = Σ w·g_a / N, a resample's covariance is
+  //   cov(a, b) = (Σ w·g_a·g_b − N·m_a·m_b) / (N − 1),
+  // so a numerator is (Σ w·s − N·Σ k·m_a·m_b) / (N − 1) with the per-interval
+  // s = Σ k·g_a·g_b: every resample needs only the weighted sums of the
+  // columns x = [1, g, s], one pass over the intervals for all resamples.
+  // The data stay centered, so no catastrophic cancellation.
+  const Eigen::Index C = 1 + P + F, stride = (C + 3) / 4 * 4;
+  using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  RowMajor x(n, stride);
+  prefault(x.data(), size_t(x.size()) * sizeof(double));
+  x.setZero();
+  x.col(0).setOnes();
+  for (Eigen::Index p = 0; p < P; ++p) {
+    const Part &pt = parts[size_t(p)];
+    x.col(1 + p) = pt.self ? c.self.col(pt.node) : c.total.col(pt.node);
+  }
+  x.middleCols(1, P).rowwise() -= x.middleCols(1, P).colwise().mean();
+  for (Eigen::Index f = 0; f < F; ++f)
+    for (const Term &t : terms[size_t(f)])
+      x.col(1 + P + f) += t.k * x.col(1 + t.a).cwiseProduct(x.col(1 + t.b));
+  const Eigen::Index B = o.bootstrap;
+  RowMajor sums(B, stride);
+  poisson_sums(x.data(), size_t(n), size_t(stride), size_t(B), o.seed, sums.data());
   std::vector<std::vector<double>> samples(todo.size());
-  Eigen::VectorXd w(n);
-  for (int b = 0; b < o.bootstrap; ++b) {
-    w.setZero();
-    for (Eigen::Index r = 0; r < n; ++r)
-      w(Eigen::Index((unsigned __int128)next() * uint64_t(n) >> 64)) += 1.0;  // Lemire's range map
-    Eigen::VectorXd m = g.transpose() * w / double(n);
-    Eigen::VectorXd sw = prod.transpose() * w;
-    auto cov = [&](size_t i) {
-      return (sw(Eigen::Index(i)) - double(n) * m(pairs[i].first) * m(pairs[i].second)) /
-             double(n - 1);
+  for (Eigen::Index b = 0; b < B; ++b) {
+    const double N = sums(b, 0);
+    if (N < 2) continue;
+    auto numerator = [&](Eigen::Index f) {
+      double means = 0;
+      for (const Term &t : terms[size_t(f)])
+        means += t.k * (sums(b, 1 + t.a) / N) * (sums(b, 1 + t.b) / N);
+      return sums(b, 1 + P + f) - N * means;  // × (N − 1) for the covariance
     };
-    double var_root = cov(0);
+    double var_root = numerator(F - 1);
     if (var_root <= 0) continue;
-    for (size_t f = 0; f < todo.size(); ++f) {
-      double sum = 0;
-      for (const auto &[i, k] : uses[f]) sum += k * cov(i);
-      samples[f].push_back(sum / var_root);
-    }
+    for (size_t f = 0; f < todo.size(); ++f)
+      samples[f].push_back(numerator(Eigen::Index(f)) / var_root);
   }
   for (size_t f = 0; f < todo.size(); ++f) {
     auto &v = samples[f];

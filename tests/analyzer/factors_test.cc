@@ -169,6 +169,59 @@ TEST(Factors, BootstrapBracketsARealFactor) {
   EXPECT_EQ(by_name(*again, "B")->ci95, b->ci95);
 }
 
+TEST(Factors, BootstrapWidthMatchesTheDeltaMethod) {
+  // L = 2 + B + C, B ~ U[0,1000), C ~ U[0,300), 2000 intervals. B's
+  // contribution is Var(B)/Var(L); its standard error by the delta method is
+  // sqrt(Σ IF²)/n with IF = ((b−b̄)² − V_B − R·((l−l̄)² − V_L)) / V_L. For
+  // this light-tailed sample the bootstrap's 95% interval should be about
+  // 2·1.96 of those wide: a resampling that drew the wrong weights (all ones,
+  // or weights of the wrong variance) would miss by far more than the
+  // 200-resample noise allowed here (a fixed seed: the same result every run).
+  const int n = 2000;
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> ub(0, 999), uc(0, 299);
+  std::vector<double> bs, ls;
+  TraceBuilder tb;
+  for (int i = 0; i < n; ++i) {
+    int64_t t = i * 5000, xb = ub(rng), xc = uc(rng);
+    tb.thread(1).begin(t, i + 1).enter(t, 1).call(t + 1, t + 1 + xb, 1, 2)
+        .call(t + 1 + xb, t + 1 + xb + xc, 2, 3).exit(t + 2 + xb + xc, 1).end(t + 2 + xb + xc, i + 1);
+    bs.push_back(double(xb));
+    ls.push_back(double(2 + xb + xc));
+  }
+  auto mean = [&](const std::vector<double> &v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return s / double(v.size());
+  };
+  double mb = mean(bs), ml = mean(ls), vb = 0, vl = 0;
+  for (int i = 0; i < n; ++i) {
+    vb += (bs[i] - mb) * (bs[i] - mb) / n;
+    vl += (ls[i] - ml) * (ls[i] - ml) / n;
+  }
+  double r = vb / vl, if2 = 0;
+  for (int i = 0; i < n; ++i) {
+    double f = ((bs[i] - mb) * (bs[i] - mb) - vb - r * ((ls[i] - ml) * (ls[i] - ml) - vl)) / vl;
+    if2 += f * f;
+  }
+  double se = std::sqrt(if2) / n;
+  Names names = make_names({{1, "R"}, {2, "B"}, {3, "C"}}, {{1, 1, "B", 10}, {2, 1, "C", 11}});
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 200;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(tb.build(), names, opt, 0).value());
+  auto a = combine(std::move(runs), opt);
+  const Factor *b = by_name(*a, "B");
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(b->ci95.has_value());
+  EXPECT_NEAR(b->contribution, r, 1e-9);
+  double width = b->ci95->second - b->ci95->first;
+  EXPECT_GT(width, 0.75 * 2 * 1.96 * se) << "se " << se;
+  EXPECT_LT(width, 1.3 * 2 * 1.96 * se) << "se " << se;
+  EXPECT_LT(b->ci95->first, r);
+  EXPECT_GT(b->ci95->second, r);
+}
+
 }  // namespace
 }  // namespace vprof::testing
 

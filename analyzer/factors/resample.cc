@@ -1,0 +1,202 @@
+#include "analyzer/factors/resample.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define VPROF_HAVE_AVX2_PATH 1
+#include <immintrin.h>
+#endif
+
+namespace vprof::analyzer {
+namespace {
+
+constexpr size_t kBlock = 128;  // rows per block: a multiple of 16
+constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull;
+
+// splitmix64's output number i (0-based) for a seed: a pure function of both.
+inline uint64_t splitmix(uint64_t seed, uint64_t i) {
+  uint64_t z = seed + (i + 1) * kGolden;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+struct Cuts {
+  uint16_t cut[8];
+  Cuts() {
+    double p = std::exp(-1.0), cdf = 0;
+    for (int k = 0; k < 8; ++k) {
+      cdf += p;
+      p /= double(k + 1);
+      cut[k] = uint16_t(std::min(65535.0, std::round(cdf * 65536.0)));
+    }
+  }
+};
+const Cuts &cuts() {
+  static const Cuts c;
+  return c;
+}
+
+inline unsigned weight_of(uint16_t u, const Cuts &c) {
+  unsigned w = 0;
+  for (uint16_t k : c.cut) w += u >= k;
+  return w;
+}
+
+// The random words resample b needs for rows [r0, r0 + len): r0 % 4 == 0.
+void words_for(uint64_t seed, size_t rows, size_t b, size_t r0, size_t len, uint64_t *out) {
+  const uint64_t first = uint64_t(b) * ((rows + 3) / 4) + r0 / 4;
+  for (size_t i = 0; i < (len + 3) / 4; ++i) out[i] = splitmix(seed, first + i);
+}
+
+void sums_scalar(const double *x, size_t rows, size_t cols, size_t resamples, uint64_t seed,
+                 double *out) {
+  const Cuts &c = cuts();
+  std::fill(out, out + resamples * cols, 0.0);
+  uint64_t words[kBlock / 4];
+  double w[kBlock];
+  for (size_t r0 = 0; r0 < rows; r0 += kBlock) {
+    const size_t len = std::min(kBlock, rows - r0);
+    for (size_t b = 0; b < resamples; ++b) {
+      words_for(seed, rows, b, r0, len, words);
+      for (size_t r = 0; r < len; ++r) w[r] = weight_of(uint16_t(words[r / 4] >> (16 * (r % 4))), c);
+      double *o = out + b * cols;
+      for (size_t r = 0; r < len; ++r) {
+        const double *xr = x + (r0 + r) * cols;
+        for (size_t k = 0; k < cols; ++k) o[k] += w[r] * xr[k];
+      }
+    }
+  }
+}
+
+#ifdef VPROF_HAVE_AVX2_PATH
+
+// Weights for 16·n rows from 4·n words: 16-bit lanes compared with each
+// cut-off (u >= cut  <=>  u > cut - 1; unsigned via the sign flip).
+__attribute__((target("avx2,fma"))) void weights_avx2(const uint64_t *words, size_t n16,
+                                                       const Cuts &c, double *w) {
+  const __m256i flip = _mm256_set1_epi16(int16_t(0x8000));
+  __m256i cut[8];
+#pragma GCC unroll 8
+  for (int k = 0; k < 8; ++k) cut[k] = _mm256_set1_epi16(int16_t((c.cut[k] - 1) ^ 0x8000));
+  for (size_t i = 0; i < n16; ++i) {
+    __m256i u = _mm256_xor_si256(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i *>(words + 4 * i)), flip);
+    __m256i acc = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) acc = _mm256_sub_epi16(acc, _mm256_cmpgt_epi16(u, cut[k]));
+    __m256i lo = _mm256_cvtepi16_epi32(_mm256_castsi256_si128(acc));
+    __m256i hi = _mm256_cvtepi16_epi32(_mm256_extracti128_si256(acc, 1));
+    double *o = w + 16 * i;
+    _mm256_storeu_pd(o, _mm256_cvtepi32_pd(_mm256_castsi256_si128(lo)));
+    _mm256_storeu_pd(o + 4, _mm256_cvtepi32_pd(_mm256_extracti128_si256(lo, 1)));
+    _mm256_storeu_pd(o + 8, _mm256_cvtepi32_pd(_mm256_castsi256_si128(hi)));
+    _mm256_storeu_pd(o + 12, _mm256_cvtepi32_pd(_mm256_extracti128_si256(hi, 1)));
+  }
+}
+
+// NB resamples' sums over 4·V columns: NB·V independent accumulators, so the
+// multiply-adds overlap instead of waiting on each other's latency.
+// (The loops over b and v are unrolled by hand-placed pragmas: at -O2 the
+// compiler would otherwise keep acc in memory, one store per multiply-add.)
+template <int NB, int V>
+__attribute__((target("avx2,fma"))) void accumulate(const double *x, size_t stride,
+                                                    const double *const *w, size_t len,
+                                                    double *const *out) {
+  __m256d acc[NB][V];
+#pragma GCC unroll 8
+  for (int b = 0; b < NB; ++b)
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) acc[b][v] = _mm256_loadu_pd(out[b] + 4 * v);
+  for (size_t r = 0; r < len; ++r) {
+    const double *xr = x + r * stride;
+    __m256d xv[V];
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) xv[v] = _mm256_loadu_pd(xr + 4 * v);
+#pragma GCC unroll 8
+    for (int b = 0; b < NB; ++b) {
+      __m256d wv = _mm256_broadcast_sd(w[b] + r);
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) acc[b][v] = _mm256_fmadd_pd(wv, xv[v], acc[b][v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int b = 0; b < NB; ++b)
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) _mm256_storeu_pd(out[b] + 4 * v, acc[b][v]);
+}
+
+template <int NB>
+__attribute__((target("avx2,fma"))) void accumulate_cols(const double *x, size_t cols,
+                                                         const double *const *w, size_t len,
+                                                         double *const *out) {
+  for (size_t c0 = 0; c0 < cols; c0 += 16) {
+    const double *xc = x + c0;
+    double *o[NB];
+    for (int b = 0; b < NB; ++b) o[b] = out[b] + c0;
+    switch (std::min<size_t>(4, (cols - c0) / 4)) {
+      case 1: accumulate<NB, 1>(xc, cols, w, len, o); break;
+      case 2: accumulate<NB, 2>(xc, cols, w, len, o); break;
+      case 3: accumulate<NB, 3>(xc, cols, w, len, o); break;
+      default: accumulate<NB, 4>(xc, cols, w, len, o); break;
+    }
+  }
+}
+
+__attribute__((target("avx2,fma"))) void sums_avx2(const double *x, size_t rows, size_t cols,
+                                                   size_t resamples, uint64_t seed, double *out) {
+  const Cuts &c = cuts();
+  std::fill(out, out + resamples * cols, 0.0);
+  // Zeroed: the last block's weights past its rows are computed, never used.
+  alignas(32) uint64_t words[2][kBlock / 4] = {};
+  alignas(32) double w[2][kBlock];
+  for (size_t r0 = 0; r0 < rows; r0 += kBlock) {
+    const size_t len = std::min(kBlock, rows - r0);
+    const double *xb = x + r0 * cols;
+    for (size_t b = 0; b < resamples; b += 2) {
+      const int nb = b + 1 < resamples ? 2 : 1;
+      const double *wp[2] = {w[0], w[1]};
+      double *op[2] = {out + b * cols, out + (b + nb - 1) * cols};
+      for (int j = 0; j < nb; ++j) {
+        words_for(seed, rows, b + size_t(j), r0, len, words[j]);
+        weights_avx2(words[j], (len + 15) / 16, c, w[j]);
+      }
+      if (nb == 2)
+        accumulate_cols<2>(xb, cols, wp, len, op);
+      else
+        accumulate_cols<1>(xb, cols, wp, len, op);
+    }
+  }
+}
+
+#endif  // VPROF_HAVE_AVX2_PATH
+
+}  // namespace
+
+Isa best_isa() {
+#ifdef VPROF_HAVE_AVX2_PATH
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return avx2 ? Isa::Avx2 : Isa::Scalar;
+#else
+  return Isa::Scalar;
+#endif
+}
+
+void poisson_sums(const double *x, size_t rows, size_t cols, size_t resamples, uint64_t seed,
+                  double *out, Isa isa) {
+#ifdef VPROF_HAVE_AVX2_PATH
+  if (isa == Isa::Avx2 && cols % 4 == 0) return sums_avx2(x, rows, cols, resamples, seed, out);
+#else
+  (void)isa;
+#endif
+  sums_scalar(x, rows, cols, resamples, seed, out);
+}
+
+unsigned poisson_weight(uint64_t seed, size_t rows, size_t b, size_t r) {
+  uint64_t word = splitmix(seed, uint64_t(b) * ((rows + 3) / 4) + r / 4);
+  return weight_of(uint16_t(word >> (16 * (r % 4))), cuts());
+}
+
+}  // namespace vprof::analyzer
