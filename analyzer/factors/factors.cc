@@ -150,8 +150,8 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
   for (size_t f = 0; f < todo.size(); ++f) {
     auto &v = samples[f];
     if (v.size() < 2) continue;
-    std::sort(v.begin(), v.end());
-    double lo = percentile_sorted(v, 0.025), hi = percentile_sorted(v, 0.975);
+    auto q = quantiles(v, {0.025, 0.975});
+    double lo = q[0], hi = q[1];
     todo[f]->ci95 = std::make_pair(lo, hi);
     todo[f]->significant = lo > 0 || hi < 0;
   }

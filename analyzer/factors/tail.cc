@@ -1,39 +1,62 @@
 #include "analyzer/factors/tail.h"
 
 #include <algorithm>
-#include <cmath>
 #include <vector>
 
 #include "analyzer/tree/stats.h"
 
 namespace vprof::analyzer {
 
-std::optional<double> tail_share(const Factor &f, const Columns &c, int run, double q) {
-  const Eigen::Index n = c.total.rows();
-  if (f.covariance || n == 0) return std::nullopt;
-  Eigen::VectorXd x = Eigen::VectorXd::Zero(n);
-  for (const VarNode *v : f.instances) {
-    if (v->run != run) return std::nullopt;
-    x += v->a.self ? c.self.col(v->a.node) : c.total.col(v->a.node);
-  }
-  Eigen::VectorXd l = c.total.col(0);
-  // The q-quantile by selection, not a sort (this runs per factor and q).
-  std::vector<double> v(l.data(), l.data() + n);
-  size_t rank = std::clamp<size_t>(size_t(std::ceil(q * double(n))), 1, size_t(n)) - 1;
-  std::nth_element(v.begin(), v.begin() + ptrdiff_t(rank), v.end());
-  double pq = v[rank], mean = l.mean();  // == percentile_sorted(sorted(l), q)
-  if (pq <= mean) return std::nullopt;
-  double tail_x = 0, tail_l = 0;
-  Eigen::Index tail_n = 0;
-  for (Eigen::Index i = 0; i < n; ++i) {
+namespace {
+
+// The rows in the q-tail (L >= p_q) and E[L | tail] - E[L]; no rows when
+// p_q <= E[L] (the share is undefined there).
+struct Tail {
+  std::vector<Eigen::Index> rows;
+  double gap = 0;
+};
+
+Tail tail_of(const Eigen::VectorXd &l, double pq) {
+  Tail t;
+  const double mean = l.mean();
+  if (pq <= mean) return t;
+  double sum = 0;
+  for (Eigen::Index i = 0; i < l.size(); ++i)
     if (l(i) >= pq) {
-      tail_x += x(i);
-      tail_l += l(i);
-      ++tail_n;
+      t.rows.push_back(i);
+      sum += l(i);
     }
+  t.gap = sum / double(t.rows.size()) - mean;
+  return t;
+}
+
+std::optional<double> share(const Eigen::VectorXd &x, const Tail &t) {
+  if (t.rows.empty()) return std::nullopt;
+  double sum = 0;
+  for (Eigen::Index i : t.rows) sum += x(i);
+  return (sum / double(t.rows.size()) - x.mean()) / t.gap;
+}
+
+}  // namespace
+
+void tail_shares(std::vector<Factor> &factors, const Columns &c, int run) {
+  const Eigen::Index n = c.total.rows();
+  if (n == 0) return;
+  const Eigen::VectorXd l = c.total.col(0);
+  std::vector<double> v(l.data(), l.data() + n);
+  auto pq = quantiles(v, {0.99, 0.999});
+  const Tail t99 = tail_of(l, pq[0]), t999 = tail_of(l, pq[1]);
+  for (Factor &f : factors) {
+    if (f.rank == 0 || f.covariance) continue;
+    bool same_run = std::all_of(f.instances.begin(), f.instances.end(),
+                                [&](const VarNode *i) { return i->run == run; });
+    if (!same_run) continue;
+    Eigen::VectorXd x = Eigen::VectorXd::Zero(n);
+    for (const VarNode *i : f.instances)
+      x += i->a.self ? c.self.col(i->a.node) : c.total.col(i->a.node);
+    f.tail99 = share(x, t99);
+    f.tail999 = share(x, t999);
   }
-  double gap = tail_l / double(tail_n) - mean;
-  return (tail_x / double(tail_n) - x.mean()) / gap;
 }
 
 }  // namespace vprof::analyzer

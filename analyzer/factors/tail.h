@@ -8,16 +8,20 @@
 // numerator and denominator are linear in it). Undefined (nullopt) for
 // covariance factors, for factors grafted from another run, and when
 // p_q <= mean.
+//
+// tail_shares fills tail99 and tail999 of the selected factors whose
+// instances all come from `run`, whose data is `c`: the quantiles and the
+// tail's rows are found once for all of them.
 #ifndef VPROF_ANALYZER_FACTORS_TAIL_H
 #define VPROF_ANALYZER_FACTORS_TAIL_H
 
-#include <optional>
+#include <vector>
 
 #include "analyzer/factors/factors.h"
 
 namespace vprof::analyzer {
 
-std::optional<double> tail_share(const Factor &f, const Columns &c, int run, double q);
+void tail_shares(std::vector<Factor> &factors, const Columns &c, int run);
 
 }  // namespace vprof::analyzer
 

@@ -123,11 +123,7 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
   a->factors = rank_factors(a->tree, h, opt.factors);
   const RunAnalysis &base = *a->runs.front();
   bootstrap_factors(a->factors, base.columns, 0, opt.factors);
-  for (Factor &f : a->factors) {
-    if (f.rank == 0) continue;
-    f.tail99 = tail_share(f, base.columns, 0, 0.99);
-    f.tail999 = tail_share(f, base.columns, 0, 0.999);
-  }
+  tail_shares(a->factors, base.columns, 0);
   a->types = split_by_type(base.paths, base.columns, base.labels);
   for (const Blame &b : base.paths.blame) {
     NamedBlame nb;

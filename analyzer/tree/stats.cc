@@ -17,11 +17,21 @@ double variance(const Eigen::Ref<const Eigen::VectorXd> &v) {
   return (v.array() - v.mean()).square().sum() / double(v.size() - 1);
 }
 
-double percentile_sorted(const std::vector<double> &sorted, double q) {
-  if (sorted.empty()) return 0.0;
-  // Nearest rank: the smallest value with at least q of the sample at or below it.
-  size_t rank = static_cast<size_t>(std::ceil(q * double(sorted.size())));
-  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+std::vector<double> quantiles(std::vector<double> &v, const std::vector<double> &qs) {
+  std::vector<double> out;
+  if (v.empty()) return std::vector<double>(qs.size(), 0.0);
+  auto from = v.begin();
+  for (double q : qs) {
+    size_t rank = std::clamp<size_t>(static_cast<size_t>(std::ceil(q * double(v.size()))), 1,
+                                     v.size()) - 1;
+    auto at = v.begin() + ptrdiff_t(rank);
+    if (at >= from) {  // else an equal or smaller q: the same value as before
+      std::nth_element(from, at, v.end());
+      from = at;
+    }
+    out.push_back(*at);
+  }
+  return out;
 }
 
 LatencyStats latency_stats(std::vector<double> l) {
@@ -31,12 +41,12 @@ LatencyStats latency_stats(std::vector<double> l) {
   s.mean_ns = v.mean();
   s.variance_ns2 = variance(v);
   s.stddev_ns = std::sqrt(s.variance_ns2);
-  std::sort(l.begin(), l.end());
-  s.p50_ns = percentile_sorted(l, 0.50);
-  s.p90_ns = percentile_sorted(l, 0.90);
-  s.p99_ns = percentile_sorted(l, 0.99);
-  s.p999_ns = percentile_sorted(l, 0.999);
-  s.max_ns = l.back();
+  auto p = quantiles(l, {0.50, 0.90, 0.99, 0.999, 1.0});
+  s.p50_ns = p[0];
+  s.p90_ns = p[1];
+  s.p99_ns = p[2];
+  s.p999_ns = p[3];
+  s.max_ns = p[4];
   return s;
 }
 

@@ -22,8 +22,10 @@ Eigen::MatrixXd covariance(const Eigen::MatrixXd &m);
 // Sample variance of one column.
 double variance(const Eigen::Ref<const Eigen::VectorXd> &v);
 
-// Nearest-rank percentile q in [0, 1] of an already sorted sample.
-double percentile_sorted(const std::vector<double> &sorted, double q);
+// Nearest-rank percentiles (for q in [0, 1], the smallest value with at least
+// q of the sample at or below it) of an unsorted sample for ascending qs, by
+// selection over shrinking ranges (not a sort); v's order is lost.
+std::vector<double> quantiles(std::vector<double> &v, const std::vector<double> &qs);
 
 LatencyStats latency_stats(std::vector<double> latencies_ns);
 

@@ -1,5 +1,6 @@
 // The variance tree (METHOD §4): exact values on a hand-worked example, the
 // additivity property on random traces, and two runs merged by fractions.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -8,6 +9,7 @@
 
 #include "analyzer/pipeline/analyze.h"
 #include "analyzer/tree/merge_runs.h"
+#include "analyzer/tree/stats.h"
 #include "tests/analyzer/test_util.h"
 #include "tests/analyzer/trace_builder.h"
 
@@ -83,6 +85,27 @@ TEST(VarianceTree, StableForLargeOffsets) {
   auto run = analyze_run(tb.build(), rbc_names(), opt, 0);
   ASSERT_TRUE(run.ok());
   EXPECT_NEAR((*run)->tree.value_ns2, 1000.0 / 3, 1e-6);
+}
+
+TEST(Stats, QuantilesBySelectionMatchTheSortedSample) {
+  // Nearest rank on random samples with ties, against the sorted sample;
+  // repeated and extreme q included.
+  std::mt19937 rng(3);
+  for (size_t n : {1, 2, 7, 100, 1001}) {
+    std::vector<double> v(n);
+    for (double &x : v) x = double(rng() % 50);
+    std::vector<double> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<double> qs{0.0, 0.025, 0.5, 0.5, 0.9, 0.99, 0.999, 1.0};
+    auto got = quantiles(v, qs);
+    ASSERT_EQ(got.size(), qs.size());
+    for (size_t i = 0; i < qs.size(); ++i) {
+      size_t rank = std::max<size_t>(1, size_t(std::ceil(qs[i] * double(n))));
+      EXPECT_EQ(got[i], sorted[rank - 1]) << "n=" << n << " q=" << qs[i];
+    }
+  }
+  std::vector<double> empty;
+  EXPECT_EQ(quantiles(empty, {0.5}), std::vector<double>{0.0});
 }
 
 // Random nested call trees over three threads with queue hand-offs.
