@@ -80,9 +80,12 @@ struct Clock {
   uint64_t anchor_ticks;
   int64_t anchor_ns;
   int64_t ns(uint64_t ticks) const {
-    return anchor_ns + static_cast<int64_t>(std::llround(
-                           static_cast<double>(static_cast<int64_t>(ticks - anchor_ticks)) /
-                           ticks_per_ns));
+    double x = static_cast<double>(static_cast<int64_t>(ticks - anchor_ticks)) / ticks_per_ns;
+    // std::llround(x) without the library call (one per record): truncate,
+    // then step away from zero when the exact remainder is at least a half.
+    int64_t i = static_cast<int64_t>(x);
+    double frac = x - static_cast<double>(i);
+    return anchor_ns + i + (frac >= 0.5) - (frac <= -0.5);
   }
 };
 

@@ -1,9 +1,13 @@
 // The streaming reader (trace_stream.h) against the whole-trace reader: the
 // same files must give the same events, release times, labels and
 // diagnostics, whatever step the merge pulls them in.
+#include <cmath>
+#include <random>
+
 #include <gtest/gtest.h>
 
 #include "analyzer/critpath/critical_path.h"
+#include "analyzer/read/decoder.h"
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/read/trace_stream.h"
 #include "tests/support/synth_trace.h"
@@ -116,6 +120,32 @@ TEST(Stream, CriticalPathsFromStreamEqualFromMemory) {
     EXPECT_EQ(got.paths.cells, ref.paths.cells) << "epoch " << epoch;
     EXPECT_EQ(got.paths.row_start, ref.paths.row_start);
     EXPECT_EQ(got.paths.blame.size(), ref.paths.blame.size());
+  }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Clock, RoundsAsLlround) {
+  // The inline rounding must be llround's, half away from zero, on both
+  // sides of the anchor: ties, values a hair either side of them, and big
+  // offsets, at rates a TSC has and at 1 tick per ns.
+  std::mt19937_64 rng(5);
+  for (double rate : {1.0, 2.0, 4.0, 2.5, 2.1, 3.0000001, 0.024, 1.0 / 3}) {
+    vprof::trace::detail::Clock c{rate, 1'000'000'000'000ull, 777};
+    std::vector<uint64_t> ticks;
+    for (int64_t d : {0, 1, -1, 2, -2, 3, -3, 5, -5, 7, -7})
+      ticks.push_back(c.anchor_ticks + uint64_t(d));
+    for (int i = 0; i < 100000; ++i) {
+      int64_t d = int64_t(rng() % 20'000'000'000ull) - 10'000'000'000ll;
+      if (i % 2) d %= 1000;
+      ticks.push_back(c.anchor_ticks + uint64_t(d));
+    }
+    for (uint64_t t : ticks) {
+      double x = double(int64_t(t - c.anchor_ticks)) / rate;
+      ASSERT_EQ(c.ns(t), 777 + std::llround(x)) << "rate " << rate << " ticks " << t;
+    }
   }
 }
 
