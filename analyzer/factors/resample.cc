@@ -147,26 +147,32 @@ __attribute__((target("avx2,fma"))) void accumulate_cols(const double *x, size_t
 
 __attribute__((target("avx2,fma"))) void sums_avx2(const double *x, size_t rows, size_t cols,
                                                    size_t resamples, uint64_t seed, double *out) {
+  // Four resamples per pass over a block when their accumulators fit the 16
+  // vector registers (4 × up to 3), so each x load serves four; else two.
+  const size_t group = cols <= 12 ? 4 : 2;
   const Cuts &c = cuts();
   std::fill(out, out + resamples * cols, 0.0);
   // Zeroed: the last block's weights past its rows are computed, never used.
-  alignas(32) uint64_t words[2][kBlock / 4] = {};
-  alignas(32) double w[2][kBlock];
+  alignas(32) uint64_t words[4][kBlock / 4] = {};
+  alignas(32) double w[4][kBlock];
+  const double *wp[4] = {w[0], w[1], w[2], w[3]};
   for (size_t r0 = 0; r0 < rows; r0 += kBlock) {
     const size_t len = std::min(kBlock, rows - r0);
     const double *xb = x + r0 * cols;
-    for (size_t b = 0; b < resamples; b += 2) {
-      const int nb = b + 1 < resamples ? 2 : 1;
-      const double *wp[2] = {w[0], w[1]};
-      double *op[2] = {out + b * cols, out + (b + nb - 1) * cols};
-      for (int j = 0; j < nb; ++j) {
-        words_for(seed, rows, b + size_t(j), r0, len, words[j]);
+    for (size_t b = 0; b < resamples; b += group) {
+      const size_t nb = std::min(group, resamples - b);
+      double *op[4];
+      for (size_t j = 0; j < nb; ++j) {
+        words_for(seed, rows, b + j, r0, len, words[j]);
         weights_avx2(words[j], (len + 15) / 16, c, w[j]);
+        op[j] = out + (b + j) * cols;
       }
-      if (nb == 2)
-        accumulate_cols<2>(xb, cols, wp, len, op);
-      else
-        accumulate_cols<1>(xb, cols, wp, len, op);
+      switch (nb) {
+        case 4: accumulate_cols<4>(xb, cols, wp, len, op); break;
+        case 3: accumulate_cols<3>(xb, cols, wp, len, op); break;
+        case 2: accumulate_cols<2>(xb, cols, wp, len, op); break;
+        default: accumulate_cols<1>(xb, cols, wp, len, op); break;
+      }
     }
   }
 }
