@@ -57,6 +57,10 @@ class SynthThread {
   void drop_begin(uint64_t ts) { rec(ts, VPROF_K_DROP_BEGIN, 0); }
   void raw(uint64_t w0, uint64_t arg) { slots_.push_back({w0, arg}); }
 
+  // Timestamps are TSC ticks at this rate (the runtime's clock on x86)
+  // instead of nanoseconds.
+  void tsc(double ticks_per_ns) { tsc_rate_ = ticks_per_ns; }
+
   vprof_file_header &header() { return header_; }
   std::string path() const {
     return dir_ + "/t-" + std::to_string(pid_) + "-" + std::to_string(tid_) + ".vpt";
@@ -115,15 +119,16 @@ class SynthThread {
     if (!header_.header_bytes) header_.header_bytes = VPROF_HEADER_BYTES;
     header_.pid = pid_;
     header_.tid = tid_;
-    header_.clock_source = VPROF_CLOCK_MONOTONIC;
+    header_.clock_source = tsc_rate_ > 0 ? VPROF_CLOCK_TSC : VPROF_CLOCK_MONOTONIC;
     header_.chunk_bytes = chunk_bytes_;
-    header_.ticks_per_ns = 1.0;
+    header_.ticks_per_ns = tsc_rate_ > 0 ? tsc_rate_ : 1.0;
   }
 
   std::string dir_;
   uint32_t pid_, tid_;
   uint64_t chunk_bytes_;
   uint64_t last_ts_ = 0;
+  double tsc_rate_ = 0;
   vprof_file_header header_{};
   std::vector<vprof_slot> slots_;
   std::map<std::string, uint32_t> strings_;
