@@ -76,13 +76,19 @@ bool check_header(const std::string &path, const MappedFile &f, vprof_file_heade
                   std::vector<Diagnostic> &diags);
 
 struct Clock {
-  double ticks_per_ns;
-  uint64_t anchor_ticks;
-  int64_t anchor_ns;
+  Clock() = default;
+  Clock(double ticks_per_ns, uint64_t anchor_ticks, int64_t anchor_ns)
+      : ticks_per_ns(ticks_per_ns), ns_per_tick(1.0 / ticks_per_ns),
+        anchor_ticks(anchor_ticks), anchor_ns(anchor_ns) {}
+  double ticks_per_ns = 1.0;
+  double ns_per_tick = 1.0;  // multiplied, not divided: a division per record was
+                             // the reader's longest dependency chain
+  uint64_t anchor_ticks = 0;
+  int64_t anchor_ns = 0;
+  // Rounded to the nearest ns, halves away from zero (as std::llround, without
+  // the library call).
   int64_t ns(uint64_t ticks) const {
-    double x = static_cast<double>(static_cast<int64_t>(ticks - anchor_ticks)) / ticks_per_ns;
-    // std::llround(x) without the library call (one per record): truncate,
-    // then step away from zero when the exact remainder is at least a half.
+    double x = static_cast<double>(static_cast<int64_t>(ticks - anchor_ticks)) * ns_per_tick;
     int64_t i = static_cast<int64_t>(x);
     double frac = x - static_cast<double>(i);
     return anchor_ns + i + (frac >= 0.5) - (frac <= -0.5);

@@ -128,12 +128,12 @@ TEST(Stream, CriticalPathsFromStreamEqualFromMemory) {
 namespace {
 
 TEST(Clock, RoundsAsLlround) {
-  // The inline rounding must be llround's, half away from zero, on both
-  // sides of the anchor: ties, values a hair either side of them, and big
-  // offsets, at rates a TSC has and at 1 tick per ns.
+  // ns = llround(ticks since the anchor × ns per tick), half away from zero,
+  // on both sides of the anchor: ties, values a hair either side of them, and
+  // big offsets, at rates a TSC has and at 1 tick per ns.
   std::mt19937_64 rng(5);
   for (double rate : {1.0, 2.0, 4.0, 2.5, 2.1, 3.0000001, 0.024, 1.0 / 3}) {
-    vprof::trace::detail::Clock c{rate, 1'000'000'000'000ull, 777};
+    vprof::trace::detail::Clock c(rate, 1'000'000'000'000ull, 777);
     std::vector<uint64_t> ticks;
     for (int64_t d : {0, 1, -1, 2, -2, 3, -3, 5, -5, 7, -7})
       ticks.push_back(c.anchor_ticks + uint64_t(d));
@@ -143,7 +143,7 @@ TEST(Clock, RoundsAsLlround) {
       ticks.push_back(c.anchor_ticks + uint64_t(d));
     }
     for (uint64_t t : ticks) {
-      double x = double(int64_t(t - c.anchor_ticks)) / rate;
+      double x = double(int64_t(t - c.anchor_ticks)) * (1.0 / rate);
       ASSERT_EQ(c.ns(t), 777 + std::llround(x)) << "rate " << rate << " ticks " << t;
     }
   }
