@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -18,7 +17,7 @@ using detail::MappedFile;
 struct TraceStream::Impl {
   std::string dir;
   std::vector<std::unique_ptr<FileSource>> files;  // (pid, tid) order
-  std::unordered_multimap<uint32_t, const FileSource *> by_tid;
+  std::vector<std::pair<uint32_t, const FileSource *>> by_tid;  // sorted by tid, then file
   std::vector<Diagnostic> diagnostics;
   detail::Labels labels;
   double ticks_per_ns = 1.0;
@@ -84,7 +83,15 @@ class FileSource : public EventSource {
     auto it = releases_.find(obj);
     if (it == releases_.end()) return false;
     const auto &rel = it->second;
-    auto r = std::upper_bound(rel.begin(), rel.end(), tick,
+    // Usually among the newest (the waker's decoding runs at most an epoch
+    // ahead): gallop back from the end, then search what is left.
+    size_t hi = rel.size(), lo = hi, step = 1;
+    while (lo > 0 && rel[lo - 1].tick > tick) {  // everything from lo - 1 on is later
+      hi = lo - 1;
+      lo = hi > step ? hi - step : 0;
+      step *= 2;
+    }
+    auto r = std::upper_bound(rel.begin() + ptrdiff_t(lo), rel.begin() + ptrdiff_t(hi), tick,
                               [](uint64_t v, const Release &x) { return v < x.tick; });
     if (r == rel.begin() || static_cast<uint32_t>(std::prev(r)->tick) != low_bits) return false;
     ts = std::prev(r)->ts;
@@ -142,7 +149,7 @@ class FileSource : public EventSource {
   uint64_t count_ = 0, settles_ = 0;
   int64_t prev_until_ = std::numeric_limits<int64_t>::min();
   bool done_ = false;
-  std::unordered_map<uint64_t, std::deque<Release>> releases_;
+  std::unordered_map<uint64_t, std::vector<Release>> releases_;
 };
 
 TraceStream::~TraceStream() = default;
@@ -162,7 +169,9 @@ Expected<std::unique_ptr<TraceStream>> TraceStream::open(const std::string &dir)
   std::stable_sort(im.files.begin(), im.files.end(), [](const auto &a, const auto &b) {
     return a->pid() != b->pid() ? a->pid() < b->pid() : a->tid() < b->tid();
   });
-  for (const auto &f : im.files) im.by_tid.emplace(f->tid(), f.get());
+  for (const auto &f : im.files) im.by_tid.emplace_back(f->tid(), f.get());
+  std::stable_sort(im.by_tid.begin(), im.by_tid.end(),
+                   [](const auto &a, const auto &b) { return a.first < b.first; });
   return ts;
 }
 
@@ -189,8 +198,10 @@ std::vector<EventSource *> TraceStream::sources() {
 
 bool TraceStream::find_release(uint32_t waker_tid, uint64_t obj, uint64_t wake_tick,
                                uint32_t low_bits, int64_t &release_ts) const {
-  auto range = impl_->by_tid.equal_range(waker_tid);
-  for (auto it = range.first; it != range.second; ++it)
+  const auto &v = impl_->by_tid;
+  auto it = std::lower_bound(v.begin(), v.end(), waker_tid,
+                             [](const auto &p, uint32_t tid) { return p.first < tid; });
+  for (; it != v.end() && it->first == waker_tid; ++it)
     if (it->second->release(obj, wake_tick, low_bits, release_ts)) return true;
   return false;
 }
