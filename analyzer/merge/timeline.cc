@@ -142,7 +142,7 @@ class ThreadBuilder {
       counters.unclosed_frames += stack_.size();
     } else if (started_ && until > seg_begin_) {
       // The open segment, up to the epoch's end: replaced next epoch (I1).
-      th_.segs.push_back(segment(seg_begin_, until));
+      append_segment(seg_begin_, until);
       provisional_ = true;
     }
   }
@@ -179,9 +179,18 @@ class ThreadBuilder {
  private:
   uint32_t top() const { return stack_.empty() ? StackTrie::kRoot : stack_.back().node; }
 
-  Segment segment(int64_t b, int64_t e) const {
-    if (wait_begin_ < 0) return {b, e, label_, -1, 0, -1, 0};
-    return {b, e, label_, wait_begin_, kStillWaiting, -1, 0};
+  // Appends write each field in place: a struct built aside and copied in is
+  // reloaded with wider loads than it was stored with, and the store
+  // forwarding fails (a stall per record; these were most of the merge).
+  void append_segment(int64_t b, int64_t e) {
+    Segment &g = th_.segs.emplace_back();
+    g.begin = b;
+    g.end = e;
+    g.label = label_;
+    g.wait_begin = wait_begin_ < 0 ? -1 : wait_begin_;
+    g.wait_end = wait_begin_ < 0 ? 0 : kStillWaiting;
+    g.release_ts = -1;
+    g.waker_tid = 0;
   }
 
   void set_top(int64_t ts) {
@@ -190,14 +199,16 @@ class ThreadBuilder {
     if (th_.stack.size() > first_new_change_ && th_.stack.back().ts == ts) {
       th_.stack.back().node = n;  // several changes at one instant: the last one holds
     } else if (last_local_ != n) {
-      th_.stack.push_back({ts, n});
+      StackChange &c = th_.stack.emplace_back();
+      c.ts = ts;
+      c.node = n;
     }
     last_local_ = n;
   }
 
   // Closes the current segment at ts (zero-length segments are dropped).
   void cut(int64_t ts) {
-    if (ts > seg_begin_) th_.segs.push_back(segment(seg_begin_, ts));
+    if (ts > seg_begin_) append_segment(seg_begin_, ts);
     seg_begin_ = std::max(seg_begin_, ts);
   }
 
@@ -226,7 +237,11 @@ class ThreadBuilder {
     } else {
       node = child(top(), kind, id);
     }
-    stack_.push_back({kind, false, id, node});
+    Frame &f = stack_.emplace_back();
+    f.kind = kind;
+    f.absorbed = false;
+    f.id = id;
+    f.node = node;
     set_top(ts);
   }
 
@@ -246,6 +261,16 @@ class ThreadBuilder {
     ++counters.exits_without_enter;
   }
 
+  void interval_event(bool begin, const Event &e, uint32_t type_label, uint32_t client_label) {
+    IntervalEvent &v = iv_events.emplace_back();
+    v.begin = begin;
+    v.id = e.arg;
+    v.ts = e.ts;
+    v.thread = index_;
+    v.type_label = type_label;
+    v.client_label = client_label;
+  }
+
   void set_label(uint64_t label, int64_t ts) {
     if (label == label_) return;
     cut(ts);
@@ -259,11 +284,11 @@ class ThreadBuilder {
       case Kind::SiteBegin: push(FrameKind::Site, static_cast<uint32_t>(e.arg), e.ts); break;
       case Kind::SiteEnd: pop(FrameKind::Site, static_cast<uint32_t>(e.arg), e.ts); break;
       case Kind::IntervalBegin:
-        iv_events.push_back({true, e.arg, e.ts, index_, e.type_label, e.client_label});
+        interval_event(true, e, e.type_label, e.client_label);
         set_label(e.arg, e.ts);
         break;
       case Kind::IntervalEnd:
-        iv_events.push_back({false, e.arg, e.ts, index_, 0, 0});
+        interval_event(false, e, 0, 0);
         if (label_ == e.arg) set_label(0, e.ts);
         break;
       case Kind::IntervalJoin: set_label(e.arg, e.ts); break;
@@ -294,11 +319,25 @@ class ThreadBuilder {
         wait_begin_ = -1;
         break;
       }
-      case Kind::TaskEnqueue: enqueues.push_back({e.ts, e.arg, index_, label_}); break;
-      case Kind::TaskDequeue:
-        dequeues.push_back({e.ts, e.arg, index_, uint32_t(th_.dequeues.size())});
-        th_.dequeues.push_back({e.ts, {-1, 0, 0}});
+      case Kind::TaskEnqueue: {
+        EnqueueEvent &q = enqueues.emplace_back();
+        q.ts = e.ts;
+        q.task = e.arg;
+        q.thread = index_;
+        q.label = label_;
         break;
+      }
+      case Kind::TaskDequeue: {
+        DequeueRef &r = dequeues.emplace_back();
+        r.ts = e.ts;
+        r.task = e.arg;
+        r.thread = index_;
+        r.index = uint32_t(th_.dequeues.size());
+        Dequeue &d = th_.dequeues.emplace_back();
+        d.ts = e.ts;
+        d.enq.ts = -1;
+        break;
+      }
       case Kind::DropBegin:
         // Read from a file, the drop is known when its record comes.
         if (th_.drop_begin_ts < 0) th_.drop_begin_ts = e.ts;

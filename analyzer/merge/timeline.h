@@ -108,6 +108,7 @@ class Window {
   T &back() { return v_.back(); }
   const T &back() const { return v_.back(); }
   void push_back(const T &x) { v_.push_back(x); }
+  T &emplace_back() { return v_.emplace_back(); }  // value-initialized, to fill in place
   void pop_back() { v_.pop_back(); }
   void drop_front(size_t k) {
     head_ += k;
