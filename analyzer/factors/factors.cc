@@ -112,35 +112,35 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
   // full-sample mean, and m_a = Σ w·g_a / N, a resample's covariance is
   //   cov(a, b) = (Σ w·g_a·g_b − N·m_a·m_b) / (N − 1),
   // so a numerator is (Σ w·s − N·Σ k·m_a·m_b) / (N − 1) with the per-interval
-  // s = Σ k·g_a·g_b: every resample needs only the weighted sums of the
-  // columns x = [1, g, s], one pass over the intervals for all resamples.
+  // s = Σ k·g_a·g_b: every resample needs only N and the weighted sums of the
+  // columns x = [g, s], one pass over the intervals for all resamples.
   // The data stay centered, so no catastrophic cancellation.
-  const Eigen::Index C = 1 + P + F, stride = (C + 3) / 4 * 4;
+  const Eigen::Index C = P + F, stride = (C + 3) / 4 * 4;
   using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   RowMajor x(n, stride);
   prefault(x.data(), size_t(x.size()) * sizeof(double));
   x.setZero();
-  x.col(0).setOnes();
   for (Eigen::Index p = 0; p < P; ++p) {
     const Part &pt = parts[size_t(p)];
-    x.col(1 + p) = pt.self ? c.self.col(pt.node) : c.total.col(pt.node);
+    x.col(p) = pt.self ? c.self.col(pt.node) : c.total.col(pt.node);
   }
-  x.middleCols(1, P).rowwise() -= x.middleCols(1, P).colwise().mean();
+  x.leftCols(P).rowwise() -= x.leftCols(P).colwise().mean();
   for (Eigen::Index f = 0; f < F; ++f)
     for (const Term &t : terms[size_t(f)])
-      x.col(1 + P + f) += t.k * x.col(1 + t.a).cwiseProduct(x.col(1 + t.b));
+      x.col(P + f) += t.k * x.col(t.a).cwiseProduct(x.col(t.b));
   const Eigen::Index B = o.bootstrap;
   RowMajor sums(B, stride);
-  poisson_sums(x.data(), size_t(n), size_t(stride), size_t(B), o.seed, sums.data());
+  std::vector<double> total(size_t(B), 0.0);
+  poisson_sums(x.data(), size_t(n), size_t(stride), size_t(B), o.seed, sums.data(), total.data());
   std::vector<std::vector<double>> samples(todo.size());
   for (Eigen::Index b = 0; b < B; ++b) {
-    const double N = sums(b, 0);
+    const double N = total[size_t(b)];
     if (N < 2) continue;
     auto numerator = [&](Eigen::Index f) {
       double means = 0;
       for (const Term &t : terms[size_t(f)])
-        means += t.k * (sums(b, 1 + t.a) / N) * (sums(b, 1 + t.b) / N);
-      return sums(b, 1 + P + f) - N * means;  // × (N − 1) for the covariance
+        means += t.k * (sums(b, t.a) / N) * (sums(b, t.b) / N);
+      return sums(b, P + f) - N * means;  // × (N − 1) for the covariance
     };
     double var_root = numerator(F - 1);
     if (var_root <= 0) continue;

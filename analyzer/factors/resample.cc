@@ -52,16 +52,20 @@ void words_for(uint64_t seed, size_t rows, size_t b, size_t r0, size_t len, uint
 }
 
 void sums_scalar(const double *x, size_t rows, size_t cols, size_t resamples, uint64_t seed,
-                 double *out) {
+                 double *out, double *totals) {
   const Cuts &c = cuts();
   std::fill(out, out + resamples * cols, 0.0);
+  std::fill(totals, totals + resamples, 0.0);
   uint64_t words[kBlock / 4];
   double w[kBlock];
   for (size_t r0 = 0; r0 < rows; r0 += kBlock) {
     const size_t len = std::min(kBlock, rows - r0);
     for (size_t b = 0; b < resamples; ++b) {
       words_for(seed, rows, b, r0, len, words);
-      for (size_t r = 0; r < len; ++r) w[r] = weight_of(uint16_t(words[r / 4] >> (16 * (r % 4))), c);
+      for (size_t r = 0; r < len; ++r) {
+        w[r] = weight_of(uint16_t(words[r / 4] >> (16 * (r % 4))), c);
+        totals[b] += w[r];
+      }
       double *o = out + b * cols;
       for (size_t r = 0; r < len; ++r) {
         const double *xr = x + (r0 + r) * cols;
@@ -74,19 +78,22 @@ void sums_scalar(const double *x, size_t rows, size_t cols, size_t resamples, ui
 #ifdef VPROF_HAVE_AVX2_PATH
 
 // Weights for 16·n rows from 4·n words: 16-bit lanes compared with each
-// cut-off (u >= cut  <=>  u > cut - 1; unsigned via the sign flip).
-__attribute__((target("avx2,fma"))) void weights_avx2(const uint64_t *words, size_t n16,
-                                                       const Cuts &c, double *w) {
+// cut-off (u >= cut  <=>  u > cut - 1; unsigned via the sign flip). Returns
+// their sum (lanes that are 0 give weight 0: the caller zeroes unused ones).
+__attribute__((target("avx2,fma"))) unsigned weights_avx2(const uint64_t *words, size_t n16,
+                                                           const Cuts &c, double *w) {
   const __m256i flip = _mm256_set1_epi16(int16_t(0x8000));
   __m256i cut[8];
 #pragma GCC unroll 8
   for (int k = 0; k < 8; ++k) cut[k] = _mm256_set1_epi16(int16_t((c.cut[k] - 1) ^ 0x8000));
+  __m256i total = _mm256_setzero_si256();  // per lane at most 8 per row
   for (size_t i = 0; i < n16; ++i) {
     __m256i u = _mm256_xor_si256(
         _mm256_loadu_si256(reinterpret_cast<const __m256i *>(words + 4 * i)), flip);
     __m256i acc = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) acc = _mm256_sub_epi16(acc, _mm256_cmpgt_epi16(u, cut[k]));
+    total = _mm256_add_epi16(total, acc);
     __m256i lo = _mm256_cvtepi16_epi32(_mm256_castsi256_si128(acc));
     __m256i hi = _mm256_cvtepi16_epi32(_mm256_extracti128_si256(acc, 1));
     double *o = w + 16 * i;
@@ -95,6 +102,11 @@ __attribute__((target("avx2,fma"))) void weights_avx2(const uint64_t *words, siz
     _mm256_storeu_pd(o + 8, _mm256_cvtepi32_pd(_mm256_castsi256_si128(hi)));
     _mm256_storeu_pd(o + 12, _mm256_cvtepi32_pd(_mm256_extracti128_si256(hi, 1)));
   }
+  alignas(32) uint16_t lanes[16];
+  _mm256_store_si256(reinterpret_cast<__m256i *>(lanes), total);
+  unsigned sum = 0;
+  for (uint16_t l : lanes) sum += l;
+  return sum;
 }
 
 // NB resamples' sums over 4·V columns: NB·V independent accumulators, so the
@@ -146,14 +158,15 @@ __attribute__((target("avx2,fma"))) void accumulate_cols(const double *x, size_t
 }
 
 __attribute__((target("avx2,fma"))) void sums_avx2(const double *x, size_t rows, size_t cols,
-                                                   size_t resamples, uint64_t seed, double *out) {
+                                                   size_t resamples, uint64_t seed, double *out,
+                                                   double *totals) {
   // Four resamples per pass over a block when their accumulators fit the 16
   // vector registers (4 × up to 3), so each x load serves four; else two.
   const size_t group = cols <= 12 ? 4 : 2;
   const Cuts &c = cuts();
   std::fill(out, out + resamples * cols, 0.0);
-  // Zeroed: the last block's weights past its rows are computed, never used.
-  alignas(32) uint64_t words[4][kBlock / 4] = {};
+  std::fill(totals, totals + resamples, 0.0);
+  alignas(32) uint64_t words[4][kBlock / 4];
   alignas(32) double w[4][kBlock];
   const double *wp[4] = {w[0], w[1], w[2], w[3]};
   for (size_t r0 = 0; r0 < rows; r0 += kBlock) {
@@ -164,7 +177,11 @@ __attribute__((target("avx2,fma"))) void sums_avx2(const double *x, size_t rows,
       double *op[4];
       for (size_t j = 0; j < nb; ++j) {
         words_for(seed, rows, b + j, r0, len, words[j]);
-        weights_avx2(words[j], (len + 15) / 16, c, w[j]);
+        const size_t n16 = (len + 15) / 16;
+        // Rows past the block's end: u = 0, weight 0 (not drawn, not counted).
+        uint16_t *u = reinterpret_cast<uint16_t *>(words[j]);
+        std::fill(u + len, u + 16 * n16, uint16_t{0});
+        totals[b + j] += weights_avx2(words[j], n16, c, w[j]);
         op[j] = out + (b + j) * cols;
       }
       switch (nb) {
@@ -191,13 +208,14 @@ Isa best_isa() {
 }
 
 void poisson_sums(const double *x, size_t rows, size_t cols, size_t resamples, uint64_t seed,
-                  double *out, Isa isa) {
+                  double *out, double *totals, Isa isa) {
 #ifdef VPROF_HAVE_AVX2_PATH
-  if (isa == Isa::Avx2 && cols % 4 == 0) return sums_avx2(x, rows, cols, resamples, seed, out);
+  if (isa == Isa::Avx2 && cols % 4 == 0)
+    return sums_avx2(x, rows, cols, resamples, seed, out, totals);
 #else
   (void)isa;
 #endif
-  sums_scalar(x, rows, cols, resamples, seed, out);
+  sums_scalar(x, rows, cols, resamples, seed, out, totals);
 }
 
 unsigned poisson_weight(uint64_t seed, size_t rows, size_t b, size_t r) {

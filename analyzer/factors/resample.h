@@ -28,11 +28,13 @@ enum class Isa { Scalar, Avx2 };
 // The fastest implementation this CPU runs.
 Isa best_isa();
 
-// x: rows × cols, row-major; out: resamples × cols, row-major, overwritten.
+// x: rows × cols, row-major; out: resamples × cols, row-major, overwritten;
+// totals[b] = Σ_r w(b, r), each resample's size (a column of ones would cost
+// a whole vector of multiply-adds when cols is a multiple of 4).
 // Isa::Avx2 needs cols a multiple of 4 (pad x with zero columns); otherwise
 // the scalar code runs.
 void poisson_sums(const double *x, size_t rows, size_t cols, size_t resamples, uint64_t seed,
-                  double *out, Isa isa = best_isa());
+                  double *out, double *totals, Isa isa = best_isa());
 
 // w(b, r) as above, one at a time: for tests.
 unsigned poisson_weight(uint64_t seed, size_t rows, size_t b, size_t r);

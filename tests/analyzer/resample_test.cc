@@ -22,13 +22,16 @@ std::vector<double> random_rows(size_t rows, size_t cols, uint64_t seed) {
   return x;
 }
 
-// Σ_r w(b, r)·x[r][c] in the plain order, from the one-at-a-time weights.
+// Σ_r w(b, r)·x[r][c] in the plain order, from the one-at-a-time weights;
+// `totals` gets Σ_r w(b, r).
 std::vector<double> naive(const std::vector<double> &x, size_t rows, size_t cols, size_t B,
-                          uint64_t seed) {
+                          uint64_t seed, std::vector<double> *totals = nullptr) {
   std::vector<double> out(B * cols, 0.0);
+  if (totals) totals->assign(B, 0.0);
   for (size_t r = 0; r < rows; ++r)
     for (size_t b = 0; b < B; ++b) {
       double w = poisson_weight(seed, rows, b, r);
+      if (totals) (*totals)[b] += w;
       for (size_t c = 0; c < cols; ++c) out[b * cols + c] += w * x[r * cols + c];
     }
   return out;
@@ -69,13 +72,17 @@ TEST(Resample, SumsAreTheWeightedSums) {
                   Shape{300, 20, 5}, Shape{1000, 36, 11}}) {
     SCOPED_TRACE(::testing::Message() << s.rows << "x" << s.cols << " B=" << s.B);
     auto x = random_rows(s.rows, s.cols, s.rows);
-    auto want = naive(x, s.rows, s.cols, s.B, 99);
-    std::vector<double> got(s.B * s.cols, -1.0);
-    poisson_sums(x.data(), s.rows, s.cols, s.B, 99, got.data(), Isa::Scalar);
+    std::vector<double> want_totals;
+    auto want = naive(x, s.rows, s.cols, s.B, 99, &want_totals);
+    std::vector<double> got(s.B * s.cols, -1.0), totals(s.B, -1.0);
+    poisson_sums(x.data(), s.rows, s.cols, s.B, 99, got.data(), totals.data(), Isa::Scalar);
     EXPECT_EQ(got, want);
+    EXPECT_EQ(totals, want_totals);
     if (best_isa() != Isa::Avx2) continue;
     std::fill(got.begin(), got.end(), -1.0);
-    poisson_sums(x.data(), s.rows, s.cols, s.B, 99, got.data(), Isa::Avx2);
+    std::fill(totals.begin(), totals.end(), -1.0);
+    poisson_sums(x.data(), s.rows, s.cols, s.B, 99, got.data(), totals.data(), Isa::Avx2);
+    EXPECT_EQ(totals, want_totals);
     for (size_t i = 0; i < got.size(); ++i)
       EXPECT_NEAR(got[i], want[i], 1e-9 * (1 + std::abs(want[i]))) << i;
   }
@@ -83,19 +90,21 @@ TEST(Resample, SumsAreTheWeightedSums) {
 
 TEST(Resample, ColumnsNotAMultipleOfFourTakeTheScalarCode) {
   auto x = random_rows(50, 5, 3);
-  std::vector<double> a(3 * 5), b(3 * 5);
-  poisson_sums(x.data(), 50, 5, 3, 7, a.data(), Isa::Avx2);
-  poisson_sums(x.data(), 50, 5, 3, 7, b.data(), Isa::Scalar);
+  std::vector<double> a(3 * 5), b(3 * 5), ta(3), tb(3);
+  poisson_sums(x.data(), 50, 5, 3, 7, a.data(), ta.data(), Isa::Avx2);
+  poisson_sums(x.data(), 50, 5, 3, 7, b.data(), tb.data(), Isa::Scalar);
+  EXPECT_EQ(ta, tb);
   EXPECT_EQ(a, b);
   EXPECT_EQ(b, naive(x, 50, 5, 3, 7));
 }
 
 TEST(Resample, ResamplesDiffer) {
-  // A column of ones sums to N_b = Σ_r w(b, r): about rows ± sqrt(rows), and
-  // not the same for every resample.
+  // A column of ones sums to N_b = Σ_r w(b, r), the total: about rows ±
+  // sqrt(rows), and not the same for every resample.
   const size_t rows = 10000, B = 64;
-  std::vector<double> ones(rows * 4, 1.0), out(B * 4);
-  poisson_sums(ones.data(), rows, 4, B, 5, out.data());
+  std::vector<double> ones(rows * 4, 1.0), out(B * 4), totals(B);
+  poisson_sums(ones.data(), rows, 4, B, 5, out.data(), totals.data());
+  for (size_t b = 0; b < B; ++b) EXPECT_EQ(totals[b], out[b * 4]);
   double mean = 0, sq = 0;
   for (size_t b = 0; b < B; ++b) {
     mean += out[b * 4] / B;
