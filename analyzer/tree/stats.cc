@@ -5,11 +5,12 @@
 
 namespace vprof::analyzer {
 
-Eigen::MatrixXd covariance(const Eigen::MatrixXd &m) {
+Eigen::MatrixXd covariance_in_place(Eigen::Ref<Eigen::MatrixXd> m) {
   const Eigen::Index n = m.rows();
   if (n < 2) return Eigen::MatrixXd::Zero(m.cols(), m.cols());
-  Eigen::MatrixXd c = m.rowwise() - m.colwise().mean();
-  return (c.adjoint() * c) / double(n - 1);
+  const Eigen::RowVectorXd mean = m.colwise().mean();
+  m.rowwise() -= mean;
+  return (m.adjoint() * m) / double(n - 1);
 }
 
 double variance(const Eigen::Ref<const Eigen::VectorXd> &v) {

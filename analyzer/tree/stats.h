@@ -16,8 +16,9 @@ struct LatencyStats {
   double p50_ns = 0, p90_ns = 0, p99_ns = 0, p999_ns = 0, max_ns = 0;
 };
 
-// Sample (n-1) covariance matrix of the columns of m; zero when m has < 2 rows.
-Eigen::MatrixXd covariance(const Eigen::MatrixXd &m);
+// Sample (n-1) covariance matrix of the columns of m; zero when m has < 2
+// rows. Centers m in place (no copy of the data).
+Eigen::MatrixXd covariance_in_place(Eigen::Ref<Eigen::MatrixXd> m);
 
 // Sample variance of one column.
 double variance(const Eigen::Ref<const Eigen::VectorXd> &v);

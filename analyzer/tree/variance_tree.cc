@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/tree/stats.h"
+#include "analyzer/util/prefault.h"
 
 namespace vprof::analyzer {
 
@@ -22,7 +23,15 @@ namespace {
 
 class Builder {
  public:
-  Builder(const Columns &c, const Names &names, int run) : c_(c), names_(names), run_(run) {}
+  Builder(const Columns &c, const Names &names, int run) : c_(c), names_(names), run_(run) {
+    // One workspace for every node's parts, faulted in once: a fresh
+    // intervals × parts matrix per node (and its centered copy) paid its
+    // page faults anew each time.
+    size_t widest = 0;
+    for (const ShapeNode &s : c_.nodes) widest = std::max(widest, s.children.size() + 1);
+    work_.resize(c_.total.rows(), Eigen::Index(widest));
+    prefault(work_.data(), size_t(work_.size()) * sizeof(double));
+  }
 
   VarNode root(const std::string &label) {
     VarNode r;
@@ -88,9 +97,6 @@ class Builder {
     }
   }
 
-  Eigen::VectorXd column(const Part &p) const {
-    return p.self ? c_.self.col(p.node) : c_.total.col(p.node);
-  }
 
   void expand(VarNode &out, int n) {
     const ShapeNode &s = c_.nodes[n];
@@ -106,9 +112,13 @@ class Builder {
     for (int ch : s.children)
       if ((c_.total.col(ch).array() != 0.0).any()) parts.push_back({ch, false});
     if (parts.empty()) return;
-    Eigen::MatrixXd m(c_.total.rows(), Eigen::Index(parts.size()));
-    for (size_t i = 0; i < parts.size(); ++i) m.col(Eigen::Index(i)) = column(parts[i]);
-    Eigen::MatrixXd cov = covariance(m);
+    auto m = work_.leftCols(Eigen::Index(parts.size()));
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const Part &p = parts[i];
+      m.col(Eigen::Index(i)) = p.self ? c_.self.col(p.node) : c_.total.col(p.node);
+    }
+    // Computed before the recursion below reuses the workspace.
+    const Eigen::MatrixXd cov = covariance_in_place(m);
     std::vector<VarNode> terms(parts.size());
     for (size_t i = 0; i < parts.size(); ++i) {
       VarNode &v = terms[i];
@@ -157,6 +167,7 @@ class Builder {
   const Names &names_;
   int run_;
   double var_root_ = 0;
+  Eigen::MatrixXd work_;
 };
 
 void number(VarNode &n, int &next) {
