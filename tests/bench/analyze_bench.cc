@@ -6,6 +6,7 @@
 // and decoded as `vprof analyze` does.
 //
 // Last line: records_per_s=<16x, 1 thread> scale_16x_over_1x_time=<t16/t1, 1 thread>
+// VPROF_BENCH_PROFILE=memory|files runs only the 16x analysis, in-process, for perf.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -235,8 +236,27 @@ Sample run_in_child(const trace::Trace &t, unsigned threads, const std::string &
 
 }  // namespace
 
+// VPROF_BENCH_PROFILE=memory|files: only the 16x analysis, ten times in this
+// process, for a profiler (perf record); prints nothing else.
+int profile(const std::string &what, size_t intervals) {
+  Gen g;
+  trace::Trace t = g.make(intervals);
+  std::string dir;
+  if (what == "files") {
+    dir = testing::fresh_dir("vprof-bench", "profile");
+    write_files(t, dir);
+  }
+  double best = 1e30;
+  for (int i = 0; i < 10; ++i) best = std::min(best, measure_once(t, 1, dir).seconds);
+  std::printf("profile=%s records=%llu best_s=%.4f\n", what.c_str(),
+              (unsigned long long)t.total_records, best);
+  if (!dir.empty()) std::filesystem::remove_all(dir);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   size_t base = argc > 1 ? size_t(std::atoll(argv[1])) : 5000;  // intervals at 1x
+  if (const char *p = std::getenv("VPROF_BENCH_PROFILE")) return profile(p, base * 16);
   double t1x = 0, t16x = 0, r16x = 0;
   for (int scale : {1, 4, 16}) {
     Gen g;
@@ -281,7 +301,7 @@ int main(int argc, char **argv) {
                   (unsigned long long)best.window, double(best.maxrss_kb) / 1024.0);
       std::fflush(stdout);
     }
-    if (!std::getenv("KEEP")) std::filesystem::remove_all(dir); else fprintf(stderr, "DIR %s\n", dir.c_str());
+    std::filesystem::remove_all(dir);
   }
   std::printf("records_per_s=%.3e scale_16x_over_1x_time=%.2f\n", r16x, t16x / t1x);
   return 0;
