@@ -247,6 +247,12 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
   }
 }
 
+size_t Decoder::next_batch(Event *__restrict e, TickDelta *__restrict a, size_t n) {
+  size_t k = 0;
+  while (k < n && next(e[k], a[k].tick, a[k].delta)) ++k;
+  return k;
+}
+
 void Decoder::finish(ThreadStream &meta, uint64_t events) {
   if (regressions_)
     diags_.push_back({Severity::Warning, path_, first_regression_,

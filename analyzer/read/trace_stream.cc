@@ -38,7 +38,21 @@ class FileSource : public EventSource {
   }
 
   void fill(size_t n) override {
-    while (size() < n && !done_) decode_one();
+    while (size() < n && !done_) {
+      const size_t old = buf_.size(), want = n - size();
+      buf_.resize(old + want);
+      aux_.resize(old + want);
+      const size_t got = dec_.next_batch(buf_.data() + old, aux_.data() + old, want);
+      buf_.resize(old + got);
+      aux_.resize(old + got);
+      count_ += got;
+      for (size_t i = old; i < old + got; ++i)
+        if (buf_[i].kind == Kind::Release) releases_[buf_[i].arg].push_back({aux_[i].tick, buf_[i].ts});
+      if (got < want) {
+        done_ = true;
+        dec_.finish(meta_, count_);
+      }
+    }
   }
   const Event *data() const override { return buf_.data() + head_; }
   size_t size() const override { return buf_.size() - head_; }
@@ -103,31 +117,11 @@ class FileSource : public EventSource {
   const vprof_file_header &header() const { return h_; }
 
  private:
-  struct Aux {
-    uint64_t tick;
-    uint32_t delta;
-  };
+  using Aux = detail::Decoder::TickDelta;
   struct Release {
     uint64_t tick;
     int64_t ts;
   };
-
-  void decode_one() {
-    // Decoded in place: an Event built elsewhere and copied in was reloaded
-    // with wider loads than its fields were stored with (a store-forwarding
-    // stall per record, a third of the reading time).
-    Event &e = buf_.emplace_back();
-    Aux &a = aux_.emplace_back();
-    if (!dec_.next(e, a.tick, a.delta)) {
-      buf_.pop_back();
-      aux_.pop_back();
-      done_ = true;
-      dec_.finish(meta_, count_);
-      return;
-    }
-    ++count_;
-    if (e.kind == Kind::Release) releases_[e.arg].push_back({a.tick, e.ts});
-  }
 
   void prune(int64_t before) {
     for (auto &[obj, rel] : releases_) {
