@@ -122,7 +122,7 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
   x.setZero();
   for (Eigen::Index p = 0; p < P; ++p) {
     const Part &pt = parts[size_t(p)];
-    x.col(p) = pt.self ? c.self.col(pt.node) : c.total.col(pt.node);
+    c.part_into(pt.node, pt.self, x.col(p));
   }
   x.leftCols(P).rowwise() -= x.leftCols(P).colwise().mean();
   for (Eigen::Index f = 0; f < F; ++f)

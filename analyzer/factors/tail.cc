@@ -51,9 +51,11 @@ void tail_shares(std::vector<Factor> &factors, const Columns &c, int run) {
     bool same_run = std::all_of(f.instances.begin(), f.instances.end(),
                                 [&](const VarNode *i) { return i->run == run; });
     if (!same_run) continue;
-    Eigen::VectorXd x = Eigen::VectorXd::Zero(n);
-    for (const VarNode *i : f.instances)
-      x += i->a.self ? c.self.col(i->a.node) : c.total.col(i->a.node);
+    Eigen::VectorXd x = Eigen::VectorXd::Zero(n), part(n);
+    for (const VarNode *i : f.instances) {
+      c.part_into(i->a.node, i->a.self, part);
+      x += part;
+    }
     f.tail99 = share(x, t99);
     f.tail999 = share(x, t999);
   }

@@ -51,8 +51,8 @@ class CsvReporter : public Reporter {
     const RunAnalysis &r = *a.runs.front();
     const Columns &c = r.columns;
     std::vector<int> cols;
-    for (Eigen::Index i = 0; i < c.self.cols(); ++i)
-      if ((c.self.col(i).array() != 0.0).any()) cols.push_back(int(i));
+    for (size_t i = 0; i < c.has_self.size(); ++i)
+      if (c.has_self[i]) cols.push_back(int(i));
     out << "interval_id,type,client,latency_ns";
     for (int i : cols) out << ',' << quote(leaf_label(c, r.names, i));
     out << '\n';
@@ -61,7 +61,7 @@ class CsvReporter : public Reporter {
       auto label = [&](uint32_t l) { return l < r.labels.size() ? r.labels[l] : std::string(); };
       out << iv.id << ',' << quote(label(iv.type_label)) << ',' << quote(label(iv.client_label))
           << ',' << iv.latency_ns;
-      for (int i : cols) out << ',' << int64_t(c.self(Eigen::Index(row), i));
+      for (int i : cols) out << ',' << int64_t(c.self_at(Eigen::Index(row), i));
       out << '\n';
     }
     if (!out) return Error{"cannot write the CSV report"};

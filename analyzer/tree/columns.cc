@@ -41,20 +41,21 @@ Columns build_columns(const StackTrie &trie, const CriticalPaths &cp, uint32_t r
   }
   const Eigen::Index rows = Eigen::Index(cp.rows.size());
   const Eigen::Index cols = Eigen::Index(c.nodes.size());
-  // Fresh matrices: fault their pages in one call each (util/prefault.h).
-  c.self.resize(rows, cols);
-  prefault(c.self.data(), size_t(c.self.size()) * sizeof(double));
-  c.self.setZero();
-  c.latency.resize(rows);
-  for (Eigen::Index r = 0; r < rows; ++r) {
-    for (const PathCell *p = cp.row_begin(size_t(r)); p != cp.row_end(size_t(r)); ++p)
-      if (proj[p->node] >= 0) c.self(r, proj[p->node]) += p->ns;
-    c.latency(r) = double(cp.rows[size_t(r)].latency_ns);
-  }
+  // A fresh matrix: fault its pages in one call (util/prefault.h).
   c.total.resize(rows, cols);
   prefault(c.total.data(), size_t(c.total.size()) * sizeof(double));
-  c.total = c.self;
-  for (Eigen::Index n = cols - 1; n > 0; --n) c.total.col(c.nodes[n].parent) += c.total.col(n);
+  c.total.setZero();
+  c.has_self.assign(size_t(cols), false);
+  c.latency.resize(rows);
+  for (Eigen::Index r = 0; r < rows; ++r) {
+    for (const PathCell *p = cp.row_begin(size_t(r)); p != cp.row_end(size_t(r)); ++p) {
+      int n = proj[p->node];
+      if (n < 0) continue;
+      c.has_self[size_t(n)] = true;
+      for (; n >= 0; n = c.nodes[size_t(n)].parent) c.total(r, n) += p->ns;
+    }
+    c.latency(r) = double(cp.rows[size_t(r)].latency_ns);
+  }
   return c;
 }
 

@@ -29,9 +29,29 @@ struct ShapeNode {
 
 struct Columns {
   std::vector<ShapeNode> nodes;  // nodes[0] is the root; parents precede children
-  Eigen::MatrixXd self;          // intervals x nodes
-  Eigen::MatrixXd total;         // intervals x nodes: self + all descendants
+  Eigen::MatrixXd total;         // intervals x nodes: the node's own time + all descendants'
   Eigen::VectorXd latency;       // per interval, ns
+  std::vector<bool> has_self;    // per node: some interval has own (body) time there
+
+  // A node's own time per interval: its total less its children's (exact:
+  // the values are integer ns). Kept as a difference, not a second matrix,
+  // which would double the memory per interval and its page faults.
+  template <class Out>
+  void self_into(int node, Out &&out) const {
+    out = total.col(node);
+    for (int ch : nodes[size_t(node)].children) out -= total.col(ch);
+  }
+  double self_at(Eigen::Index row, int node) const {
+    double v = total(row, node);
+    for (int ch : nodes[size_t(node)].children) v -= total(row, ch);
+    return v;
+  }
+  // Into out: the node's own time (self) or its total.
+  template <class Out>
+  void part_into(int node, bool self, Out &&out) const {
+    if (self) self_into(node, out);
+    else out = total.col(node);
+  }
 };
 
 // root_fn == 0: the root is the interval latency.

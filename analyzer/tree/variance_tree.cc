@@ -108,14 +108,14 @@ class Builder {
     // pseudo-breakdown here would hide that run's real one.
     if (s.kind == FrameKind::Site && s.callee_fn == 0) return;
     std::vector<Part> parts;
-    if ((c_.self.col(n).array() != 0.0).any()) parts.push_back({n, true});
+    if (c_.has_self[size_t(n)]) parts.push_back({n, true});
     for (int ch : s.children)
       if ((c_.total.col(ch).array() != 0.0).any()) parts.push_back({ch, false});
     if (parts.empty()) return;
     auto m = work_.leftCols(Eigen::Index(parts.size()));
     for (size_t i = 0; i < parts.size(); ++i) {
       const Part &p = parts[i];
-      m.col(Eigen::Index(i)) = p.self ? c_.self.col(p.node) : c_.total.col(p.node);
+      c_.part_into(p.node, p.self, m.col(Eigen::Index(i)));
     }
     // Computed before the recursion below reuses the workspace.
     const Eigen::MatrixXd cov = covariance_in_place(m);
