@@ -1,7 +1,8 @@
 // Projects the critical paths' per-trie-node self times onto the shape of the
 // variance tree and sums them up the tree, giving per interval the value of
-// every node (its total) and of its own leaf (its self time: the body of a
-// function or call site, "(outside)" for the latency root).
+// every node (its total); its own leaf (its self time: the body of a function
+// or call site, "(outside)" for the latency root) is the total less the
+// children's.
 //
 // With a root function the tree starts at the outermost frame of that
 // function on each stack; time on no such stack is outside the root and is
