@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <thread>
 #include <tuple>
 
 namespace vprof::analyzer {
@@ -236,9 +235,9 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
                                   const PathOptions &opt) {
   TracePaths result;
   CriticalPaths &out = result.paths;
-  // Small epochs keep the window in cache; with workers, each epoch costs two
-  // thread hand-offs, so they are larger.
-  size_t epoch = opt.epoch_records ? opt.epoch_records : opt.threads > 1 ? 16384 : 1024;
+  // Small epochs keep the window in cache; with workers each epoch costs two
+  // hand-offs to the pool.
+  size_t epoch = opt.epoch_records ? opt.epoch_records : opt.threads > 1 ? 2048 : 1024;
   Merger merger(sources, opt.threads, epoch, opt.max_window);
   const Timeline &tl = merger.timeline();
   unsigned nw = std::max(1u, opt.threads);
@@ -291,11 +290,7 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
         walked[i] = {from, cells[w].size(), true};
       }
     };
-    unsigned used = unsigned(std::min<size_t>(nw, std::max<size_t>(done.size(), 1)));
-    std::vector<std::thread> pool;
-    for (unsigned w = 1; w < used; ++w) pool.emplace_back(work, w);
-    work(0);
-    for (auto &p : pool) p.join();
+    merger.workers().run(work);
     for (size_t i = 0; i < done.size(); ++i) {
       if (!walked[i].keep) continue;
       const std::vector<PathCell> &src = cells[i % nw];

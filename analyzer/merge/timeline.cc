@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
 
 namespace vprof::analyzer {
 
@@ -370,7 +369,7 @@ class ThreadBuilder {
 
 Merger::Merger(std::vector<trace::EventSource *> sources, unsigned threads, size_t epoch_records,
                uint64_t max_window)
-    : sources_(std::move(sources)), workers_(std::max(1u, threads)),
+    : sources_(std::move(sources)), pool_(std::max(1u, threads)),
       epoch_records_(std::max<size_t>(1, epoch_records)), max_window_(max_window) {
   const size_t n = sources_.size();
   tl_.threads.resize(n);
@@ -497,19 +496,14 @@ bool Merger::next_epoch(std::vector<IntervalInfo> &completed) {
   for (trace::EventSource *src : sources_) src->settle(until);
   // Threads are independent until the epoch's end; hand them out to workers.
   std::atomic<size_t> next{0};
-  auto work = [&] {
+  pool_.run([&](unsigned) {
     for (size_t i; (i = next.fetch_add(1)) < n;) {
       const trace::EventSource &src = *sources_[i];
       bool last = ranges[i].to == src.size() && src.exhausted();
       builders_[i]->feed(src.data() + ranges[i].from, src.data() + ranges[i].to, until, last,
                          src.drop_begin_ts());
     }
-  };
-  unsigned nw = unsigned(std::min<size_t>(workers_, std::max<size_t>(n, 1)));
-  std::vector<std::thread> pool;
-  for (unsigned w = 1; w < nw; ++w) pool.emplace_back(work);
-  work();
-  for (auto &p : pool) p.join();
+  });
   for (size_t i = 0; i < n; ++i) sources_[i]->consume(ranges[i].to);
   for (auto &b : builders_) b->fold_trie(tl_.trie);
   resolve_dequeues();

@@ -48,6 +48,8 @@
 #include <memory>
 #include <queue>
 #include <unordered_map>
+
+#include "analyzer/util/workers.h"
 #include <vector>
 
 #include "analyzer/read/trace_reader.h"
@@ -223,6 +225,8 @@ class Merger {
   // Drops what no open interval can reach (I6). Call after walking.
   void trim();
   const Timeline &timeline() const { return tl_; }
+  // The merge's worker threads, for the caller's per-epoch work as well.
+  Workers &workers() { return pool_; }
   const MergeCounters &counters() const { return counters_; }
   const MergeStats &stats() const { return stats_; }
   // Intervals begun and never ended, or ended and never begun (final after
@@ -237,7 +241,7 @@ class Merger {
   void resolve_dequeues();
 
   std::vector<trace::EventSource *> sources_;
-  unsigned workers_;
+  Workers pool_;
   size_t epoch_records_;
   uint64_t max_window_;
   Timeline tl_;
