@@ -71,7 +71,7 @@ struct PathOptions {
   unsigned threads = 1;       // worker threads for the merge and the walk
   int max_wake_depth = 64;    // wake-up chains followed this deep; beyond, time stays put
   // Records per thread per merge epoch (timeline.h); 0: 1024 on one thread,
-  // 16384 on more (each epoch synchronises the workers twice).
+  // 2048 on more (each epoch hands work to the workers twice).
   size_t epoch_records = 0;
   // Window entries (segments, stack changes, dequeues) held for open
   // intervals before the oldest is abandoned (merge/timeline.h); ~50 bytes each.
