@@ -177,10 +177,10 @@ __attribute__((target("avx2,fma"))) void sums_avx2(const double *x, size_t rows,
       double *op[4];
       for (size_t j = 0; j < nb; ++j) {
         words_for(seed, rows, b + j, r0, len, words[j]);
-        const size_t n16 = (len + 15) / 16;
+        const size_t n16 = (len + 15) / 16, used = (len + 3) / 4;
         // Rows past the block's end: u = 0, weight 0 (not drawn, not counted).
-        uint16_t *u = reinterpret_cast<uint16_t *>(words[j]);
-        std::fill(u + len, u + 16 * n16, uint16_t{0});
+        if (len % 4) words[j][used - 1] &= (uint64_t{1} << (16 * (len % 4))) - 1;
+        std::fill(words[j] + used, words[j] + 4 * n16, uint64_t{0});
         totals[b + j] += weights_avx2(words[j], n16, c, w[j]);
         op[j] = out + (b + j) * cols;
       }
