@@ -147,6 +147,40 @@ bool Decoder::next_chunk() {
   return true;
 }
 
+// A record of one slot that changes nothing but the wait it may open: every
+// kind but the labeled begin, strings, drops and the thread's exit.
+inline bool is_plain(uint32_t kind) {
+  return kind != VPROF_K_NONE && kind < VPROF_K_MAX_ && kind != VPROF_K_IV_BEGIN_LABELED &&
+         kind != VPROF_K_STRING && kind != VPROF_K_DROP_BEGIN && kind != VPROF_K_THREAD_EXIT;
+}
+
+// e.ts, e.arg and e.kind are set and the rest default; fills what the kind adds.
+void Decoder::plain(uint32_t kind, const vprof_slot &s, Event &e, uint32_t &wake_delta) {
+  switch (kind) {
+    case VPROF_K_WAIT_BEGIN:
+      pending_obj_ = s.arg & VPROF_OBJ_MASK;
+      pending_role_ = static_cast<uint8_t>(s.arg >> 56);
+      e.arg = pending_obj_;
+      e.role = pending_role_;
+      break;
+    case VPROF_K_RELEASE:
+      e.arg = s.arg & VPROF_OBJ_MASK;
+      e.role = static_cast<uint8_t>(s.arg >> 56);
+      break;
+    case VPROF_K_WAIT_END: {
+      uint32_t lo = static_cast<uint32_t>(s.arg);
+      e.arg = pending_obj_;
+      e.role = pending_role_;
+      e.acquired = (lo & VPROF_WAIT_NOT_ACQUIRED) ? 0 : 1;
+      e.waker_tid = lo & ~static_cast<uint32_t>(VPROF_WAIT_NOT_ACQUIRED);
+      if (e.waker_tid) wake_delta = static_cast<uint32_t>(s.arg >> 32);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
 bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
   while (true) {
     if (ended_) return false;
@@ -214,25 +248,6 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
         keep = false;
         break;
       }
-      case VPROF_K_WAIT_BEGIN:
-        pending_obj_ = s.arg & VPROF_OBJ_MASK;
-        pending_role_ = static_cast<uint8_t>(s.arg >> 56);
-        e.arg = pending_obj_;
-        e.role = pending_role_;
-        break;
-      case VPROF_K_RELEASE:
-        e.arg = s.arg & VPROF_OBJ_MASK;
-        e.role = static_cast<uint8_t>(s.arg >> 56);
-        break;
-      case VPROF_K_WAIT_END: {
-        uint32_t lo = static_cast<uint32_t>(s.arg);
-        e.arg = pending_obj_;
-        e.role = pending_role_;
-        e.acquired = (lo & VPROF_WAIT_NOT_ACQUIRED) ? 0 : 1;
-        e.waker_tid = lo & ~static_cast<uint32_t>(VPROF_WAIT_NOT_ACQUIRED);
-        if (e.waker_tid) wake_delta = static_cast<uint32_t>(s.arg >> 32);
-        break;
-      }
       case VPROF_K_DROP_BEGIN:
         drop_begin_ts_ = e.ts;
         break;
@@ -240,6 +255,7 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
         ended_ = true;
         break;
       default:
+        plain(kind, s, e, wake_delta);
         break;
     }
     off_ = next;
@@ -249,7 +265,42 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
 
 size_t Decoder::next_batch(Event *__restrict e, TickDelta *__restrict a, size_t n) {
   size_t k = 0;
-  while (k < n && next(e[k], a[k].tick, a[k].delta)) ++k;
+  while (k < n) {
+    // Plain records inside the current chunk, with the position and the
+    // last tick in locals; anything else goes through next().
+    if (in_chunk_ && !ended_) {
+      const uint8_t *const base = base_;
+      const uint64_t end = chunk_end_, tsc_base = h_.tsc_base;
+      uint64_t off = off_, last = last_tick_;
+      while (k < n && off + VPROF_SLOT_BYTES <= end) {
+        vprof_slot s;
+        std::memcpy(&s, base + off, sizeof s);
+        const uint32_t kind = static_cast<uint32_t>(s.w0 & VPROF_KIND_MASK);
+        if (!is_plain(kind)) break;
+        uint64_t tick = tsc_base + (s.w0 >> VPROF_TS_SHIFT);
+        if (tick < last) {
+          if (regressions_++ == 0) first_regression_ = off;
+          tick = last;
+        }
+        last = tick;
+        Event &x = e[k];
+        x = Event{};
+        x.ts = clock_.ns(tick);
+        x.arg = s.arg;
+        x.kind = static_cast<Kind>(kind);
+        a[k].tick = tick;
+        a[k].delta = 0;
+        plain(kind, s, x, a[k].delta);
+        off += VPROF_SLOT_BYTES;
+        ++k;
+      }
+      off_ = off;
+      last_tick_ = last;
+      if (k == n) break;
+    }
+    if (!next(e[k], a[k].tick, a[k].delta)) break;
+    ++k;
+  }
   return k;
 }
 

@@ -129,6 +129,7 @@ class Decoder {
  private:
   bool next_chunk();
   uint32_t label_of(uint32_t sid, uint64_t off);
+  void plain(uint32_t kind, const vprof_slot &s, Event &e, uint32_t &wake_delta);
 
   const std::string &path_;
   const uint8_t *base_;
