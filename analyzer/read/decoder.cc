@@ -154,7 +154,24 @@ inline bool is_plain(uint32_t kind) {
          kind != VPROF_K_STRING && kind != VPROF_K_DROP_BEGIN && kind != VPROF_K_THREAD_EXIT;
 }
 
-// e.ts, e.arg and e.kind are set and the rest default; fills what the kind adds.
+// Every record: its tick (clamped to `last`, the previous record's: time on
+// one thread never goes backwards; counted) and the fields all kinds have.
+inline uint64_t Decoder::start_record(const vprof_slot &s, uint32_t kind, uint64_t off,
+                                      uint64_t &last, Event &e) {
+  uint64_t tick = h_.tsc_base + (s.w0 >> VPROF_TS_SHIFT);
+  if (tick < last) {
+    if (regressions_++ == 0) first_regression_ = off;
+    tick = last;
+  }
+  last = tick;
+  e = Event{};
+  e.ts = clock_.ns(tick);
+  e.arg = s.arg;
+  e.kind = static_cast<Kind>(kind);
+  return tick;
+}
+
+// After start_record: fills what the kind adds.
 void Decoder::plain(uint32_t kind, const vprof_slot &s, Event &e, uint32_t &wake_delta) {
   switch (kind) {
     case VPROF_K_WAIT_BEGIN:
@@ -205,17 +222,8 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
       in_chunk_ = false;
       continue;
     }
-    tick = h_.tsc_base + (s.w0 >> VPROF_TS_SHIFT);
-    if (tick < last_tick_) {
-      if (regressions_++ == 0) first_regression_ = off;
-      tick = last_tick_;
-    }
-    last_tick_ = tick;
+    tick = start_record(s, kind, off, last_tick_, e);
     uint64_t next = off + VPROF_SLOT_BYTES;
-    e = Event{};
-    e.ts = clock_.ns(tick);
-    e.arg = s.arg;
-    e.kind = static_cast<Kind>(kind);
     wake_delta = 0;
     bool keep = true;
     switch (kind) {
@@ -270,27 +278,16 @@ size_t Decoder::next_batch(Event *__restrict e, TickDelta *__restrict a, size_t 
     // last tick in locals; anything else goes through next().
     if (in_chunk_ && !ended_) {
       const uint8_t *const base = base_;
-      const uint64_t end = chunk_end_, tsc_base = h_.tsc_base;
+      const uint64_t end = chunk_end_;
       uint64_t off = off_, last = last_tick_;
       while (k < n && off + VPROF_SLOT_BYTES <= end) {
         vprof_slot s;
         std::memcpy(&s, base + off, sizeof s);
         const uint32_t kind = static_cast<uint32_t>(s.w0 & VPROF_KIND_MASK);
         if (!is_plain(kind)) break;
-        uint64_t tick = tsc_base + (s.w0 >> VPROF_TS_SHIFT);
-        if (tick < last) {
-          if (regressions_++ == 0) first_regression_ = off;
-          tick = last;
-        }
-        last = tick;
-        Event &x = e[k];
-        x = Event{};
-        x.ts = clock_.ns(tick);
-        x.arg = s.arg;
-        x.kind = static_cast<Kind>(kind);
-        a[k].tick = tick;
+        a[k].tick = start_record(s, kind, off, last, e[k]);
         a[k].delta = 0;
-        plain(kind, s, x, a[k].delta);
+        plain(kind, s, e[k], a[k].delta);
         off += VPROF_SLOT_BYTES;
         ++k;
       }

@@ -113,8 +113,8 @@ class Decoder {
   // runtime's modular release-to-wake delta. False at the end of the data.
   bool next(Event &e, uint64_t &tick, uint32_t &wake_delta);
   // Up to n records into e[0, n) and their (tick, wake delta) into a[0, n),
-  // by next() inlined into one loop (a call per record cost a fifth of the
-  // decoding); returns how many, fewer only at the end of the data.
+  // as next() gives them; plain records inside a chunk take a loop with the
+  // position in locals. Returns how many, fewer only at the end of the data.
   struct TickDelta {
     uint64_t tick;
     uint32_t delta;
@@ -129,6 +129,8 @@ class Decoder {
  private:
   bool next_chunk();
   uint32_t label_of(uint32_t sid, uint64_t off);
+  uint64_t start_record(const vprof_slot &s, uint32_t kind, uint64_t off, uint64_t &last,
+                        Event &e);
   void plain(uint32_t kind, const vprof_slot &s, Event &e, uint32_t &wake_delta);
 
   const std::string &path_;
