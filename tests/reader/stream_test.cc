@@ -2,6 +2,7 @@
 // same files must give the same events, release times, labels and
 // diagnostics, whatever step the merge pulls them in.
 #include <cmath>
+#include <initializer_list>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -74,11 +75,14 @@ std::string write_trace(const std::string &name) {
   return dir;
 }
 
-TEST(Stream, SameEventsAsTheWholeReaderAtAnyStep) {
-  std::string dir = write_trace("same");
+// Streams `dir` in steps of each size and checks every event, label and
+// diagnostic against the whole-file reader; `also(summary, whole)` adds checks.
+template <class Also>
+void expect_stream_as_whole(const std::string &dir, std::initializer_list<size_t> steps,
+                            Also also) {
   auto whole = trace::read_trace_dir(dir);
   ASSERT_TRUE(whole.ok());
-  for (size_t step : {1, 2, 7, 1000}) {
+  for (size_t step : steps) {
     auto ts = trace::TraceStream::open(dir);
     ASSERT_TRUE(ts.ok());
     auto got = drain(**ts, step);
@@ -86,23 +90,33 @@ TEST(Stream, SameEventsAsTheWholeReaderAtAnyStep) {
     ASSERT_EQ(got.size(), whole->threads.size());
     for (size_t i = 0; i < got.size(); ++i) {
       const auto &want = whole->threads[i].events;
-      ASSERT_EQ(got[i].size(), want.size()) << "step " << step;
+      ASSERT_EQ(got[i].size(), want.size()) << "step " << step << " thread " << i;
       for (size_t k = 0; k < want.size(); ++k) {
         SCOPED_TRACE(::testing::Message() << "step " << step << " thread " << i << " event " << k);
         EXPECT_EQ(got[i][k].ts, want[k].ts);
         EXPECT_EQ(got[i][k].kind, want[k].kind);
         EXPECT_EQ(got[i][k].arg, want[k].arg);
+        EXPECT_EQ(got[i][k].role, want[k].role);
+        EXPECT_EQ(got[i][k].acquired, want[k].acquired);
         EXPECT_EQ(got[i][k].release_ts, want[k].release_ts);
         EXPECT_EQ(got[i][k].waker_tid, want[k].waker_tid);
         EXPECT_EQ(sum.labels[got[i][k].type_label], whole->labels[want[k].type_label]);
+        EXPECT_EQ(sum.labels[got[i][k].client_label], whole->labels[want[k].client_label]);
       }
     }
     EXPECT_EQ(sum.total_records, whole->total_records);
-    EXPECT_EQ(sum.diagnostics.size(), whole->diagnostics.size());
-    for (size_t k = 0; k < sum.diagnostics.size() && k < whole->diagnostics.size(); ++k)
+    ASSERT_EQ(sum.diagnostics.size(), whole->diagnostics.size()) << "step " << step;
+    for (size_t k = 0; k < sum.diagnostics.size(); ++k)
       EXPECT_EQ(sum.diagnostics[k].str(), whole->diagnostics[k].str()) << "step " << step;
-    EXPECT_EQ(sum.threads[1].torn, whole->threads[1].torn);
+    also(sum, *whole);
   }
+}
+
+TEST(Stream, SameEventsAsTheWholeReaderAtAnyStep) {
+  expect_stream_as_whole(write_trace("same"), {1, 2, 7, 1000},
+                         [](const trace::Trace &sum, const trace::Trace &whole) {
+                           EXPECT_EQ(sum.threads[1].torn, whole.threads[1].torn);
+                         });
 }
 
 // Small chunks (records cross chunk ends often), time going backwards now
@@ -139,33 +153,10 @@ TEST(Stream, DecoderPathsAgreeOnDamagedAndIrregularFiles) {
   auto whole = trace::read_trace_dir(dir);
   ASSERT_TRUE(whole.ok());
   ASSERT_GT(whole->diagnostics.size(), 2u);  // the damage, the regressions, the torn file
-  for (size_t step : {1, 5, 64, 100000}) {
-    auto ts = trace::TraceStream::open(dir);
-    ASSERT_TRUE(ts.ok());
-    auto got = drain(**ts, step);
-    trace::Trace sum = (*ts)->summary();
-    ASSERT_EQ(got.size(), whole->threads.size());
-    for (size_t i = 0; i < got.size(); ++i) {
-      const auto &want = whole->threads[i].events;
-      ASSERT_EQ(got[i].size(), want.size()) << "step " << step << " thread " << i;
-      for (size_t k = 0; k < want.size(); ++k) {
-        SCOPED_TRACE(::testing::Message() << "step " << step << " thread " << i << " event " << k);
-        EXPECT_EQ(got[i][k].ts, want[k].ts);
-        EXPECT_EQ(got[i][k].kind, want[k].kind);
-        EXPECT_EQ(got[i][k].arg, want[k].arg);
-        EXPECT_EQ(got[i][k].role, want[k].role);
-        EXPECT_EQ(got[i][k].acquired, want[k].acquired);
-        EXPECT_EQ(got[i][k].release_ts, want[k].release_ts);
-        EXPECT_EQ(got[i][k].waker_tid, want[k].waker_tid);
-        EXPECT_EQ(sum.labels[got[i][k].type_label], whole->labels[want[k].type_label]);
-        EXPECT_EQ(sum.labels[got[i][k].client_label], whole->labels[want[k].client_label]);
-      }
-    }
-    ASSERT_EQ(sum.diagnostics.size(), whole->diagnostics.size()) << "step " << step;
-    for (size_t k = 0; k < sum.diagnostics.size(); ++k)
-      EXPECT_EQ(sum.diagnostics[k].str(), whole->diagnostics[k].str()) << "step " << step;
-    EXPECT_EQ(sum.threads[1].drop_begin_ts, whole->threads[1].drop_begin_ts);
-  }
+  expect_stream_as_whole(dir, {1, 5, 64, 100000},
+                         [](const trace::Trace &sum, const trace::Trace &whole) {
+                           EXPECT_EQ(sum.threads[1].drop_begin_ts, whole.threads[1].drop_begin_ts);
+                         });
 }
 
 TEST(Stream, CriticalPathsFromStreamEqualFromMemory) {
