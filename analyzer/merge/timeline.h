@@ -48,12 +48,11 @@
 #include <memory>
 #include <queue>
 #include <unordered_map>
-
-#include "analyzer/util/workers.h"
 #include <vector>
 
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/read/trace_stream.h"
+#include "analyzer/util/workers.h"
 
 namespace vprof::analyzer {
 

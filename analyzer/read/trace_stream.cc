@@ -47,7 +47,8 @@ class FileSource : public EventSource {
       aux_.resize(old + got);
       count_ += got;
       for (size_t i = old; i < old + got; ++i)
-        if (buf_[i].kind == Kind::Release) releases_[buf_[i].arg].push_back({aux_[i].tick, buf_[i].ts});
+        if (buf_[i].kind == Kind::Release)
+          releases_[buf_[i].arg].push_back({aux_[i].tick, buf_[i].ts});
       if (got < want) {
         done_ = true;
         dec_.finish(meta_, count_);

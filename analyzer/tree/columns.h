@@ -34,24 +34,20 @@ struct Columns {
   Eigen::VectorXd latency;       // per interval, ns
   std::vector<bool> has_self;    // per node: some interval has own (body) time there
 
-  // A node's own time per interval: its total less its children's (exact:
-  // the values are integer ns). Kept as a difference, not a second matrix,
-  // which would double the memory per interval and its page faults.
+  // Into out: a node's total or its own time per interval, the total less
+  // its children's (exact: the values are integer ns). Own time is kept as a
+  // difference, not a second matrix, which would double the memory per
+  // interval and its page faults.
   template <class Out>
-  void self_into(int node, Out &&out) const {
+  void part_into(int node, bool self, Out &&out) const {
     out = total.col(node);
-    for (int ch : nodes[size_t(node)].children) out -= total.col(ch);
+    if (self)
+      for (int ch : nodes[size_t(node)].children) out -= total.col(ch);
   }
   double self_at(Eigen::Index row, int node) const {
     double v = total(row, node);
     for (int ch : nodes[size_t(node)].children) v -= total(row, ch);
     return v;
-  }
-  // Into out: the node's own time (self) or its total.
-  template <class Out>
-  void part_into(int node, bool self, Out &&out) const {
-    if (self) self_into(node, out);
-    else out = total.col(node);
   }
 };
 

@@ -35,7 +35,7 @@ class Workers {
   unsigned n_;
   std::vector<std::thread> threads_;
   const std::function<void(unsigned)> *job_ = nullptr;
-  std::atomic<uint64_t> generation_{0};  // one per run(); odd bit unused
+  std::atomic<uint64_t> generation_{0};  // counts run() calls: a change means new work
   std::atomic<unsigned> pending_{0};     // workers still inside the current job
   std::atomic<bool> stop_{false};
   std::mutex m_;
