@@ -6,7 +6,9 @@
 // and decoded as `vprof analyze` does.
 //
 // Last line: records_per_s=<16x, 1 thread> scale_16x_over_1x_time=<t16/t1, 1 thread>
-// VPROF_BENCH_PROFILE=memory|files runs only the 16x analysis, in-process, for perf.
+// VPROF_BENCH_PROFILE=memory|files runs only the 16x analysis, in-process, for perf;
+// with VPROF_BENCH_FILES=DIR the files mode leaves the 16x trace files in DIR, for
+// timing `vprof analyze DIR` itself (docs/performance.md).
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -237,20 +239,23 @@ Sample run_in_child(const trace::Trace &t, unsigned threads, const std::string &
 }  // namespace
 
 // VPROF_BENCH_PROFILE=memory|files: only the 16x analysis, ten times in this
-// process, for a profiler (perf record); prints nothing else.
+// process, for a profiler (perf record); prints nothing else. VPROF_BENCH_FILES:
+// where the files go, kept afterwards.
 int profile(const std::string &what, size_t intervals) {
   Gen g;
   trace::Trace t = g.make(intervals);
   std::string dir;
+  const char *keep = std::getenv("VPROF_BENCH_FILES");
   if (what == "files") {
-    dir = testing::fresh_dir("vprof-bench", "profile");
+    dir = keep ? std::string(keep) : testing::fresh_dir("vprof-bench", "profile");
+    std::filesystem::create_directories(dir);
     write_files(t, dir);
   }
   double best = 1e30;
   for (int i = 0; i < 10; ++i) best = std::min(best, measure_once(t, 1, dir).seconds);
   std::printf("profile=%s records=%llu best_s=%.4f\n", what.c_str(),
               (unsigned long long)t.total_records, best);
-  if (!dir.empty()) std::filesystem::remove_all(dir);
+  if (!dir.empty() && !keep) std::filesystem::remove_all(dir);
   return 0;
 }
 
