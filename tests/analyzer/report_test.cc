@@ -11,6 +11,7 @@
 #include "tests/analyzer/test_util.h"
 #include "tests/analyzer/trace_builder.h"
 #include "tests/support/synth_trace.h"
+#include "tests/support/temp_dir.h"
 
 namespace vprof::testing {
 namespace {
@@ -125,9 +126,7 @@ TEST(Report, TerminalTableNamesTheTopFactor) {
 
 TEST(Report, ThroughTraceFilesAndManifest) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / ("vprof_an_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  fs::path dir = vprof::testing::fresh_dir("vprof-an", "files");
   SynthThread a(dir.string(), 1, 11), b(dir.string(), 1, 12);
   for (uint64_t i = 0; i < 5; ++i) {
     uint64_t t = 1000 + i * 1000, hold = 20 + 10 * i;

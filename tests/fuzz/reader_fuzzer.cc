@@ -1,25 +1,18 @@
 // libFuzzer target: any bytes as a trace file must give diagnostics, never a
 // crash, a hang or a sanitizer report.
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
 
-#include <sys/stat.h>
-
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/read/trace_stream.h"
+#include "tests/support/temp_dir.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // A directory of its own, so the streaming reader can open it too.
-  static std::string dir = [] {
-    std::string d = "/tmp/vprof-fuzz-" + std::to_string(getpid());
-    mkdir(d.c_str(), 0755);
-    return d;
-  }();
+  static std::string dir = vprof::testing::fresh_dir("vprof-fuzz", "reader");
   static std::string path = dir + "/t-1-1.vpt";
   FILE *f = std::fopen(path.c_str(), "wb");
   if (!f) return 0;

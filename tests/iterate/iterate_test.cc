@@ -12,6 +12,7 @@
 
 #include "iterate/config.h"
 #include "iterate/session.h"
+#include "tests/support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace vprof::iterate;
@@ -27,9 +28,7 @@ std::string slurp(const std::string &p) {
 
 // A fresh copy of the target with its own CMake build and a session config.
 Config make_target(const std::string &name, const std::string &victim, int seed) {
-  fs::path dir = fs::temp_directory_path() / ("vprof-it-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  fs::path dir = vprof::testing::fresh_dir("vprof-it", name);
   fs::copy_file(PLANTED_SOURCE, dir / "planted.cc");
   std::ofstream(dir / "CMakeLists.txt")
       << "cmake_minimum_required(VERSION 3.18)\nproject(planted CXX)\n"
@@ -139,7 +138,7 @@ TEST(Iterate, InterruptedMidIterationRestoresAndResumes) {
 }
 
 TEST(Iterate, BadConfigNamesTheFileAndField) {
-  fs::path p = fs::temp_directory_path() / ("vprof-it-badcfg-" + std::to_string(getpid()) + ".json");
+  fs::path p = fs::path(vprof::testing::fresh_dir("vprof-it", "badcfg")) / "vprof.json";
   std::ofstream(p) << R"({"root": "f", "build_command": "true", "run_command": "true", "k": 0})";
   auto c = load_config(p.string());
   ASSERT_FALSE(c.ok());
