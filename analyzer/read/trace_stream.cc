@@ -39,14 +39,15 @@ class FileSource : public EventSource {
 
   void fill(size_t n) override {
     while (size() < n && !done_) {
-      const size_t old = buf_.size(), want = n - size();
-      buf_.resize(old + want);
-      aux_.resize(old + want);
+      const size_t old = end_, want = n - size();
+      if (buf_.size() < old + want) {  // grows only: decoding overwrites what is there
+        buf_.resize(old + want);
+        aux_.resize(old + want);
+      }
       const size_t got = dec_.next_batch(buf_.data() + old, aux_.data() + old, want);
-      buf_.resize(old + got);
-      aux_.resize(old + got);
+      end_ = old + got;
       count_ += got;
-      for (size_t i = old; i < old + got; ++i)
+      for (size_t i = old; i < end_; ++i)
         if (buf_[i].kind == Kind::Release)
           releases_[buf_[i].arg].push_back({aux_[i].tick, buf_[i].ts});
       if (got < want) {
@@ -56,16 +57,17 @@ class FileSource : public EventSource {
     }
   }
   const Event *data() const override { return buf_.data() + head_; }
-  size_t size() const override { return buf_.size() - head_; }
+  size_t size() const override { return end_ - head_; }
   bool exhausted() const override { return done_; }
   size_t size_hint() const override {
     return (file_->size() - VPROF_HEADER_BYTES) / VPROF_SLOT_BYTES;
   }
   void consume(size_t k) override {
     head_ += k;
-    if (head_ > 4096 && 2 * head_ > buf_.size()) {  // keep the buffer's pages: erase, not shrink
-      buf_.erase(buf_.begin(), buf_.begin() + ptrdiff_t(head_));
-      aux_.erase(aux_.begin(), aux_.begin() + ptrdiff_t(head_));
+    if (head_ > 4096 && 2 * head_ > end_) {  // moved to the front; the storage stays
+      std::copy(buf_.begin() + ptrdiff_t(head_), buf_.begin() + ptrdiff_t(end_), buf_.begin());
+      std::copy(aux_.begin() + ptrdiff_t(head_), aux_.begin() + ptrdiff_t(end_), aux_.begin());
+      end_ -= head_;
       settled_ = settled_ > head_ ? settled_ - head_ : 0;  // consumed unsettled: nothing to keep
       head_ = 0;
     }
@@ -77,7 +79,7 @@ class FileSource : public EventSource {
     if (++settles_ % 64 == 0) prune(prev_until_);
     prev_until_ = until;
     size_t i = std::max(settled_, head_);
-    for (; i < buf_.size() && buf_[i].ts < until; ++i) {
+    for (; i < end_ && buf_[i].ts < until; ++i) {
       Event &e = buf_[i];
       if (e.kind != Kind::WaitEnd || e.waker_tid == 0) continue;
       const Aux &a = aux_[i];
@@ -138,9 +140,11 @@ class FileSource : public EventSource {
   vprof_file_header h_;
   Decoder dec_;
   ThreadStream meta_;
+  // Buffered events are [head_, end_); the vectors' sizes are their capacity,
+  // so that refilling does not value-initialize each slot before decoding.
   std::vector<Event> buf_;
   std::vector<Aux> aux_;  // parallel to buf_
-  size_t head_ = 0, settled_ = 0;
+  size_t head_ = 0, end_ = 0, settled_ = 0;
   uint64_t count_ = 0, settles_ = 0;
   int64_t prev_until_ = std::numeric_limits<int64_t>::min();
   bool done_ = false;
