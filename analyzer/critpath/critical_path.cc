@@ -1,5 +1,6 @@
 #include "analyzer/critpath/critical_path.h"
 
+#include "analyzer/util/gallop.h"
 #include "analyzer/util/prefault.h"
 
 #include <algorithm>
@@ -71,32 +72,12 @@ class Walker {
   // of a binary search over the whole window.
   const StackChange *first_change_after(const ThreadTimeline &th, int64_t a) {
     const StackChange *b0 = th.stack.begin(), *e0 = th.stack.end();
-    auto later = [](int64_t v, const StackChange &c) { return v < c.ts; };
-    const StackChange *lo = b0, *hi = e0;
-    if (hint_th_ == &th) {
-      lo = hi = hint_;
-      size_t step = 1;
-      if (hi != e0 && hi->ts <= a) {
-        while (true) {  // forward: lo->ts <= a
-          const StackChange *c = size_t(e0 - lo) > step ? lo + step : e0;
-          if (c == e0 || c->ts > a) {
-            hi = c;
-            break;
-          }
-          lo = c;
-          step *= 2;
-        }
-      } else {
-        while (lo != b0) {  // backward: hi is e0 or hi->ts > a
-          const StackChange *c = size_t(lo - b0) > step ? lo - step : b0;
-          lo = c;
-          if (c->ts <= a) break;
-          hi = c;
-          step *= 2;
-        }
-      }
-    }
-    const StackChange *it = std::upper_bound(lo, hi, a, later);
+    auto ts = [](const StackChange &c) { return c.ts; };
+    const StackChange *it =
+        hint_th_ == &th ? upper_bound_from(b0, e0, hint_, a, ts)
+                        : std::upper_bound(b0, e0, a, [](int64_t v, const StackChange &c) {
+                            return v < c.ts;
+                          });
     hint_th_ = &th;
     hint_ = it;
     return it;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/read/decoder.h"
+#include "analyzer/util/gallop.h"
 
 namespace vprof::trace {
 
@@ -49,7 +50,7 @@ class FileSource : public EventSource {
       count_ += got;
       for (size_t i = old; i < end_; ++i)
         if (buf_[i].kind == Kind::Release)
-          releases_[buf_[i].arg].push_back({aux_[i].tick, buf_[i].ts});
+          releases_[buf_[i].arg].rel.push_back({aux_[i].tick, buf_[i].ts});
       if (got < want) {
         done_ = true;
         dec_.finish(meta_, count_);
@@ -99,18 +100,13 @@ class FileSource : public EventSource {
   bool release(uint64_t obj, uint64_t tick, uint32_t low_bits, int64_t &ts) const {
     auto it = releases_.find(obj);
     if (it == releases_.end()) return false;
-    const auto &rel = it->second;
-    // Usually among the newest (the waker's decoding runs at most an epoch
-    // ahead): gallop back from the end, then search what is left.
-    size_t hi = rel.size(), lo = hi, step = 1;
-    while (lo > 0 && rel[lo - 1].tick > tick) {  // everything from lo - 1 on is later
-      hi = lo - 1;
-      lo = hi > step ? hi - step : 0;
-      step *= 2;
-    }
-    auto r = std::upper_bound(rel.begin() + ptrdiff_t(lo), rel.begin() + ptrdiff_t(hi), tick,
-                              [](uint64_t v, const Release &x) { return v < x.tick; });
-    if (r == rel.begin() || static_cast<uint32_t>(std::prev(r)->tick) != low_bits) return false;
+    const Releases &rs = it->second;
+    // One thread's wake-ups come in time order: gallop from the last answer.
+    const Release *b = rs.rel.data(), *e = b + rs.rel.size();
+    const Release *r = analyzer::upper_bound_from(b, e, b + std::min(rs.hint, rs.rel.size()), tick,
+                                                  [](const Release &x) { return x.tick; });
+    rs.hint = size_t(r - b);
+    if (r == b || static_cast<uint32_t>(std::prev(r)->tick) != low_bits) return false;
     ts = std::prev(r)->ts;
     return true;
   }
@@ -125,12 +121,18 @@ class FileSource : public EventSource {
     uint64_t tick;
     int64_t ts;
   };
+  struct Releases {
+    std::vector<Release> rel;  // in tick order
+    mutable size_t hint = 0;   // where the last lookup ended
+  };
 
   void prune(int64_t before) {
-    for (auto &[obj, rel] : releases_) {
+    for (auto &[obj, rs] : releases_) {
+      std::vector<Release> &rel = rs.rel;
       size_t k = 0;  // keep the last one before `before` and everything after
       while (k + 1 < rel.size() && rel[k + 1].ts < before) ++k;
       rel.erase(rel.begin(), rel.begin() + ptrdiff_t(k));
+      rs.hint = rs.hint > k ? rs.hint - k : 0;
     }
   }
 
@@ -148,7 +150,7 @@ class FileSource : public EventSource {
   uint64_t count_ = 0, settles_ = 0;
   int64_t prev_until_ = std::numeric_limits<int64_t>::min();
   bool done_ = false;
-  std::unordered_map<uint64_t, std::vector<Release>> releases_;
+  std::unordered_map<uint64_t, Releases> releases_;
 };
 
 TraceStream::~TraceStream() = default;
