@@ -422,9 +422,9 @@ void Merger::resolve_dequeues() {
     // The latest enqueue at or before the dequeue, any thread (ties: the last
     // stream in (pid, tid) order).
     for (; k < enq.size() && enq[k].ts <= d.ts; ++k) apply(enq[k]);
-    auto it = last_enqueue_.find(d.task);
-    if (it == last_enqueue_.end()) continue;
-    tl_.threads[d.thread].dequeues[d.index].enq = it->second;
+    const Enqueue *q = last_enqueue_.find(d.task);
+    if (!q) continue;
+    tl_.threads[d.thread].dequeues[d.index].enq = *q;
   }
   for (; k < enq.size(); ++k) apply(enq[k]);
 }
@@ -438,7 +438,7 @@ void Merger::fold_intervals(std::vector<IntervalInfo> &completed) {
   std::stable_sort(ev.begin(), ev.end(),
                    [](const IntervalEvent &a, const IntervalEvent &b) { return a.ts < b.ts; });
   for (const IntervalEvent &e : ev) {
-    IntervalInfo &iv = intervals_.try_emplace(e.id).first->second;
+    IntervalInfo &iv = *intervals_.try_emplace(e.id).first;
     iv.id = e.id;
     if (e.begin) {
       if (iv.begin_ts >= 0) {
@@ -526,7 +526,8 @@ bool Merger::next_epoch(std::vector<IntervalInfo> &completed) {
       counters_.nested_waits += c.nested_waits;
       counters_.callee_mismatches += c.callee_mismatches;
     }
-    for (const auto &[id, iv] : intervals_) {
+    for (size_t i = 0; i < intervals_.size(); ++i) {
+      const IntervalInfo &iv = intervals_.value_at(i);
       if (iv.begin_ts < 0) ++counters_.end_without_begin;
       if (iv.abandoned) ++abandoned_;
       else if (iv.begin_ts < 0 || iv.end_ts < 0) ++incomplete_;
@@ -540,7 +541,8 @@ void Merger::trim() {
     int64_t w = end_;
     while (!open_.empty()) {
       auto [begin, id] = open_.top();
-      if (intervals_[id].end_ts >= 0 || intervals_[id].abandoned) {
+      const IntervalInfo &iv = *intervals_.find(id);
+      if (iv.end_ts >= 0 || iv.abandoned) {
         open_.pop();  // closed since
         continue;
       }
@@ -562,7 +564,7 @@ void Merger::trim() {
     }
     if (held <= max_window_ || open_.empty()) return;
     // The oldest open interval holds too much: give it up.
-    intervals_[open_.top().second].abandoned = true;
+    intervals_.find(open_.top().second)->abandoned = true;
     open_.pop();
   }
 }

@@ -52,6 +52,7 @@
 
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/read/trace_stream.h"
+#include "analyzer/util/flat_map.h"
 #include "analyzer/util/workers.h"
 
 namespace vprof::analyzer {
@@ -247,8 +248,8 @@ class Merger {
   std::vector<std::unique_ptr<ThreadBuilder>> builders_;
   MergeCounters counters_;
   MergeStats stats_;
-  std::unordered_map<uint64_t, IntervalInfo> intervals_;  // every id seen (one entry each)
-  std::unordered_map<uint64_t, Enqueue> last_enqueue_;     // task -> its latest enqueue
+  FlatMap<IntervalInfo> intervals_;  // every id seen (one entry each)
+  FlatMap<Enqueue> last_enqueue_;     // task -> its latest enqueue
   // Open intervals by begin, for the window start; closed ones are skipped lazily.
   std::priority_queue<std::pair<int64_t, uint64_t>, std::vector<std::pair<int64_t, uint64_t>>,
                       std::greater<>>
