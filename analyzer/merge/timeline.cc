@@ -370,7 +370,8 @@ class ThreadBuilder {
 Merger::Merger(std::vector<trace::EventSource *> sources, unsigned threads, size_t epoch_records,
                uint64_t max_window)
     : sources_(std::move(sources)), pool_(std::max(1u, threads)),
-      epoch_records_(std::max<size_t>(1, epoch_records)), max_window_(max_window) {
+      epoch_records_(std::max<size_t>(1, epoch_records)), max_window_(max_window),
+      scratch_(std::make_unique<Scratch>()) {
   const size_t n = sources_.size();
   tl_.threads.resize(n);
   for (uint32_t i = 0; i < n; ++i) {
@@ -402,18 +403,52 @@ int64_t Merger::epoch_end() {
   return std::max(t, end_ + 1);  // records at one instant: still make progress
 }
 
-void Merger::resolve_dequeues() {
-  std::vector<EnqueueEvent> enq;
-  std::vector<DequeueRef> deq;
-  for (auto &b : builders_) {
-    enq.insert(enq.end(), b->enqueues.begin(), b->enqueues.end());
-    deq.insert(deq.end(), b->dequeues.begin(), b->dequeues.end());
-    b->enqueues.clear();
-    b->dequeues.clear();
+// Each builder's events of one kind are in time order (A1); gathered, they
+// are put in (time, stream) order, what a stable sort of their concatenation
+// gives, by merging the runs pairwise. The builders' vectors are emptied.
+template <class T>
+void gather_in_time_order(std::vector<std::unique_ptr<ThreadBuilder>> &builders,
+                          std::vector<T> ThreadBuilder::*field, std::vector<T> &out,
+                          std::vector<T> &tmp, std::vector<size_t> &bounds) {
+  out.clear();
+  bounds.assign(1, 0);
+  for (auto &b : builders) {
+    std::vector<T> &v = (*b).*field;
+    if (v.empty()) continue;
+    out.insert(out.end(), v.begin(), v.end());
+    bounds.push_back(out.size());
+    v.clear();
   }
-  auto by_ts = [](const auto &a, const auto &b) { return a.ts < b.ts; };
-  std::stable_sort(enq.begin(), enq.end(), by_ts);
-  std::stable_sort(deq.begin(), deq.end(), by_ts);
+  auto by_ts = [](const T &a, const T &b) { return a.ts < b.ts; };
+  while (bounds.size() > 2) {
+    tmp.resize(out.size());
+    size_t w = 1;
+    for (size_t r = 0; r + 1 < bounds.size(); r += 2) {
+      const size_t lo = bounds[r], mid = bounds[r + 1];
+      const size_t hi = r + 2 < bounds.size() ? bounds[r + 2] : mid;
+      std::merge(out.begin() + ptrdiff_t(lo), out.begin() + ptrdiff_t(mid),
+                 out.begin() + ptrdiff_t(mid), out.begin() + ptrdiff_t(hi),
+                 tmp.begin() + ptrdiff_t(lo), by_ts);
+      bounds[w++] = hi;
+    }
+    bounds.resize(w);
+    out.swap(tmp);
+  }
+}
+
+struct Merger::Scratch {
+  std::vector<IntervalEvent> iv, iv_tmp;
+  std::vector<EnqueueEvent> enq, enq_tmp;
+  std::vector<DequeueRef> deq, deq_tmp;
+  std::vector<size_t> bounds;
+};
+
+void Merger::resolve_dequeues() {
+  Scratch &sc = *scratch_;
+  gather_in_time_order(builders_, &ThreadBuilder::enqueues, sc.enq, sc.enq_tmp, sc.bounds);
+  gather_in_time_order(builders_, &ThreadBuilder::dequeues, sc.deq, sc.deq_tmp, sc.bounds);
+  const std::vector<EnqueueEvent> &enq = sc.enq;
+  const std::vector<DequeueRef> &deq = sc.deq;
   size_t k = 0;
   auto apply = [&](const EnqueueEvent &e) {
     last_enqueue_[e.task] = {e.ts, e.thread, e.label};
@@ -430,14 +465,9 @@ void Merger::resolve_dequeues() {
 }
 
 void Merger::fold_intervals(std::vector<IntervalInfo> &completed) {
-  std::vector<IntervalEvent> ev;
-  for (auto &b : builders_) {
-    ev.insert(ev.end(), b->iv_events.begin(), b->iv_events.end());
-    b->iv_events.clear();
-  }
-  std::stable_sort(ev.begin(), ev.end(),
-                   [](const IntervalEvent &a, const IntervalEvent &b) { return a.ts < b.ts; });
-  for (const IntervalEvent &e : ev) {
+  Scratch &sc = *scratch_;
+  gather_in_time_order(builders_, &ThreadBuilder::iv_events, sc.iv, sc.iv_tmp, sc.bounds);
+  for (const IntervalEvent &e : sc.iv) {
     IntervalInfo &iv = *intervals_.try_emplace(e.id).first;
     iv.id = e.id;
     if (e.begin) {

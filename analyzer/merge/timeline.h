@@ -239,11 +239,13 @@ class Merger {
   int64_t epoch_end();  // decodes every source ahead as far as it looks
   void fold_intervals(std::vector<IntervalInfo> &completed);
   void resolve_dequeues();
+  struct Scratch;  // per-epoch buffers, kept to reuse their memory
 
   std::vector<trace::EventSource *> sources_;
   Workers pool_;
   size_t epoch_records_;
   uint64_t max_window_;
+  std::unique_ptr<Scratch> scratch_;
   Timeline tl_;
   std::vector<std::unique_ptr<ThreadBuilder>> builders_;
   MergeCounters counters_;
