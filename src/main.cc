@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "analyzer/util/prefault.h"
 #include "command.h"
 
 namespace vprof::cli {
@@ -31,6 +32,7 @@ std::string self_dir() {
 
 int main(int argc, char **argv) {
   using namespace vprof::cli;
+  vprof::analyzer::keep_freed_memory();  // analyses reuse freed memory (prefault.h)
   CLI::App app{"vprof: find which functions make your server's latency vary"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "vprof 0.1.0");

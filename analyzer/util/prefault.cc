@@ -1,6 +1,9 @@
 #include "analyzer/util/prefault.h"
 
 #include <sys/mman.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -16,6 +19,13 @@ void prefault(const void *begin, size_t bytes) {
   uintptr_t b = (reinterpret_cast<uintptr_t>(begin) + kPage - 1) & ~(kPage - 1);
   uintptr_t e = (reinterpret_cast<uintptr_t>(begin) + bytes) & ~(kPage - 1);
   if (e > b) madvise(reinterpret_cast<void *>(b), e - b, MADV_POPULATE_WRITE);
+}
+
+void keep_freed_memory() {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's upper limit on 64-bit
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
 }
 
 void PrefaultAhead::advance(const void *data, size_t used, size_t cap) {

@@ -17,6 +17,15 @@ namespace vprof::analyzer {
 // Populates the whole pages inside [begin, begin + bytes) for writing.
 void prefault(const void *begin, size_t bytes);
 
+// Asks the C library's allocator to keep what is freed for reuse: blocks up to
+// 32 MiB come from the heap instead of fresh mappings, and the heap is not
+// trimmed. An analysis frees and allocates tables and matrices of a few MB
+// (growing hash tables, per-node Eigen temporaries); with glibc's defaults
+// each came back as new pages, faulted in one by one (5 700 faults for the
+// 16x benchmark, 4 300 with this; docs/performance.md). Process-wide: call
+// once, at start-up, from a program that analyzes. No-op without glibc.
+void keep_freed_memory();
+
 // Keeps the reserved capacity just ahead of a growing vector populated, a
 // step at a time, so appends do not fault page by page. Call after appends.
 class PrefaultAhead {

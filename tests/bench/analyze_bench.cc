@@ -21,6 +21,7 @@
 #include <random>
 
 #include "analyzer/pipeline/analyze.h"
+#include "analyzer/util/prefault.h"
 #include "tests/support/synth_trace.h"
 #include "tests/support/temp_dir.h"
 
@@ -260,6 +261,7 @@ int profile(const std::string &what, size_t intervals) {
 }
 
 int main(int argc, char **argv) {
+  analyzer::keep_freed_memory();  // as vprof's main() does
   size_t base = argc > 1 ? size_t(std::atoll(argv[1])) : 5000;  // intervals at 1x
   if (const char *p = std::getenv("VPROF_BENCH_PROFILE")) return profile(p, base * 16);
   double t1x = 0, t16x = 0, r16x = 0;
