@@ -19,6 +19,7 @@ class Walker {
   // Sizes the scratch row for the trie as it now is (it grows by epochs).
   void prepare(size_t nodes) {
     hint_th_ = nullptr;  // the windows may have moved
+    seg_hint_.assign(tl_.threads.size(), nullptr);
     if (acc_.size() < nodes) {
       acc_.resize(nodes, 0.0);
       stamp_.resize(nodes, 0);
@@ -92,9 +93,25 @@ class Walker {
     acc_[node] += double(ns);
   }
 
-  uint64_t label_at(const ThreadTimeline &th, int64_t t) const {
-    int32_t i = th.segment_before(t);
-    return i < 0 ? 0 : th.segs[i].label;
+  uint64_t label_at(uint32_t ti, int64_t t) {
+    int32_t i = segment_before(ti, t);
+    return i < 0 ? 0 : tl_.threads[ti].segs[i].label;
+  }
+
+  // ThreadTimeline::segment_before, galloping from where the last search on
+  // the thread ended: intervals are walked in end order, so the next search
+  // on a thread is usually close by.
+  int32_t segment_before(uint32_t ti, int64_t t) {
+    const ThreadTimeline &th = tl_.threads[ti];
+    const Segment *b = th.segs.begin(), *e = th.segs.end();
+    const Segment *&hint = seg_hint_[ti];
+    // The segment with begin < t <= end (contiguous, I1): the first with end > t - 1.
+    const Segment *it =
+        hint ? upper_bound_from(b, e, hint, t - 1, [](const Segment &g) { return g.end; })
+             : std::upper_bound(b, e, t - 1, [](int64_t v, const Segment &g) { return v < g.end; });
+    hint = it;
+    if (it == e || it->begin >= t) return -1;
+    return static_cast<int32_t>(it - b);
   }
 
   // The latest dequeue on th in [lo, t] of a task enqueued while working for s.
@@ -119,7 +136,7 @@ class Walker {
       const ThreadTimeline *th = &tl_.threads[ti];
       // Segments are contiguous (merge invariant I1): stepping back on the same
       // thread is the previous index, no search needed.
-      int32_t si = hint >= 0 ? hint : th->segment_before(t);
+      int32_t si = hint >= 0 ? hint : segment_before(ti, t);
       hint = -1;
       if (si < 0) return t;  // before the thread's first record
       const Segment &seg = th->segs[si];
@@ -153,7 +170,7 @@ class Walker {
       bool released_during_wait = wk >= 0 && uint32_t(wk) != ti && seg.release_ts >= seg.wait_begin;
       if (released_during_wait) {
         const ThreadTimeline &wt = tl_.threads[wk];
-        uint64_t wl = label_at(wt, seg.release_ts);
+        uint64_t wl = label_at(uint32_t(wk), seg.release_ts);
         int64_t r = std::min(seg.release_ts, t);
         if (wl == s_) {
           if (r > a && depth < opt_.max_wake_depth) {
@@ -191,6 +208,7 @@ class Walker {
   uint32_t serial_ = 0;
   const ThreadTimeline *hint_th_ = nullptr;
   const StackChange *hint_ = nullptr;
+  std::vector<const Segment *> seg_hint_;  // per thread; null: no search since prepare()
   bool lossy_ = false, gap_ = false;
 };
 
