@@ -85,13 +85,16 @@ struct Clock {
                              // the reader's longest dependency chain
   uint64_t anchor_ticks = 0;
   int64_t anchor_ns = 0;
-  // Rounded to the nearest ns, halves away from zero (as std::llround, without
-  // the library call).
+  // Rounded to the nearest ns, halves away from zero (as std::llround).
   int64_t ns(uint64_t ticks) const {
-    double x = static_cast<double>(static_cast<int64_t>(ticks - anchor_ticks)) * ns_per_tick;
-    int64_t i = static_cast<int64_t>(x);
-    double frac = x - static_cast<double>(i);
-    return anchor_ns + i + (frac >= 0.5) - (frac <= -0.5);
+    return anchor_ns + round_half_away(
+                           static_cast<double>(static_cast<int64_t>(ticks - anchor_ticks)) * ns_per_tick);
+  }
+  // std::llround without the library call, for |x| < 2^63: truncating x plus
+  // the largest double below 1/2 (with x's sign) rounds halves away from zero,
+  // and, being below 1/2, never carries x + 0.4999... over the next integer.
+  static int64_t round_half_away(double x) {
+    return static_cast<int64_t>(x + std::copysign(0.49999999999999994, x));
   }
 };
 

@@ -181,6 +181,22 @@ TEST(Stream, CriticalPathsFromStreamEqualFromMemory) {
 
 namespace {
 
+TEST(Clock, RoundingMatchesLlroundOnEdgeValues) {
+  using vprof::trace::detail::Clock;
+  std::vector<double> xs;
+  for (double base : {0.0, 1.0, 2.0, 3.0, 1e6, 4503599627370495.0 /* 2^52 - 1 */,
+                      4503599627370496.0, 9007199254740991.0, 1e17})
+    for (double d : {0.0, 0.5, 1.5, 0.25, 0.75})
+      for (double v : {base + d, std::nextafter(base + d, 0.0), std::nextafter(base + d, 1e300)})
+        xs.push_back(v);
+  xs.push_back(0.49999999999999994);
+  xs.push_back(std::nextafter(0.5, 0.0));
+  xs.push_back(std::nextafter(0.5, 1.0));
+  std::vector<double> all = xs;
+  for (double v : xs) all.push_back(-v);
+  for (double v : all) ASSERT_EQ(Clock::round_half_away(v), std::llround(v)) << std::hexfloat << v;
+}
+
 TEST(Clock, RoundsAsLlround) {
   // ns = llround(ticks since the anchor × ns per tick), half away from zero,
   // on both sides of the anchor: ties, values a hair either side of them, and
