@@ -441,6 +441,7 @@ struct Merger::Scratch {
   std::vector<EnqueueEvent> enq, enq_tmp;
   std::vector<DequeueRef> deq, deq_tmp;
   std::vector<size_t> bounds;
+  std::vector<const IntervalInfo *> begun;  // this epoch's begins, not ended when seen
 };
 
 void Merger::resolve_dequeues() {
@@ -467,6 +468,7 @@ void Merger::resolve_dequeues() {
 void Merger::fold_intervals(std::vector<IntervalInfo> &completed) {
   Scratch &sc = *scratch_;
   gather_in_time_order(builders_, &ThreadBuilder::iv_events, sc.iv, sc.iv_tmp, sc.bounds);
+  sc.begun.clear();
   for (const IntervalEvent &e : sc.iv) {
     IntervalInfo &iv = *intervals_.try_emplace(e.id).first;
     iv.id = e.id;
@@ -479,7 +481,7 @@ void Merger::fold_intervals(std::vector<IntervalInfo> &completed) {
       iv.begin_thread = e.thread;
       iv.type_label = e.type_label;
       iv.client_label = e.client_label;
-      if (iv.end_ts < 0) open_.push({iv.begin_ts, iv.id});
+      if (iv.end_ts < 0) sc.begun.push_back(&iv);
     } else {
       if (iv.end_ts >= 0) {
         ++counters_.duplicate_ends;
@@ -492,6 +494,10 @@ void Merger::fold_intervals(std::vector<IntervalInfo> &completed) {
     if (iv.end_ts < iv.begin_ts) ++inverted_;
     else completed.push_back(iv);
   }
+  // Only what is still open at the epoch's end holds the window (most
+  // intervals end within the epoch they began in).
+  for (const IntervalInfo *iv : sc.begun)
+    if (iv->end_ts < 0) open_.push({iv->begin_ts, iv->id});
   std::sort(completed.begin(), completed.end(), [](const IntervalInfo &a, const IntervalInfo &b) {
     return a.end_ts != b.end_ts ? a.end_ts < b.end_ts : a.id < b.id;
   });
