@@ -18,8 +18,7 @@ class Walker {
 
   // Sizes the scratch row for the trie as it now is (it grows by epochs).
   void prepare(size_t nodes) {
-    hint_th_ = nullptr;  // the windows may have moved
-    seg_hint_.assign(tl_.threads.size(), nullptr);
+    hints_.assign(tl_.threads.size(), Hints{});  // the windows may have moved
     if (acc_.size() < nodes) {
       acc_.resize(nodes, 0.0);
       stamp_.resize(nodes, 0);
@@ -68,20 +67,32 @@ class Walker {
     }
   }
 
-  // The first stack change on th later than a. The walk goes back in time in
-  // small steps, mostly on one thread: gallop from the last answer instead
-  // of a binary search over the whole window.
-  const StackChange *first_change_after(const ThreadTimeline &th, int64_t a) {
-    const StackChange *b0 = th.stack.begin(), *e0 = th.stack.end();
-    auto ts = [](const StackChange &c) { return c.ts; };
-    const StackChange *it =
-        hint_th_ == &th ? upper_bound_from(b0, e0, hint_, a, ts)
-                        : std::upper_bound(b0, e0, a, [](int64_t v, const StackChange &c) {
-                            return v < c.ts;
-                          });
-    hint_th_ = &th;
-    hint_ = it;
+  // Per thread, where the last search of each kind ended. Intervals are
+  // walked in end order and a walk steps back in small steps, so the next
+  // search on a thread is usually close to the last one: gallop from there
+  // instead of a binary search over the whole window. Reset each epoch
+  // (trimming moves the windows).
+  struct Hints {
+    const Segment *seg = nullptr;
+    const StackChange *stack = nullptr;
+    const Dequeue *deq = nullptr;
+  };
+
+  // The first element of [b, e) whose key is greater than v.
+  template <class T, class Key>
+  static const T *search(const T *b, const T *e, const T *&hint, int64_t v, Key key) {
+    const T *it = hint ? upper_bound_from(b, e, hint, v, key)
+                       : std::upper_bound(b, e, v, [&](int64_t x, const T &y) { return x < key(y); });
+    hint = it;
     return it;
+  }
+
+  Hints &hints(const ThreadTimeline &th) { return hints_[size_t(&th - tl_.threads.data())]; }
+
+  // The first stack change on th later than a.
+  const StackChange *first_change_after(const ThreadTimeline &th, int64_t a) {
+    return search(th.stack.begin(), th.stack.end(), hints(th).stack, a,
+                  [](const StackChange &c) { return c.ts; });
   }
 
   void add(uint32_t node, int64_t ns) {
@@ -98,26 +109,26 @@ class Walker {
     return i < 0 ? 0 : tl_.threads[ti].segs[i].label;
   }
 
-  // ThreadTimeline::segment_before, galloping from where the last search on
-  // the thread ended: intervals are walked in end order, so the next search
-  // on a thread is usually close by.
+  // The innermost stack node on th during the nanosecond (t-1, t].
+  uint32_t node_before(const ThreadTimeline &th, int64_t t) {
+    const StackChange *it = first_change_after(th, t - 1);
+    return it == th.stack.begin() ? StackTrie::kRoot : std::prev(it)->node;
+  }
+
+  // Index of the segment of thread ti holding the nanosecond (t-1, t], or -1.
   int32_t segment_before(uint32_t ti, int64_t t) {
     const ThreadTimeline &th = tl_.threads[ti];
-    const Segment *b = th.segs.begin(), *e = th.segs.end();
-    const Segment *&hint = seg_hint_[ti];
     // The segment with begin < t <= end (contiguous, I1): the first with end > t - 1.
-    const Segment *it =
-        hint ? upper_bound_from(b, e, hint, t - 1, [](const Segment &g) { return g.end; })
-             : std::upper_bound(b, e, t - 1, [](int64_t v, const Segment &g) { return v < g.end; });
-    hint = it;
-    if (it == e || it->begin >= t) return -1;
-    return static_cast<int32_t>(it - b);
+    const Segment *it = search(th.segs.begin(), th.segs.end(), hints(th).seg, t - 1,
+                               [](const Segment &g) { return g.end; });
+    if (it == th.segs.end() || it->begin >= t) return -1;
+    return static_cast<int32_t>(it - th.segs.begin());
   }
 
   // The latest dequeue on th in [lo, t] of a task enqueued while working for s.
-  const Dequeue *created_by(const ThreadTimeline &th, int64_t lo, int64_t t) const {
-    auto it = std::upper_bound(th.dequeues.begin(), th.dequeues.end(), t,
-                               [](int64_t v, const Dequeue &d) { return v < d.ts; });
+  const Dequeue *created_by(const ThreadTimeline &th, int64_t lo, int64_t t) {
+    const Dequeue *it = search(th.dequeues.begin(), th.dequeues.end(), hints(th).deq, t,
+                               [](const Dequeue &d) { return d.ts; });
     while (it != th.dequeues.begin()) {
       --it;
       if (it->ts < lo) break;
@@ -188,7 +199,7 @@ class Walker {
         } else {
           // The holder/signaller worked for someone else: the time stays with
           // the wait call site and the waker is blamed.
-          blame[{th->node_before(t), seg.waker_tid, wt.node_before(seg.release_ts), wl}] += t - a;
+          blame[{node_before(*th, t), seg.waker_tid, node_before(wt, seg.release_ts), wl}] += t - a;
         }
       }
       run_stack(*th, a, t);
@@ -206,9 +217,7 @@ class Walker {
   std::vector<uint32_t> stamp_;
   std::vector<uint32_t> touched_;
   uint32_t serial_ = 0;
-  const ThreadTimeline *hint_th_ = nullptr;
-  const StackChange *hint_ = nullptr;
-  std::vector<const Segment *> seg_hint_;  // per thread; null: no search since prepare()
+  std::vector<Hints> hints_;  // per thread
   bool lossy_ = false, gap_ = false;
 };
 

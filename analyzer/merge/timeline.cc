@@ -51,21 +51,6 @@ StackTrie StackTrie::canonical(std::vector<uint32_t> &old_to_new) const {
   return out;
 }
 
-int32_t ThreadTimeline::segment_before(int64_t t) const {
-  // The segment with begin < t <= end; segments are contiguous (I1).
-  auto it = std::lower_bound(segs.begin(), segs.end(), t,
-                             [](const Segment &s, int64_t v) { return s.end < v; });
-  if (it == segs.end() || it->begin >= t) return -1;
-  return static_cast<int32_t>(it - segs.begin());
-}
-
-uint32_t ThreadTimeline::node_before(int64_t t) const {
-  auto it = std::upper_bound(stack.begin(), stack.end(), t - 1,
-                             [](int64_t v, const StackChange &c) { return v < c.ts; });
-  if (it == stack.begin()) return StackTrie::kRoot;
-  return std::prev(it)->node;
-}
-
 int64_t Timeline::thread_of(uint32_t tid) const {
   auto it = thread_by_tid.find(tid);
   return it == thread_by_tid.end() ? -1 : static_cast<int64_t>(it->second);

@@ -162,10 +162,6 @@ struct ThreadTimeline {
   Window<StackChange> stack;
   Window<Segment> segs;
   Window<Dequeue> dequeues;
-  // Index of the segment holding the nanosecond (t-1, t], or -1.
-  int32_t segment_before(int64_t t) const;
-  // Innermost stack node during (t-1, t].
-  uint32_t node_before(int64_t t) const;
 };
 
 struct IntervalInfo {
