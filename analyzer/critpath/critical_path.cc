@@ -25,7 +25,7 @@ class Walker {
     }
   }
 
-  // Tiles interval `iv` and appends its non-zero leaves, by node, to `out`.
+  // Tiles interval `iv` and appends its non-zero leaves to `out`.
   // Returns false when the path crossed lost data.
   bool walk(const IntervalInfo &iv, std::vector<PathCell> &out) {
     s_ = iv.id;
@@ -41,7 +41,8 @@ class Walker {
       add(StackTrie::kUntracked, j - iv.begin_ts);
       gap_ = true;
     }
-    std::sort(touched_.begin(), touched_.end());
+    // In the order first touched: rows are sorted once nodes have their
+    // canonical numbers, at the end.
     for (uint32_t n : touched_)
       if (acc_[n] != 0.0) out.push_back({n, acc_[n]});
     return !lossy_;
