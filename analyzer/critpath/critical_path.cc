@@ -44,7 +44,7 @@ class Walker {
     // In the order first touched: rows are sorted once nodes have their
     // canonical numbers, at the end.
     for (uint32_t n : touched_)
-      if (acc_[n] != 0.0) out.push_back({n, acc_[n]});
+      if (acc_[n] != 0.0) CriticalPaths::append(out, n, acc_[n]);
     return !lossy_;
   }
 
@@ -227,8 +227,11 @@ class Walker {
 double CriticalPaths::at(size_t r, uint32_t node) const {
   auto it = std::lower_bound(row_begin(r), row_end(r), node,
                              [](const PathCell &c, uint32_t n) { return c.node < n; });
-  return it != row_end(r) && it->node == node ? it->ns : 0.0;
+  double ns = 0;
+  for (; it != row_end(r) && it->node == node; ++it) ns += it->ns;
+  return ns;
 }
+
 
 TracePaths compute_critical_paths(const trace::Trace &trace, const PathOptions &opt) {
   std::vector<std::unique_ptr<trace::VectorSource>> owned;
@@ -338,7 +341,8 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   for (size_t r = 0; r < out.rows.size(); ++r) {
     PathCell *b = out.cells.data() + out.row_start[r], *e = out.cells.data() + out.row_start[r + 1];
     for (PathCell *c = b; c != e; ++c) c->node = renum[c->node];
-    std::sort(b, e, [](const PathCell &x, const PathCell &y) { return x.node < y.node; });
+    auto key = [](const PathCell &c) { return uint64_t{c.node} << 32 | c.ns; };
+    std::sort(b, e, [&](const PathCell &x, const PathCell &y) { return key(x) < key(y); });
   }
   for (auto &[k, ns] : blame)
     out.blame.push_back(

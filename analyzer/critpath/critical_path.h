@@ -11,6 +11,7 @@
 #define VPROF_ANALYZER_CRITPATH_CRITICAL_PATH_H
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "analyzer/merge/timeline.h"
@@ -45,18 +46,21 @@ struct PathCounters {
   uint64_t abandoned_intervals = 0;   // open so long the merge's window outgrew its limit
 };
 
-// One leaf's time in one interval.
+// One leaf's time in one interval, in ns. The cells are the largest array an
+// analysis writes, so a cell is 8 bytes: a leaf's time of 2^32 ns (4.3 s) or
+// more takes several cells of the same node, side by side in its row.
 struct PathCell {
   uint32_t node;
-  double ns;
+  uint32_t ns;
   bool operator==(const PathCell &o) const { return node == o.node && ns == o.ns; }
 };
 
 struct CriticalPaths {
   std::vector<IntervalRow> rows;  // in order of (end, id)
   size_t nodes = 0;               // stack-trie nodes (columns of the dense view)
-  // Row r's non-zero leaves, by node: cells[row_start[r] .. row_start[r+1]).
-  // Sparse because an interval touches few of the trie's nodes.
+  // Row r's non-zero leaves, by node (and a node's cells by ns):
+  // cells[row_start[r] .. row_start[r+1]). Sparse because an interval
+  // touches few of the trie's nodes.
   std::vector<size_t> row_start{0};
   std::vector<PathCell> cells;
   std::vector<Blame> blame;    // aggregated per (wait_node, waker_tid, waker_node, label)
@@ -65,6 +69,13 @@ struct CriticalPaths {
   const PathCell *row_end(size_t r) const { return cells.data() + row_start[r + 1]; }
   // ns of one leaf in one row (0 when the interval never spent time there).
   double at(size_t r, uint32_t node) const;
+  // Appends a leaf's time (ns > 0, an integer) as cells.
+  static void append(std::vector<PathCell> &out, uint32_t node, double ns) {
+    constexpr uint32_t kMax = std::numeric_limits<uint32_t>::max();
+    auto left = static_cast<uint64_t>(ns);
+    for (; left > kMax; left -= kMax) out.push_back({node, kMax});
+    out.push_back({node, static_cast<uint32_t>(left)});
+  }
 };
 
 struct PathOptions {

@@ -31,6 +31,26 @@ TEST(CriticalPath, OneThreadTilesBodySitesAndOutside) {
   EXPECT_EQ(cp.counters.tiling_violations, 0u);
 }
 
+TEST(CriticalPath, LeafTimesOf2To32NsOrMoreSpanSeveralCells) {
+  // A cell holds under 2^32 ns (4.3 s): F's body of 10 s + 5 ns = 2 (2^32 - 1)
+  // + 1 410 065 415 ns takes three cells, and everything still sums exactly.
+  constexpr int64_t kS = 1'000'000'000;
+  TraceBuilder tb;
+  tb.thread(1).begin(0, 9).enter(5, 1).call(10 * kS + 5, 10 * kS + 25, 1, 2).exit(10 * kS + 30, 1)
+      .end(10 * kS + 40, 9);
+  auto tl = analyzer::compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
+  ASSERT_EQ(cp.rows.size(), 1u);
+  const uint32_t f = node_of(tl.trie, {{Fn, 1}});
+  EXPECT_EQ(leaf_ns(cp, 0, f), 10 * kS + 5);  // [5, 10 s + 5) + [10 s + 25, 10 s + 30)
+  EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{Fn, 1}, {Site, 1}})), 20);
+  EXPECT_EQ(leaf_ns(cp, 0, StackTrie::kRoot), 15);
+  size_t f_cells = 0;
+  for (auto *c = cp.row_begin(0); c != cp.row_end(0); ++c) f_cells += c->node == f;
+  EXPECT_EQ(f_cells, 3u);
+  EXPECT_EQ(cp.counters.tiling_violations, 0u);
+}
+
 TEST(CriticalPath, QueueHandoffAndCondvarWakeGoThroughTheWorker) {
   // A begins interval 1 in F(1), enqueues task 0x100 at 10, waits on a
   // condvar from 12 (site 2) and is woken at 50 by B, which released at 45.
