@@ -232,7 +232,6 @@ double CriticalPaths::at(size_t r, uint32_t node) const {
   return ns;
 }
 
-
 TracePaths compute_critical_paths(const trace::Trace &trace, const PathOptions &opt) {
   std::vector<std::unique_ptr<trace::VectorSource>> owned;
   std::vector<trace::EventSource *> sources;

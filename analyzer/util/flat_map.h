@@ -25,27 +25,18 @@ class FlatMap {
   // Values never move: the pointer stays valid.
   std::pair<V *, bool> try_emplace(uint64_t key) {
     if (2 * (size_ + 1) > slots_.size()) grow();
-    const uint32_t tag = uint32_t(key);
-    for (size_t i = home(key);; i = (i + 1) & mask_) {
-      Slot &s = slots_[i];
-      if (s.index == 0) {
-        if (size_ % kChunk == 0) chunks_.push_back(std::make_unique<Entry[]>(kChunk));
-        Entry &e = entry(size_++);
-        e.key = key;
-        s = {tag, uint32_t(size_)};
-        return {&e.value, true};
-      }
-      if (s.tag == tag && entry(s.index - 1).key == key) return {&entry(s.index - 1).value, false};
-    }
+    Slot &s = probe(key);
+    if (s.index != 0) return {&entry(s.index - 1).value, false};
+    if (size_ % kChunk == 0) chunks_.push_back(std::make_unique<Entry[]>(kChunk));
+    Entry &e = entry(size_++);
+    e.key = key;
+    s = {uint32_t(key), uint32_t(size_)};
+    return {&e.value, true};
   }
   V *find(uint64_t key) {
     if (slots_.empty()) return nullptr;
-    const uint32_t tag = uint32_t(key);
-    for (size_t i = home(key);; i = (i + 1) & mask_) {
-      const Slot &s = slots_[i];
-      if (s.index == 0) return nullptr;
-      if (s.tag == tag && entry(s.index - 1).key == key) return &entry(s.index - 1).value;
-    }
+    const Slot &s = probe(key);
+    return s.index == 0 ? nullptr : &entry(s.index - 1).value;
   }
   V &operator[](uint64_t key) { return *try_emplace(key).first; }
   size_t size() const { return size_; }
@@ -64,6 +55,14 @@ class FlatMap {
     uint32_t index = 0;  // entry index plus one; 0: empty
   };
   Entry &entry(size_t i) { return chunks_[i / kChunk][i % kChunk]; }
+  // The slot holding key, or the empty slot where it would go.
+  Slot &probe(uint64_t key) {
+    const uint32_t tag = uint32_t(key);
+    for (size_t i = home(key);; i = (i + 1) & mask_) {
+      Slot &s = slots_[i];
+      if (s.index == 0 || (s.tag == tag && entry(s.index - 1).key == key)) return s;
+    }
+  }
   const Entry &entry(size_t i) const { return chunks_[i / kChunk][i % kChunk]; }
 
   // Keys that come in runs (interval ids counting up, tasks allocated one
