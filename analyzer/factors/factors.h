@@ -50,6 +50,7 @@ struct FactorOptions {
   double e = 2.0;
   int bootstrap = 200;     // resamples; 0 = no intervals
   uint64_t seed = 20161104;
+  unsigned threads = 1;    // for the bootstrap's sums; the intervals do not depend on it
 };
 
 // All factors of the tree, selected ones first in rank order, then the rest

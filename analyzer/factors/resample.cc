@@ -51,22 +51,23 @@ void words_for(uint64_t seed, size_t rows, size_t b, size_t r0, size_t len, uint
   for (size_t i = 0; i < (len + 3) / 4; ++i) out[i] = splitmix(seed, first + i);
 }
 
-void sums_scalar(const double *x, size_t rows, size_t cols, size_t resamples, uint64_t seed,
+// Resamples [b0, b1); out and totals start at b0's.
+void sums_scalar(const double *x, size_t rows, size_t cols, size_t b0, size_t b1, uint64_t seed,
                  double *out, double *totals) {
   const Cuts &c = cuts();
-  std::fill(out, out + resamples * cols, 0.0);
-  std::fill(totals, totals + resamples, 0.0);
+  std::fill(out, out + (b1 - b0) * cols, 0.0);
+  std::fill(totals, totals + (b1 - b0), 0.0);
   uint64_t words[kBlock / 4];
   double w[kBlock];
   for (size_t r0 = 0; r0 < rows; r0 += kBlock) {
     const size_t len = std::min(kBlock, rows - r0);
-    for (size_t b = 0; b < resamples; ++b) {
+    for (size_t b = b0; b < b1; ++b) {
       words_for(seed, rows, b, r0, len, words);
       for (size_t r = 0; r < len; ++r) {
         w[r] = weight_of(uint16_t(words[r / 4] >> (16 * (r % 4))), c);
-        totals[b] += w[r];
+        totals[b - b0] += w[r];
       }
-      double *o = out + b * cols;
+      double *o = out + (b - b0) * cols;
       for (size_t r = 0; r < len; ++r) {
         const double *xr = x + (r0 + r) * cols;
         for (size_t k = 0; k < cols; ++k) o[k] += w[r] * xr[k];
@@ -158,22 +159,22 @@ __attribute__((target("avx2,fma"))) void accumulate_cols(const double *x, size_t
 }
 
 __attribute__((target("avx2,fma"))) void sums_avx2(const double *x, size_t rows, size_t cols,
-                                                   size_t resamples, uint64_t seed, double *out,
-                                                   double *totals) {
+                                                   size_t b0, size_t b1, uint64_t seed,
+                                                   double *out, double *totals) {
   // Four resamples per pass over a block when their accumulators fit the 16
   // vector registers (4 × up to 3), so each x load serves four; else two.
   const size_t group = cols <= 12 ? 4 : 2;
   const Cuts &c = cuts();
-  std::fill(out, out + resamples * cols, 0.0);
-  std::fill(totals, totals + resamples, 0.0);
+  std::fill(out, out + (b1 - b0) * cols, 0.0);
+  std::fill(totals, totals + (b1 - b0), 0.0);
   alignas(32) uint64_t words[4][kBlock / 4];
   alignas(32) double w[4][kBlock];
   const double *wp[4] = {w[0], w[1], w[2], w[3]};
   for (size_t r0 = 0; r0 < rows; r0 += kBlock) {
     const size_t len = std::min(kBlock, rows - r0);
     const double *xb = x + r0 * cols;
-    for (size_t b = 0; b < resamples; b += group) {
-      const size_t nb = std::min(group, resamples - b);
+    for (size_t b = b0; b < b1; b += group) {
+      const size_t nb = std::min(group, b1 - b);
       double *op[4];
       for (size_t j = 0; j < nb; ++j) {
         words_for(seed, rows, b + j, r0, len, words[j]);
@@ -181,8 +182,8 @@ __attribute__((target("avx2,fma"))) void sums_avx2(const double *x, size_t rows,
         // Rows past the block's end: u = 0, weight 0 (not drawn, not counted).
         if (len % 4) words[j][used - 1] &= (uint64_t{1} << (16 * (len % 4))) - 1;
         std::fill(words[j] + used, words[j] + 4 * n16, uint64_t{0});
-        totals[b + j] += weights_avx2(words[j], n16, c, w[j]);
-        op[j] = out + (b + j) * cols;
+        totals[b + j - b0] += weights_avx2(words[j], n16, c, w[j]);
+        op[j] = out + (b + j - b0) * cols;
       }
       switch (nb) {
         case 4: accumulate_cols<4>(xb, cols, wp, len, op); break;
@@ -207,15 +208,21 @@ Isa best_isa() {
 #endif
 }
 
-void poisson_sums(const double *x, size_t rows, size_t cols, size_t resamples, uint64_t seed,
-                  double *out, double *totals, Isa isa) {
+void poisson_sums_range(const double *x, size_t rows, size_t cols, size_t b_begin, size_t b_end,
+                        uint64_t seed, double *out, double *totals, Isa isa) {
+  if (b_end <= b_begin) return;
 #ifdef VPROF_HAVE_AVX2_PATH
   if (isa == Isa::Avx2 && cols % 4 == 0)
-    return sums_avx2(x, rows, cols, resamples, seed, out, totals);
+    return sums_avx2(x, rows, cols, b_begin, b_end, seed, out, totals);
 #else
   (void)isa;
 #endif
-  sums_scalar(x, rows, cols, resamples, seed, out, totals);
+  sums_scalar(x, rows, cols, b_begin, b_end, seed, out, totals);
+}
+
+void poisson_sums(const double *x, size_t rows, size_t cols, size_t resamples, uint64_t seed,
+                  double *out, double *totals, Isa isa) {
+  poisson_sums_range(x, rows, cols, 0, resamples, seed, out, totals, isa);
 }
 
 unsigned poisson_weight(uint64_t seed, size_t rows, size_t b, size_t r) {

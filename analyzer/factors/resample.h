@@ -15,6 +15,9 @@
 // Two implementations give the same weights: AVX2 with FMA where the CPU has
 // them, and portable scalar code. Their sums can differ in the last bits
 // (fused against separate multiply-add); a machine always picks the same one.
+// A resample's sums are added in the same order whichever other resamples
+// are done beside it, so splitting [0, resamples) into ranges (one per
+// worker) gives bit-identical results.
 #ifndef VPROF_ANALYZER_FACTORS_RESAMPLE_H
 #define VPROF_ANALYZER_FACTORS_RESAMPLE_H
 
@@ -35,6 +38,11 @@ Isa best_isa();
 // the scalar code runs.
 void poisson_sums(const double *x, size_t rows, size_t cols, size_t resamples, uint64_t seed,
                   double *out, double *totals, Isa isa = best_isa());
+
+// Only resamples [b_begin, b_end): out and totals point at resample b_begin's
+// row and total (the rest of the full-size arrays is left alone).
+void poisson_sums_range(const double *x, size_t rows, size_t cols, size_t b_begin, size_t b_end,
+                        uint64_t seed, double *out, double *totals, Isa isa = best_isa());
 
 // w(b, r) as above, one at a time: for tests.
 unsigned poisson_weight(uint64_t seed, size_t rows, size_t b, size_t r);

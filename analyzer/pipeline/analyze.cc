@@ -122,7 +122,9 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
   a->height_root = h.root;
   a->factors = rank_factors(a->tree, h, opt.factors);
   const RunAnalysis &base = *a->runs.front();
-  bootstrap_factors(a->factors, base.columns, 0, opt.factors);
+  FactorOptions fo = opt.factors;
+  fo.threads = opt.threads;
+  bootstrap_factors(a->factors, base.columns, 0, fo);
   tail_shares(a->factors, base.columns, 0);
   a->types = split_by_type(base.paths, base.columns, base.labels);
   for (const Blame &b : base.paths.blame) {

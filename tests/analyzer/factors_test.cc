@@ -167,6 +167,13 @@ TEST(Factors, BootstrapBracketsARealFactor) {
   EXPECT_TRUE(b->significant);
   auto again = go();
   EXPECT_EQ(by_name(*again, "B")->ci95, b->ci95);
+  // Workers split the resamples: the intervals are the same bits.
+  for (unsigned threads : {2u, 3u}) {
+    opt.threads = threads;
+    auto split = go();
+    EXPECT_EQ(by_name(*split, "B")->ci95, b->ci95) << threads << " threads";
+    EXPECT_EQ(by_name(*split, "C")->ci95, by_name(*a, "C")->ci95) << threads << " threads";
+  }
 }
 
 TEST(Factors, BootstrapWidthMatchesTheDeltaMethod) {

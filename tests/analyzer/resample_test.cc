@@ -88,6 +88,27 @@ TEST(Resample, SumsAreTheWeightedSums) {
   }
 }
 
+TEST(Resample, RangesOfResamplesGiveTheSameBits) {
+  // Workers split the resamples into ranges (factors.cc); each range's sums
+  // must equal, bit for bit, the same resamples done all at once, with either
+  // code and with ranges that do and do not start on the AVX2 group of 4.
+  const size_t rows = 300, cols = 12, B = 11;
+  auto x = random_rows(rows, cols, 3);
+  for (Isa isa : {Isa::Scalar, best_isa()}) {
+    std::vector<double> all(B * cols), totals(B);
+    poisson_sums(x.data(), rows, cols, B, 42, all.data(), totals.data(), isa);
+    for (size_t cut : {size_t{1}, size_t{4}, size_t{6}, size_t{8}}) {
+      SCOPED_TRACE(::testing::Message() << "isa " << int(isa) << " cut " << cut);
+      std::vector<double> parts(B * cols, -1.0), pt(B, -1.0);
+      poisson_sums_range(x.data(), rows, cols, 0, cut, 42, parts.data(), pt.data(), isa);
+      poisson_sums_range(x.data(), rows, cols, cut, B, 42, parts.data() + cut * cols,
+                         pt.data() + cut, isa);
+      EXPECT_EQ(parts, all);
+      EXPECT_EQ(pt, totals);
+    }
+  }
+}
+
 TEST(Resample, ColumnsNotAMultipleOfFourTakeTheScalarCode) {
   auto x = random_rows(50, 5, 3);
   std::vector<double> a(3 * 5), b(3 * 5), ta(3), tb(3);
