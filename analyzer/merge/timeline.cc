@@ -374,8 +374,12 @@ int64_t Merger::epoch_end() {
   // is within that of its end, the epoch takes all that is left.
   int64_t t = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   bool all = true;
+  // Decoding is per source; the workers share it out.
+  std::atomic<size_t> next{0};
+  pool_.run([&](unsigned) {
+    for (size_t i; (i = next.fetch_add(1)) < sources_.size();) sources_[i]->fill(epoch_records_ + 1);
+  });
   for (trace::EventSource *src : sources_) {
-    src->fill(epoch_records_ + 1);
     size_t n = src->size();
     if (n > epoch_records_) {
       all = false;

@@ -24,6 +24,8 @@ struct TraceStream::Impl {
   double ticks_per_ns = 1.0;
   Overhead overhead;
   uint64_t unresolved = 0;
+  // Found at open, then each file's (in (pid, tid) order; each in the order found).
+  std::vector<Diagnostic> all_diagnostics() const;
 };
 
 // One trace file, decoded a record at a time into a buffer the merge consumes.
@@ -32,7 +34,7 @@ class FileSource : public EventSource {
   FileSource(TraceStream &ts, std::string path, std::unique_ptr<MappedFile> f,
              const vprof_file_header &h, const Clock &clock)
       : ts_(ts), path_(std::move(path)), file_(std::move(f)), h_(h),
-        dec_(path_, *file_, h_, clock, ts.impl_->diagnostics, ts.impl_->labels) {
+        dec_(path_, *file_, h_, clock, diags_, labels_) {
     pid_ = h.pid;
     tid_ = h.tid;
     dec_.describe(meta_);
@@ -48,9 +50,13 @@ class FileSource : public EventSource {
       const size_t got = dec_.next_batch(buf_.data() + old, aux_.data() + old, want);
       end_ = old + got;
       count_ += got;
-      for (size_t i = old; i < end_; ++i)
-        if (buf_[i].kind == Kind::Release)
-          releases_[buf_[i].arg].rel.push_back({aux_[i].tick, buf_[i].ts});
+      for (size_t i = old; i < end_; ++i) {
+        const Event &e = buf_[i];
+        if (e.kind == Kind::Release)
+          releases_[e.arg].rel.push_back({aux_[i].tick, e.ts});
+        else if (e.kind == Kind::IntervalBegin && (e.type_label | e.client_label))
+          labeled_.push_back(i);
+      }
       if (got < want) {
         done_ = true;
         dec_.finish(meta_, count_);
@@ -70,11 +76,16 @@ class FileSource : public EventSource {
       std::copy(aux_.begin() + ptrdiff_t(head_), aux_.begin() + ptrdiff_t(end_), aux_.begin());
       end_ -= head_;
       settled_ = settled_ > head_ ? settled_ - head_ : 0;  // consumed unsettled: nothing to keep
+      size_t kept = 0;  // (empty unless consumed before settle: then the consumed are gone)
+      for (size_t i : labeled_)
+        if (i >= head_) labeled_[kept++] = i - head_;
+      labeled_.resize(kept);
       head_ = 0;
     }
   }
 
   void settle(int64_t until) override {
+    publish_labels();
     // Releases older than the last settle's end serve only as "the latest
     // release before" for later wake-ups: one per object is enough.
     if (++settles_ % 64 == 0) prune(prev_until_);
@@ -112,6 +123,7 @@ class FileSource : public EventSource {
   }
 
   const ThreadStream &meta() const { return meta_; }
+  const std::vector<Diagnostic> &diagnostics() const { return diags_; }
   uint64_t count() const { return count_; }
   const vprof_file_header &header() const { return h_; }
 
@@ -125,6 +137,21 @@ class FileSource : public EventSource {
     std::vector<Release> rel;  // in tick order
     mutable size_t hint = 0;   // where the last lookup ended
   };
+
+  // The decoder numbers labels in this file's table (so that sources can be
+  // filled in parallel); here, serially and in (pid, tid) order as settle()
+  // runs, they get the trace's numbers in order of first use: the numbering
+  // a serial decode of the same fills would give.
+  void publish_labels() {
+    detail::Labels &global = ts_.impl_->labels;
+    for (size_t l = label_map_.size(); l < labels_.names.size(); ++l)
+      label_map_.push_back(global.id(labels_.names[l]));
+    for (size_t i : labeled_) {
+      buf_[i].type_label = label_map_[buf_[i].type_label];
+      buf_[i].client_label = label_map_[buf_[i].client_label];
+    }
+    labeled_.clear();
+  }
 
   void prune(int64_t before) {
     for (auto &[obj, rs] : releases_) {
@@ -140,6 +167,12 @@ class FileSource : public EventSource {
   std::string path_;
   std::unique_ptr<MappedFile> file_;
   vprof_file_header h_;
+  // This file's own diagnostics and label table: fill() touches nothing
+  // another source's fill() does (the merge fills sources in parallel).
+  std::vector<Diagnostic> diags_;
+  detail::Labels labels_;
+  std::vector<uint32_t> label_map_;  // labels_ id -> the trace's id
+  std::vector<size_t> labeled_;      // buffered labeled begins not yet renumbered
   Decoder dec_;
   ThreadStream meta_;
   // Buffered events are [head_, end_); the vectors' sizes are their capacity,
@@ -152,6 +185,12 @@ class FileSource : public EventSource {
   bool done_ = false;
   std::unordered_map<uint64_t, Releases> releases_;
 };
+
+std::vector<Diagnostic> TraceStream::Impl::all_diagnostics() const {
+  std::vector<Diagnostic> all = diagnostics;
+  for (const auto &f : files) all.insert(all.end(), f->diagnostics().begin(), f->diagnostics().end());
+  return all;
+}
 
 TraceStream::~TraceStream() = default;
 
@@ -182,7 +221,8 @@ std::string TraceStream::first_error() const {
   // In summary()'s order: files by name, each in the order found.
   const Diagnostic *first = nullptr;
   size_t n = 0;
-  for (const Diagnostic &d : impl_->diagnostics) {
+  const std::vector<Diagnostic> all = impl_->all_diagnostics();
+  for (const Diagnostic &d : all) {
     if (d.severity != Severity::Error) continue;
     ++n;
     if (!first || d.file < first->file) first = &d;
@@ -212,7 +252,7 @@ Trace TraceStream::summary() const {
   Trace t;
   t.dir = im.dir;
   t.labels = im.labels.names;
-  t.diagnostics = im.diagnostics;
+  t.diagnostics = im.all_diagnostics();
   // Files in name order, as read_trace_dir reports them.
   std::stable_sort(t.diagnostics.begin(), t.diagnostics.end(),
                    [](const Diagnostic &a, const Diagnostic &b) { return a.file < b.file; });

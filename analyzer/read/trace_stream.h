@@ -27,14 +27,17 @@ class EventSource {
   virtual ~EventSource() = default;
   uint32_t pid() const { return pid_; }
   uint32_t tid() const { return tid_; }
-  // Buffers at least n unconsumed events, or all that are left.
+  // Buffers at least n unconsumed events, or all that are left. Different
+  // sources' fill() may run at once (the merge fills them in parallel).
   virtual void fill(size_t n) = 0;
   virtual const Event *data() const = 0;  // the buffered, unconsumed events
   virtual size_t size() const = 0;
   virtual bool exhausted() const = 0;     // fill() can add nothing more
   virtual void consume(size_t k) = 0;
-  // Completes the buffered events before `until` with what other streams
-  // hold (wake-up release times). Called once every source was filled past it.
+  // Completes the buffered events with what other streams hold: release
+  // times of wake-ups before `until`, the trace's numbers for interval
+  // labels. Called after every fill(), serially, in (pid, tid) order, once
+  // every source was filled past `until`; before the events are read.
   virtual void settle(int64_t until) { (void)until; }
   virtual int64_t drop_begin_ts() const { return -1; }  // when known up front
   virtual size_t size_hint() const = 0;                 // events in all, at most

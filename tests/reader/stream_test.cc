@@ -177,6 +177,71 @@ TEST(Stream, CriticalPathsFromStreamEqualFromMemory) {
   }
 }
 
+// The merge decodes sources in parallel (each file numbers labels in a table
+// of its own; settle() gives them the trace's numbers): with any worker
+// count, and any epoch size, labels must be numbered as one serial decode
+// numbers them, and every row must carry the same labels and diagnostics.
+TEST(Stream, ParallelDecodeNumbersLabelsAsSerial) {
+  std::string dir = vprof::testing::fresh_dir("vprof-stream", "labels");
+  {
+    SynthThread a(dir, 1, 31), b(dir, 1, 32), c(dir, 1, 33);
+    SynthThread *th[] = {&a, &b, &c};
+    const char *types[] = {"NewOrder", "Payment", "Delivery", "StockLevel", "OrderStatus"};
+    uint64_t t = 1000;
+    for (uint64_t i = 0; i < 600; ++i) {
+      SynthThread &w = *th[i % 3];
+      t += 10;
+      // Each file meets the names in another order, some only late.
+      const char *type = types[(i * (1 + i % 3) + i / 200) % 5];
+      std::string client = "c" + std::to_string((i * 7) % (3 + i / 100));
+      w.interval_begin(t, i + 1, type, client.c_str());
+      w.fn_enter(t + 1, 1);
+      w.fn_exit(t + 5 + i % 4, 1);
+      w.interval_end(t + 9, i + 1);
+      if (i == 400) {  // a label string never defined: a diagnostic from one file
+        w.raw(((t + 9) << VPROF_TS_SHIFT) | VPROF_K_IV_BEGIN_LABELED, 10000);
+        w.raw(99, 0);
+        w.interval_end(t + 9, 10000);
+      }
+    }
+    a.close();
+    b.close();
+    c.close(false);  // a torn file: a diagnostic
+  }
+  struct Result {
+    std::vector<std::string> labels, row_labels;
+    std::vector<std::string> diagnostics;
+  };
+  auto run = [&](unsigned threads, size_t epoch) {
+    auto ts = trace::TraceStream::open(dir);
+    EXPECT_TRUE(ts.ok());
+    analyzer::PathOptions o;
+    o.threads = threads;
+    o.epoch_records = epoch;
+    auto got = analyzer::compute_critical_paths((*ts)->sources(), o);
+    trace::Trace sum = (*ts)->summary();
+    Result r;
+    r.labels = sum.labels;
+    for (const auto &row : got.paths.rows)
+      r.row_labels.push_back(sum.labels[row.type_label] + "/" + sum.labels[row.client_label]);
+    for (const auto &d : sum.diagnostics) r.diagnostics.push_back(d.str());
+    return r;
+  };
+  for (size_t epoch : {size_t{3}, size_t{64}, size_t{1024}}) {
+    Result one = run(1, epoch);
+    ASSERT_EQ(one.row_labels.size(), 601u);
+    ASSERT_GE(one.labels.size(), 6u);
+    ASSERT_GE(one.diagnostics.size(), 2u);  // the undefined string, the torn file
+    for (unsigned threads : {2u, 3u}) {
+      SCOPED_TRACE(::testing::Message() << "epoch " << epoch << ", " << threads << " threads");
+      Result par = run(threads, epoch);
+      EXPECT_EQ(par.labels, one.labels);
+      EXPECT_EQ(par.row_labels, one.row_labels);
+      EXPECT_EQ(par.diagnostics, one.diagnostics);
+    }
+  }
+}
+
 }  // namespace
 
 namespace {
