@@ -1,14 +1,13 @@
 // vprof callgraph -p BUILD_DIR --root FUNC [--json FILE] [-j N]
 // The static call graph below FUNC (instrumenter/callgraph.h): a table of
 // functions by height on stdout, JSON for the analyzer with --json.
-// Built only when the instrumenter is (VPROF_BUILD_INSTRUMENTER, needs clang).
-#ifdef VPROF_HAVE_INSTRUMENTER
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <memory>
 
+#include "clang_commands.h"
 #include "command.h"
 #include "instrumenter/callgraph.h"
 
@@ -48,7 +47,7 @@ int run(const CallgraphCli &o) {
   return 0;
 }
 
-Registrar reg("callgraph", "static call graph below a function, with heights", [](CLI::App &sub) -> Runner {
+Registrar reg("callgraph", clang_command_help("callgraph"), [](CLI::App &sub) -> Runner {
   auto o = std::make_shared<CallgraphCli>();
   sub.add_option("-p,--build-dir", o->build_dir, "directory holding compile_commands.json");
   sub.add_option("--root", o->root, "qualified name of the root function")->required();
@@ -60,4 +59,3 @@ Registrar reg("callgraph", "static call graph below a function, with heights", [
 
 }  // namespace
 }  // namespace vprof::cli
-#endif  // VPROF_HAVE_INSTRUMENTER

@@ -1,11 +1,11 @@
 // vprof init [-p BUILD_DIR] --root FUNC --build CMD --run CMD [--sync PACK]... [-o vprof.json]
 // Writes the session config `vprof iterate` reads (iterate/config.h).
-#ifdef VPROF_HAVE_INSTRUMENTER
 #include <filesystem>
 #include <memory>
 
 #include <fmt/format.h>
 
+#include "clang_commands.h"
 #include "command.h"
 #include "iterate/config.h"
 
@@ -35,7 +35,7 @@ int run(InitCli &o) {
   return 0;
 }
 
-Registrar reg("init", "write vprof.json, the session config for `vprof iterate`",
+Registrar reg("init", clang_command_help("init"),
               [](CLI::App &sub) -> Runner {
                 auto o = std::make_shared<InitCli>();
                 sub.add_option("-p,--build-dir", o->c.build_dir, "build directory with compile_commands.json")
@@ -57,4 +57,3 @@ Registrar reg("init", "write vprof.json, the session config for `vprof iterate`"
 
 }  // namespace
 }  // namespace vprof::cli
-#endif  // VPROF_HAVE_INSTRUMENTER

@@ -1,8 +1,6 @@
 // vprof instrument -p BUILD_DIR (--function QUALNAME)... [--sync PACK]... [--config vprof.json] [--dry-run]
 // Rewrites the target's sources in place (instrumenter/instrument.h); prints
 // progress and a summary on stderr, and with --dry-run the diff on stdout.
-// Built only when the instrumenter is (VPROF_BUILD_INSTRUMENTER, needs clang).
-#ifdef VPROF_HAVE_INSTRUMENTER
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "clang_commands.h"
 #include "command.h"
 #include "instrumenter/instrument.h"
 #include "iterate/config.h"
@@ -103,7 +102,7 @@ int run(const InstrumentCli &o) {
   return 0;
 }
 
-Registrar reg("instrument", "rewrite the target's sources: function probes, call sites, sync wrappers",
+Registrar reg("instrument", clang_command_help("instrument"),
               [](CLI::App &sub) -> Runner {
                 auto o = std::make_shared<InstrumentCli>();
                 sub.add_option("-p,--build-dir", o->build_dir, "directory holding compile_commands.json");
@@ -124,4 +123,3 @@ Registrar reg("instrument", "rewrite the target's sources: function probes, call
 }  // namespace
 }  // namespace vprof::cli
 
-#endif  // VPROF_HAVE_INSTRUMENTER

@@ -2,7 +2,6 @@
 // The refinement loop (iterate/session.h): interactive by default (the table
 // first, then a question per selected factor), --auto for the rule in
 // METHOD §6. Ctrl-C stops after the current step; the tree is restored.
-#ifdef VPROF_HAVE_INSTRUMENTER
 #include <signal.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/report/reporter.h"
+#include "clang_commands.h"
 #include "command.h"
 #include "iterate/session.h"
 
@@ -83,7 +83,7 @@ int run(const IterateCli &o) {
   return 0;
 }
 
-Registrar reg("iterate", "break the top factors down, one level per run, until explained",
+Registrar reg("iterate", clang_command_help("iterate"),
               [](CLI::App &sub) -> Runner {
                 auto o = std::make_shared<IterateCli>();
                 sub.add_option("--config", o->config, "the session config")->capture_default_str();
@@ -95,4 +95,3 @@ Registrar reg("iterate", "break the top factors down, one level per run, until e
 
 }  // namespace
 }  // namespace vprof::cli
-#endif  // VPROF_HAVE_INSTRUMENTER

@@ -1,17 +1,16 @@
 // vprof restore [-p BUILD_DIR]
 // Puts every file `vprof instrument` rewrote back, byte for byte.
-// Built only when the instrumenter is (VPROF_BUILD_INSTRUMENTER, needs clang).
-#ifdef VPROF_HAVE_INSTRUMENTER
 #include <cstdio>
 #include <memory>
 
+#include "clang_commands.h"
 #include "command.h"
 #include "instrumenter/instrument.h"
 
 namespace vprof::cli {
 namespace {
 
-Registrar reg("restore", "put every rewritten source file back, byte for byte", [](CLI::App &sub) -> Runner {
+Registrar reg("restore", clang_command_help("restore"), [](CLI::App &sub) -> Runner {
   auto dir = std::make_shared<std::string>(".");
   sub.add_option("-p,--build-dir", *dir, "directory holding compile_commands.json");
   return [dir] {
@@ -25,4 +24,3 @@ Registrar reg("restore", "put every rewritten source file back, byte for byte", 
 }  // namespace
 }  // namespace vprof::cli
 
-#endif  // VPROF_HAVE_INSTRUMENTER

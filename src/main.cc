@@ -1,11 +1,14 @@
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <algorithm>
 #include <map>
 
 #include "analyzer/util/prefault.h"
+#include "clang_commands.h"
 #include "command.h"
 
 namespace vprof::cli {
@@ -28,10 +31,40 @@ std::string self_dir() {
   return p.substr(0, p.find_last_of('/'));
 }
 
+#ifdef VPROF_CLANG_PROGRAM
+namespace {
+
+// vprof itself: a command of vprof-clang's runs that program, with the same
+// arguments (argv[0] too, so usage lines still say what the user typed).
+// Returns only when it cannot be run. Options before the command (--help,
+// --version) are vprof's own and stay here.
+int exec_clang_command(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i][0] == '-') continue;
+    for (const ClangCommand &c : kClangCommands) {
+      if (std::strcmp(argv[i], c.name) != 0) continue;
+      std::string path = self_dir() + "/" + kClangProgram;
+      execv(path.c_str(), argv);
+      return fail(path + ": cannot run it for `" + c.name + "`: " + std::strerror(errno));
+    }
+    break;
+  }
+  return -1;
+}
+
+}  // namespace
+#endif
+
 }  // namespace vprof::cli
 
 int main(int argc, char **argv) {
   using namespace vprof::cli;
+#ifdef VPROF_CLANG_PROGRAM
+  if (int rc = exec_clang_command(argc, argv); rc >= 0) return rc;
+  // Listed by --help like the others; never parsed here.
+  for (const ClangCommand &c : kClangCommands)
+    registry().push_back({c.name, c.help, [](CLI::App &) -> Runner { return [] { return 2; }; }});
+#endif
   vprof::analyzer::keep_freed_memory();  // analyses reuse freed memory (prefault.h)
   CLI::App app{"vprof: find which functions make your server's latency vary"};
   app.require_subcommand(1);

@@ -61,6 +61,19 @@ if "$vprof" --help 2>/dev/null | grep -q "^  instrument "; then
     "$vprof" instrument --config "$tmp/tree/vprof.json" --function f --dry-run
   expect "instrument --config missing" 2 "^vprof: error: $tmp/none.json: cannot read the session config" -- \
     "$vprof" instrument --config "$tmp/none.json" --function f
+  # Those commands are vprof-clang's (src/clang_commands.h): vprof itself
+  # must not load clang and LLVM (~25 ms per run), and without vprof-clang
+  # beside it says so in one line.
+  if ldd "$vprof" | grep -Eq 'libLLVM|libclang'; then
+    fail=$((fail + 1)); echo "FAIL vprof links clang or LLVM:"; ldd "$vprof" | grep -E 'LLVM|clang'
+  else
+    pass=$((pass + 1))
+  fi
+  expect "instrument --help through vprof-clang" 0 '' -- "$vprof" instrument --help
+  grep -q -- '--function' "$tmp/out" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL instrument --help"; }
+  mkdir -p "$tmp/alone" && cp "$vprof" "$tmp/alone/vprof"
+  expect "instrument without vprof-clang" 2 "^vprof: error: $tmp/alone/vprof-clang: cannot run it for \`instrument\`" -- \
+    "$tmp/alone/vprof" instrument --function f
 fi
 
 echo "$pass passed, $fail failed"
