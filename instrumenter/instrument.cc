@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -173,6 +174,11 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
 }
 
 Expected<RestoreResult> restore(const std::string &build_dir) {
+  // A mistyped -p is not "nothing to restore": say so (the tree may still be
+  // instrumented under the right directory).
+  std::error_code ec;
+  if (!std::filesystem::is_directory(build_dir, ec))
+    return Error{build_dir + ": no such build directory"};
   auto state = read_state(build_dir);
   if (!state) return state.error();
   auto originals = read_originals(build_dir, *state);

@@ -87,6 +87,21 @@ TEST(Safety, RestoreRefusesAFileEditedAfterInstrumenting) {
   EXPECT_NE(back.error().message.find("good.c"), std::string::npos);
 }
 
+// Bug: `vprof restore -p` with a mistyped directory created DIR/.vprof/originals,
+// said "restored 0 files" and exited 0, as if the tree were clean.
+TEST(Safety, RestoreOfAMissingBuildDirIsAnError) {
+  vprof::test::TestTree t;
+  auto back = vprof::instr::restore(t.build() + "/no-such-dir");
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.error().message.find("no-such-dir: no such build directory"), std::string::npos)
+      << back.error().message;
+  EXPECT_FALSE(fs::exists(t.build() + "/no-such-dir"));
+  // A build directory that was never instrumented: nothing to do, not an error.
+  auto clean = vprof::instr::restore(t.build());
+  ASSERT_TRUE(clean.ok());
+  EXPECT_EQ(clean->files_restored, 0u);
+}
+
 TEST(Safety, DryRunWritesNothing) {
   vprof::test::TestTree t;
   t.add("good.c", kGood);
