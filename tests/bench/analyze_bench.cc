@@ -5,7 +5,9 @@
 // Then the 16x trace written as trace files and analyzed from them, streamed
 // and decoded as `vprof analyze` does.
 //
-// Last line: records_per_s=<16x, 1 thread> scale_16x_over_1x_time=<t16/t1, 1 thread>
+// Last line: records_per_s=<16x, 1 thread> scale_16x_over_1x_time=<t16/t1, 1 thread>;
+// the line before it times a fixed std::sort, before and after, to show how
+// fast the (shared, drifting) machine was.
 // VPROF_BENCH_PROFILE=memory|files runs only the 16x analysis, in-process, for perf;
 // with VPROF_BENCH_FILES=DIR the files mode leaves the 16x trace files in DIR, for
 // timing `vprof analyze DIR` itself (docs/performance.md).
@@ -19,6 +21,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <vector>
+#include <algorithm>
 
 #include "analyzer/pipeline/analyze.h"
 #include "analyzer/util/prefault.h"
@@ -240,6 +244,25 @@ Sample run_in_child(const trace::Trace &t, unsigned threads, const std::string &
   return s;
 }
 
+// How fast the machine is right now, for comparing figures across runs on
+// a shared host whose speed drifts (docs/performance.md saw 1.6x between
+// days): std::sort of 256 Ki pseudo-random 64-bit keys, branchy integer work
+// on 2 MiB, like the analyzer's. Best of 5, in ms.
+double reference_sort_ms() {
+  std::vector<uint64_t> keys(size_t{1} << 18);
+  double best = 1e30;
+  for (int rep = 0; rep < 5; ++rep) {
+    std::mt19937_64 rng(7);
+    for (uint64_t &k : keys) k = rng();
+    auto t0 = std::chrono::steady_clock::now();
+    std::sort(keys.begin(), keys.end());
+    auto t1 = std::chrono::steady_clock::now();
+    if (!std::is_sorted(keys.begin(), keys.end())) std::exit(1);
+    best = std::min(best, std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  return best;
+}
+
 }  // namespace
 
 // VPROF_BENCH_PROFILE=memory|files: only the 16x analysis, ten times in this
@@ -268,6 +291,7 @@ int main(int argc, char **argv) {
   size_t base = argc > 1 ? size_t(std::atoll(argv[1])) : 5000;  // intervals at 1x
   if (const char *p = std::getenv("VPROF_BENCH_PROFILE")) return profile(p, base * 16);
   double t1x = 0, t16x = 0, r16x = 0;
+  const double ref_before = reference_sort_ms();
   for (int scale : {1, 4, 16}) {
     Gen g;
     trace::Trace t = g.make(base * size_t(scale));
@@ -313,6 +337,8 @@ int main(int argc, char **argv) {
     }
     std::filesystem::remove_all(dir);
   }
+  std::printf("machine: reference_sort_256k_ms=%.2f before, %.2f after (lower is faster)\n",
+              ref_before, reference_sort_ms());
   std::printf("records_per_s=%.3e scale_16x_over_1x_time=%.2f\n", r16x, t16x / t1x);
   return 0;
 }
