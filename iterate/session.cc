@@ -153,6 +153,8 @@ Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze() const {
   opt.factors.d = c_.d;
   opt.factors.e = c_.exponent;
   opt.threads = 2;
+  analyzer::Workers pool(opt.threads);  // one for every stage of every run
+  opt.workers = &pool;
   std::vector<std::unique_ptr<analyzer::RunAnalysis>> runs;
   int run = 0;
   for (const auto &it : s_.iterations) {

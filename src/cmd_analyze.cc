@@ -55,6 +55,8 @@ int run(const AnalyzeCliOptions &o) {
   opt.factors.e = o.e;
   opt.factors.bootstrap = o.bootstrap;
   opt.threads = o.threads;
+  analyzer::Workers pool(o.threads);  // one for every stage of every run
+  opt.workers = &pool;
   analyzer::CallGraph cg;
   if (!o.callgraph.empty()) {
     auto g = analyzer::load_callgraph(o.callgraph);
@@ -110,7 +112,7 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
   sub.add_option("--manifest", o->manifest,
                  "the instrumenter's manifest (default: TRACE_DIR/manifest.json)");
   sub.add_option("--callgraph", o->callgraph, "`vprof callgraph --json` output, for heights");
-  sub.add_option("--threads", o->threads, "worker threads for the merge and the critical path")
+  sub.add_option("--threads", o->threads, "worker threads: decoding, merge, critical paths, bootstrap")
       ->check(CLI::Range(1u, 256u));
   sub.add_option("--bootstrap", o->bootstrap, "bootstrap resamples for ci95 (0: none)")
       ->check(CLI::Range(0, 100000));

@@ -248,10 +248,10 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   CriticalPaths &out = result.paths;
   // Small epochs keep the window in cache; with workers each epoch costs two
   // hand-offs to the pool.
-  size_t epoch = opt.epoch_records ? opt.epoch_records : opt.threads > 1 ? 2048 : 1024;
-  Merger merger(sources, opt.threads, epoch, opt.max_window);
+  const unsigned nw = opt.workers ? opt.workers->size() : std::max(1u, opt.threads);
+  size_t epoch = opt.epoch_records ? opt.epoch_records : nw > 1 ? 2048 : 1024;
+  Merger merger(sources, nw, epoch, opt.max_window, opt.workers);
   const Timeline &tl = merger.timeline();
-  unsigned nw = std::max(1u, opt.threads);
   std::vector<Walker> walkers(nw, Walker(tl, opt));
   // Per worker: the cells of the intervals it walked and, per interval, where
   // they are and whether the interval is kept; assembled in epoch order.

@@ -80,6 +80,7 @@ struct CriticalPaths {
 
 struct PathOptions {
   unsigned threads = 1;       // worker threads for the merge and the walk
+  Workers *workers = nullptr; // a pool to use (its size overrides threads); null: start threads
   int max_wake_depth = 64;    // wake-up chains followed this deep; beyond, time stays put
   // Records per thread per merge epoch (timeline.h); 0: 1024 on one thread,
   // 2048 on more (each epoch hands work to the workers twice).

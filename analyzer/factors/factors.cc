@@ -9,7 +9,6 @@
 
 #include "analyzer/factors/resample.h"
 #include "analyzer/tree/stats.h"
-#include "analyzer/util/workers.h"
 
 namespace vprof::analyzer {
 namespace {
@@ -134,14 +133,15 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
   std::vector<double> total(size_t(B), 0.0);
   // Workers take contiguous ranges of resamples, multiples of 4 (the AVX2
   // code's group); each resample's sums do not depend on the split.
-  Workers pool(std::max(1u, std::min(o.threads, unsigned((B + 3) / 4))));
-  const size_t groups = size_t(B + 3) / 4, nw = pool.size();
-  pool.run([&](unsigned w) {
+  const size_t groups = size_t(B + 3) / 4, nw = o.workers ? o.workers->size() : 1;
+  auto share = [&](unsigned w) {
     const size_t b0 = std::min(size_t(B), groups * w / nw * 4);
     const size_t b1 = std::min(size_t(B), groups * (w + 1) / nw * 4);
     poisson_sums_range(x.data(), size_t(n), size_t(stride), b0, b1, o.seed,
                        sums.data() + Eigen::Index(b0) * stride, total.data() + b0);
-  });
+  };
+  if (o.workers) o.workers->run(share);
+  else share(0);
   std::vector<std::vector<double>> samples(todo.size());
   for (Eigen::Index b = 0; b < B; ++b) {
     const double N = total[size_t(b)];

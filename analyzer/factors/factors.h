@@ -19,6 +19,7 @@
 #include "analyzer/factors/heights.h"
 #include "analyzer/tree/columns.h"
 #include "analyzer/tree/variance_tree.h"
+#include "analyzer/util/workers.h"
 
 namespace vprof::analyzer {
 
@@ -50,7 +51,9 @@ struct FactorOptions {
   double e = 2.0;
   int bootstrap = 200;     // resamples; 0 = no intervals
   uint64_t seed = 20161104;
-  unsigned threads = 1;    // for the bootstrap's sums; the intervals do not depend on it
+  // The bootstrap's sums are shared out to these workers (null: one thread);
+  // the intervals do not depend on it.
+  Workers *workers = nullptr;
 };
 
 // All factors of the tree, selected ones first in rank order, then the rest

@@ -353,8 +353,10 @@ class ThreadBuilder {
 };
 
 Merger::Merger(std::vector<trace::EventSource *> sources, unsigned threads, size_t epoch_records,
-               uint64_t max_window)
-    : sources_(std::move(sources)), pool_(std::max(1u, threads)),
+               uint64_t max_window, Workers *shared)
+    : sources_(std::move(sources)),
+      own_pool_(shared ? nullptr : std::make_unique<Workers>(std::max(1u, threads))),
+      pool_(shared ? shared : own_pool_.get()),
       epoch_records_(std::max<size_t>(1, epoch_records)), max_window_(max_window),
       scratch_(std::make_unique<Scratch>()) {
   const size_t n = sources_.size();
@@ -376,7 +378,7 @@ int64_t Merger::epoch_end() {
   bool all = true;
   // Decoding is per source; the workers share it out.
   std::atomic<size_t> next{0};
-  pool_.run([&](unsigned) {
+  pool_->run([&](unsigned) {
     for (size_t i; (i = next.fetch_add(1)) < sources_.size();) sources_[i]->fill(epoch_records_ + 1);
   });
   for (trace::EventSource *src : sources_) {
@@ -521,7 +523,7 @@ bool Merger::next_epoch(std::vector<IntervalInfo> &completed) {
   for (trace::EventSource *src : sources_) src->settle(until);
   // Threads are independent until the epoch's end; hand them out to workers.
   std::atomic<size_t> next{0};
-  pool_.run([&](unsigned) {
+  pool_->run([&](unsigned) {
     for (size_t i; (i = next.fetch_add(1)) < n;) {
       const trace::EventSource &src = *sources_[i];
       bool last = ranges[i].to == src.size() && src.exhausted();

@@ -208,8 +208,10 @@ class Merger {
   // when the window holds more entries than this, the oldest open interval
   // is abandoned (counted, never walked) so that one interval that never
   // ends (a killed thread) cannot hold the rest of the trace in memory.
+  // `shared`: a pool to work on (its size is the thread count); null: the
+  // merge starts `threads` - 1 threads of its own.
   Merger(std::vector<trace::EventSource *> sources, unsigned threads, size_t epoch_records,
-         uint64_t max_window = uint64_t{1} << 24);
+         uint64_t max_window = uint64_t{1} << 24, Workers *shared = nullptr);
   ~Merger();
   Merger(const Merger &) = delete;
   Merger &operator=(const Merger &) = delete;
@@ -222,7 +224,7 @@ class Merger {
   void trim();
   const Timeline &timeline() const { return tl_; }
   // The merge's worker threads, for the caller's per-epoch work as well.
-  Workers &workers() { return pool_; }
+  Workers &workers() { return *pool_; }
   const MergeCounters &counters() const { return counters_; }
   const MergeStats &stats() const { return stats_; }
   // Intervals begun and never ended, or ended and never begun (final after
@@ -238,7 +240,8 @@ class Merger {
   struct Scratch;  // per-epoch buffers, kept to reuse their memory
 
   std::vector<trace::EventSource *> sources_;
-  Workers pool_;
+  std::unique_ptr<Workers> own_pool_;
+  Workers *pool_;
   size_t epoch_records_;
   uint64_t max_window_;
   std::unique_ptr<Scratch> scratch_;

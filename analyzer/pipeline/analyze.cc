@@ -85,6 +85,7 @@ Expected<uint32_t> root_id(const Names &names, const AnalyzeOptions &opt, const 
 PathOptions path_options(const AnalyzeOptions &opt) {
   PathOptions po;
   po.threads = opt.threads;
+  po.workers = opt.workers;
   po.epoch_records = opt.epoch_records;
   return po;
 }
@@ -123,7 +124,9 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
   a->factors = rank_factors(a->tree, h, opt.factors);
   const RunAnalysis &base = *a->runs.front();
   FactorOptions fo = opt.factors;
-  fo.threads = opt.threads;
+  std::unique_ptr<Workers> own;
+  if (!opt.workers && opt.threads > 1) own = std::make_unique<Workers>(opt.threads);
+  fo.workers = opt.workers ? opt.workers : own.get();
   bootstrap_factors(a->factors, base.columns, 0, fo);
   tail_shares(a->factors, base.columns, 0);
   a->types = split_by_type(base.paths, base.columns, base.labels);

@@ -25,8 +25,13 @@ namespace vprof::analyzer {
 
 struct AnalyzeOptions {
   std::string root;           // root function's qualified name; empty: the interval latency
-  FactorOptions factors;
+  FactorOptions factors;      // (factors.workers is set from workers/threads here)
   unsigned threads = 1;
+  // One pool for every stage of every run (its size overrides threads), so
+  // that its threads are started once and already settled on their cores:
+  // a thread started per stage can share its parent's core for milliseconds.
+  // Null: each stage starts `threads` - 1 threads of its own.
+  Workers *workers = nullptr;
   const CallGraph *callgraph = nullptr;
   size_t epoch_records = 0;  // merge epoch (critpath/critical_path.h)
   // The per-interval matrices take about 2 x intervals x tree nodes x 8

@@ -43,7 +43,13 @@ void Workers::run(const std::function<void(unsigned)> &f) {
   }
   wake_.notify_all();
   f(0);
-  while (pending_.load() != 0) relax();
+  // A worker may not have run yet: a thread just started shares its
+  // parent's core until the scheduler moves it, which can take milliseconds
+  // while the parent spins here. Spinning briefly, then yielding, lets it run.
+  for (unsigned spins = 0; pending_.load() != 0; ++spins) {
+    if (spins < 4096) relax();
+    else std::this_thread::yield();
+  }
 }
 
 void Workers::loop(unsigned w) {

@@ -174,6 +174,15 @@ TEST(Factors, BootstrapBracketsARealFactor) {
     EXPECT_EQ(by_name(*split, "B")->ci95, b->ci95) << threads << " threads";
     EXPECT_EQ(by_name(*split, "C")->ci95, by_name(*a, "C")->ci95) << threads << " threads";
   }
+  // One pool for the merge, the walk and the bootstrap, as `vprof analyze`
+  // runs it (its size, not opt.threads, counts).
+  Workers pool(2);
+  opt.threads = 1;
+  opt.workers = &pool;
+  auto shared = go();
+  EXPECT_EQ(by_name(*shared, "B")->ci95, b->ci95);
+  EXPECT_EQ(by_name(*shared, "C")->ci95, by_name(*a, "C")->ci95);
+  EXPECT_EQ(shared->runs[0]->paths.cells, a->runs[0]->paths.cells);
 }
 
 TEST(Factors, BootstrapWidthMatchesTheDeltaMethod) {

@@ -170,6 +170,8 @@ Sample measure(Analyze analyze, unsigned threads) {
   analyzer::AnalyzeOptions opt;
   opt.threads = threads;
   auto t0 = std::chrono::steady_clock::now();
+  analyzer::Workers pool(threads);  // as `vprof analyze` does: one for every stage (timed)
+  opt.workers = &pool;
   auto run = analyze(opt);
   if (!run) {
     std::fprintf(stderr, "analyze_run failed: %s\n", run.error().message.c_str());
