@@ -54,6 +54,8 @@ class FileSource : public EventSource {
         const Event &e = buf_[i];
         if (e.kind == Kind::Release)
           releases_[e.arg].rel.push_back({aux_[i].tick, e.ts});
+        else if (e.kind == Kind::WaitEnd && e.waker_tid)
+          wakes_.push_back(i);
         else if (e.kind == Kind::IntervalBegin && (e.type_label | e.client_label))
           labeled_.push_back(i);
       }
@@ -75,11 +77,14 @@ class FileSource : public EventSource {
       std::copy(buf_.begin() + ptrdiff_t(head_), buf_.begin() + ptrdiff_t(end_), buf_.begin());
       std::copy(aux_.begin() + ptrdiff_t(head_), aux_.begin() + ptrdiff_t(end_), aux_.begin());
       end_ -= head_;
-      settled_ = settled_ > head_ ? settled_ - head_ : 0;  // consumed unsettled: nothing to keep
-      size_t kept = 0;  // (empty unless consumed before settle: then the consumed are gone)
-      for (size_t i : labeled_)
-        if (i >= head_) labeled_[kept++] = i - head_;
-      labeled_.resize(kept);
+      // (Both lists are empty unless events were consumed before settle():
+      // then the consumed ones are gone, unsettled.)
+      for (std::vector<size_t> *v : {&wakes_, &labeled_}) {
+        size_t kept = 0;
+        for (size_t i : *v)
+          if (i >= head_) (*v)[kept++] = i - head_;
+        v->resize(kept);
+      }
       head_ = 0;
     }
   }
@@ -90,10 +95,12 @@ class FileSource : public EventSource {
     // release before" for later wake-ups: one per object is enough.
     if (++settles_ % 64 == 0) prune(prev_until_);
     prev_until_ = until;
-    size_t i = std::max(settled_, head_);
-    for (; i < end_ && buf_[i].ts < until; ++i) {
+    size_t j = 0;
+    for (; j < wakes_.size(); ++j) {
+      const size_t i = wakes_[j];
+      if (i < head_) continue;  // consumed unsettled: nothing to keep
       Event &e = buf_[i];
-      if (e.kind != Kind::WaitEnd || e.waker_tid == 0) continue;
+      if (e.ts >= until) break;  // times do not go back: the rest are later too
       const Aux &a = aux_[i];
       uint32_t want = static_cast<uint32_t>(a.tick) - a.delta;
       if (!ts_.find_release(e.waker_tid, e.arg, a.tick, want, e.release_ts)) {
@@ -104,7 +111,7 @@ class FileSource : public EventSource {
         ++ts_.impl_->unresolved;
       }
     }
-    settled_ = i;
+    wakes_.erase(wakes_.begin(), wakes_.begin() + ptrdiff_t(j));
   }
 
   // The latest release of obj at or before tick, if its low 32 bits match.
@@ -173,13 +180,14 @@ class FileSource : public EventSource {
   detail::Labels labels_;
   std::vector<uint32_t> label_map_;  // labels_ id -> the trace's id
   std::vector<size_t> labeled_;      // buffered labeled begins not yet renumbered
+  std::vector<size_t> wakes_;        // buffered wake-ups (WaitEnd with a waker) not yet settled
   Decoder dec_;
   ThreadStream meta_;
   // Buffered events are [head_, end_); the vectors' sizes are their capacity,
   // so that refilling does not value-initialize each slot before decoding.
   std::vector<Event> buf_;
   std::vector<Aux> aux_;  // parallel to buf_
-  size_t head_ = 0, end_ = 0, settled_ = 0;
+  size_t head_ = 0, end_ = 0;
   uint64_t count_ = 0, settles_ = 0;
   int64_t prev_until_ = std::numeric_limits<int64_t>::min();
   bool done_ = false;
