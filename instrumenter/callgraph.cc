@@ -11,7 +11,8 @@
 
 #include "instrumenter/compile_db.h"
 #include "instrumenter/evaluated_visitor.h"
-#include "instrumenter/file_store.h"
+#include "instrumenter/journal.h"
+#include "instrumenter/tree.h"
 #include "instrumenter/locate.h"
 #include "instrumenter/names.h"
 #include "instrumenter/parse_tu.h"
@@ -146,9 +147,11 @@ Expected<CallGraph> build_callgraph(const CallGraphOptions &o) {
   auto db = load_compile_db(o.build_dir);
   if (!db) return db.error();
   // An instrumented tree is read as it was originally.
-  auto state = read_state(o.build_dir);
-  if (!state) return state.error();
-  auto originals = read_originals(o.build_dir, *state);
+  auto place = locate_tree(o.build_dir, "");
+  if (!place) return place.error();
+  auto journal = read_journal(place->journal_dir);
+  if (!journal) return journal.error();
+  auto originals = read_originals(*journal);
   if (!originals) return originals.error();
   unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::map<std::string, CallGraphNode>> partial(jobs);

@@ -9,6 +9,8 @@
 #include <clang/Tooling/Core/Replacement.h>
 #include <llvm/Support/Error.h>
 
+#include "instrumenter/journal.h"
+
 namespace vprof::instr {
 
 namespace {
@@ -134,7 +136,9 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
       original[file] = *text;
     }
     const std::string &code = original[file];
-    list.push_back({0, -1, 0, 0, preamble()});
+    // After a UTF-8 byte order mark: compilers accept one only as the first bytes.
+    unsigned start = code.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+    list.push_back({start, -1, 0, 0, preamble(sha1_hex(code))});
     std::sort(list.begin(), list.end(), before);
     clang::tooling::Replacements reps;
     for (size_t i = 0; i < list.size();) {

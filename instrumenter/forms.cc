@@ -2,13 +2,16 @@
 
 #include <fmt/format.h>
 
+#include "instrumenter/journal.h"
+
 namespace vprof::instr {
 
-std::string preamble() {
+std::string preamble(const std::string &original_sha1) {
   // One copy of the helpers per translation unit even when several rewritten
   // files are included together; the guard macro is ours alone. extern "C++":
   // a rewritten C header may be included inside a C++ file's extern "C" block.
-  return "#include <vprof/probes.h> /* vprof instrument: `vprof restore` removes this */\n"
+  // The first line is the marker that tells vprof its own output (journal.h).
+  return marker_line(original_sha1) +
          "#if defined(__cplusplus) && !defined(VPROF_INSTRUMENT_HELPERS_)\n"
          "#define VPROF_INSTRUMENT_HELPERS_ 1\n"
          "extern \"C++\" { namespace vprof { namespace detail {\n"

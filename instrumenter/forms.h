@@ -32,8 +32,10 @@
 //             (declared after the lock, destroyed just before it: the release
 //             event precedes the unlock on every way out of the scope)
 //
-// Every rewritten file starts with preamble(): the probe header, the C++
+// Every rewritten file starts with preamble(): the probe header on a line that
+// is also vprof's marker (it names the original's SHA-1, journal.h), the C++
 // helpers above, and `#line 1` so the rest of the file keeps its line numbers.
+// A file that starts with a UTF-8 byte order mark keeps it first.
 #ifndef VPROF_INSTRUMENTER_FORMS_H
 #define VPROF_INSTRUMENTER_FORMS_H
 
@@ -56,7 +58,7 @@ struct Wrap {
   std::string prefix, suffix;
 };
 
-std::string preamble();
+std::string preamble(const std::string &original_sha1);
 std::string function_probe(Lang lang, uint32_t id);
 Wrap site_wrap(Lang lang, ValueForm form, uint32_t id);
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <set>
 #include <sstream>
@@ -13,9 +14,10 @@
 
 #include "instrumenter/compile_db.h"
 #include "instrumenter/edit_plan.h"
-#include "instrumenter/file_store.h"
+#include "instrumenter/journal.h"
 #include "instrumenter/names.h"
 #include "instrumenter/sync_pack.h"
+#include "instrumenter/tree.h"
 #include "instrumenter/tu_scan.h"
 
 namespace vprof::instr {
@@ -62,10 +64,19 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
     so.excluded_dirs.push_back(llvm::sys::fs::real_path(d, real) ? d : std::string(real.str()) + "/");
   }
 
+  // One vprof at a time on a tree; a dry run only reads, and locks only a
+  // journal that exists.
+  auto place = locate_tree(o.build_dir, o.source_root);
+  if (!place) return place.error();
+  std::optional<Expected<TreeLock>> lock;
+  if (!o.dry_run || std::filesystem::exists(place->journal_dir)) {
+    lock.emplace(TreeLock::acquire(place->journal_dir));
+    if (!*lock) return lock->error();
+  }
   // A tree instrumented before is parsed as it was originally.
-  auto state = read_state(o.build_dir);
-  if (!state) return state.error();
-  auto originals = read_originals(o.build_dir, *state);
+  auto journal = read_journal(place->journal_dir);
+  if (!journal) return journal.error();
+  auto originals = read_originals(*journal);
   if (!originals) return originals.error();
   so.overlay = &*originals;
 
@@ -74,8 +85,14 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   std::vector<const CompileEntry *> first, rest;
   for (const auto &e : db->entries) {
     bool wanted = o.all_files || so.patterns.empty();  // sync packs alone: the whole tree
+    std::string text = contents(e.file, *originals);
+    // vprof's own output that no journal lists (a journal removed by hand, a
+    // tree whose build directories disagree on its root): instrumenting it
+    // again would put probes on probes.
+    if (!originals->count(e.file) && marker_sha1(text))
+      return Error{e.file + ": already instrumented by vprof (its first line says so) but not listed in " +
+                   journal->dir + "/state.json; run `vprof restore` first"};
     if (!wanted) {
-      std::string text = contents(e.file, *originals);
       // Every component must appear ("DBImpl" and "Write"), which keeps files
       // that merely call some other Write() out of the first pass.
       for (const auto &p : so.patterns) {
@@ -165,26 +182,104 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   res.manifest_path = o.build_dir + "/.vprof/manifest.json";
   if (o.dry_run) return res;
 
-  if (auto s = commit(o.build_dir, *state, original, plan->new_text, &res.files_changed); !s)
-    return Error{s.message()};
-  std::ofstream m(res.manifest_path);
-  m << plan->manifest.dump(2) << "\n";
-  if (!m) return Error{res.manifest_path + ": cannot write the manifest (the sources were rewritten)"};
+  // The manifest is written aside first, so a build directory that cannot
+  // take it fails the run before any source changes; it replaces the old one
+  // once the sources match it.
+  std::error_code ec;
+  std::filesystem::create_directories(o.build_dir + "/.vprof", ec);
+  std::string tmp = res.manifest_path + ".vprof-tmp";
+  {
+    std::ofstream m(tmp);
+    m << plan->manifest.dump(2) << "\n";
+    if (!m.flush()) return Error{res.manifest_path + ": cannot write the manifest (nothing was changed)"};
+  }
+  auto done = commit(*journal, original, plan->new_text);
+  if (!done) {
+    std::filesystem::remove(tmp, ec);
+    return done.error();
+  }
+  res.files_changed = done->files_written;
+  std::filesystem::rename(tmp, res.manifest_path, ec);
+  if (ec) return Error{res.manifest_path + ": cannot write the manifest: " + ec.message() + " (the sources were rewritten)"};
   return res;
 }
 
-Expected<RestoreResult> restore(const std::string &build_dir) {
-  // A mistyped -p is not "nothing to restore": say so (the tree may still be
-  // instrumented under the right directory).
+namespace {
+
+bool is_source(const std::filesystem::path &p) {
+  static const std::set<std::string> exts = {".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".h", ".hh", ".hpp",
+                                             ".hxx", ".h++", ".H", ".inc", ".inl", ".ipp", ".tcc", ".def"};
+  return exts.count(p.extension().string()) > 0;
+}
+
+// Files below `root` that carry vprof's marker and that `j` does not list: a
+// journal deleted by hand, or a tree whose build directories disagreed on the
+// source root. Each is added to `j` when its original is in j's originals.
+void adopt_marked_files(const std::string &root, Journal &j, std::vector<std::string> &unrestorable) {
+  namespace fs = std::filesystem;
+  std::set<std::string> listed;
+  for (const auto &f : j.files) listed.insert(f.path);
   std::error_code ec;
-  if (!std::filesystem::is_directory(build_dir, ec))
-    return Error{build_dir + ": no such build directory"};
-  auto state = read_state(build_dir);
-  if (!state) return state.error();
-  auto originals = read_originals(build_dir, *state);
-  if (!originals) return originals.error();
+  size_t visited = 0;
+  for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (++visited > 500000) break;  // not a source tree (a root of "/"?): the journal must do
+    const fs::path &p = it->path();
+    std::string name = p.filename().string();
+    if (it->is_directory(ec) && !it->is_symlink(ec)) {
+      if (name == ".vprof" || name == ".git" || name == ".svn" || name == ".hg") it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file(ec) || it->is_symlink(ec) || !is_source(p) || listed.count(p.string())) continue;
+    std::ifstream in(p, std::ios::binary);
+    std::string head(200, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    auto sum = marker_sha1(head);
+    if (!sum) continue;
+    JournalEntry e{p.string(), *sum, {}};
+    std::ifstream whole(p, std::ios::binary);
+    std::ostringstream text;
+    text << whole.rdbuf();
+    e.ours.push_back(sha1_hex(text.str()));
+    if (!read_original(j.dir, e)) {
+      unrestorable.push_back(p.string() + ": instrumented by vprof, but its original (sha1 " + *sum +
+                             ") is not in " + j.dir + "/originals");
+      continue;
+    }
+    j.files.push_back(std::move(e));
+  }
+}
+
+}  // namespace
+
+Expected<RestoreResult> restore(const RestoreOptions &o) {
+  auto place = locate_tree(o.build_dir, o.source_root);
+  if (!place) return place.error();
+  std::optional<Expected<TreeLock>> lock;
+  if (std::filesystem::exists(place->journal_dir)) {
+    lock.emplace(TreeLock::acquire(place->journal_dir));
+    if (!*lock) return lock->error();
+  }
+  auto journal = read_journal(place->journal_dir);
+  if (!journal) return journal.error();
   RestoreResult r;
-  if (auto s = commit(build_dir, *state, *originals, {}, &r.files_restored); !s) return Error{s.message()};
+  std::string root = place->source_root.empty() ? place->journal_dir.substr(0, place->journal_dir.rfind('/'))
+                                                : place->source_root;
+  adopt_marked_files(root, *journal, r.left_alone);
+  if (journal->files.empty() && !journal->exists) {
+    // Originals saved by a commit killed before its first state.json: no
+    // file below the root carries a marker naming them, so they go.
+    r.found_nothing = r.left_alone.empty();
+    if (r.found_nothing && std::filesystem::exists(journal->dir)) (void)remove_journal(journal->dir);
+    return r;
+  }
+  auto originals = read_originals(*journal);
+  if (!originals) return originals.error();
+  auto done = commit(*journal, *originals, {}, CommitOptions{o.force});
+  if (!done) return done.error();
+  r.files_restored = done->files_written;
+  r.left_alone.insert(r.left_alone.end(), done->left_alone.begin(), done->left_alone.end());
   return r;
 }
 

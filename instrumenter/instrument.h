@@ -8,7 +8,8 @@
 //
 // The tree ends up holding exactly this run's edits: a tree instrumented
 // before is parsed from its saved originals and rewritten from them. The
-// manifest goes to BUILD_DIR/.vprof/manifest.json.
+// journal that undoes it is SOURCE_ROOT/.vprof (journal.h, tree.h); the
+// manifest goes to BUILD_DIR/.vprof/manifest.json. Both take the tree's lock.
 #ifndef VPROF_INSTRUMENTER_INSTRUMENT_H
 #define VPROF_INSTRUMENTER_INSTRUMENT_H
 
@@ -50,12 +51,21 @@ struct InstrumentResult {
 
 Expected<InstrumentResult> instrument(const InstrumentOptions &options);
 
-struct RestoreResult {
-  size_t files_restored = 0;
+struct RestoreOptions {
+  std::string build_dir = ".";  // a build directory, or any directory of a source tree whose build dir is gone
+  std::string source_root;      // "" = the compile db's
+  bool force = false;           // restore what can be; leave and report files changed by hand
 };
 
-// Puts every rewritten file back byte for byte; a no-op on a pristine tree.
-Expected<RestoreResult> restore(const std::string &build_dir);
+struct RestoreResult {
+  size_t files_restored = 0;
+  bool found_nothing = false;           // no journal and no file with vprof's marker
+  std::vector<std::string> left_alone;  // "path: why" (force, or no original to be found)
+};
+
+// Puts every file vprof rewrote back byte for byte: those the journal lists,
+// and those below the source root that carry vprof's marker (journal.h).
+Expected<RestoreResult> restore(const RestoreOptions &options);
 
 }  // namespace vprof::instr
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/report/reporter.h"
 #include "instrumenter/instrument.h"
+#include "instrumenter/tree.h"
 
 namespace fs = std::filesystem;
 
@@ -272,10 +274,21 @@ Expected<Outcome> Session::run() {
 }  // namespace
 
 Expected<Outcome> run_session(const Config &c, const SessionOptions &o, const Hooks &h) {
+  // One vprof at a time on the tree, for the whole session: no `vprof
+  // instrument` slips in between two iterations (instrument and restore take
+  // the lock again, re-entrantly). A build directory with no compile db yet
+  // has no tree to lock; the first instrument says so.
+  std::optional<Expected<instr::TreeLock>> lock;
+  if (auto place = instr::locate_tree(c.abs(c.build_dir), ""); place) {
+    lock.emplace(instr::TreeLock::acquire(place->journal_dir));
+    if (!*lock) return lock->error();
+  }
   Session s(c, o, h);
   auto out = s.run();
   // Whatever happened, the target tree goes back to its pristine bytes.
-  auto restored = instr::restore(c.abs(c.build_dir));
+  instr::RestoreOptions ro;
+  ro.build_dir = c.abs(c.build_dir);
+  auto restored = instr::restore(ro);
   if (!restored && out) return Error{restored.error().message};
   return out;
 }

@@ -67,7 +67,9 @@ int run(const IterateCli &o) {
   if (!o.automatic) h.decide = ask;
   struct sigaction sa {};
   sa.sa_handler = on_sigint;
-  sigaction(SIGINT, &sa, nullptr);
+  // SIGTERM (a CI job's timeout, `kill`) and SIGHUP (a closed terminal) stop
+  // the session as Ctrl-C does: at the next step, with the tree restored.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
   auto out = iterate::run_session(*cfg, so, h);
   if (!out) {
     if (g_interrupted) {

@@ -1,5 +1,6 @@
-// vprof restore [-p BUILD_DIR]
-// Puts every file `vprof instrument` rewrote back, byte for byte.
+// vprof restore [-p BUILD_DIR] [--source-root DIR] [--force]
+// Puts every file `vprof instrument` rewrote back, byte for byte, from the
+// tree's journal (SOURCE_ROOT/.vprof) and vprof's markers in the files.
 #include <cstdio>
 #include <memory>
 
@@ -10,17 +11,26 @@
 namespace vprof::cli {
 namespace {
 
+int run(const instr::RestoreOptions &o) {
+  auto r = instr::restore(o);
+  if (!r) return fail(r.error().message);
+  if (r->found_nothing)
+    return fail(o.build_dir + ": nothing to restore: no vprof journal for this tree and no file with vprof's marker");
+  std::fprintf(stderr, "vprof: restored %zu files\n", r->files_restored);
+  if (r->left_alone.empty()) return 0;
+  for (const auto &l : r->left_alone) std::fprintf(stderr, "vprof: not restored: %s\n", l.c_str());
+  return fail(std::to_string(r->left_alone.size()) + " files not restored (listed above)");
+}
+
 Registrar reg("restore", clang_command_help("restore"), [](CLI::App &sub) -> Runner {
-  auto dir = std::make_shared<std::string>(".");
-  sub.add_option("-p,--build-dir", *dir, "directory holding compile_commands.json");
-  return [dir] {
-    auto r = instr::restore(*dir);
-    if (!r) return fail(r.error().message);
-    std::fprintf(stderr, "vprof: restored %zu files\n", r->files_restored);
-    return 0;
-  };
+  auto o = std::make_shared<instr::RestoreOptions>();
+  sub.add_option("-p,--build-dir", o->build_dir,
+                 "build directory (compile_commands.json), or any directory of the source tree")
+      ->capture_default_str();
+  sub.add_option("--source-root", o->source_root, "the tree's source root (default: the compile db's)");
+  sub.add_flag("--force", o->force, "restore what can be; leave files changed by hand as they are, and list them");
+  return [o] { return run(*o); };
 });
 
 }  // namespace
 }  // namespace vprof::cli
-

@@ -87,7 +87,7 @@ TEST_P(Golden, RewritesExactlyAndRestores) {
     std::string want = fs::exists(expected_path) ? slurp(expected_path) : slurp((dir / f).string());
     EXPECT_EQ(got, want) << f << " under " << c.std_flag;
   }
-  auto back = vprof::instr::restore(tree.build());
+  auto back = vprof::instr::restore({tree.build()});
   ASSERT_TRUE(back.ok()) << back.error().message;
   for (const auto &f : inputs) EXPECT_EQ(slurp(tree.path(f)), slurp((dir / f).string())) << f << " after restore";
 }

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "instrumenter/file_store.h"
+#include "instrumenter/journal.h"
 #include "instrumenter/instrument.h"
 #include "test_tree.h"
 
@@ -36,7 +36,7 @@ TEST(Safety, OneFileThatDoesNotParseChangesNothing) {
   EXPECT_NE(r.error().message.find(":2:"), std::string::npos) << r.error().message;  // the line
   EXPECT_EQ(slurp(t.path("good.c")), kGood);
   EXPECT_EQ(slurp(t.path("helper.c")), kHelper);
-  EXPECT_FALSE(fs::exists(t.build() + "/.vprof/state.json"));
+  EXPECT_FALSE(fs::exists(t.src() + "/.vprof/state.json"));
 }
 
 TEST(Safety, UnknownFunctionIsAnErrorWithCloseMatchesAndChangesNothing) {
@@ -69,11 +69,11 @@ TEST(Safety, ReinstrumentingStartsFromTheOriginalsAndRestoreIsExact) {
   // The same selection twice gives the same text (not probes on probes).
   ASSERT_TRUE(vprof::instr::instrument(options(t, {"work"})).ok());
   EXPECT_EQ(slurp(t.path("good.c")), once);
-  auto back = vprof::instr::restore(t.build());
+  auto back = vprof::instr::restore({t.build()});
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(slurp(t.path("good.c")), kGood);
   EXPECT_EQ(slurp(t.path("helper.c")), kHelper);
-  EXPECT_FALSE(fs::exists(t.build() + "/.vprof/state.json"));
+  EXPECT_FALSE(fs::exists(t.src() + "/.vprof/state.json"));
 }
 
 TEST(Safety, RestoreRefusesAFileEditedAfterInstrumenting) {
@@ -82,7 +82,7 @@ TEST(Safety, RestoreRefusesAFileEditedAfterInstrumenting) {
   t.compile("good.c", "-std=c99");
   ASSERT_TRUE(vprof::instr::instrument(options(t, {"work"})).ok());
   vprof::test::spit(t.path("good.c"), slurp(t.path("good.c")) + "/* user edit */\n");
-  auto back = vprof::instr::restore(t.build());
+  auto back = vprof::instr::restore({t.build()});
   ASSERT_FALSE(back.ok());
   EXPECT_NE(back.error().message.find("good.c"), std::string::npos);
 }
@@ -91,15 +91,16 @@ TEST(Safety, RestoreRefusesAFileEditedAfterInstrumenting) {
 // said "restored 0 files" and exited 0, as if the tree were clean.
 TEST(Safety, RestoreOfAMissingBuildDirIsAnError) {
   vprof::test::TestTree t;
-  auto back = vprof::instr::restore(t.build() + "/no-such-dir");
+  auto back = vprof::instr::restore({t.build() + "/no-such-dir"});
   ASSERT_FALSE(back.ok());
   EXPECT_NE(back.error().message.find("no-such-dir: no such build directory"), std::string::npos)
       << back.error().message;
   EXPECT_FALSE(fs::exists(t.build() + "/no-such-dir"));
-  // A build directory that was never instrumented: nothing to do, not an error.
-  auto clean = vprof::instr::restore(t.build());
-  ASSERT_TRUE(clean.ok());
-  EXPECT_EQ(clean->files_restored, 0u);
+  // A build directory with no compile db and no journal above it is not a
+  // tree vprof knows (issue 12, case 13: it said "restored 0 files").
+  auto clean = vprof::instr::restore({t.build()});
+  ASSERT_FALSE(clean.ok());
+  EXPECT_NE(clean.error().message.find("nothing vprof made is here"), std::string::npos) << clean.error().message;
 }
 
 TEST(Safety, DryRunWritesNothing) {
@@ -131,7 +132,7 @@ TEST(Safety, SymlinksDuplicatesAndGccOnlyFlags) {
   EXPECT_EQ(r->duplicates_dropped, 2u);
   EXPECT_TRUE(fs::is_symlink(t.path("link.c")));  // the target was edited, not the link
   EXPECT_NE(slurp(t.path("real/good.c")), kGood);
-  ASSERT_TRUE(vprof::instr::restore(t.build()).ok());
+  ASSERT_TRUE(vprof::instr::restore({t.build()}).ok());
   EXPECT_EQ(slurp(t.path("real/good.c")), kGood);
 }
 

@@ -1,0 +1,108 @@
+// Issue 12, case 1 for `vprof iterate`: the session killed (SIGKILL, SIGINT,
+// SIGTERM) at random moments, in any of its steps (instrument, build, run,
+// analyze, restore). Afterwards the target's sources are pristine, or `vprof
+// restore` makes them so, byte for byte. VPROF_FAULT_ROUNDS sets the count
+// (scripts/fault-injection.sh runs more).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "iterate/config.h"
+#include "tests/support/temp_dir.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const std::string &p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int sh(const std::string &cmd) {
+  int st = std::system(cmd.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+}  // namespace
+
+TEST(IterateKill, Case1_KilledAtRandomMomentsTheTreeComesBack) {
+  int rounds = getenv("VPROF_FAULT_ROUNDS") ? atoi(getenv("VPROF_FAULT_ROUNDS")) : 4;
+  unsigned seed = getenv("VPROF_FAULT_SEED") ? static_cast<unsigned>(atoi(getenv("VPROF_FAULT_SEED")))
+                                             : std::random_device{}();
+  std::mt19937 rng(seed);
+  fs::path dir = vprof::testing::fresh_dir("vprof-itkill", "planted");
+  fs::copy_file(PLANTED_SOURCE, dir / "planted.cc");
+  std::ofstream(dir / "CMakeLists.txt")
+      << "cmake_minimum_required(VERSION 3.18)\nproject(planted CXX)\n"
+      << "set(CMAKE_EXPORT_COMPILE_COMMANDS ON)\nset(CMAKE_BUILD_TYPE Release)\n"
+      << "add_executable(planted planted.cc)\n"
+      << "target_include_directories(planted PRIVATE " << VPROF_INCLUDE_DIR << ")\n"
+      << "target_link_libraries(planted PRIVATE " << VPROF_RUNTIME_LIB << ")\n";
+  ASSERT_EQ(sh("cmake -S " + dir.string() + " -B " + (dir / "b").string() + " -G Ninja > /dev/null 2>&1"), 0);
+  vprof::iterate::Config c;
+  c.path = (dir / "vprof.json").string();
+  c.dir = dir.string();
+  c.root = "handle";
+  c.build_dir = "b";
+  c.build_command = "cmake --build b";
+  c.run_command = "./b/planted stage3 5";
+  c.k = 2;
+  c.max_iterations = 8;
+  ASSERT_TRUE(vprof::iterate::save_config(c, c.path).ok());
+  const std::string pristine = slurp((dir / "planted.cc").string());
+  const int sigs[] = {SIGKILL, SIGINT, SIGTERM};
+  int killed = 0;
+  for (int round = 0; round < rounds; ++round) {
+    int sig = sigs[round % 3];
+    int delay_ms = std::uniform_int_distribution<int>(0, 6000)(rng);
+    SCOPED_TRACE("seed " + std::to_string(seed) + " round " + std::to_string(round) + " signal " +
+                 std::to_string(sig) + " after " + std::to_string(delay_ms) + " ms");
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (chdir(dir.c_str()) != 0) _exit(127);
+      freopen("/dev/null", "w", stdout);
+      freopen((dir / "iterate.log").c_str(), "a", stderr);
+      execl(VPROF_CLANG_BIN, VPROF_CLANG_BIN, "iterate", "--auto", "--fresh", "--config", c.path.c_str(),
+            static_cast<char *>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(delay_ms);
+    bool exited = false;
+    while (!exited && std::chrono::steady_clock::now() < end) {
+      exited = waitpid(pid, &status, WNOHANG) == pid;
+      if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    if (!exited) {
+      ++killed;
+      kill(pid, sig);
+      waitpid(pid, &status, 0);
+    }
+    // Killed outright, the session leaves a journal (or only its lock): restore
+    // finishes the job, or says there was nothing to restore.
+    if (slurp((dir / "planted.cc").string()) != pristine || fs::exists(dir / ".vprof")) {
+      int rc = sh(std::string(VPROF_CLANG_BIN) + " restore -p " + (dir / "b").string() + " >> " +
+                  (dir / "iterate.log").string() + " 2>&1");
+      EXPECT_TRUE(rc == 0 || (rc == 2 && slurp((dir / "planted.cc").string()) == pristine)) << rc;
+    }
+    ASSERT_EQ(slurp((dir / "planted.cc").string()), pristine) << slurp((dir / "iterate.log").string());
+    ASSERT_FALSE(fs::exists(dir / ".vprof")) << "vprof's journal is gone once the tree is restored";
+    if (sig == SIGINT && !exited) {
+      EXPECT_TRUE(WIFEXITED(status)) << "SIGINT: the session stops itself and restores";
+    }
+  }
+  std::printf("iterate fault injection: %d rounds, %d killed mid-session (seed %u)\n", rounds, killed, seed);
+}
