@@ -28,11 +28,11 @@ cflags=$("$vprof" config --cflags)
 libs=$("$vprof" config --libs)
 # An interrupted run leaves both builds ready (and the copy instrumented):
 # reuse them; the marker goes when the copy is restored at the end.
-if [ -f "$work/ready" ] && [ -f "$work/instrumented/build/.vprof/state.json" ]; then
+if [ -f "$work/ready" ] && [ -f "$work/instrumented/src/.vprof/state.json" ]; then
   echo "reusing the builds in $work"
 else
 for v in pristine instrumented; do
-  if [ -f "$work/$v/build/.vprof/state.json" ]; then "$vprof" restore -p "$work/$v/build"; fi
+  if [ -f "$work/$v/src/.vprof/state.json" ]; then "$vprof" restore -p "$work/$v/src"; fi
   rm -rf "$work/$v" && mkdir -p "$work/$v"
   cp -a "$src" "$work/$v/src"
   # Both built the same way, vprof's flags included; only one is instrumented.

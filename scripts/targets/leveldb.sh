@@ -24,10 +24,14 @@ cd "$work"
 
 step "fetch Debian's leveldb source"
 "$here/scripts/targets/deb-source.sh" leveldb src
-# A tree left instrumented by an interrupted run is put back first.
-if [ -f build/.vprof/state.json ]; then "$vprof" restore -p build; fi
+# A tree left instrumented by an interrupted run is put back first. Its
+# journal is src/.vprof (an older vprof kept it in build/.vprof).
+instrumented() { [ -f src/.vprof/state.json ] || [ -f build/.vprof/state.json ]; }
+if instrumented; then
+  if [ -d build ]; then "$vprof" restore -p build; else "$vprof" restore -p src; fi
+fi
 # Checksums of the pristine tree: restore must give back exactly this.
-(cd src && find . -type f -print0 | sort -z | xargs -0 sha1sum) > pristine.sha1
+(cd src && find . -type f -not -path './.vprof/*' -print0 | sort -z | xargs -0 sha1sum) > pristine.sha1
 
 step "configure and build (compile db, vprof's flags)"
 cflags=$("$vprof" config --cflags)
@@ -40,7 +44,7 @@ cmake --build build -j "$jobs" >/dev/null
 step "instrument"
 # From here on, however the script ends (a failed build or test included),
 # the tree goes back to its pristine bytes: never leave it instrumented.
-trap '[ -f build/.vprof/state.json ] && "$vprof" restore -p build >/dev/null' EXIT
+trap 'instrumented && "$vprof" restore -p build >/dev/null' EXIT
 start=$SECONDS
 "$vprof" instrument -p build --sync leveldb \
   --function leveldb::DBImpl::Write --function leveldb::DBImpl::Get \
@@ -86,6 +90,7 @@ echo "trace: $(ls trace/*.vpt | wc -l) thread files, $events function enters"
 
 step "restore"
 "$vprof" restore -p build
+# Strict: a restored tree keeps nothing of vprof's, not even src/.vprof.
 (cd src && find . -type f -print0 | sort -z | xargs -0 sha1sum) > restored.sha1
 cmp pristine.sha1 restored.sha1 || die "the restored tree differs from the pristine source"
 echo "restored tree identical to the pristine source"
