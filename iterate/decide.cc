@@ -44,7 +44,7 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
     if (f.rank <= 0) continue;
     Suggestion g;
     g.factor = f.name;
-    g.contribution = f.contribution;
+    g.contribution = analyzer::ranked_value(f, a.paper);  // what the factor was ranked by
     if (f.covariance) {
       g.reason = "a covariance: read both functions together";
     } else if (ends_with(f.name, " (body)")) {

@@ -23,6 +23,7 @@ struct AnalyzeCliOptions {
   double d = 0.05, e = 2.0;
   unsigned threads = 1;
   int bootstrap = 200;
+  std::string contribution = "share";
 };
 
 // The manifest of a run: an explicit file, else TRACE_DIR/manifest.json when
@@ -54,6 +55,7 @@ int run(const AnalyzeCliOptions &o) {
   opt.factors.d = o.d;
   opt.factors.e = o.e;
   opt.factors.bootstrap = o.bootstrap;
+  opt.factors.paper = o.contribution == "paper";
   opt.threads = o.threads;
   analyzer::Workers pool(o.threads);  // one for every stage of every run
   opt.workers = &pool;
@@ -116,6 +118,10 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
       ->check(CLI::Range(1u, 256u));
   sub.add_option("--bootstrap", o->bootstrap, "bootstrap resamples for ci95 (0: none)")
       ->check(CLI::Range(0, 100000));
+  sub.add_option("--contribution", o->contribution,
+                 "rank factors by `share` (Cov(X, L)/Var(L), adds up) or by the `paper`'s var/2cov terms")
+      ->check(CLI::IsMember({"share", "paper"}))
+      ->capture_default_str();
   return [o] { return run(*o); };
 });
 

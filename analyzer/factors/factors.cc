@@ -13,21 +13,23 @@
 namespace vprof::analyzer {
 namespace {
 
-void collect(const VarNode &n, std::multiset<std::string> &active,
+void collect(const VarNode &n, bool paper, std::multiset<std::string> &active,
              std::map<std::string, Factor> &out) {
   bool counted = false;
-  if (!n.factor.empty() && n.key != "root" && !active.count(n.factor)) {
+  bool candidate = paper || n.kind != VarNode::Kind::Cov;
+  if (candidate && !n.factor.empty() && n.key != "root" && !active.count(n.factor)) {
     Factor &f = out[n.factor];
     f.name = n.factor;
     f.covariance = n.kind == VarNode::Kind::Cov;
     if (f.functions.empty()) f.functions = n.functions;
     f.contribution += n.contribution;
+    f.share += n.share.value_or(0.0);
     f.instances.push_back(&n);
-    f.call_sites.push_back({n.call_site, n.other_call_site, n.label, n.contribution});
+    f.call_sites.push_back({n.call_site, n.other_call_site, n.label, n.contribution, n.share.value_or(0.0)});
     counted = true;
   }
   if (counted) active.insert(n.factor);
-  for (const auto &c : n.children) collect(c, active, out);
+  for (const auto &c : n.children) collect(c, paper, active, out);
   if (counted) active.erase(active.find(n.factor));
 }
 
@@ -36,7 +38,7 @@ void collect(const VarNode &n, std::multiset<std::string> &active,
 std::vector<Factor> rank_factors(const VarNode &tree, const Heights &h, const FactorOptions &o) {
   std::map<std::string, Factor> by_name;
   std::multiset<std::string> active;
-  collect(tree, active, by_name);
+  collect(tree, o.paper, active, by_name);
   std::vector<Factor> all;
   for (auto &[name, f] : by_name) {
     // A body has nothing below it; a covariance takes the larger height.
@@ -50,11 +52,10 @@ std::vector<Factor> rank_factors(const VarNode &tree, const Heights &h, const Fa
       f.height = n.body ? 0 : h.height(f.functions.front());
     }
     f.specificity = std::pow(std::max(0, h.root - f.height), o.e);
-    f.score = f.specificity * f.contribution;
-    std::stable_sort(f.call_sites.begin(), f.call_sites.end(),
-                     [](const FactorSite &a, const FactorSite &b) {
-                       return std::abs(a.contribution) > std::abs(b.contribution);
-                     });
+    f.score = f.specificity * ranked_value(f, o.paper);
+    std::stable_sort(f.call_sites.begin(), f.call_sites.end(), [&](const FactorSite &a, const FactorSite &b) {
+      return std::abs(ranked_value(a, o.paper)) > std::abs(ranked_value(b, o.paper));
+    });
     all.push_back(std::move(f));
   }
   std::stable_sort(all.begin(), all.end(), [](const Factor &a, const Factor &b) {
@@ -63,11 +64,11 @@ std::vector<Factor> rank_factors(const VarNode &tree, const Heights &h, const Fa
   // Selected first (Algorithm 1's threshold, METHOD's "top k ... whose
   // contribution >= d"), the rest after them in score order.
   std::stable_partition(all.begin(), all.end(), [&](const Factor &f) {
-    return std::abs(f.contribution) >= o.d;
+    return std::abs(ranked_value(f, o.paper)) >= o.d;
   });
   int rank = 0;
   for (auto &f : all) {
-    if (rank >= o.k || std::abs(f.contribution) < o.d) break;
+    if (rank >= o.k || std::abs(ranked_value(f, o.paper)) < o.d) break;
     f.rank = ++rank;
   }
   return all;
@@ -86,7 +87,8 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
     return Eigen::Index(parts.size() - 1);
   };
   // A factor's numerator is Σ k·cov(a, b) over its instances (k = 1 for a
-  // variance, 2 for a covariance); the last "factor" is Var(root).
+  // variance, 2 for a covariance; a share is cov(a, root)); the last
+  // "factor" is Var(root).
   struct Term { Eigen::Index a, b; double k; };
   std::vector<std::vector<Term>> terms;
   std::vector<Factor *> todo;
@@ -99,7 +101,8 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
     for (const VarNode *v : f.instances) {
       bool cov = v->kind == VarNode::Kind::Cov;
       Eigen::Index a = slot(v->a);
-      t.push_back({a, cov ? slot(v->b) : a, cov ? 2.0 : 1.0});
+      if (!o.paper) t.push_back({a, 0, 1.0});
+      else t.push_back({a, cov ? slot(v->b) : a, cov ? 2.0 : 1.0});
     }
     terms.push_back(std::move(t));
     todo.push_back(&f);

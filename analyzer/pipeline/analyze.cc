@@ -115,6 +115,7 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
   a->k = opt.factors.k;
   a->d = opt.factors.d;
   a->e = opt.factors.e;
+  a->paper = opt.factors.paper;
   a->root_label = opt.root.empty() ? "latency" : opt.root;
   std::vector<VarNode> trees;
   for (const auto &r : a->runs) trees.push_back(r->tree);

@@ -76,6 +76,7 @@ struct Analysis {
   std::string root_label;
   int k = 3;
   double d = 0.05, e = 2.0;
+  bool paper = false;  // factors ranked by the paper's terms, not by shares
   int height_root = 0;
 };
 

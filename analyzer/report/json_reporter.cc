@@ -25,6 +25,7 @@ json node_json(const VarNode &n) {
             {"call_site", site_json(n.call_site)},
             {"value_ns2", num(n.value_ns2)},
             {"contribution", num(n.contribution)},
+            {"share", n.share ? num(*n.share) : json(nullptr)},
             {"run", n.run},
             {"children", std::move(children)}};
   if (n.kind == VarNode::Kind::Cov) j["other_call_site"] = site_json(n.other_call_site);
@@ -36,6 +37,7 @@ json factor_json(const Factor &f) {
   for (const auto &s : f.call_sites) {
     json e = {{"call_site", site_json(s.call_site)}, {"label", s.label},
               {"contribution", num(s.contribution)}};
+    if (!f.covariance) e["share"] = num(s.share);
     if (f.covariance) e["other_call_site"] = site_json(s.other_call_site);
     sites.push_back(std::move(e));
   }
@@ -46,6 +48,7 @@ json factor_json(const Factor &f) {
           {"name", f.name},
           {"functions", f.functions},
           {"contribution", num(f.contribution)},
+          {"share", f.covariance ? json(nullptr) : num(f.share)},
           {"specificity", num(f.specificity)},
           {"score", num(f.score)},
           {"height", f.height},
@@ -134,7 +137,9 @@ json to_json(const Analysis &a) {
             {"p99_ns", num(l.p99_ns)}, {"p999_ns", num(l.p999_ns)}, {"max_ns", num(l.max_ns)}}},
           {"tree", node_json(a.tree)},
           {"factors", std::move(factors)},
-          {"selection", {{"k", a.k}, {"d", a.d}, {"e", a.e}, {"root_height", a.height_root}}},
+          {"selection",
+           {{"k", a.k}, {"d", a.d}, {"e", a.e}, {"root_height", a.height_root},
+            {"ranked_by", a.paper ? "contribution" : "share"}}},
           {"blame", std::move(blame)},
           {"types", std::move(types)},
           {"overhead",

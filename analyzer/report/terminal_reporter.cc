@@ -24,12 +24,16 @@ std::string site_text(const std::optional<CallSiteInfo> &s) {
 }
 
 // Terms below 1% of Var(L) and deeper than 8 levels are left to the JSON.
-void tree_lines(const VarNode &n, int depth, std::string &out) {
-  if (depth > 0 && std::abs(n.contribution) < 0.01) return;
+// With shares the tree is the parts' shares (they add up under each node;
+// the covariance terms are inside them); with the paper's terms, the terms.
+void tree_lines(const VarNode &n, int depth, bool paper, std::string &out) {
+  if (!paper && !n.share) return;
+  double v = paper ? n.contribution : *n.share;
+  if (depth > 0 && std::abs(v) < 0.01) return;
   if (depth > 8) return;
-  out += fmt::format("  {}{} {}{}\n", std::string(size_t(depth) * 2, ' '), pct(n.contribution),
-                     n.label, n.run ? fmt::format("  [run {}]", n.run) : "");
-  for (const auto &c : n.children) tree_lines(c, depth + 1, out);
+  out += fmt::format("  {}{} {}{}\n", std::string(size_t(depth) * 2, ' '), pct(v), n.label,
+                     n.run ? fmt::format("  [run {}]", n.run) : "");
+  for (const auto &c : n.children) tree_lines(c, depth + 1, paper, out);
 }
 
 class TerminalReporter : public Reporter {
@@ -53,7 +57,7 @@ class TerminalReporter : public Reporter {
     o += fmt::format("top factors (k={}, d={}, e={}, root {} at height {}):\n", a.k, a.d, a.e,
                      a.root_label, a.height_root);
     o += fmt::format("  {:>4}  {:<40} {:>8}  {:<17} {:>6} {:>9} {:>7}  {}\n", "rank", "factor",
-                     "contrib", "ci95", "height", "score", "p99", "largest call site");
+                     a.paper ? "contrib" : "share", "ci95", "height", "score", "p99", "largest call site");
     int shown = 0;
     for (const auto &f : a.factors) {
       if (f.rank == 0) continue;
@@ -64,15 +68,22 @@ class TerminalReporter : public Reporter {
       std::string site = f.call_sites.empty()
                              ? "-"
                              : fmt::format("{} ({})", site_text(f.call_sites[0].call_site),
-                                           pct(f.call_sites[0].contribution));
+                                           pct(ranked_value(f.call_sites[0], a.paper)));
       std::string tail = f.tail99 ? pct(*f.tail99) : std::string("-");
       o += fmt::format("  {:>4}  {:<40} {} {:<17} {:>6} {:>9.3f} {:>7}  {}\n", f.rank, f.name,
-                       pct(f.contribution), ci, f.height, f.score, tail, site);
+                       pct(ranked_value(f, a.paper)), ci, f.height, f.score, tail, site);
     }
     if (!shown) o += "  (none reaches the threshold)\n";
-    o += "  (* = the 95% interval touches zero: not significant; p99 = the factor's share of\n"
-         "   the p99 tail's excess over the mean)\n\nvariance tree (terms >= 1%):\n";
-    tree_lines(a.tree, 0, o);
+    o += a.paper ? "  (contrib = the factor's var/2cov terms over Var(L); "
+                   "* = the 95% interval touches zero: not significant;\n"
+                   "   p99 = the factor's share of the p99 tail's excess over the mean)\n\n"
+                   "variance tree (terms >= 1%):\n"
+                 : "  (share = Cov(factor, L) / Var(L): shares of parts add up to their whole's; "
+                   "* = the 95% interval\n"
+                   "   touches zero: not significant; p99 = the factor's share of the p99 tail's "
+                   "excess over the mean)\n\n"
+                   "variance tree (shares >= 1%; --contribution paper for the var/cov terms):\n";
+    tree_lines(a.tree, 0, a.paper, o);
     if (!a.blame.empty()) {
       o += "\nblocked on other work (blame):\n";
       for (size_t i = 0; i < a.blame.size() && i < 5; ++i) {

@@ -10,9 +10,13 @@ void index_broken_down(const VarNode &n, std::unordered_map<std::string, const V
   for (const auto &c : n.children) index_broken_down(c, out);
 }
 
-void rescale(VarNode &n, double scale) {
+// Contributions scale by the later run's variance of the grafted node; shares
+// by its share there (a child's share relative to its parent's is what that
+// run measured).
+void rescale(VarNode &n, double scale, double share_scale) {
   n.contribution = n.value_ns2 * scale;
-  for (auto &c : n.children) rescale(c, scale);
+  if (n.share) n.share = *n.share * share_scale;
+  for (auto &c : n.children) rescale(c, scale, share_scale);
 }
 
 void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &later) {
@@ -23,8 +27,10 @@ void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &l
     // Every term of the later run is relative to that run's variance of this
     // node; all descendants share the scale (ratios multiply down the tree).
     double scale = n.contribution / it->second->value_ns2;
+    const double later_share = it->second->share.value_or(0.0);
+    double share_scale = later_share != 0 ? n.share.value_or(0.0) / later_share : 0.0;
     n.children = it->second->children;
-    for (auto &c : n.children) rescale(c, scale);
+    for (auto &c : n.children) rescale(c, scale, share_scale);
     n.kind = VarNode::Kind::Var;
     return;
   }

@@ -47,6 +47,10 @@ class Builder {
     r.value_ns2 = c_.total.rows() ? variance(c_.total.col(0)) : 0.0;
     var_root_ = r.value_ns2;
     r.contribution = var_root_ > 0 ? 1.0 : 0.0;
+    r.share = r.contribution;
+    // The root, centered once: a part's share is one dot product with it.
+    root_c_ = c_.total.col(0);
+    if (root_c_.size()) root_c_.array() -= root_c_.mean();
     expand(r, 0);
     if (r.children.empty()) r.kind = VarNode::Kind::Leaf;
     return r;
@@ -118,7 +122,12 @@ class Builder {
       c_.part_into(p.node, p.self, m.col(Eigen::Index(i)));
     }
     // Computed before the recursion below reuses the workspace.
-    const Eigen::MatrixXd cov = covariance_in_place(m);
+    const Eigen::MatrixXd cov = covariance_in_place(m);  // m is now centered
+    const double rows = double(m.rows());
+    std::vector<double> shares(parts.size(), 0.0);
+    if (var_root_ > 0 && rows > 1)
+      for (size_t i = 0; i < parts.size(); ++i)
+        shares[i] = m.col(Eigen::Index(i)).dot(root_c_) / (rows - 1) / var_root_;
     std::vector<VarNode> terms(parts.size());
     for (size_t i = 0; i < parts.size(); ++i) {
       VarNode &v = terms[i];
@@ -126,6 +135,7 @@ class Builder {
       v.key = out.key + "/" + v.key;
       v.value_ns2 = cov(Eigen::Index(i), Eigen::Index(i));
       v.contribution = var_root_ > 0 ? v.value_ns2 / var_root_ : 0.0;
+      v.share = shares[i];
       if (!parts[i].self) expand(v, parts[i].node);
       v.kind = v.children.empty() ? VarNode::Kind::Leaf : VarNode::Kind::Var;
     }
@@ -167,6 +177,7 @@ class Builder {
   const Names &names_;
   int run_;
   double var_root_ = 0;
+  Eigen::VectorXd root_c_;
   Eigen::MatrixXd work_;
 };
 
@@ -193,6 +204,12 @@ void number_tree(VarNode &root) {
 double children_contribution(const VarNode &n) {
   double s = 0;
   for (const auto &c : n.children) s += c.contribution;
+  return s;
+}
+
+double children_share(const VarNode &n) {
+  double s = 0;
+  for (const auto &c : n.children) s += c.share.value_or(0.0);
   return s;
 }
 

@@ -5,6 +5,11 @@
 // add up to the node's value exactly (up to rounding). contribution = term /
 // Var(root). Parts that are zero in every interval are left out: they add
 // nothing and would only add empty covariance terms.
+//
+// Every part (a Var or Leaf term) also carries its covariance share,
+// Cov(X, root) / Var(root) (METHOD §4, the Euler allocation): the shares of a
+// node's parts add up to the node's share exactly, the root's is 1, and a Cov
+// term has none (its covariance is split between its two parts' shares).
 #ifndef VPROF_ANALYZER_TREE_VARIANCE_TREE_H
 #define VPROF_ANALYZER_TREE_VARIANCE_TREE_H
 
@@ -33,6 +38,7 @@ struct VarNode {
   std::optional<CallSiteInfo> other_call_site;  // Cov: the second part's call site
   double value_ns2 = 0;
   double contribution = 0;
+  std::optional<double> share;  // Var and Leaf terms: Cov(X, root) / Var(root)
   int run = 0;
   std::string key;     // identity across runs (a path of part names)
   std::string factor;  // factor name ("f", "f (body)", "cov(f, g)"); empty: not a factor
@@ -52,6 +58,8 @@ void number_tree(VarNode &root);
 
 // Sum of the children's contributions, for the self-check.
 double children_contribution(const VarNode &n);
+// Sum of the children's shares (Cov terms have none).
+double children_share(const VarNode &n);
 
 }  // namespace vprof::analyzer
 

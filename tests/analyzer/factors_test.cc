@@ -151,6 +151,7 @@ TEST(Factors, BootstrapBracketsARealFactor) {
   Names names = make_names({{1, "R"}, {2, "B"}, {3, "C"}}, {{1, 1, "B", 10}, {2, 1, "C", 11}});
   AnalyzeOptions opt;
   opt.factors.bootstrap = 200;
+  opt.factors.paper = true;  // the paper's term Var(B)/Var(L); shares: shares_test.cc
   auto go = [&] {
     std::vector<std::unique_ptr<RunAnalysis>> runs;
     runs.push_back(analyze_run(tb.build(), names, opt, 0).value());
@@ -224,6 +225,7 @@ TEST(Factors, BootstrapWidthMatchesTheDeltaMethod) {
   Names names = make_names({{1, "R"}, {2, "B"}, {3, "C"}}, {{1, 1, "B", 10}, {2, 1, "C", 11}});
   AnalyzeOptions opt;
   opt.factors.bootstrap = 200;
+  opt.factors.paper = true;  // the paper's term Var(B)/Var(L); shares: shares_test.cc
   std::vector<std::unique_ptr<RunAnalysis>> runs;
   runs.push_back(analyze_run(tb.build(), names, opt, 0).value());
   auto a = combine(std::move(runs), opt);

@@ -164,8 +164,12 @@ void check_additive(const VarNode &n, int &checked) {
   if (!n.children.empty()) {
     EXPECT_NEAR(children_contribution(n), n.contribution, 1e-9 * std::max(1.0, std::abs(n.contribution)))
         << n.label;
+    // Shares of the parts add up to their whole's share (METHOD §4), the root's is 1.
+    ASSERT_TRUE(n.share.has_value()) << n.label;
+    EXPECT_NEAR(children_share(n), *n.share, 1e-9) << n.label;
     ++checked;
   }
+  if (n.kind == VarNode::Kind::Cov) EXPECT_FALSE(n.share.has_value()) << n.label;
   for (const auto &c : n.children) check_additive(c, checked);
 }
 
@@ -270,6 +274,16 @@ TEST(VarianceTree, TwoRunsMergedByFractions) {
   EXPECT_NEAR(x2->contribution, 124.0 / 632, 1e-12);
   EXPECT_NEAR(x12->contribution, 120.0 / 632, 1e-12);
   EXPECT_NEAR(children_contribution(*b), 0.5, 1e-12);
+  // Shares merge by fractions too. Run 0: B's deviations (-15,-5,5,15), L's
+  // (-20,-10,10,20): share = Cov(B, L)/Var(L) = (700/3)/(1000/3) = 0.7. Run 1:
+  // L = 1 + B1 + B2 + C = {18,24,40,46}, deviations (-14,-8,8,14): Cov(B1, L)
+  // = 264/3, Cov(B2, L) = 292/3, so B1 takes 264/556 of B's 0.7, B2 292/556.
+  ASSERT_TRUE(b->share && x1->share && x2->share);
+  EXPECT_NEAR(*b->share, 0.7, 1e-12);
+  EXPECT_NEAR(*x1->share, 0.7 * 264 / 556, 1e-12);
+  EXPECT_NEAR(*x2->share, 0.7 * 292 / 556, 1e-12);
+  EXPECT_FALSE(x12->share.has_value());
+  EXPECT_NEAR(children_share(*b), 0.7, 1e-12);
 }
 
 
