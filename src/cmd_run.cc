@@ -99,7 +99,7 @@ Registrar reg("run", "run a command with the recorder on", [](CLI::App &sub) -> 
   sub.add_option("command", o->command, "the command and its arguments, after --")->required();
   std::string env_help = "\nRuntime settings (environment):\n";
 #define VPROF_OPTION_STR(field, env, def, help) env_help += fmt::format("  {:<22} {}\n", env, help);
-#define VPROF_OPTION_U64(field, env, def, help) \
+#define VPROF_OPTION_U64(field, env, def, min, max, step, help) \
   env_help += fmt::format("  {:<22} {} (default {})\n", env, help, def);
 #include "../runtime/options.def"
 #undef VPROF_OPTION_STR
