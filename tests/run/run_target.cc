@@ -9,6 +9,9 @@
 //                             records; on SIGTERM prints "signals=<count>" and
 //                             exits 0.
 //   run_target hello FILE     creates FILE (proof that it ran) and writes 1 pair.
+//   run_target exhaust M      opens files until the fd limit, starts a thread
+//                             that writes M pairs (no descriptor left for its
+//                             trace file), closes them, writes M pairs itself.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -74,6 +77,15 @@ static int threads(int n, uint32_t m) {
   return 0;
 }
 
+static int exhaust(uint32_t m) {
+  std::vector<int> fds;
+  for (int fd; (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) fds.push_back(fd);
+  std::thread(pairs, m).join();
+  for (int fd : fds) close(fd);
+  pairs(m);
+  return 0;
+}
+
 static volatile sig_atomic_t g_signals = 0;
 
 static int term(const char *ready) {
@@ -93,11 +105,12 @@ int main(int argc, char **argv) {
   if (mode == "threads" && argc == 4)
     return threads(std::atoi(argv[2]), (uint32_t)std::strtoul(argv[3], nullptr, 10));
   if (mode == "term" && argc == 3) return term(argv[2]);
+  if (mode == "exhaust" && argc == 3) return exhaust((uint32_t)std::strtoul(argv[2], nullptr, 10));
   if (mode == "hello" && argc == 3) {
     std::fclose(std::fopen(argv[2], "w"));
     pairs(1);
     return 0;
   }
-  std::fprintf(stderr, "usage: run_target threads N M | term FILE | hello FILE\n");
+  std::fprintf(stderr, "usage: run_target threads N M | term FILE | hello FILE | exhaust M\n");
   return 2;
 }

@@ -123,6 +123,16 @@ case8_fd_limit_many_threads() {
   [ "$files $records $dropped ${lost_threads:-0}" = "41 82000 0 0" ] || fail "summary: $(cat err)"
 }
 
+case8_no_fd_left_for_a_thread() {
+  # The program itself uses every descriptor while a thread records: that
+  # thread's records are lost, and counted in the process file.
+  (ulimit -n 64 && "$VPROF" run --trace-dir T -- "$TARGET" exhaust 5000) >out 2>err ||
+    fail "exit $?: $(cat err)"
+  read -r files records dropped lost_threads lost_records <<<"$(summary)"
+  [ "$files $records $dropped ${lost_threads:-0} ${lost_records:-0}" = "1 10000 0 1 10000" ] ||
+    fail "summary: $(cat err)"
+}
+
 case9_full_disk() {
   # A 2 MiB file system and a program that records 16 MB: the program runs to
   # completion, and every record is either in the trace or counted as lost.
@@ -141,6 +151,14 @@ case9_full_disk() {
     [ $((dropped + lost_records)) -gt 0 ] || fail "chunk ${chunk} KiB: no drop counted: $(cat err)"
     [ "$records" -gt 0 ] || fail "chunk ${chunk} KiB: nothing recorded: $(cat err)"
   done
+  # Full before the program starts: not even the process file fits, so the
+  # runtime says on stderr what it lost.
+  rm -rf mnt/T
+  dd if=/dev/zero of=mnt/fill bs=64k 2>/dev/null
+  "$VPROF" run --trace-dir mnt/T -- "$TARGET" threads 4 200000 >out 2>err ||
+    fail "full from the start: exit $?: $(cat err)"
+  grep -q "^vprof: 5 threads of process [0-9]* got no trace file in .*; 2000000 records lost$" err ||
+    fail "full from the start: $(cat err)"
 }
 
 case10_bad_option_values() {
