@@ -137,6 +137,8 @@ void restore_old_trace(const fs::path &dir) {
 std::string probe_writable(const fs::path &dir) {
   fs::path probe = dir / fmt::format(".vprof-probe-{}", getpid());
   int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EEXIST && unlink(probe.c_str()) == 0)  // left by a killed vprof
+    fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return std::strerror(errno);
   close(fd);
   unlink(probe.c_str());

@@ -92,6 +92,24 @@ case6_manifest_inside_trace_dir() {
   [ "$files $records $dropped" = "1 2 0" ] || fail "summary: $(cat err)"
 }
 
+case6_old_trace_of_a_killed_vprof() {
+  # vprof killed after it moved the old trace aside and before the command
+  # wrote anything: the next run treats T/.old as the latest trace.
+  make_old_trace T
+  mkdir T/.old
+  mv T/t-*.vpt T/p-*.vpp T/manifest.json T/.old/
+  printf '#!/no/such/interpreter\n' > bad-interpreter.sh
+  chmod 755 bad-interpreter.sh
+  expect_usage_error "bad-interpreter.sh: cannot execute" run --trace-dir T -- ./bad-interpreter.sh
+  old_trace_intact T
+  # And when T holds a newer trace, T/.old is the older one: deleted.
+  mkdir T/.old
+  echo stale > T/.old/t-1-1.vpt
+  "$VPROF" run --trace-dir T -- "$TARGET" hello ran-new 2>err || fail "exit $?: $(cat err)"
+  [ ! -e T/.old ] || fail "T/.old was left behind"
+  [ "$(ls T/t-*.vpt | wc -l)" -eq 1 ] || fail "not exactly the new run's thread file: $(ls T)"
+}
+
 case8_unwritable_dir() {
   make_old_trace T
   chattr +i T 2>/dev/null || skip "chattr +i is not available on $(df --output=fstype . | tail -1)"
