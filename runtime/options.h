@@ -8,14 +8,16 @@ namespace vprof::rt {
 
 struct Options {
 #define VPROF_OPTION_STR(field, env, def, help) char field[4096];
-#define VPROF_OPTION_U64(field, env, def, help) uint64_t field;
+#define VPROF_OPTION_U64(field, env, def, min, max, step, help) uint64_t field;
 #include "options.def"
 #undef VPROF_OPTION_STR
 #undef VPROF_OPTION_U64
 };
 
-// Fills `o` from the environment; malformed numbers keep the default and
-// produce one warning line on stderr.
+// Fills `o` from the environment. Each value that is not valid for its option
+// (options.def: type, range, step; a trace directory too long for a path; a
+// ring larger than the whole budget) keeps the default and produces one
+// warning line on stderr naming the variable, the value and the default used.
 void read_options(Options &o);
 
 }  // namespace vprof::rt

@@ -151,6 +151,12 @@ static void on_process_exit() {
   ThreadState *self = reinterpret_cast<ThreadState *>(vprof_tls);
   threads_mark_process_exit(self);
   if (self) thread_finish(self);
+  // Without a process file, stderr is the only place left to say it.
+  uint64_t threads = __atomic_load_n(g.loss.threads, __ATOMIC_RELAXED);
+  if (!g.proc && threads)
+    fprintf(stderr, "vprof: %llu threads of process %u got no trace file in %s; %llu records lost\n",
+            (unsigned long long)threads, g.pid, g.dir,
+            (unsigned long long)__atomic_load_n(g.loss.records, __ATOMIC_RELAXED));
 }
 
 static void before_fork() { pthread_mutex_lock(&g.registry_lock); }
@@ -162,6 +168,8 @@ static void after_fork_child() {
   g.anchor0 = take_anchor();
   g.reserved_bytes.store(0, std::memory_order_relaxed);
   threads_after_fork_in_child();  // the child writes files of its own from its first record
+  process_file_drop();            // the parent's, shared: its counts are not ours
+  process_file_create();          // on failure the child counts in memory, as at start-up
 }
 
 static void read_comm() {
@@ -179,8 +187,7 @@ static void vprof_runtime_init() {
             g.opt.trace_dir, strerror(errno));
     return;
   }
-  uint64_t chunk_kb = g.opt.chunk_kb < 4 ? 4 : (g.opt.chunk_kb + 3) / 4 * 4;
-  g.chunk_bytes = chunk_kb * 1024;
+  g.chunk_bytes = g.opt.chunk_kb * 1024;  // validated: a multiple of 4 KiB, within the budget
   g.budget_bytes = g.opt.buffer_mb * 1024 * 1024;
   g.pid = (uint32_t)getpid();
   g.ppid = (uint32_t)getppid();
@@ -189,6 +196,14 @@ static void vprof_runtime_init() {
   read_comm();
   if (!g.owners.init(g.opt.ownership_slots))
     fprintf(stderr, "vprof: cannot map the ownership map; wake-up edges will be missing\n");
+  if (int err = process_file_create(); err != 0 && err != ENOSPC && err != EMFILE &&
+                                       err != ENFILE && err != EDQUOT && err != ENOMEM) {
+    // Not a passing shortage: the directory refuses files. Recording would
+    // only lose every thread: leave the program alone, and say so once.
+    fprintf(stderr, "vprof: cannot write in trace directory %s: %s; recording is off\n", g.dir,
+            strerror(err));
+    return;
+  }
   g.anchor0 = take_anchor();
   g.ticks_per_ns = calibrate(g.opt.calibrate_us);
   if (pthread_key_create(&g.exit_key, on_thread_exit) != 0) {

@@ -7,6 +7,7 @@
 #ifndef VPROF_RUNTIME_RECORDER_H
 #define VPROF_RUNTIME_RECORDER_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,8 +30,13 @@ struct InternedString {
 
 struct alignas(64) ThreadState {
   vprof_thread hot;  // first: vprof_tls points here
-  alignas(64) int fd = -1;
-  vprof_file_header *header = nullptr;
+  // The thread's file, by name under Process::dir: no descriptor stays open
+  // (a program near its fd limit must not lose its own open() calls to us);
+  // a ring switch opens the file for its pwrite and closes it again.
+  // header == nullptr: the thread got no file; its records are counted in
+  // the process file (Process::loss).
+  alignas(64) vprof_file_header *header = nullptr;
+  char name[64] = {};
   vprof_slot *chunk = nullptr;  // the ring's mapping
   uint64_t chunk_slots = 0;
   bool has_chunk = false;
@@ -41,7 +47,14 @@ struct alignas(64) ThreadState {
   ThreadState *prev = nullptr, *next = nullptr;
 };
 static_assert(offsetof(ThreadState, hot) == 0, "vprof_tls is a ThreadState*");
-static_assert(offsetof(ThreadState, fd) == 64, "the hot state has its own cache line");
+static_assert(offsetof(ThreadState, header) == 64, "the hot state has its own cache line");
+
+// What threads without a file lost: in the process file's mapping, or, when
+// that file could not be made, in `fallback` (reported on stderr at exit).
+struct LossCounters {
+  uint64_t *threads;
+  uint64_t *records;
+};
 
 struct Process {
   std::atomic<bool> active{false};
@@ -62,9 +75,19 @@ struct Process {
   pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
   ThreadState *threads = nullptr;
   pthread_key_t exit_key;
+  vprof_process_header *proc = nullptr;  // p-<pid>.vpp, mapped; nullptr if it could not be made
+  uint64_t fallback_lost[2] = {};
+  LossCounters loss{&fallback_lost[0], &fallback_lost[1]};
 };
 
 extern Process g;
+
+// The runtime's syscalls run inside the program's calls (a probe's slow path):
+// they must not change the errno the program is about to read.
+struct ErrnoKeeper {
+  int saved = errno;
+  ~ErrnoKeeper() { errno = saved; }
+};
 
 // The calling thread's state, created on first use; nullptr when recording is
 // off, the process is exiting, or this thread already finished.
@@ -79,6 +102,11 @@ ThreadState *thread_create();
 bool thread_next_chunk(ThreadState *t);
 void thread_finish(ThreadState *t);
 void thread_count_drop(ThreadState *t);
+void count_lost_record();  // a record of a thread that has no file
+// Creates and maps this process's p-<pid>.vpp; 0 or an errno value (then the
+// loss counters stay in memory).
+int process_file_create();
+void process_file_drop();  // unmap (a forked child drops its parent's)
 void threads_after_fork_in_child();
 void threads_mark_process_exit(ThreadState *self);
 

@@ -1,9 +1,15 @@
 // Per-thread trace files: t-<pid>-<tid>.vpt, a header page and a sequence of
 // ring chunk (see trace_format.h). Syscalls happen only here: when a thread
 // writes its first record, when it fills its ring, and when it exits.
+//
+// Failure never reaches the program: space is reserved before each mapping
+// (a store into a mapped hole on a full file system is SIGBUS), no
+// descriptor stays open once a call returns (a program near its fd limit
+// keeps its own open() calls), and what cannot be written is dropped and
+// counted: in the thread's header when it has a file, else in the process
+// file (process_file.cc).
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/falloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,18 +24,37 @@ namespace vprof::rt {
 
 static __thread bool t_finished;  // this thread's file is closed: record nothing more
 static __thread bool t_creating;  // re-entry guard while the file is set up
+static __thread bool t_lost;      // no memory even for the state: count records only
 
-static int open_trace_file(uint32_t tid) {
+// A thread without a file points its ring here, empty (pos == end): every
+// record takes the slow path and is counted in the process file.
+static vprof_slot no_ring[1];
+
+static void path_of(const ThreadState *t, char *path, size_t cap) {
+  snprintf(path, cap, "%s/%s", g.dir, t->name);
+}
+
+// Creates the thread's file (O_EXCL: never another thread's or run's file)
+// and fills t->name. The descriptor, or -1 with errno set.
+static int open_trace_file(ThreadState *t) {
   char path[4200];
+  uint32_t tid = t->hot.tid;
   for (int n = 0; n < 1000; ++n) {
     if (n == 0)
-      snprintf(path, sizeof path, "%s/t-%u-%u.vpt", g.dir, g.pid, tid);
+      snprintf(t->name, sizeof t->name, "t-%u-%u.vpt", g.pid, tid);
     else  // a reused tid in one process: keep both threads' files
-      snprintf(path, sizeof path, "%s/t-%u-%u.%d.vpt", g.dir, g.pid, tid, n);
+      snprintf(t->name, sizeof t->name, "t-%u-%u.%d.vpt", g.pid, tid, n);
+    path_of(t, path, sizeof path);
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0 || errno != EEXIST) return fd;
   }
+  errno = EEXIST;
   return -1;
+}
+
+// Space for [off, off + len), reserved before it is mapped.
+static bool reserve_space(int fd, off_t off, off_t len) {
+  return posix_fallocate(fd, off, len) == 0;
 }
 
 static void fill_header(vprof_file_header *h, uint32_t tid, uint64_t tsc_base) {
@@ -57,46 +82,104 @@ static void fill_header(vprof_file_header *h, uint32_t tid, uint64_t tsc_base) {
   pthread_getname_np(pthread_self(), h->thread_name, sizeof h->thread_name);
 }
 
+static bool reserve_budget(uint64_t bytes) {
+  uint64_t before = g.reserved_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  if (before + bytes <= g.budget_bytes) return true;
+  g.reserved_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+  return false;
+}
+
+// Maps the thread's ring: the first chunk after the header. Its pages are
+// faulted in once and reused for the thread's whole life.
+static bool map_ring(ThreadState *t, int fd) {
+  if (!reserve_budget(g.chunk_bytes)) return false;
+  void *p = MAP_FAILED;
+  if (reserve_space(fd, VPROF_HEADER_BYTES, (off_t)g.chunk_bytes))
+    p = mmap(nullptr, g.chunk_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, VPROF_HEADER_BYTES);
+  if (p == MAP_FAILED) {
+    g.reserved_bytes.fetch_sub(g.chunk_bytes, std::memory_order_relaxed);
+    return false;
+  }
+  t->chunk = static_cast<vprof_slot *>(p);
+  t->has_chunk = true;
+  t->hot.pos = t->chunk;
+  t->hot.end = t->chunk + t->chunk_slots - 2;
+  __atomic_store_n(&t->header->ring_valid, 1u, __ATOMIC_RELEASE);
+  return true;
+}
+
+// The thread's header page and ring, mapped from a new file whose descriptor
+// is closed before this returns. False: no usable file, and none left behind
+// (an empty file would read as a truncated trace).
+static bool make_file(ThreadState *t) {
+  int fd = open_trace_file(t);
+  if (fd < 0) return false;
+  void *h = MAP_FAILED;
+  if (reserve_space(fd, 0, VPROF_HEADER_BYTES))
+    h = mmap(nullptr, VPROF_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (h == MAP_FAILED) {
+    char path[4200];
+    path_of(t, path, sizeof path);
+    unlink(path);
+    close(fd);
+    return false;
+  }
+  t->header = static_cast<vprof_file_header *>(h);
+  t->hot.tsc_base = vprof_now();
+  t->chunk_slots = g.chunk_bytes / VPROF_SLOT_BYTES;
+  fill_header(t->header, t->hot.tid, t->hot.tsc_base);
+  if (!map_ring(t, fd)) {  // drops, counted in the header, from the first record
+    t->dropping = true;
+    t->hot.pos = t->hot.end = no_ring;
+  }
+  close(fd);
+  return true;
+}
+
+void count_lost_record() { __atomic_fetch_add(g.loss.records, 1, __ATOMIC_RELAXED); }
+
 ThreadState *thread_create() {
   if (!g.active.load(std::memory_order_relaxed) || g.exiting.load(std::memory_order_relaxed) ||
       t_finished || t_creating)
     return nullptr;
+  if (t_lost) {
+    count_lost_record();
+    return nullptr;
+  }
   t_creating = true;
+  ErrnoKeeper keep_errno;
   void *mem = mmap(nullptr, sizeof(ThreadState), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ThreadState *t = nullptr;
-  if (mem != MAP_FAILED) {
+  if (mem == MAP_FAILED) {
+    t_lost = true;
+    __atomic_fetch_add(g.loss.threads, 1, __ATOMIC_RELAXED);
+    count_lost_record();
+  } else {
     t = new (mem) ThreadState();
     t->hot.tid = (uint32_t)syscall(SYS_gettid);
-    t->fd = open_trace_file(t->hot.tid);
-    void *h = MAP_FAILED;
-    if (t->fd >= 0 && ftruncate(t->fd, VPROF_HEADER_BYTES) == 0)
-      h = mmap(nullptr, VPROF_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd, 0);
-    if (h == MAP_FAILED) {
-      if (t->fd >= 0) close(t->fd);
-      munmap(mem, sizeof(ThreadState));
-      t = nullptr;
-    } else {
-      t->header = static_cast<vprof_file_header *>(h);
-      t->hot.tsc_base = vprof_now();
-      t->chunk_slots = g.chunk_bytes / VPROF_SLOT_BYTES;
-      fill_header(t->header, t->hot.tid, t->hot.tsc_base);
-      pthread_mutex_lock(&g.registry_lock);
-      t->next = g.threads;
-      if (g.threads) g.threads->prev = t;
-      g.threads = t;
-      pthread_mutex_unlock(&g.registry_lock);
-      pthread_setspecific(g.exit_key, t);
-      thread_next_chunk(t);  // on failure the thread drops from its first record
-      vprof_tls = &t->hot;
+    if (!make_file(t)) {
+      // No file (fd limit, no space, refused): a state without one, so that
+      // each record is counted once, in the process file, without retrying.
+      t->dropping = true;
+      t->hot.pos = t->hot.end = no_ring;
+      __atomic_fetch_add(g.loss.threads, 1, __ATOMIC_RELAXED);
     }
+    pthread_mutex_lock(&g.registry_lock);
+    t->next = g.threads;
+    if (g.threads) g.threads->prev = t;
+    g.threads = t;
+    pthread_mutex_unlock(&g.registry_lock);
+    pthread_setspecific(g.exit_key, t);
+    vprof_tls = &t->hot;
   }
   t_creating = false;
   return t;
 }
 
 void thread_count_drop(ThreadState *t) {
-  __atomic_fetch_add(&t->header->dropped_records, 1, __ATOMIC_RELAXED);
+  if (t->header) __atomic_fetch_add(&t->header->dropped_records, 1, __ATOMIC_RELAXED);
+  else count_lost_record();
 }
 
 static void write_marker(ThreadState *t, uint32_t kind) {
@@ -122,32 +205,6 @@ static void update_anchor(ThreadState *t) {
   t->header->anchor1_ns = a.ns;
 }
 
-static bool reserve_budget(uint64_t bytes) {
-  uint64_t before = g.reserved_bytes.fetch_add(bytes, std::memory_order_relaxed);
-  if (before + bytes <= g.budget_bytes) return true;
-  g.reserved_bytes.fetch_sub(bytes, std::memory_order_relaxed);
-  return false;
-}
-
-// Maps the thread's ring: the first chunk after the header. Its pages are
-// faulted in once and reused for the thread's whole life.
-static bool map_ring(ThreadState *t) {
-  if (!reserve_budget(g.chunk_bytes)) return false;
-  void *p = MAP_FAILED;
-  if (ftruncate(t->fd, (off_t)(VPROF_HEADER_BYTES + g.chunk_bytes)) == 0)
-    p = mmap(nullptr, g.chunk_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd,
-             VPROF_HEADER_BYTES);
-  if (p == MAP_FAILED) {
-    g.reserved_bytes.fetch_sub(g.chunk_bytes, std::memory_order_relaxed);
-    return false;
-  }
-  t->chunk = static_cast<vprof_slot *>(p);
-  t->has_chunk = true;
-  t->hot.pos = t->chunk;
-  t->hot.end = t->chunk + t->chunk_slots - 2;
-  __atomic_store_n(&t->header->ring_valid, 1u, __ATOMIC_RELEASE);
-  return true;
-}
 
 static bool write_all(int fd, const void *buf, size_t n, off_t off) {
   const char *p = static_cast<const char *>(buf);
@@ -162,13 +219,20 @@ static bool write_all(int fd, const void *buf, size_t n, off_t off) {
   return true;
 }
 
+// Appends the ring's used bytes at `off`, with a descriptor opened for this
+// write only. A short write (no space) is harmless: data_chunks is not bumped.
+static bool append(ThreadState *t, size_t used, off_t off) {
+  char path[4200];
+  path_of(t, path, sizeof path);
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = write_all(fd, t->chunk, used, off);
+  close(fd);
+  return ok;
+}
+
 bool thread_next_chunk(ThreadState *t) {
-  if (t->dropping) return false;
-  if (!t->has_chunk) {
-    if (map_ring(t)) return true;
-    start_dropping(t);
-    return false;
-  }
+  if (t->dropping || !t->has_chunk) return false;
   // Append the full ring to the data region, then reuse it. The order of the
   // header updates keeps every record readable if the process dies at any
   // point: until data_chunks grows the ring is still valid; from then until
@@ -180,7 +244,8 @@ bool thread_next_chunk(ThreadState *t) {
   uint64_t n = t->header->data_chunks;
   size_t used = (size_t)(t->hot.pos - t->chunk) * VPROF_SLOT_BYTES;
   off_t off = (off_t)(VPROF_HEADER_BYTES + (1 + n) * g.chunk_bytes);
-  if (!write_all(t->fd, t->chunk, used, off)) {
+  ErrnoKeeper keep_errno;
+  if (!append(t, used, off)) {
     g.reserved_bytes.fetch_sub(g.chunk_bytes, std::memory_order_relaxed);
     start_dropping(t);
     return false;
@@ -206,6 +271,7 @@ static void unregister(ThreadState *t) {
 }
 
 void thread_finish(ThreadState *t) {
+  ErrnoKeeper keep_errno;
   t->hot.busy = 1;  // a signal arriving now records nothing
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   unregister(t);  // first: the exit handler must not mark a header we unmap
@@ -214,16 +280,18 @@ void thread_finish(ThreadState *t) {
     uint64_t used = (uint64_t)(t->hot.pos - t->chunk) * VPROF_SLOT_BYTES;
     g.reserved_bytes.fetch_sub(g.chunk_bytes - used, std::memory_order_relaxed);
     // Give the ring's unused tail back to the file system (it reads as zeros).
-    uint64_t keep = (used + 4095) / 4096 * 4096;
+    // MADV_REMOVE punches the hole through the mapping: no descriptor needed.
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t keep = (used + page - 1) / page * page;
     if (keep < g.chunk_bytes)
-      fallocate(t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                (off_t)(VPROF_HEADER_BYTES + keep), (off_t)(g.chunk_bytes - keep));
+      madvise(reinterpret_cast<char *>(t->chunk) + keep, g.chunk_bytes - keep, MADV_REMOVE);
   }
-  update_anchor(t);
-  __atomic_fetch_or(&t->header->flags, VPROF_FLAG_CLOSED, __ATOMIC_RELEASE);
-  if (t->has_chunk) munmap(t->chunk, g.chunk_bytes);
-  munmap(t->header, VPROF_HEADER_BYTES);
-  close(t->fd);
+  if (t->header) {
+    update_anchor(t);
+    __atomic_fetch_or(&t->header->flags, VPROF_FLAG_CLOSED, __ATOMIC_RELEASE);
+    if (t->has_chunk) munmap(t->chunk, g.chunk_bytes);
+    munmap(t->header, VPROF_HEADER_BYTES);
+  }
   if (vprof_tls == &t->hot) vprof_tls = nullptr;
   t_finished = true;
   pthread_setspecific(g.exit_key, nullptr);
@@ -236,8 +304,7 @@ void threads_after_fork_in_child() {
   for (ThreadState *t = g.threads; t;) {
     ThreadState *next = t->next;
     if (t->has_chunk) munmap(t->chunk, g.chunk_bytes);
-    munmap(t->header, VPROF_HEADER_BYTES);
-    close(t->fd);
+    if (t->header) munmap(t->header, VPROF_HEADER_BYTES);
     munmap(t, sizeof(ThreadState));
     t = next;
   }
@@ -245,13 +312,15 @@ void threads_after_fork_in_child() {
   vprof_tls = nullptr;
   t_finished = false;
   t_creating = false;
+  t_lost = false;
   pthread_setspecific(g.exit_key, nullptr);
 }
 
 void threads_mark_process_exit(ThreadState *self) {
   pthread_mutex_lock(&g.registry_lock);
   for (ThreadState *t = g.threads; t; t = t->next)
-    if (t != self) __atomic_fetch_or(&t->header->flags, VPROF_FLAG_PROCESS_EXITED, __ATOMIC_RELEASE);
+    if (t != self && t->header)
+      __atomic_fetch_or(&t->header->flags, VPROF_FLAG_PROCESS_EXITED, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&g.registry_lock);
 }
 

@@ -1,7 +1,18 @@
 // vprof run [--trace-dir DIR] [--manifest FILE] -- CMD [ARGS...]
-// Runs CMD with the recorder on (VPROF_TRACE_DIR set). Old trace files in DIR
-// are removed first so one directory holds one run. Exits with CMD's status.
-#include <dirent.h>
+// Runs CMD with the recorder on (VPROF_TRACE_DIR set) and says in one line
+// what the run recorded. One directory holds one run, and a run never costs
+// the previous trace unless it starts:
+//   1. check everything that can be checked: CMD is an executable file, the
+//      manifest is readable (read into memory now: it may be DIR's own
+//      manifest.json), DIR can be created and written (a probe file);
+//   2. fork; the child waits;
+//   3. move the old trace (t-*.vpt, p-*.vpp, manifest.json) into DIR/.old,
+//      write the new manifest, let the child exec;
+//   4. exec failed: put the old trace back, exit 2. Started: wait for CMD,
+//      then delete DIR/.old and print the summary.
+// If vprof itself dies between 3 and the end, the next run finds DIR/.old: it
+// is kept and put back when DIR holds no trace files, deleted otherwise.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -11,11 +22,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "command.h"
+#include "trace_summary.h"
 
 namespace fs = std::filesystem;
 
@@ -28,63 +42,249 @@ struct RunOptions {
   std::vector<std::string> command;
 };
 
-bool find_program(const std::string &name) {
-  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0;
+// "" when `path` is a file we may execute; otherwise why not.
+std::string not_executable(const std::string &path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return std::strerror(errno);
+  if (!S_ISREG(st.st_mode)) return "not a regular file";
+  if (access(path.c_str(), X_OK) != 0) return "not executable";
+  return "";
+}
+
+// The command as execvp will find it: "" and `why` set when it will not.
+std::string find_program(const std::string &name, std::string &why) {
+  if (name.find('/') != std::string::npos) {
+    why = not_executable(name);
+    return why.empty() ? name : "";
+  }
   const char *path = getenv("PATH");
   std::string p = path ? path : "/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= p.size()) {
+  why = "command not found";
+  for (size_t start = 0; start <= p.size();) {
     size_t end = p.find(':', start);
     if (end == std::string::npos) end = p.size();
     std::string dir = p.substr(start, end - start);
-    if (dir.empty()) dir = ".";
-    if (access((dir + "/" + name).c_str(), X_OK) == 0) return true;
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (not_executable(candidate).empty()) {
+      why.clear();
+      return candidate;
+    }
     start = end + 1;
   }
-  return false;
+  return "";
+}
+
+bool is_trace_file(const std::string &name) {
+  auto ends = [&](const char *s) {
+    size_t n = std::strlen(s);
+    return name.size() > n && name.compare(name.size() - n, n, s) == 0;
+  };
+  return (name.rfind("t-", 0) == 0 && ends(".vpt")) || (name.rfind("p-", 0) == 0 && ends(".vpp")) ||
+         name == "manifest.json";
+}
+
+std::vector<fs::path> trace_files(const fs::path &dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto &ent : fs::directory_iterator(dir, ec))
+    if (is_trace_file(ent.path().filename().string())) out.push_back(ent.path());
+  return out;
+}
+
+// Moves every trace file of `from` into `to`; on the first failure moves
+// back what it moved and returns the error.
+std::string move_trace(const fs::path &from, const fs::path &to) {
+  std::vector<fs::path> moved;
+  for (const fs::path &p : trace_files(from)) {
+    std::error_code ec;
+    fs::rename(p, to / p.filename(), ec);
+    if (ec) {
+      for (const fs::path &m : moved) fs::rename(to / m.filename(), m, ec);
+      return fmt::format("{}: cannot move it to {}: {}", p.string(), to.string(), ec.message());
+    }
+    moved.push_back(p);
+  }
+  return "";
+}
+
+// The old trace into DIR/.old (see the top of this file). "" or the error.
+std::string retire_old_trace(const fs::path &dir) {
+  fs::path old = dir / ".old";
+  std::error_code ec;
+  if (fs::is_directory(old, ec)) {
+    if (trace_files(dir).empty()) {
+      // vprof died after retiring it and before a new run wrote anything:
+      // this is the latest trace.
+      if (std::string err = move_trace(old, dir); !err.empty()) return err;
+    }
+    fs::remove_all(old, ec);
+    if (ec) return fmt::format("{}: cannot remove the previous run's leftovers: {}", old.string(), ec.message());
+  }
+  if (trace_files(dir).empty()) return "";
+  fs::create_directory(old, ec);
+  if (ec) return fmt::format("{}: cannot create: {}", old.string(), ec.message());
+  return move_trace(dir, old);
+}
+
+void restore_old_trace(const fs::path &dir) {
+  std::error_code ec;
+  for (const fs::path &p : trace_files(dir)) fs::remove(p, ec);  // the failed run's manifest
+  if (move_trace(dir / ".old", dir).empty()) fs::remove_all(dir / ".old", ec);
+}
+
+// Creates and removes a file in `dir`: the only sure test that the runtime
+// will be able to (permissions, read-only mounts, immutable flags, root).
+std::string probe_writable(const fs::path &dir) {
+  fs::path probe = dir / fmt::format(".vprof-probe-{}", getpid());
+  int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EEXIST && unlink(probe.c_str()) == 0)  // left by a killed vprof
+    fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return std::strerror(errno);
+  close(fd);
+  unlink(probe.c_str());
+  return "";
+}
+
+bool read_file(const std::string &path, std::string &out, std::string &why) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    why = "not a regular file";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    why = std::strerror(errno);
+    return false;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+bool write_file(const fs::path &path, const std::string &data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << data;
+  out.close();
+  return static_cast<bool>(out);
+}
+
+// --- signals ----------------------------------------------------------------
+// vprof and CMD share a process group, so a terminal's Ctrl-C (or Ctrl-\, or a
+// hang-up) reaches CMD by itself: the kernel sends it (SI_KERNEL) to the whole
+// foreground group, and forwarding it would deliver it twice. A signal sent to
+// vprof alone (kill PID, timeout, a supervisor) is forwarded to CMD. vprof
+// itself never dies of them: it waits for CMD to finish writing, then reports.
+volatile sig_atomic_t g_child = 0;
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+void forward(int sig, siginfo_t *si, void *) {
+  if (si && si->si_code == SI_KERNEL) return;
+  pid_t child = g_child;
+  if (child > 0) kill(child, sig);
+}
+
+sigset_t forwarded_set() {
+  sigset_t s;
+  sigemptyset(&s);
+  for (int sig : kForwarded) sigaddset(&s, sig);
+  return s;
+}
+
+void install_forwarding() {
+  struct sigaction sa {};
+  sa.sa_sigaction = forward;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : kForwarded) {
+    struct sigaction old {};
+    sigaction(sig, nullptr, &old);
+    if (old.sa_handler != SIG_IGN) sigaction(sig, &sa, nullptr);  // nohup stays nohup
+  }
+}
+
+[[noreturn]] void child_main(const RunOptions &o, const std::string &dir, int go, int err,
+                             const sigset_t &mask) {
+  sigprocmask(SIG_SETMASK, &mask, nullptr);
+  char c;
+  ssize_t r;
+  while ((r = read(go, &c, 1)) < 0 && errno == EINTR) {
+  }
+  if (r != 1) _exit(127);  // vprof gave up (its error line says why)
+  setenv("VPROF_TRACE_DIR", dir.c_str(), 1);
+  std::vector<char *> argv;
+  for (const auto &a : o.command) argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  int e = errno;
+  (void)!write(err, &e, sizeof e);
+  _exit(127);
 }
 
 int run(const RunOptions &o) {
-  if (!find_program(o.command[0])) return fail(fmt::format("{}: command not found", o.command[0]));
+  std::string why;
+  if (find_program(o.command[0], why).empty()) return fail(fmt::format("{}: {}", o.command[0], why));
+  std::string manifest_path = o.manifest;
+  if (manifest_path.empty() && getenv("VPROF_MANIFEST")) manifest_path = getenv("VPROF_MANIFEST");
+  std::string manifest;
+  if (!manifest_path.empty() && !read_file(manifest_path, manifest, why))
+    return fail(fmt::format("{}: cannot read the manifest: {}", manifest_path, why));
   std::error_code ec;
   fs::create_directories(o.trace_dir, ec);
-  if (ec) return fail(fmt::format("{}: cannot create trace directory: {}", o.trace_dir, ec.message()));
-  std::string dir = fs::canonical(o.trace_dir, ec).string();
+  if (ec) return fail(fmt::format("{}: cannot create the trace directory: {}", o.trace_dir, ec.message()));
+  fs::path dir = fs::canonical(o.trace_dir, ec);
   if (ec) return fail(fmt::format("{}: {}", o.trace_dir, ec.message()));
-  // One directory, one run: remove only what vprof wrote before.
-  for (const auto &ent : fs::directory_iterator(dir, ec)) {
-    std::string name = ent.path().filename().string();
-    if ((name.rfind("t-", 0) == 0 && ent.path().extension() == ".vpt") || name == "manifest.json")
-      fs::remove(ent.path(), ec);
-  }
-  std::string manifest = o.manifest;
-  if (manifest.empty() && getenv("VPROF_MANIFEST")) manifest = getenv("VPROF_MANIFEST");
-  if (!manifest.empty()) {
-    fs::copy_file(manifest, fs::path(dir) / "manifest.json", fs::copy_options::overwrite_existing, ec);
-    if (ec) return fail(fmt::format("{}: cannot copy the manifest: {}", manifest, ec.message()));
-  }
+  if (why = probe_writable(dir); !why.empty())
+    return fail(fmt::format("{}: cannot write in the trace directory: {}", dir.string(), why));
 
+  int go[2], err[2];
+  if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
+    return fail(fmt::format("pipe failed: {}", std::strerror(errno)));
+  sigset_t forwarded = forwarded_set(), mask;
+  sigprocmask(SIG_BLOCK, &forwarded, &mask);  // none is lost between fork and the handlers
   pid_t pid = fork();
   if (pid < 0) return fail(fmt::format("fork failed: {}", std::strerror(errno)));
   if (pid == 0) {
-    setenv("VPROF_TRACE_DIR", dir.c_str(), 1);
-    std::vector<char *> argv;
-    for (const auto &a : o.command) argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "vprof: error: %s: %s\n", argv[0], std::strerror(errno));
-    _exit(127);
+    close(go[1]);
+    close(err[0]);
+    child_main(o, dir.string(), go[0], err[1], mask);
   }
-  // Ctrl-C goes to the whole foreground group; vprof waits for the child to finish writing.
-  signal(SIGINT, SIG_IGN);
-  signal(SIGTERM, SIG_IGN);
+  close(go[0]);
+  close(err[1]);
+  g_child = pid;
+  install_forwarding();
+  sigprocmask(SIG_SETMASK, &mask, nullptr);
+
+  auto give_up = [&](const std::string &message) {
+    close(go[1]);  // the child exits without running CMD
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    return fail(message);
+  };
+  if (std::string e = retire_old_trace(dir); !e.empty()) return give_up(e);
+  if (!manifest_path.empty() && !write_file(dir / "manifest.json", manifest)) {
+    restore_old_trace(dir);
+    return give_up(fmt::format("{}: cannot write the manifest", (dir / "manifest.json").string()));
+  }
+  char c = 'g';
+  (void)!write(go[1], &c, 1);
+  close(go[1]);
+  int exec_errno = 0;
+  ssize_t r;
+  while ((r = read(err[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  }
+  close(err[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  size_t files = 0;
-  for (const auto &ent : fs::directory_iterator(dir, ec))
-    if (ent.path().extension() == ".vpt") ++files;
-  std::fprintf(stderr, "vprof: trace in %s (%zu thread files)\n", dir.c_str(), files);
+  g_child = 0;
+  if (r == static_cast<ssize_t>(sizeof exec_errno)) {
+    restore_old_trace(dir);
+    return fail(fmt::format("{}: cannot execute: {}", o.command[0], std::strerror(exec_errno)));
+  }
+  fs::remove_all(dir / ".old", ec);  // the new run exists: the old one goes
+  std::fprintf(stderr, "vprof: trace in %s %s\n", dir.c_str(), describe(summarize_trace(dir)).c_str());
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return 1;
@@ -92,15 +292,16 @@ int run(const RunOptions &o) {
 
 Registrar reg("run", "run a command with the recorder on", [](CLI::App &sub) -> Runner {
   auto o = std::make_shared<RunOptions>();
-  sub.add_option("--trace-dir", o->trace_dir, "directory for the trace (old trace files in it are removed)")
+  sub.add_option("--trace-dir", o->trace_dir,
+                 "directory for the trace (the previous trace in it is replaced once CMD starts)")
       ->capture_default_str();
   sub.add_option("--manifest", o->manifest,
                  "instrumenter manifest to keep with the trace (default: $VPROF_MANIFEST)");
   sub.add_option("command", o->command, "the command and its arguments, after --")->required();
   std::string env_help = "\nRuntime settings (environment):\n";
 #define VPROF_OPTION_STR(field, env, def, help) env_help += fmt::format("  {:<22} {}\n", env, help);
-#define VPROF_OPTION_U64(field, env, def, help) \
-  env_help += fmt::format("  {:<22} {} (default {})\n", env, help, def);
+#define VPROF_OPTION_U64(field, env, def, min, max, step, help) \
+  env_help += fmt::format("  {:<22} {} (default {}, {}..{})\n", env, help, def, min, max);
 #include "../runtime/options.def"
 #undef VPROF_OPTION_STR
 #undef VPROF_OPTION_U64

@@ -3,6 +3,8 @@
  * analyzer's reader. Documented byte by byte in docs/trace-format.md.
  *
  * A trace directory holds one file per thread: t-<pid>-<tid>.vpt
+ * and one small file per process: p-<pid>.vpp (vprof_process_header below),
+ * which counts what threads without a file of their own lost.
  *   [ FileHeader: 4096 bytes ][ ring: chunk_bytes ][ data chunk 0 ][ data chunk 1 ] ...
  * A thread writes its records into the ring, a chunk mapped from its own file
  * (so a kill loses nothing written). When the ring is full, the thread appends
@@ -28,6 +30,9 @@
  *
  * Versions:
  *   1  first version.
+ *      Later, without a change to the thread files (so still version 1): the
+ *      directory may also hold p-<pid>.vpp process files, with their own magic
+ *      and version; readers that list only t-*.vpt files ignore them.
  */
 #ifndef VPROF_TRACE_FORMAT_H
 #define VPROF_TRACE_FORMAT_H
@@ -121,7 +126,7 @@ struct vprof_file_header {
   uint64_t anchor0_ns;           /*  64 */
   uint64_t anchor1_ticks;        /*  72 (live) a later pair: chunk switches and exit */
   uint64_t anchor1_ns;           /*  80 (live) */
-  uint64_t dropped_records;      /*  88 (live) records lost to the budget or to re-entry */
+  uint64_t dropped_records;      /*  88 (live) records lost: budget or disk full, no fd, re-entry */
   uint32_t flags;                /*  96 (live) VPROF_FLAG_* */
   uint32_t reserved0;            /* 100 */
   double probe_pair_ns;          /* 104 measured at process start: one enter/exit probe pair */
@@ -139,6 +144,38 @@ struct vprof_file_header {
 static_assert(sizeof(vprof_file_header) == VPROF_HEADER_BYTES, "header is one page");
 #else
 _Static_assert(sizeof(struct vprof_file_header) == VPROF_HEADER_BYTES, "header is one page");
+#endif
+
+/*
+ * p-<pid>.vpp (p-<pid>.<n>.vpp if a pid is reused): one page per process,
+ * created at start-up (and in a forked child) before any thread file, space
+ * reserved before it is mapped. It counts threads that wrote records but could
+ * get no file of their own (file descriptors exhausted, no space, the file
+ * system refused) and the records they lost; a thread that has a file counts
+ * its own drops in its header. Both counters are live: written through the
+ * mapping, so they survive SIGKILL.
+ */
+#define VPROF_PROCESS_MAGIC "VPROFPRC"   /* 8 bytes, no terminator on disk */
+#define VPROF_PROCESS_VERSION 1u
+
+struct vprof_process_header {
+  char magic[8];                 /*   0 "VPROFPRC" */
+  uint16_t version;              /*   8 VPROF_PROCESS_VERSION */
+  uint16_t min_readable;         /*  10 1 */
+  uint32_t header_bytes;         /*  12 = 4096 */
+  uint32_t pid;                  /*  16 */
+  uint32_t ppid;                 /*  20 */
+  uint64_t lost_threads;         /*  24 (live) threads that recorded but got no trace file */
+  uint64_t lost_records;         /*  32 (live) records of those threads */
+  uint64_t start_realtime_ns;    /*  40 CLOCK_REALTIME at process start */
+  char comm[32];                 /*  48 process name (NUL-padded) */
+  uint8_t pad[4096 - 80];
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(vprof_process_header) == VPROF_HEADER_BYTES, "process file is one page");
+#else
+_Static_assert(sizeof(struct vprof_process_header) == VPROF_HEADER_BYTES, "process file is one page");
 #endif
 
 struct vprof_slot {

@@ -1,0 +1,59 @@
+// p-<pid>.vpp: one page per process counting what threads without a trace
+// file of their own lost (trace_format.h). Made at start-up and in each
+// forked child, before any thread file, so that a later failure (fd limit,
+// full file system) still has a place to be counted that survives a kill.
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+namespace vprof::rt {
+
+int process_file_create() {
+  ErrnoKeeper keep_errno;
+  char path[4200];
+  int fd = -1;
+  for (int n = 0; n < 1000 && fd < 0; ++n) {
+    if (n == 0) snprintf(path, sizeof path, "%s/p-%u.vpp", g.dir, g.pid);
+    else snprintf(path, sizeof path, "%s/p-%u.%d.vpp", g.dir, g.pid, n);  // a reused pid
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) return errno;
+  }
+  if (fd < 0) return EEXIST;
+  void *p = MAP_FAILED;
+  int err = posix_fallocate(fd, 0, VPROF_HEADER_BYTES);  // no SIGBUS on a full disk
+  if (err == 0) {
+    p = mmap(nullptr, VPROF_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) err = errno;
+  }
+  close(fd);
+  if (p == MAP_FAILED) {
+    unlink(path);
+    return err;
+  }
+  auto *h = static_cast<vprof_process_header *>(p);
+  memcpy(h->magic, VPROF_PROCESS_MAGIC, 8);
+  h->version = VPROF_PROCESS_VERSION;
+  h->min_readable = 1;
+  h->header_bytes = VPROF_HEADER_BYTES;
+  h->pid = g.pid;
+  h->ppid = g.ppid;
+  h->start_realtime_ns = g.start_realtime_ns;
+  memcpy(h->comm, g.comm, sizeof h->comm);
+  g.proc = h;
+  g.loss = {&h->lost_threads, &h->lost_records};
+  return 0;
+}
+
+void process_file_drop() {
+  if (g.proc) munmap(g.proc, VPROF_HEADER_BYTES);
+  g.proc = nullptr;
+  g.fallback_lost[0] = g.fallback_lost[1] = 0;
+  g.loss = {&g.fallback_lost[0], &g.fallback_lost[1]};
+}
+
+}  // namespace vprof::rt

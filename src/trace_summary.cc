@@ -1,0 +1,134 @@
+#include "trace_summary.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+#include <vprof/trace_format.h>
+
+namespace vprof::cli {
+namespace {
+
+// Reads with pread, never a mapping: on a full tmpfs, a read fault on a hole
+// (the ring's unused tail) must allocate a page, and fails with SIGBUS.
+class File {
+ public:
+  explicit File(const std::string &path) : fd_(open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    struct stat st;
+    if (fd_ >= 0 && fstat(fd_, &st) == 0) size_ = static_cast<uint64_t>(st.st_size);
+  }
+  ~File() {
+    if (fd_ >= 0) close(fd_);
+  }
+  File(const File &) = delete;
+  File &operator=(const File &) = delete;
+  uint64_t size() const { return size_; }
+  bool read(void *buf, uint64_t n, uint64_t off) const {
+    auto *p = static_cast<char *>(buf);
+    while (n > 0) {
+      ssize_t r = pread(fd_, p, n, static_cast<off_t>(off));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;
+      p += r;
+      n -= static_cast<uint64_t>(r);
+      off += static_cast<uint64_t>(r);
+    }
+    return true;
+  }
+
+ private:
+  int fd_;
+  uint64_t size_ = 0;
+};
+
+// Records in the chunk at [off, off + len), read a block at a time: a zero
+// kind ends the chunk, and so does an unknown one (damage is the analyzer's
+// to report, not ours).
+uint64_t count_chunk(const File &f, uint64_t off, uint64_t len, std::vector<vprof_slot> &block) {
+  if (off >= f.size()) return 0;
+  uint64_t slots = std::min(len, f.size() - off) / VPROF_SLOT_BYTES, n = 0;
+  uint64_t first = 0, have = 0;  // block holds slots [first, first + have)
+  for (uint64_t i = 0; i < slots;) {
+    if (i >= first + have) {
+      first = i;
+      have = std::min<uint64_t>(block.size(), slots - i);
+      if (!f.read(block.data(), have * VPROF_SLOT_BYTES, off + i * VPROF_SLOT_BYTES)) break;
+    }
+    const vprof_slot &s = block[i - first];
+    uint32_t kind = static_cast<uint32_t>(s.w0 & VPROF_KIND_MASK);
+    if (kind == VPROF_K_NONE || kind >= VPROF_K_MAX_) break;
+    uint64_t ext = kind == VPROF_K_IV_BEGIN_LABELED ? 1
+                   : kind == VPROF_K_STRING         ? ((s.arg >> 32) + 15) / 16
+                                                    : 0;
+    if (kind != VPROF_K_STRING && kind != VPROF_K_DROP_BEGIN && kind != VPROF_K_THREAD_EXIT) ++n;
+    i += 1 + ext;
+  }
+  return n;
+}
+
+void add_thread_file(const std::string &path, TraceSummary &s) {
+  File f(path);
+  vprof_file_header h;
+  if (f.size() < sizeof h || !f.read(&h, sizeof h, 0) ||
+      std::memcmp(h.magic, VPROF_TRACE_MAGIC, 8) != 0 || h.chunk_bytes == 0) {
+    ++s.unreadable;
+    return;
+  }
+  ++s.thread_files;
+  s.dropped += h.dropped_records;
+  std::vector<vprof_slot> block(65536);  // 1 MiB
+  for (uint64_t c = 0; c < h.data_chunks; ++c)
+    s.records += count_chunk(f, VPROF_HEADER_BYTES + (1 + c) * h.chunk_bytes, h.chunk_bytes, block);
+  if (h.ring_valid) s.records += count_chunk(f, VPROF_HEADER_BYTES, h.chunk_bytes, block);
+}
+
+void add_process_file(const std::string &path, TraceSummary &s) {
+  File f(path);
+  vprof_process_header h;
+  if (f.size() < sizeof h || !f.read(&h, sizeof h, 0) ||
+      std::memcmp(h.magic, VPROF_PROCESS_MAGIC, 8) != 0)
+    return;
+  ++s.process_files;
+  s.lost_threads += h.lost_threads;
+  s.lost_records += h.lost_records;
+}
+
+bool has(const std::string &name, const char *prefix, const char *suffix) {
+  size_t p = std::strlen(prefix), x = std::strlen(suffix);
+  return name.size() > p + x && name.compare(0, p, prefix) == 0 &&
+         name.compare(name.size() - x, x, suffix) == 0;
+}
+
+}  // namespace
+
+TraceSummary summarize_trace(const std::string &dir) {
+  TraceSummary s;
+  DIR *d = opendir(dir.c_str());
+  if (!d) return s;
+  while (dirent *ent = readdir(d)) {
+    std::string name = ent->d_name;
+    if (has(name, "t-", ".vpt")) add_thread_file(dir + "/" + name, s);
+    else if (has(name, "p-", ".vpp")) add_process_file(dir + "/" + name, s);
+  }
+  closedir(d);
+  return s;
+}
+
+std::string describe(const TraceSummary &s) {
+  std::string out = fmt::format("({} thread files): {} records, {} dropped", s.thread_files,
+                                s.records, s.dropped);
+  if (s.lost_threads || s.lost_records)
+    out += fmt::format(", {} threads without a file ({} records lost)", s.lost_threads,
+                       s.lost_records);
+  if (s.unreadable) out += fmt::format(", {} unreadable files", s.unreadable);
+  return out;
+}
+
+}  // namespace vprof::cli

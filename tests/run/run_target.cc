@@ -1,0 +1,116 @@
+// A program `vprof run` tests record, one scenario per mode; each scenario's
+// record count is exact, so a test can check records + dropped + lost.
+//   run_target threads N M    N threads, started one at a time and all alive
+//                             together; then the program opens 20 files of its
+//                             own (each must succeed); then each thread writes
+//                             M enter/exit pairs, and the main thread M more
+//                             after joining them. 2*M*(N+1) records in all.
+//   run_target term FILE      writes pairs until SIGTERM; creates FILE once it
+//                             records; on SIGTERM prints "signals=<count>" and
+//                             exits 0.
+//   run_target hello FILE     creates FILE (proof that it ran) and writes 1 pair.
+//   run_target exhaust M      opens files until the fd limit, starts a thread
+//                             that writes M pairs (no descriptor left for its
+//                             trace file), closes them, writes M pairs itself.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <vprof/probes.h>
+
+static void pairs(uint32_t m) {
+  for (uint32_t i = 0; i < m; ++i) {
+    vprof_fn_enter(i);
+    vprof_fn_exit(i);
+  }
+}
+
+static int threads(int n, uint32_t m) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int started = 0;
+  bool go = false;
+  std::vector<std::thread> ts;
+  for (int i = 0; i < n; ++i) {
+    ts.emplace_back([&] {
+      pairs(1);  // the thread's file exists from here on
+      std::unique_lock<std::mutex> l(mu);
+      ++started;
+      cv.notify_all();
+      cv.wait(l, [&] { return go; });
+      l.unlock();
+      pairs(m - 1);
+    });
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] { return started == i + 1; });
+  }
+  // Every thread is alive and has recorded: the program's own files now.
+  int failed = 0;
+  std::vector<int> fds;
+  for (int i = 0; i < 20; ++i) {
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) ++failed;
+    else fds.push_back(fd);
+  }
+  {
+    std::lock_guard<std::mutex> l(mu);
+    go = true;
+  }
+  cv.notify_all();
+  for (auto &t : ts) t.join();
+  for (int fd : fds) close(fd);
+  pairs(m);  // a thread that starts recording last (after a full disk, say)
+  if (failed) {
+    std::fprintf(stderr, "run_target: %d of the program's own open() calls failed\n", failed);
+    return 1;
+  }
+  return 0;
+}
+
+static int exhaust(uint32_t m) {
+  std::vector<int> fds;
+  for (int fd; (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) fds.push_back(fd);
+  std::thread(pairs, m).join();
+  for (int fd : fds) close(fd);
+  pairs(m);
+  return 0;
+}
+
+static volatile sig_atomic_t g_signals = 0;
+
+static int term(const char *ready) {
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { g_signals = g_signals + 1; };
+  sigaction(SIGTERM, &sa, nullptr);
+  pairs(1);
+  std::fclose(std::fopen(ready, "w"));
+  while (!g_signals) pairs(1);
+  usleep(200000);  // a second, duplicated delivery would land here
+  std::printf("signals=%d\n", (int)g_signals);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "threads" && argc == 4)
+    return threads(std::atoi(argv[2]), (uint32_t)std::strtoul(argv[3], nullptr, 10));
+  if (mode == "term" && argc == 3) return term(argv[2]);
+  if (mode == "exhaust" && argc == 3) return exhaust((uint32_t)std::strtoul(argv[2], nullptr, 10));
+  if (mode == "hello" && argc == 3) {
+    std::fclose(std::fopen(argv[2], "w"));
+    pairs(1);
+    return 0;
+  }
+  std::fprintf(stderr, "usage: run_target threads N M | term FILE | hello FILE | exhaust M\n");
+  return 2;
+}

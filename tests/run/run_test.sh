@@ -1,0 +1,255 @@
+#!/bin/bash
+# `vprof run` never loses a trace and never kills the program it records
+# (issue 12, cases 6, 8, 9, 10, 11). One case per call:
+#   run_test.sh CASE VPROF RUN_TARGET
+# Exit 0 pass, 1 fail, 77 skipped (the mechanism a case needs is not
+# available here; the reason is printed).
+set -u
+CASE=$1 VPROF=$2 TARGET=$3
+WORK=$(mktemp -d /tmp/vprof-run-test.XXXXXX)
+MNT=""
+cleanup() {
+  [ -n "$MNT" ] && umount "$MNT" 2>/dev/null
+  chattr -R -i "$WORK" 2>/dev/null
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+cd "$WORK"
+
+fail() { echo "FAIL ($CASE): $*" >&2; exit 1; }
+skip() { echo "SKIP ($CASE): $*" >&2; exit 77; }
+lines() { grep -c '' "$1"; }
+# A fingerprint of a trace directory's files (names and contents).
+fingerprint() { (cd "$1" && find . -maxdepth 1 -type f | sort | xargs -r sha256sum); }
+
+# A previous trace in $1 (with a manifest), and its fingerprint in $1.fp.
+make_old_trace() {
+  echo '{"old": true}' > old-manifest.json
+  "$VPROF" run --trace-dir "$1" --manifest old-manifest.json -- "$TARGET" hello ran-old 2>/dev/null ||
+    fail "the first run failed"
+  ls "$1"/t-*.vpt >/dev/null 2>&1 || fail "the first run left no trace"
+  fingerprint "$1" > "$1.fp"
+}
+old_trace_intact() {
+  fingerprint "$1" | cmp -s - "$1.fp" || fail "the old trace in $1 changed: $(ls -a "$1")"
+  [ ! -e "$1/.old" ] || fail "$1/.old was left behind"
+}
+# Runs vprof; expects exit 2 and one line on stderr that matches $1.
+expect_usage_error() {
+  local pattern=$1; shift
+  "$VPROF" "$@" >out 2>err && fail "vprof $* succeeded"
+  local rc=$?
+  [ $rc -eq 2 ] || fail "vprof $*: exit $rc, not 2: $(cat err)"
+  [ "$(lines err)" -eq 1 ] || fail "vprof $*: not one line on stderr: $(cat err)"
+  grep -q -- "$pattern" err || fail "vprof $*: '$pattern' not in: $(cat err)"
+}
+# The counts of vprof run's summary line in err
+# ("vprof: trace in DIR (F thread files): R records, D dropped[, L threads without a file (M records lost)]"): FILES RECORDS DROPPED LOST_THREADS LOST_RECORDS
+summary() {
+  local l
+  l=$(grep 'vprof: trace in' err) || fail "no summary line: $(cat err)"
+  echo "$l" | sed -E 's/.* \(([0-9]+) thread files\): ([0-9]+) records, ([0-9]+) dropped(, ([0-9]+) threads without a file \(([0-9]+) records lost\))?.*/\1 \2 \3 \5 \6/'
+}
+
+case6_missing_manifest() {
+  make_old_trace T
+  expect_usage_error "no-such-manifest.json: cannot read the manifest" \
+    run --trace-dir T --manifest no-such-manifest.json -- "$TARGET" hello ran-new
+  [ ! -e ran-new ] || fail "the command ran"
+  old_trace_intact T
+}
+
+case6_command_cannot_start() {
+  make_old_trace T
+  echo 'echo hi' > not-executable.sh
+  chmod 644 not-executable.sh
+  expect_usage_error "not-executable.sh: not executable" run --trace-dir T -- ./not-executable.sh
+  old_trace_intact T
+  mkdir a-directory
+  expect_usage_error "a-directory: not a regular file" run --trace-dir T -- ./a-directory
+  old_trace_intact T
+  expect_usage_error "no-such-command-vprof: command not found" run --trace-dir T -- no-such-command-vprof
+  old_trace_intact T
+  # Executable, but exec fails (its interpreter does not exist): found only
+  # once the old trace was moved aside, which must then be put back.
+  printf '#!/no/such/interpreter\n' > bad-interpreter.sh
+  chmod 755 bad-interpreter.sh
+  expect_usage_error "bad-interpreter.sh: cannot execute" run --trace-dir T -- ./bad-interpreter.sh
+  old_trace_intact T
+}
+
+case6_manifest_inside_trace_dir() {
+  make_old_trace T
+  # The trace's own manifest as the input: read before the old trace is
+  # retired, so the new run keeps it.
+  "$VPROF" run --trace-dir T --manifest T/manifest.json -- "$TARGET" hello ran-new 2>err ||
+    fail "exit $?: $(cat err)"
+  [ -e ran-new ] || fail "the command did not run"
+  cmp -s T/manifest.json old-manifest.json || fail "the manifest changed: $(cat T/manifest.json)"
+  [ ! -e T/.old ] || fail "T/.old was left behind"
+  [ "$(ls T/t-*.vpt | wc -l)" -eq 1 ] || fail "not exactly the new run's thread file: $(ls T)"
+  read -r files records dropped _ <<<"$(summary)"
+  [ "$files $records $dropped" = "1 2 0" ] || fail "summary: $(cat err)"
+}
+
+case6_old_trace_of_a_killed_vprof() {
+  # vprof killed after it moved the old trace aside and before the command
+  # wrote anything: the next run treats T/.old as the latest trace.
+  make_old_trace T
+  mkdir T/.old
+  mv T/t-*.vpt T/p-*.vpp T/manifest.json T/.old/
+  printf '#!/no/such/interpreter\n' > bad-interpreter.sh
+  chmod 755 bad-interpreter.sh
+  expect_usage_error "bad-interpreter.sh: cannot execute" run --trace-dir T -- ./bad-interpreter.sh
+  old_trace_intact T
+  # And when T holds a newer trace, T/.old is the older one: deleted.
+  mkdir T/.old
+  echo stale > T/.old/t-1-1.vpt
+  "$VPROF" run --trace-dir T -- "$TARGET" hello ran-new 2>err || fail "exit $?: $(cat err)"
+  [ ! -e T/.old ] || fail "T/.old was left behind"
+  [ "$(ls T/t-*.vpt | wc -l)" -eq 1 ] || fail "not exactly the new run's thread file: $(ls T)"
+}
+
+case8_unwritable_dir() {
+  make_old_trace T
+  chattr +i T 2>/dev/null || skip "chattr +i is not available on $(df --output=fstype . | tail -1)"
+  touch T/probe 2>/dev/null && skip "an immutable directory is still writable here"
+  expect_usage_error "cannot write in the trace directory" run --trace-dir T -- "$TARGET" hello ran-new
+  [ ! -e ran-new ] || fail "the command ran"
+  old_trace_intact T
+  # The runtime on its own (no vprof run): one line, recording off, the
+  # program unharmed.
+  VPROF_TRACE_DIR=$PWD/T "$TARGET" hello ran-direct 2>err || fail "the program failed: $(cat err)"
+  [ -e ran-direct ] || fail "the program did not run"
+  [ "$(lines err)" -eq 1 ] && grep -q "cannot write in trace directory.*recording is off" err ||
+    fail "runtime stderr: $(cat err)"
+  chattr -i T
+  old_trace_intact T
+  # A trace directory that cannot be created: its parent is a regular file.
+  touch a-file
+  expect_usage_error "a-file/trace: cannot create the trace directory" \
+    run --trace-dir a-file/trace -- "$TARGET" hello ran-new
+  [ ! -e ran-new ] || fail "the command ran"
+}
+
+case8_fd_limit_many_threads() {
+  # 40 threads alive at once, then 20 files of the program's own, under a
+  # limit of 32 descriptors: the runtime must hold none of them.
+  (ulimit -n 32 && "$VPROF" run --trace-dir T -- "$TARGET" threads 40 1000) >out 2>err ||
+    fail "exit $?: $(cat err)"
+  read -r files records dropped lost_threads _ <<<"$(summary)"
+  [ "$files $records $dropped ${lost_threads:-0}" = "41 82000 0 0" ] || fail "summary: $(cat err)"
+}
+
+case8_no_fd_left_for_a_thread() {
+  # The program itself uses every descriptor while a thread records: that
+  # thread's records are lost, and counted in the process file.
+  (ulimit -n 64 && "$VPROF" run --trace-dir T -- "$TARGET" exhaust 5000) >out 2>err ||
+    fail "exit $?: $(cat err)"
+  read -r files records dropped lost_threads lost_records <<<"$(summary)"
+  [ "$files $records $dropped ${lost_threads:-0} ${lost_records:-0}" = "1 10000 0 1 10000" ] ||
+    fail "summary: $(cat err)"
+}
+
+case9_full_disk() {
+  # A 2 MiB file system and a program that records 16 MB: the program runs to
+  # completion, and every record is either in the trace or counted as lost.
+  mkdir mnt
+  mount -t tmpfs -o size=2m tmpfs mnt 2>err || skip "cannot mount a tmpfs: $(cat err)"
+  MNT=$PWD/mnt
+  local chunk
+  for chunk in 256 1024; do
+    rm -rf mnt/T
+    VPROF_CHUNK_KB=$chunk "$VPROF" run --trace-dir mnt/T -- "$TARGET" threads 4 200000 >out 2>err ||
+      fail "chunk ${chunk} KiB: exit $?: $(cat err)"
+    read -r files records dropped lost_threads lost_records <<<"$(summary)"
+    lost_records=${lost_records:-0}
+    [ $((records + dropped + lost_records)) -eq 2000000 ] ||
+      fail "chunk ${chunk} KiB: records + dropped + lost != 2000000: $(cat err)"
+    [ $((dropped + lost_records)) -gt 0 ] || fail "chunk ${chunk} KiB: no drop counted: $(cat err)"
+    [ "$records" -gt 0 ] || fail "chunk ${chunk} KiB: nothing recorded: $(cat err)"
+  done
+  # Full before the program starts: not even the process file fits, so the
+  # runtime says on stderr what it lost.
+  rm -rf mnt/T
+  dd if=/dev/zero of=mnt/fill bs=64k 2>/dev/null
+  "$VPROF" run --trace-dir mnt/T -- "$TARGET" threads 4 200000 >out 2>err ||
+    fail "full from the start: exit $?: $(cat err)"
+  grep -q "^vprof: 5 threads of process [0-9]* got no trace file in .*; 2000000 records lost$" err ||
+    fail "full from the start: $(cat err)"
+}
+
+case10_bad_option_values() {
+  local setting
+  for setting in VPROF_CALIBRATE_US=-1 VPROF_CALIBRATE_US=1e3 VPROF_CALIBRATE_US=99999999999 \
+      VPROF_CHUNK_KB=-4 VPROF_CHUNK_KB=6 VPROF_CHUNK_KB=99999999999999999999999 \
+      VPROF_CHUNK_KB=1073741824 VPROF_BUFFER_MB=0 VPROF_BUFFER_MB=abc "VPROF_BUFFER_MB= 12" \
+      VPROF_OWNERSHIP_SLOTS=-1 VPROF_OWNERSHIP_SLOTS=12k; do
+    local name=${setting%%=*}
+    rm -rf T
+    # timeout: VPROF_CALIBRATE_US=-1 used to spin for ever at start-up.
+    env "$setting" timeout 60 "$VPROF" run --trace-dir T -- "$TARGET" threads 2 1000 >out 2>err ||
+      fail "$setting: exit $?: $(cat err)"
+    [ "$(grep -c "$name" err)" -eq 1 ] && grep -q "^vprof: $name=.* is not valid .*; using [0-9]*$" err ||
+      fail "$setting: not one warning line: $(cat err)"
+    [ "$(lines err)" -eq 2 ] || fail "$setting: more than the warning and the summary: $(cat err)"
+    read -r files records dropped _ <<<"$(summary)"
+    [ "$files $records $dropped" = "3 6000 0" ] || fail "$setting: $(cat err)"
+  done
+  # A ring larger than the whole budget would drop every record.
+  rm -rf T
+  VPROF_CHUNK_KB=262144 VPROF_BUFFER_MB=1 "$VPROF" run --trace-dir T -- "$TARGET" threads 0 1000 >out 2>err ||
+    fail "ring > budget: exit $?: $(cat err)"
+  grep -q "^vprof: VPROF_CHUNK_KB=262144 is larger than VPROF_BUFFER_MB=1; using 1024$" err ||
+    fail "ring > budget: $(cat err)"
+  read -r files records dropped _ <<<"$(summary)"
+  [ "$files $records $dropped" = "1 2000 0" ] || fail "ring > budget: $(cat err)"
+  # A trace directory too long for a path: one line, recording off.
+  VPROF_TRACE_DIR=$(printf 'd%.0s' $(seq 5000)) "$TARGET" hello ran 2>err || fail "long dir: $(cat err)"
+  [ "$(lines err)" -eq 1 ] && grep -q "VPROF_TRACE_DIR is 5000 bytes long" err || fail "long dir: $(cat err)"
+}
+
+# Starts `vprof run -- run_target term`, waits until it records; sets PID.
+start_term_target() {
+  # Job control on: without it, bash starts background commands with SIGINT
+  # ignored, and an ignored signal stays ignored (vprof keeps it so).
+  set -m
+  "$VPROF" run --trace-dir T -- "$TARGET" term ready >out 2>err &
+  PID=$!
+  for _ in $(seq 300); do [ -e ready ] && return; sleep 0.1; done
+  fail "the program never started recording: $(cat err)"
+}
+wait_for_vprof() {
+  for _ in $(seq 300); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$PID" 2>/dev/null; then
+    pkill -KILL -P "$PID"; kill -KILL "$PID"
+    fail "vprof run did not end after $1 (not forwarded?)"
+  fi
+  wait "$PID"
+}
+
+case11_sigterm_forwarded() {
+  start_term_target
+  kill -TERM "$PID"
+  wait_for_vprof SIGTERM
+  local rc=$?
+  [ $rc -eq 0 ] || fail "exit $rc, not the program's 0: $(cat err)"
+  grep -qx "signals=1" out || fail "the program did not get SIGTERM exactly once: $(cat out)"
+  read -r files records dropped _ <<<"$(summary)"
+  [ "$files" -eq 1 ] && [ "$records" -gt 0 ] || fail "summary: $(cat err)"
+}
+
+case11_sigint_forwarded() {
+  # SIGINT sent to vprof alone (not a terminal's Ctrl-C, which reaches the
+  # whole group): forwarded; the program dies of it; vprof reports 128 + 2.
+  start_term_target
+  kill -INT "$PID"
+  wait_for_vprof SIGINT
+  local rc=$?
+  [ $rc -eq 130 ] || fail "exit $rc, not 130: $(cat err)"
+  read -r files records dropped _ <<<"$(summary)"
+  [ "$files" -eq 1 ] && [ "$records" -gt 0 ] || fail "summary: $(cat err)"
+}
+
+"$CASE"
+echo "PASS ($CASE)"
