@@ -44,7 +44,8 @@ Expected<std::string> read_file(const std::string &path) {
 
 }  // namespace
 
-Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original) {
+Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original,
+                         const std::string &manifest_path) {
   // De-duplicate; remember the languages that asked for each edit.
   std::map<std::pair<std::string, unsigned>, FunctionIntent> fns;
   std::map<std::tuple<std::string, unsigned, unsigned>, SiteIntent> sites;
@@ -129,6 +130,9 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
       open.push_back(s);
     }
   }
+  plan.manifest = {{"schema_version", 1}, {"functions", jf}, {"call_sites", js}, {"sync_sites", jy}};
+  plan.manifest_id = sha1_hex(plan.manifest.dump()).substr(0, 16);
+  plan.manifest["id"] = plan.manifest_id;
   for (auto &[file, list] : ins) {
     if (!original.count(file)) {
       auto text = read_file(file);
@@ -138,7 +142,7 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
     const std::string &code = original[file];
     // After a UTF-8 byte order mark: compilers accept one only as the first bytes.
     unsigned start = code.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
-    list.push_back({start, -1, 0, 0, preamble(sha1_hex(code))});
+    list.push_back({start, -1, 0, 0, preamble(sha1_hex(code), plan.manifest_id, manifest_path)});
     std::sort(list.begin(), list.end(), before);
     clang::tooling::Replacements reps;
     for (size_t i = 0; i < list.size();) {
@@ -156,7 +160,6 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
   plan.functions = fns.size();
   plan.sites = sites.size();
   plan.syncs = syncs.size();
-  plan.manifest = {{"schema_version", 1}, {"functions", jf}, {"call_sites", js}, {"sync_sites", jy}};
   return plan;
 }
 

@@ -24,13 +24,18 @@ namespace vprof::instr {
 
 struct Plan {
   std::map<std::string, std::string> new_text;  // path -> rewritten contents
-  nlohmann::json manifest;
+  nlohmann::json manifest;                      // its "id": the first 16 hex digits of the
+                                                // SHA-1 of the manifest without it
+  std::string manifest_id;
   size_t functions = 0, sites = 0, syncs = 0;
 };
 
 // `original` maps each path that may be edited to its original contents
-// (read by the caller); a path missing from it is read from disk.
-Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original);
+// (read by the caller); a path missing from it is read from disk. Every
+// rewritten file registers the manifest's id and `manifest_path` with the
+// runtime (forms.h, preamble).
+Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original,
+                         const std::string &manifest_path);
 
 }  // namespace vprof::instr
 

@@ -6,7 +6,25 @@
 
 namespace vprof::instr {
 
-std::string preamble(const std::string &original_sha1) {
+namespace {
+
+std::string c_string(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string preamble(const std::string &original_sha1, const std::string &manifest_id,
+                     const std::string &manifest_path) {
   // One copy of the helpers per translation unit even when several rewritten
   // files are included together; the guard macro is ours alone. extern "C++":
   // a rewritten C header may be included inside a C++ file's extern "C" block.
@@ -28,6 +46,11 @@ std::string preamble(const std::string &original_sha1) {
          "struct SyncRelease { const void *o; uint32_t r; "
          "~SyncRelease() { vprof_sync_release(o, r); } };\n"
          "} } }\n"
+         "#endif\n"
+         "#ifndef VPROF_MANIFEST_REGISTERED_\n"
+         "#define VPROF_MANIFEST_REGISTERED_ 1\n"
+         "static void __attribute__((constructor)) vprof_manifest_ctor_(void) "
+         "{ vprof_register_manifest(\"" + manifest_id + "\", " + c_string(manifest_path) + "); }\n"
          "#endif\n"
          "#line 1\n";
 }

@@ -34,8 +34,10 @@
 //
 // Every rewritten file starts with preamble(): the probe header on a line that
 // is also vprof's marker (it names the original's SHA-1, journal.h), the C++
-// helpers above, and `#line 1` so the rest of the file keeps its line numbers.
-// A file that starts with a UTF-8 byte order mark keeps it first.
+// helpers above, a constructor (one per translation unit) that tells the
+// runtime which manifest names its ids, and `#line 1` so the rest of the file
+// keeps its line numbers. A file that starts with a UTF-8 byte order mark
+// keeps it first.
 #ifndef VPROF_INSTRUMENTER_FORMS_H
 #define VPROF_INSTRUMENTER_FORMS_H
 
@@ -58,7 +60,8 @@ struct Wrap {
   std::string prefix, suffix;
 };
 
-std::string preamble(const std::string &original_sha1);
+std::string preamble(const std::string &original_sha1, const std::string &manifest_id,
+                     const std::string &manifest_path);
 std::string function_probe(Lang lang, uint32_t id);
 Wrap site_wrap(Lang lang, ValueForm form, uint32_t id);
 

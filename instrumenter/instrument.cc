@@ -167,7 +167,8 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   }
 
   std::map<std::string, std::string> original = *originals;
-  auto plan = make_plan(scans, original);
+  res.manifest_path = o.build_dir + "/.vprof/manifest.json";
+  auto plan = make_plan(scans, original, res.manifest_path);
   if (!plan) return plan.error();
   res.functions = plan->functions;
   res.call_sites = plan->sites;
@@ -179,7 +180,6 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   std::sort(res.notes.begin(), res.notes.end());
   res.notes.erase(std::unique(res.notes.begin(), res.notes.end()), res.notes.end());
   for (const auto &[path, text] : plan->new_text) res.changes.push_back({path, original[path], text});
-  res.manifest_path = o.build_dir + "/.vprof/manifest.json";
   if (o.dry_run) return res;
 
   // The manifest is written aside first, so a build directory that cannot

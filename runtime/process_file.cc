@@ -44,6 +44,8 @@ int process_file_create() {
   h->ppid = g.ppid;
   h->start_realtime_ns = g.start_realtime_ns;
   memcpy(h->comm, g.comm, sizeof h->comm);
+  memcpy(h->manifest_id, g.manifest_id, sizeof h->manifest_id);
+  memcpy(h->manifest_path, g.manifest_path, sizeof h->manifest_path);
   g.proc = h;
   g.loss = {&h->lost_threads, &h->lost_records};
   return 0;
@@ -57,3 +59,20 @@ void process_file_drop() {
 }
 
 }  // namespace vprof::rt
+
+// Runs from constructors, before main(), once per instrumented translation
+// unit: one id is the common case; two different ones are said, not chosen.
+extern "C" void vprof_register_manifest(const char *id, const char *path) {
+  using vprof::rt::g;
+  if (!id || !path) return;
+  if (g.manifest_id[0] == '\0') {
+    snprintf(g.manifest_id, sizeof g.manifest_id, "%s", id);
+    snprintf(g.manifest_path, sizeof g.manifest_path, "%s", path);
+  } else if (strcmp(g.manifest_id, id) != 0) {
+    snprintf(g.manifest_id, sizeof g.manifest_id, "mixed");
+  }
+  if (g.proc) {
+    memcpy(g.proc->manifest_id, g.manifest_id, sizeof g.manifest_id);
+    memcpy(g.proc->manifest_path, g.manifest_path, sizeof g.manifest_path);
+  }
+}

@@ -76,6 +76,8 @@ struct Process {
   ThreadState *threads = nullptr;
   pthread_key_t exit_key;
   vprof_process_header *proc = nullptr;  // p-<pid>.vpp, mapped; nullptr if it could not be made
+  char manifest_id[24] = {};             // vprof_register_manifest's, kept for a forked child's file
+  char manifest_path[1024] = {};
   uint64_t fallback_lost[2] = {};
   LossCounters loss{&fallback_lost[0], &fallback_lost[1]};
 };

@@ -27,6 +27,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "command.h"
 #include "trace_summary.h"
@@ -221,6 +222,41 @@ void install_forwarding() {
   _exit(127);
 }
 
+// The manifest the program's instrumented code registered (trace_format.h,
+// process file): copied in when none was given, so `vprof analyze` names the
+// ids with no flag; a given one that is not it is said, not silently used.
+void keep_registered_manifest(const fs::path &dir, const TraceSummary &sum, const std::string &given) {
+  if (sum.manifests.empty()) return;
+  if (sum.manifests.size() > 1 || sum.manifests.count("mixed")) {
+    std::fprintf(stderr, "vprof: warning: the program registered %zu different instrumentations' manifests; "
+                         "names in the report may be wrong\n", sum.manifests.size());
+    return;
+  }
+  const auto &[id, path] = *sum.manifests.begin();
+  std::string text, why;
+  std::string got_id;
+  if (read_file(given.empty() ? path : given, text, why)) {
+    try {
+      got_id = nlohmann::json::parse(text).value("id", "");
+    } catch (const std::exception &) {
+    }
+  }
+  if (!given.empty()) {
+    if (got_id != id)
+      std::fprintf(stderr, "vprof: warning: %s is not the manifest the program was built with (id %s; the program's: "
+                           "%s at %s)\n", given.c_str(), got_id.empty() ? "none" : got_id.c_str(), id.c_str(), path.c_str());
+    return;
+  }
+  if (got_id != id) {
+    std::fprintf(stderr, "vprof: warning: the program was built from manifest %s (%s), which %s; the trace has no "
+                         "names\n", id.c_str(), path.c_str(),
+                 text.empty() ? "is gone" : "now holds another instrumentation");
+    return;
+  }
+  if (!write_file(dir / "manifest.json", text))
+    std::fprintf(stderr, "vprof: warning: cannot copy %s into %s\n", path.c_str(), dir.c_str());
+}
+
 int run(const RunOptions &o) {
   std::string why;
   if (find_program(o.command[0], why).empty()) return fail(fmt::format("{}: {}", o.command[0], why));
@@ -284,7 +320,9 @@ int run(const RunOptions &o) {
     return fail(fmt::format("{}: cannot execute: {}", o.command[0], std::strerror(exec_errno)));
   }
   fs::remove_all(dir / ".old", ec);  // the new run exists: the old one goes
-  std::fprintf(stderr, "vprof: trace in %s %s\n", dir.c_str(), describe(summarize_trace(dir)).c_str());
+  TraceSummary sum = summarize_trace(dir);
+  std::fprintf(stderr, "vprof: trace in %s %s\n", dir.c_str(), describe(sum).c_str());
+  keep_registered_manifest(dir, sum, manifest_path);
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return 1;

@@ -98,6 +98,11 @@ void add_process_file(const std::string &path, TraceSummary &s) {
   ++s.process_files;
   s.lost_threads += h.lost_threads;
   s.lost_records += h.lost_records;
+  if (h.version >= 2 && h.manifest_id[0]) {
+    h.manifest_id[sizeof h.manifest_id - 1] = '\0';
+    h.manifest_path[sizeof h.manifest_path - 1] = '\0';
+    s.manifests[h.manifest_id] = h.manifest_path;
+  }
 }
 
 bool has(const std::string &name, const char *prefix, const char *suffix) {

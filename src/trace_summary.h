@@ -5,6 +5,7 @@
 #define VPROF_SRC_TRACE_SUMMARY_H
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace vprof::cli {
@@ -17,6 +18,9 @@ struct TraceSummary {
   uint64_t lost_threads = 0;   // from the p-*.vpp process files
   uint64_t lost_records = 0;
   uint64_t process_files = 0;
+  // The manifests the processes' instrumented code registered (id -> path);
+  // id "mixed": one process registered two different ones.
+  std::map<std::string, std::string> manifests;
 };
 
 TraceSummary summarize_trace(const std::string &dir);

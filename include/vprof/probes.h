@@ -64,6 +64,12 @@ void vprof_sync_wait_end(const void *obj, uint32_t role, int acquired);
 /* Call just before the real release / unlock / signal / post. */
 void vprof_sync_release(const void *obj, uint32_t role);
 
+/* Which instrumentation this program was built from: a constructor in every
+ * rewritten translation unit calls it (instrumenter/forms.h), and the runtime
+ * keeps it in the process file, so `vprof run` and `vprof analyze` find the
+ * manifest that names the trace's ids, and refuse one from another run. */
+void vprof_register_manifest(const char *id, const char *path);
+
 static inline uint64_t vprof_now(void) {
 #if defined(__x86_64__)
   return __builtin_ia32_rdtsc();

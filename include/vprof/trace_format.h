@@ -156,7 +156,7 @@ _Static_assert(sizeof(struct vprof_file_header) == VPROF_HEADER_BYTES, "header i
  * mapping, so they survive SIGKILL.
  */
 #define VPROF_PROCESS_MAGIC "VPROFPRC"   /* 8 bytes, no terminator on disk */
-#define VPROF_PROCESS_VERSION 1u
+#define VPROF_PROCESS_VERSION 2u /* 2: manifest_id, manifest_path */
 
 struct vprof_process_header {
   char magic[8];                 /*   0 "VPROFPRC" */
@@ -169,7 +169,11 @@ struct vprof_process_header {
   uint64_t lost_records;         /*  32 (live) records of those threads */
   uint64_t start_realtime_ns;    /*  40 CLOCK_REALTIME at process start */
   char comm[32];                 /*  48 process name (NUL-padded) */
-  uint8_t pad[4096 - 80];
+  char manifest_id[24];          /*  80 the instrumenter's manifest id (16 hex digits) that the
+                                        program's instrumented code registered, NUL-padded; ""
+                                        none; "mixed" when two different ones did */
+  char manifest_path[1024];      /* 104 where that manifest was written (NUL-terminated) */
+  uint8_t pad[4096 - 1128];
 };
 
 #ifdef __cplusplus

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "analyzer/read/trace_reader.h"
+#include "include/vprof/trace_format.h"
 #include "instrumenter/instrument.h"
 #include "test_tree.h"
 
@@ -125,6 +126,19 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
     }
   EXPECT_EQ(t->dropped_records, 0u);
   for (const auto &[kind, n] : p.expect) EXPECT_EQ(got[kind], n) << kind << " events in " << p.file;
+  // The program told the runtime which manifest names its ids (issue 13, part 6).
+  std::string manifest_id = nlohmann::json::parse(slurp(r->manifest_path)).at("id");
+  int process_files = 0;
+  for (const auto &f : fs::directory_iterator(trace)) {
+    if (f.path().extension() != ".vpp") continue;
+    ++process_files;
+    std::string page = slurp(f.path().string());
+    ASSERT_EQ(page.size(), sizeof(vprof_process_header));
+    const auto *h = reinterpret_cast<const vprof_process_header *>(page.data());
+    EXPECT_EQ(std::string(h->manifest_id), manifest_id);
+    EXPECT_EQ(std::string(h->manifest_path), r->manifest_path);
+  }
+  EXPECT_EQ(process_files, 1);
 }
 
 std::string program_name(const ::testing::TestParamInfo<Program> &info) {
