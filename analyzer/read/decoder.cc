@@ -112,10 +112,25 @@ Decoder::Decoder(const std::string &path, const MappedFile &f, const vprof_file_
   }
   if (h.data_chunks > 0) {
     // The ring, every data chunk but the last in full, and most of the last
-    // one (kFullChunkSlack): what the writer wrote, at least.
+    // one: the writer appends the ring when a record does not fit before its
+    // two reserved slots, and then writes that record first in the ring. So
+    // the last data chunk holds more than the chunk less the reserved slots
+    // and that record (kFullChunkSlack when the ring has nothing to say).
+    uint64_t slack = kFullChunkSlack;
+    if (h.ring_valid && size_ >= VPROF_HEADER_BYTES + VPROF_SLOT_BYTES) {
+      vprof_slot s;
+      std::memcpy(&s, base_ + VPROF_HEADER_BYTES, sizeof s);
+      uint32_t kind = static_cast<uint32_t>(s.w0 & VPROF_KIND_MASK);
+      uint64_t slots = kind == VPROF_K_IV_BEGIN_LABELED ? 2
+                       : kind == VPROF_K_STRING
+                           ? 1 + std::min<uint64_t>(s.arg >> 32, 4096) / VPROF_SLOT_BYTES + 1
+                           : 1;
+      if (kind != VPROF_K_NONE && kind < VPROF_K_MAX_)
+        slack = (2 + slots - 1) * VPROF_SLOT_BYTES;
+    }
     using u128 = unsigned __int128;
     u128 want = u128{VPROF_HEADER_BYTES} + (u128{h.data_chunks} + 1) * h.chunk_bytes -
-                std::min<uint64_t>(kFullChunkSlack, h.chunk_bytes);
+                std::min<uint64_t>(slack, h.chunk_bytes);
     if (want > size_) {
       uint64_t w = want > u128{UINT64_MAX} ? UINT64_MAX : static_cast<uint64_t>(want);
       loss_.missing_bytes += w - size_;
