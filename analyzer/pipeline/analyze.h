@@ -56,7 +56,20 @@ struct RunAnalysis {
   uint64_t dropped_records = 0;
   size_t diag_errors = 0, diag_warnings = 0;
   std::vector<std::string> first_diagnostics;  // a few, for the report
+  size_t files = 0;                     // trace files in the directory
+  std::vector<trace::FileLoss> losses;  // what damage cost each damaged file
 };
+
+// What damage to a run's trace files cost it, summed over files: the
+// report's first line. Files whose only problem is a clamped time are not
+// counted as damaged (their records are all there).
+struct DataLost {
+  size_t files = 0, damaged = 0, unreadable = 0;
+  uint64_t bytes = 0, missing_bytes = 0, records = 0, clamped = 0;
+  uint64_t incomplete_intervals = 0;  // begun and never ended, or the reverse
+  bool any() const { return damaged > 0; }
+};
+DataLost data_lost(const RunAnalysis &r);
 
 struct NamedBlame {
   std::string wait_site;       // the wait call site's label on the critical path
