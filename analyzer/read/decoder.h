@@ -80,7 +80,7 @@ class MappedFile {
                        : S_ISBLK(m)  ? "a block device"
                        : S_ISSOCK(m) ? "a socket"
                                      : "not a regular file";
-    return std::string("not a regular file (") + what + "); not read";
+    return std::string("not a regular file (") + what + ")";
   }
 
  private:
