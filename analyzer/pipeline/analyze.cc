@@ -125,6 +125,24 @@ DataLost data_lost(const RunAnalysis &r) {
   return d;
 }
 
+DataLost &DataLost::operator+=(const DataLost &o) {
+  files += o.files;
+  damaged += o.damaged;
+  unreadable += o.unreadable;
+  bytes += o.bytes;
+  missing_bytes += o.missing_bytes;
+  records += o.records;
+  clamped += o.clamped;
+  incomplete_intervals += o.incomplete_intervals;
+  return *this;
+}
+
+DataLost data_lost(const Analysis &a) {
+  DataLost d;
+  for (const auto &r : a.runs) d += data_lost(*r);
+  return d;
+}
+
 std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs,
                                   const AnalyzeOptions &opt) {
   auto a = std::make_unique<Analysis>();

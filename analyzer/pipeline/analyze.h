@@ -68,6 +68,7 @@ struct DataLost {
   uint64_t bytes = 0, missing_bytes = 0, records = 0, clamped = 0;
   uint64_t incomplete_intervals = 0;  // begun and never ended, or the reverse
   bool any() const { return damaged > 0; }
+  DataLost &operator+=(const DataLost &o);
 };
 DataLost data_lost(const RunAnalysis &r);
 
@@ -99,6 +100,9 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(trace::TraceStream &stream, N
 // The same for a trace already in memory.
 Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Names names,
                                                    const AnalyzeOptions &opt, int run);
+
+// Summed over every run (several trace directories: refinement runs).
+DataLost data_lost(const Analysis &a);
 
 // Combines runs (at least one) into trees, factors and blame.
 std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs,

@@ -33,9 +33,11 @@ void tree_lines(const VarNode &n, int depth, std::string &out) {
 }
 
 // The headline's account of damage: nothing when there was none.
-std::string lost_clause(const DataLost &d) {
+// Several runs: summed over them (the details name each run).
+std::string lost_clause(const DataLost &d, size_t runs) {
   if (!d.any()) return std::string();
   std::string s = fmt::format("; LOST to damage: {} of {} trace files", d.damaged, d.files);
+  if (runs > 1) s += fmt::format(" of {} runs", runs);
   if (d.unreadable) s += fmt::format(" ({} unreadable)", d.unreadable);
   if (d.records || d.bytes) s += fmt::format(", {} records and {} bytes not read", d.records, d.bytes);
   if (d.missing_bytes)
@@ -66,7 +68,7 @@ class TerminalReporter : public Reporter {
     std::string o;
     o += fmt::format("vprof analyze {}: {} intervals ({} incomplete), {} dropped records", r.dir,
                      r.paths.rows.size(), pc.incomplete_intervals, r.dropped_records);
-    o += lost_clause(data_lost(r)) + "\n";
+    o += lost_clause(data_lost(a), a.runs.size()) + "\n";
     o += fmt::format("latency: mean {}  stddev {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n",
                      dur(l.mean_ns), dur(l.stddev_ns), dur(l.p50_ns), dur(l.p90_ns), dur(l.p99_ns),
                      dur(l.p999_ns), dur(l.max_ns));

@@ -285,3 +285,34 @@ TEST(Damage, Case10_FifoTraceFileIsSkippedNotWaitedFor) {
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->threads.size(), 4u);
 }
+
+// Case 12 with refinement runs: damage in a later run's trace is in the
+// first line too (summed over runs), and in that run's own data_quality.
+TEST(Damage, Case12_DamageInALaterRunShowsInTheFirstLine) {
+  const std::string base = fresh_dir("runs-base");
+  write_trace(base);
+  const std::string later = fresh_dir("runs-later");
+  std::string f = copy_trace(base, later);
+  fs::resize_file(f, fs::file_size(f) - 4096);
+  analyzer::AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  std::vector<std::unique_ptr<analyzer::RunAnalysis>> runs;
+  for (const std::string &dir : {base, later}) {
+    auto stream = trace::TraceStream::open(dir);
+    ASSERT_TRUE(stream.ok());
+    auto run = analyzer::analyze_run(**stream, analyzer::Names{}, opt, int(runs.size()));
+    ASSERT_TRUE(run.ok());
+    runs.push_back(std::move(run).value());
+  }
+  auto a = analyzer::combine(std::move(runs), opt);
+  std::ostringstream table;
+  ASSERT_TRUE(analyzer::make_terminal_reporter()->write(*a, table).ok());
+  std::string headline = table.str().substr(0, table.str().find('\n'));
+  EXPECT_NE(headline.find("LOST to damage: 1 of 8 trace files of 2 runs"), std::string::npos)
+      << headline;
+  nlohmann::json j = analyzer::to_json(*a);
+  EXPECT_EQ(j["data_lost"]["damaged_files"], 1);
+  EXPECT_EQ(j["runs"][0]["data_quality"]["data_lost"]["damaged_files"], 0);
+  EXPECT_EQ(j["runs"][1]["data_quality"]["data_lost"]["damaged_files"], 1);
+  EXPECT_EQ(j["data_lost"]["files"][0]["file"], f);
+}
