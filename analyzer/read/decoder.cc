@@ -123,7 +123,8 @@ Decoder::Decoder(const std::string &path, const MappedFile &f, const vprof_file_
       uint32_t kind = static_cast<uint32_t>(s.w0 & VPROF_KIND_MASK);
       uint64_t slots = kind == VPROF_K_IV_BEGIN_LABELED ? 2
                        : kind == VPROF_K_STRING
-                           ? 1 + std::min<uint64_t>(s.arg >> 32, 4096) / VPROF_SLOT_BYTES + 1
+                           ? 1 + (std::min<uint64_t>(s.arg >> 32, 4096) + VPROF_SLOT_BYTES - 1) /
+                                     VPROF_SLOT_BYTES
                            : 1;
       if (kind != VPROF_K_NONE && kind < VPROF_K_MAX_)
         slack = (2 + slots - 1) * VPROF_SLOT_BYTES;
