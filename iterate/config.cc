@@ -1,5 +1,6 @@
 #include "iterate/config.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -70,6 +71,27 @@ Status save_config(const Config &c, const std::string &path) {
   if (!out) return Error{fmt::format("{}: cannot write", path)};
   out << j.dump(2) << "\n";
   return Status::Ok();
+}
+
+std::vector<std::string> sync_pack_names(const std::string &annotations_dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto &ent : std::filesystem::directory_iterator(annotations_dir, ec))
+    if (ent.path().extension() == ".json") names.push_back(ent.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string unknown_sync_pack(const std::vector<std::string> &specs,
+                              const std::string &annotations_dir) {
+  std::vector<std::string> names = sync_pack_names(annotations_dir);
+  for (const std::string &spec : specs) {
+    bool is_path = spec.find('/') != std::string::npos || spec.find(".json") != std::string::npos;
+    bool ok = is_path ? std::filesystem::is_regular_file(spec)
+                      : std::find(names.begin(), names.end(), spec) != names.end();
+    if (!ok) return spec;
+  }
+  return std::string();
 }
 
 }  // namespace vprof::iterate

@@ -42,6 +42,15 @@ struct Config {
 Expected<Config> load_config(const std::string &path);
 Status save_config(const Config &c, const std::string &path);
 
+// The sync packs in annotations_dir, by name ("pthreads" for pthreads.json),
+// sorted.
+std::vector<std::string> sync_pack_names(const std::string &annotations_dir);
+// The first of `specs` that is neither a pack in annotations_dir nor (with a
+// '/' or ".json", as the instrumenter's loader reads it: instrumenter/
+// sync_pack.h) an existing file; "" when all are.
+std::string unknown_sync_pack(const std::vector<std::string> &specs,
+                              const std::string &annotations_dir);
+
 }  // namespace vprof::iterate
 
 #endif

@@ -1,6 +1,9 @@
 // vprof analyze TRACE_DIR [TRACE_DIR...]: critical paths, the variance tree
 // and the top-k factors (docs/analyze.md). More than one trace directory
 // merges refinement runs by fractions, the first being the base run.
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -26,6 +29,14 @@ struct AnalyzeCliOptions {
   std::string contribution = "share";
 };
 
+// An input given by name must be a regular file: a FIFO would block the read.
+Status regular_input(const std::string &path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return Error{path + ": not a regular file; not read"};
+  return Status::Ok();
+}
+
 // The manifest of a run: an explicit file, else TRACE_DIR/manifest.json when
 // it exists, else none (names fall back to fn#ID / site#ID).
 Expected<analyzer::Names> names_for(const std::string &dir, const std::string &explicit_file) {
@@ -35,7 +46,69 @@ Expected<analyzer::Names> names_for(const std::string &dir, const std::string &e
     if (!std::filesystem::exists(in_dir)) return analyzer::Names{};
     path = in_dir;
   }
+  if (Status s = regular_input(path); !s.ok()) return Error{s.message()};
   return analyzer::load_manifest(path);
+}
+
+// The files the analysis reads, by identity (device, inode): every trace
+// file and manifest of each trace directory, --manifest and --callgraph.
+struct Input {
+  dev_t dev;
+  ino_t ino;
+  std::string path;
+};
+std::vector<Input> inputs_of(const AnalyzeCliOptions &o) {
+  std::vector<Input> in;
+  auto add = [&](const std::string &p) {
+    struct stat st;
+    if (stat(p.c_str(), &st) == 0) in.push_back({st.st_dev, st.st_ino, p});
+  };
+  for (const std::string &dir : o.dirs) {
+    std::error_code ec;
+    for (const auto &ent : std::filesystem::directory_iterator(dir, ec)) {
+      std::string name = ent.path().filename().string();
+      bool trace_file = name.size() > 6 && name.rfind("t-", 0) == 0 &&
+                        name.compare(name.size() - 4, 4, ".vpt") == 0;
+      if (trace_file || name == "manifest.json") add(ent.path().string());
+    }
+  }
+  if (!o.manifest.empty()) add(o.manifest);
+  if (!o.callgraph.empty()) add(o.callgraph);
+  return in;
+}
+
+// Before any work: no report may be written over a file the analysis reads
+// (compared by identity, so links and other spellings count; a path that
+// does not exist yet is fine), two reports may not share a file, and at most
+// one goes to stdout.
+Status check_outputs(const AnalyzeCliOptions &o) {
+  std::vector<std::pair<std::string, std::string>> outs;  // (option, path)
+  if (!o.json.empty()) outs.push_back({"--json", o.json});
+  if (!o.csv.empty()) outs.push_back({"--csv", o.csv});
+  if (o.json == "-" && o.csv == "-")
+    return Error{"--json - and --csv - would both write to stdout; at most one report may be '-'"};
+  std::vector<Input> inputs = inputs_of(o);
+  namespace fs = std::filesystem;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const auto &[flag, path] = outs[i];
+    if (path == "-") continue;
+    struct stat st;
+    bool exists = stat(path.c_str(), &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) return Error{fmt::format("{} {}: is a directory", flag, path)};
+    for (const Input &in : inputs)
+      if (exists && in.dev == st.st_dev && in.ino == st.st_ino)
+        return Error{fmt::format("{} {}: is an input of this analysis ({}); the report would "
+                                 "overwrite it; choose another file",
+                                 flag, path, in.path)};
+    for (size_t j = 0; j < i; ++j) {
+      if (outs[j].second == "-") continue;
+      std::error_code e1, e2;
+      if (fs::weakly_canonical(path, e1) == fs::weakly_canonical(outs[j].second, e2))
+        return Error{fmt::format("{} and {} name the same file ({}); give each report its own",
+                                 outs[j].first, flag, path)};
+    }
+  }
+  return Status::Ok();
 }
 
 Status write_file(const std::string &path, const analyzer::Reporter &rep,
@@ -49,6 +122,10 @@ Status write_file(const std::string &path, const analyzer::Reporter &rep,
 }
 
 int run(const AnalyzeCliOptions &o) {
+  if (Status s = check_outputs(o); !s.ok()) return fail(s.message());
+  for (const std::string *in : {&o.manifest, &o.callgraph})
+    if (!in->empty())
+      if (Status s = regular_input(*in); !s.ok()) return fail(s.message());
   analyzer::AnalyzeOptions opt;
   opt.root = o.root;
   opt.factors.k = o.k;
@@ -68,17 +145,27 @@ int run(const AnalyzeCliOptions &o) {
   }
   std::vector<std::unique_ptr<analyzer::RunAnalysis>> runs;
   for (size_t i = 0; i < o.dirs.size(); ++i) {
-    // Streamed: memory holds the merge's window, not the trace. Damage in a
-    // header shows at once, damage in the data once it is decoded; either way
-    // the run fails naming the first error.
+    // Streamed: memory holds the merge's window, not the trace. A damaged
+    // file costs its damaged part (the report's first line says what was
+    // lost, a warning here says where); the run fails only when nothing of
+    // it could be read.
     auto stream = trace::TraceStream::open(o.dirs[i]);
     if (!stream) return fail(stream.error().message);
-    if (std::string e = (*stream)->first_error(); !e.empty()) return fail(e);
+    if ((*stream)->sources().empty()) return fail((*stream)->first_error());
     auto names = names_for(o.dirs[i], i == 0 ? o.manifest : std::string());
     if (!names) return fail(names.error().message);
     auto r = analyzer::analyze_run(**stream, std::move(*names), opt, int(i));
-    if (std::string e = (*stream)->first_error(); !e.empty()) return fail(e);
     if (!r) return fail(r.error().message);
+    analyzer::DataLost lost = analyzer::data_lost(**r);
+    if (lost.any()) {
+      if ((*stream)->summary().total_records == 0) return fail((*stream)->first_error());
+      const trace::FileLoss &first = *std::find_if(
+          (*r)->losses.begin(), (*r)->losses.end(), [](const auto &l) { return l.lost_anything(); });
+      std::fprintf(stderr,
+                   "vprof: warning: %s: %zu of %zu trace files damaged; their damaged parts are "
+                   "left out (the report's first line says what was lost); first: %s\n",
+                   o.dirs[i].c_str(), lost.damaged, lost.files, first.first.c_str());
+    }
     runs.push_back(std::move(r).value());
   }
   auto a = analyzer::combine(std::move(runs), opt);
@@ -105,19 +192,19 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
       ->required()
       ->check(CLI::ExistingDirectory);
   sub.add_option("--root", o->root, "root function (qualified name); default: the interval latency");
-  sub.add_option("-k", o->k, "report at most this many factors")->check(CLI::PositiveNumber);
+  sub.add_option("-k", o->k, "report at most this many factors")->check(at_least(1));
   sub.add_option("-d", o->d, "minimum contribution of a reported factor, a fraction of Var(L)")
-      ->check(CLI::Range(0.0, 1.0));
-  sub.add_option("-e,--exponent", o->e, "specificity exponent")->check(CLI::Range(0.0, 10.0));
+      ->check(between(0, 1));
+  sub.add_option("-e,--exponent", o->e, "specificity exponent")->check(above(0));
   sub.add_option("--json", o->json, "write the JSON report to FILE ('-': stdout, no table)");
   sub.add_option("--csv", o->csv, "write the per-interval leaf matrix to FILE ('-': stdout)");
   sub.add_option("--manifest", o->manifest,
                  "the instrumenter's manifest (default: TRACE_DIR/manifest.json)");
   sub.add_option("--callgraph", o->callgraph, "`vprof callgraph --json` output, for heights");
   sub.add_option("--threads", o->threads, "worker threads: decoding, merge, critical paths, bootstrap")
-      ->check(CLI::Range(1u, 256u));
+      ->check(between(1, 256));
   sub.add_option("--bootstrap", o->bootstrap, "bootstrap resamples for ci95 (0: none)")
-      ->check(CLI::Range(0, 100000));
+      ->check(between(0, 100000));
   sub.add_option("--contribution", o->contribution,
                  "rank factors by `share` (Cov(X, L)/Var(L), adds up) or by the `paper`'s var/2cov terms")
       ->check(CLI::IsMember({"share", "paper"}))

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "clang_commands.h"
 #include "command.h"
@@ -18,8 +19,22 @@ struct InitCli {
   bool force = false;
 };
 
+// Every --sync names a pack that exists (or a pack file): one line naming the
+// first that does not, with the closest name.
+Status check_packs(const std::vector<std::string> &packs) {
+  const std::string dir = vprof_dirs().annotations;
+  std::string bad = iterate::unknown_sync_pack(packs, dir);
+  if (bad.empty()) return Status::Ok();
+  std::vector<std::string> names = iterate::sync_pack_names(dir);
+  std::string near = close_match(bad, names);
+  return Error{fmt::format("--sync {}: no such sync pack{} (packs: {}; or a path to a pack file)",
+                           bad, near.empty() ? "" : fmt::format("; did you mean '{}'?", near),
+                           fmt::join(names, ", "))};
+}
+
 int run(InitCli &o) {
   namespace fs = std::filesystem;
+  if (Status s = check_packs(o.c.sync_packs); !s.ok()) return fail(s.message());
   if (fs::exists(o.out) && !o.force)
     return fail(fmt::format("{}: already exists (use --force to overwrite)", o.out));
   if (!fs::exists(fs::path(o.c.build_dir) / "compile_commands.json"))
@@ -44,12 +59,15 @@ Registrar reg("init", clang_command_help("init"),
                 sub.add_option("--build", o->c.build_command, "the target's build command")->required();
                 sub.add_option("--run", o->c.run_command,
                                "the workload to profile (runs with the recorder on)")->required();
-                sub.add_option("--sync", o->c.sync_packs, "sync packs to wrap (pthread, std, leveldb, postgres, ...)");
-                sub.add_option("-k", o->c.k, "factors selected per iteration")->capture_default_str();
-                sub.add_option("-d", o->c.d, "minimum contribution of a selected factor")->capture_default_str();
-                sub.add_option("-m", o->c.m, "body share that makes a function explained")->capture_default_str();
-                sub.add_option("--exponent", o->c.exponent, "specificity exponent e")->capture_default_str();
-                sub.add_option("--max-iterations", o->c.max_iterations)->capture_default_str();
+                sub.add_option("--sync", o->c.sync_packs,
+                               fmt::format("sync packs to wrap ({}; or a pack file's path); repeatable",
+                                           fmt::join(iterate::sync_pack_names(vprof_dirs().annotations), ", ")));
+                sub.add_option("-k", o->c.k, "factors selected per iteration")->capture_default_str()->check(at_least(1));
+                sub.add_option("-d", o->c.d, "minimum contribution of a selected factor")->capture_default_str()->check(between(0, 1));
+                sub.add_option("-m", o->c.m, "body share that makes a function explained")->capture_default_str()
+                    ->check(number_check("greater than 0 and at most 1", [](double v) { return v > 0 && v <= 1; }));
+                sub.add_option("--exponent", o->c.exponent, "specificity exponent e")->capture_default_str()->check(at_least(0));
+                sub.add_option("--max-iterations", o->c.max_iterations)->capture_default_str()->check(at_least(1));
                 sub.add_option("-o,--output", o->out, "where to write")->capture_default_str();
                 sub.add_flag("--force", o->force, "overwrite an existing file");
                 return [o] { return run(*o); };

@@ -8,6 +8,8 @@
 #ifndef VPROF_SRC_COMMAND_H
 #define VPROF_SRC_COMMAND_H
 
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -35,6 +37,39 @@ struct Registrar {
 
 // Prints "vprof: error: <message>" on stderr and returns 2.
 int fail(const std::string &message);
+
+// The name in `names` closest to `word` (edit distance at most a third of
+// its length, at least 1), or "" when none is close: for "did you mean".
+std::string close_match(const std::string &word, const std::vector<std::string> &names);
+
+// Validators with a plain message ("must be at least 1, not 0"), instead of
+// CLI11's ranges, which print the type's limits (300 digits for a double).
+// The text is a number when it gets here or CLI11 says so itself.
+inline std::string num_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+inline CLI::Validator number_check(std::string what, std::function<bool(double)> ok) {
+  return CLI::Validator(
+      [what, ok](std::string &s) -> std::string {
+        char *end = nullptr;
+        double v = std::strtod(s.c_str(), &end);
+        if (end == s.c_str() || *end != '\0') return "'" + s + "' is not a number";
+        return ok(v) ? std::string() : "must be " + what + ", not " + s;
+      },
+      what);
+}
+inline CLI::Validator at_least(double lo) {
+  return number_check("at least " + num_text(lo), [lo](double v) { return v >= lo; });
+}
+inline CLI::Validator above(double lo) {
+  return number_check("greater than " + num_text(lo), [lo](double v) { return v > lo; });
+}
+inline CLI::Validator between(double lo, double hi) {
+  return number_check("between " + num_text(lo) + " and " + num_text(hi),
+                      [lo, hi](double v) { return v >= lo && v <= hi; });
+}
 
 // Directory holding this executable (resolved through /proc/self/exe).
 std::string self_dir();

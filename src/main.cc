@@ -6,6 +6,10 @@
 #include <cstring>
 #include <algorithm>
 #include <map>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analyzer/util/prefault.h"
 #include "clang_commands.h"
@@ -21,6 +25,31 @@ std::vector<Command> &registry() {
 int fail(const std::string &message) {
   std::fprintf(stderr, "vprof: error: %s\n", message.c_str());
   return 2;
+}
+
+std::string close_match(const std::string &word, const std::vector<std::string> &names) {
+  // Levenshtein distance, one row at a time.
+  auto distance = [](const std::string &a, const std::string &b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diag = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+        diag = up;
+      }
+    }
+    return row[b.size()];
+  };
+  std::string best;
+  size_t best_d = std::max<size_t>(1, word.size() / 3) + 1;
+  for (const std::string &n : names) {
+    size_t d = distance(word, n);
+    if (d < best_d) best_d = d, best = n;
+  }
+  return best;
 }
 
 std::string self_dir() {
@@ -77,6 +106,22 @@ int main(int argc, char **argv) {
     CLI::App *sub = app.add_subcommand(c.name, c.help);
     runners[sub] = c.setup(*sub);
   }
+  // The first word that is not an option names the command: an unknown or
+  // missing one gets its own message (CLI11 says "A subcommand is required").
+  std::vector<std::string> names;
+  for (const Command &c : commands) names.push_back(c.name);
+  std::string list = fmt::format("{}", fmt::join(names, ", "));
+  bool named = false;
+  for (int i = 1; i < argc && !named; ++i) {
+    if (argv[i][0] == '-') continue;
+    if (std::find(names.begin(), names.end(), argv[i]) == names.end()) {
+      std::string near = close_match(argv[i], names);
+      return fail(fmt::format("unknown command '{}'{} (commands: {})", argv[i],
+                              near.empty() ? "" : fmt::format("; did you mean '{}'?", near), list));
+    }
+    named = true;
+  }
+  if (argc == 1) return fail(fmt::format("no command given (commands: {}; try --help)", list));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp &e) {

@@ -65,6 +65,8 @@ Expected<std::unique_ptr<RunAnalysis>> finish_run(TracePaths tp, const trace::Tr
   r->dropped_records = meta.dropped_records;
   r->diag_errors = meta.count(trace::Severity::Error);
   r->diag_warnings = meta.count(trace::Severity::Warning);
+  r->files = meta.files;
+  r->losses = meta.losses;
   for (const auto &d : meta.diagnostics) {
     if (d.severity == trace::Severity::Info) continue;
     if (r->first_diagnostics.size() >= 5) break;
@@ -106,6 +108,39 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Na
   if (!root) return root.error();
   return finish_run(compute_critical_paths(trace, path_options(opt)), trace, std::move(names),
                     *root, opt, run);
+}
+
+DataLost data_lost(const RunAnalysis &r) {
+  DataLost d;
+  d.files = r.files;
+  d.incomplete_intervals = r.paths.counters.incomplete_intervals;
+  for (const trace::FileLoss &l : r.losses) {
+    d.damaged += l.lost_anything();
+    d.unreadable += l.unreadable;
+    d.bytes += l.bytes;
+    d.missing_bytes += l.missing_bytes;
+    d.records += l.records;
+    d.clamped += l.clamped;
+  }
+  return d;
+}
+
+DataLost &DataLost::operator+=(const DataLost &o) {
+  files += o.files;
+  damaged += o.damaged;
+  unreadable += o.unreadable;
+  bytes += o.bytes;
+  missing_bytes += o.missing_bytes;
+  records += o.records;
+  clamped += o.clamped;
+  incomplete_intervals += o.incomplete_intervals;
+  return *this;
+}
+
+DataLost data_lost(const Analysis &a) {
+  DataLost d;
+  for (const auto &r : a.runs) d += data_lost(*r);
+  return d;
 }
 
 std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs,

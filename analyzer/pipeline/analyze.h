@@ -56,7 +56,21 @@ struct RunAnalysis {
   uint64_t dropped_records = 0;
   size_t diag_errors = 0, diag_warnings = 0;
   std::vector<std::string> first_diagnostics;  // a few, for the report
+  size_t files = 0;                     // trace files in the directory
+  std::vector<trace::FileLoss> losses;  // what damage cost each damaged file
 };
+
+// What damage to a run's trace files cost it, summed over files: the
+// report's first line. Files whose only problem is a clamped time are not
+// counted as damaged (their records are all there).
+struct DataLost {
+  size_t files = 0, damaged = 0, unreadable = 0;
+  uint64_t bytes = 0, missing_bytes = 0, records = 0, clamped = 0;
+  uint64_t incomplete_intervals = 0;  // begun and never ended, or the reverse
+  bool any() const { return damaged > 0; }
+  DataLost &operator+=(const DataLost &o);
+};
+DataLost data_lost(const RunAnalysis &r);
 
 struct NamedBlame {
   std::string wait_site;       // the wait call site's label on the critical path
@@ -87,6 +101,9 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(trace::TraceStream &stream, N
 // The same for a trace already in memory.
 Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Names names,
                                                    const AnalyzeOptions &opt, int run);
+
+// Summed over every run (several trace directories: refinement runs).
+DataLost data_lost(const Analysis &a);
 
 // Combines runs (at least one) into trees, factors and blame.
 std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs,

@@ -64,11 +64,20 @@ Expected<OpenedTrace> open_trace(const std::string &dir, std::vector<Diagnostic>
   auto listed = list_trace_files(dir);
   if (!listed) return listed.error();
   OpenedTrace out;
+  out.listed = listed->size();
   std::vector<vprof_file_header> headers;
   for (const auto &path : *listed) {
     auto f = std::make_unique<MappedFile>(path);
     vprof_file_header h;
-    if (!check_header(path, *f, h, diags)) continue;
+    if (!check_header(path, *f, h, diags)) {
+      FileLoss l;
+      l.file = path;
+      l.unreadable = true;
+      l.bytes = f->size();
+      l.first = diags.back().str();
+      out.unreadable.push_back(std::move(l));
+      continue;
+    }
     out.files.push_back({path, std::move(f), h, Clock{}});
     headers.push_back(h);
   }
@@ -95,18 +104,75 @@ Decoder::Decoder(const std::string &path, const MappedFile &f, const vprof_file_
                  const Clock &clock, std::vector<Diagnostic> &diags, Labels &labels)
     : path_(path), base_(f.data()), size_(f.size()), h_(h), clock_(clock), diags_(diags),
       labels_(labels) {
+  loss_.file = path;
   for (uint64_t i = 0; i < h.data_chunks; ++i) {
     uint64_t off = VPROF_HEADER_BYTES + (1 + i) * h.chunk_bytes;
-    if (off >= size_) {
-      diags_.push_back({Severity::Warning, path_, 192,
-                        fmt::format("the header counts {} data chunks but the file holds {}: "
-                                    "the file was cut",
-                                    h.data_chunks, i)});
-      break;
-    }
+    if (off >= size_) break;
     chunks_.push_back(off);
   }
+  if (h.data_chunks > 0) {
+    // The ring, every data chunk but the last in full, and most of the last
+    // one: the writer appends the ring when a record does not fit before its
+    // two reserved slots, and then writes that record first in the ring. So
+    // the last data chunk holds more than the chunk less the reserved slots
+    // and that record (kFullChunkSlack when the ring has nothing to say).
+    uint64_t slack = kFullChunkSlack;
+    if (h.ring_valid && size_ >= VPROF_HEADER_BYTES + VPROF_SLOT_BYTES) {
+      vprof_slot s;
+      std::memcpy(&s, base_ + VPROF_HEADER_BYTES, sizeof s);
+      uint32_t kind = static_cast<uint32_t>(s.w0 & VPROF_KIND_MASK);
+      uint64_t slots = kind == VPROF_K_IV_BEGIN_LABELED ? 2
+                       : kind == VPROF_K_STRING
+                           ? 1 + (std::min<uint64_t>(s.arg >> 32, 4096) + VPROF_SLOT_BYTES - 1) /
+                                     VPROF_SLOT_BYTES
+                           : 1;
+      if (kind != VPROF_K_NONE && kind < VPROF_K_MAX_)
+        slack = (2 + slots - 1) * VPROF_SLOT_BYTES;
+    }
+    using u128 = unsigned __int128;
+    u128 want = u128{VPROF_HEADER_BYTES} + (u128{h.data_chunks} + 1) * h.chunk_bytes -
+                std::min<uint64_t>(slack, h.chunk_bytes);
+    if (want > size_) {
+      uint64_t w = want > u128{UINT64_MAX} ? UINT64_MAX : static_cast<uint64_t>(want);
+      loss_.missing_bytes += w - size_;
+      lose(Severity::Warning, size_,
+           fmt::format("the file was cut: its header counts {} data chunks of {} bytes, so it "
+                       "held at least {} bytes, but {} are left ({} of the chunks); {} or more "
+                       "bytes of records are gone",
+                       h.data_chunks, h.chunk_bytes, w, size_, chunks_.size(), w - size_));
+    }
+  }
   if (h.ring_valid) chunks_.push_back(VPROF_HEADER_BYTES);
+}
+
+void Decoder::lose(Severity sev, uint64_t off, std::string msg) {
+  diags_.push_back({sev, path_, off, std::move(msg)});
+  if (loss_.first.empty()) loss_.first = diags_.back().str();
+}
+
+void Decoder::skip_rest(uint64_t from) {
+  uint64_t used_end = from, records = 0;
+  for (uint64_t o = from; o + VPROF_SLOT_BYTES <= chunk_end_; o += VPROF_SLOT_BYTES) {
+    vprof_slot s;
+    std::memcpy(&s, base_ + o, sizeof s);
+    if (s.w0 & VPROF_KIND_MASK) ++records;
+    if (s.w0 | s.arg) used_end = o + VPROF_SLOT_BYTES;
+  }
+  loss_.bytes += std::max(used_end, std::min(from + VPROF_SLOT_BYTES, chunk_end_)) - from;
+  loss_.records += std::max<uint64_t>(records, 1);
+}
+
+void Decoder::chunk_ran_out() {
+  if (off_ < chunk_end_) {  // part of a slot: the writer writes whole slots
+    loss_.bytes += chunk_end_ - off_;
+    loss_.records += 1;
+    lose(Severity::Warning, off_,
+         fmt::format("the file ends {} bytes into a record: it was cut; the record is lost",
+                     chunk_end_ - off_));
+  }
+  if (chunk_start_ == VPROF_HEADER_BYTES && chunk_end_ == size_ &&
+      size_ < chunk_start_ + h_.chunk_bytes)
+    eof_in_ring_ = true;
 }
 
 void Decoder::describe(ThreadStream &meta) const {
@@ -141,7 +207,7 @@ bool Decoder::next_chunk() {
     if (e > b) madvise(const_cast<uint8_t *>(base_) + b, e - b, MADV_DONTNEED);
   }
   if (ended_ || chunk_ >= chunks_.size()) return false;
-  off_ = chunks_[chunk_++];
+  off_ = chunk_start_ = chunks_[chunk_++];
   chunk_end_ = std::min<uint64_t>(off_ + h_.chunk_bytes, size_);
   in_chunk_ = true;
   return true;
@@ -157,24 +223,57 @@ constexpr uint32_t kPlainKinds =
 static_assert(VPROF_K_MAX_ <= 32, "kPlainKinds holds one bit per kind");
 inline bool is_plain(uint32_t kind) { return kind < 32 && ((kPlainKinds >> kind) & 1u); }
 
-// Every record: its tick (clamped to `last`, the previous record's: time on
-// one thread never goes backwards; counted) and the fields all kinds have.
-inline uint64_t Decoder::start_record(const vprof_slot &s, uint32_t kind, uint64_t off,
-                                      uint64_t &last, Event &e) {
-  uint64_t tick = h_.tsc_base + (s.w0 >> VPROF_TS_SHIFT);
-  if (tick < last) {
-    if (regressions_++ == 0) first_regression_ = off;
-    tick = last;
-  }
-  last = tick;
+// The fields every kind has.
+inline void Decoder::fill(const vprof_slot &s, uint32_t kind, uint64_t tick, Event &e) const {
   e = Event{};
   e.ts = clock_.ns(tick);
   e.arg = s.arg;
   e.kind = static_cast<Kind>(kind);
-  return tick;
 }
 
-// After start_record: fills what the kind adds (only the sync kinds add
+bool Decoder::peek_tick(uint64_t off, uint64_t &tick) const {
+  uint64_t end = chunk_end_;
+  if (off + VPROF_SLOT_BYTES > end) {  // the next record is the next chunk's first
+    if (chunk_ >= chunks_.size()) return false;
+    off = chunks_[chunk_];
+    end = std::min<uint64_t>(off + h_.chunk_bytes, size_);
+    if (off + VPROF_SLOT_BYTES > end) return false;
+  }
+  vprof_slot s;
+  std::memcpy(&s, base_ + off, sizeof s);
+  uint32_t kind = static_cast<uint32_t>(s.w0 & VPROF_KIND_MASK);
+  if (kind == VPROF_K_NONE || kind >= VPROF_K_MAX_) return false;
+  tick = h_.tsc_base + (s.w0 >> VPROF_TS_SHIFT);
+  return true;
+}
+
+// A step back is clamped to the previous record's time (time on one thread
+// never goes backwards; counted). A step far ahead is the record's own
+// damage when the next record is back between the two: dropped, so that it
+// does not clamp every record until the clock catches up with it.
+bool Decoder::odd_step(const vprof_slot &s, uint32_t kind, uint64_t off, uint64_t &tick) {
+  if (tick < last_tick_) {
+    if (regressions_++ == 0) first_regression_ = off;
+    tick = last_tick_;
+    return true;
+  }
+  uint64_t slots = 1;
+  if (kind == VPROF_K_IV_BEGIN_LABELED) slots = 2;
+  if (kind == VPROF_K_STRING) slots += ((s.arg >> 32) + VPROF_SLOT_BYTES - 1) / VPROF_SLOT_BYTES;
+  uint64_t next;
+  if (!peek_tick(off + slots * VPROF_SLOT_BYTES, next) || next >= tick || next < last_tick_)
+    return true;  // the clock went there (or nothing says otherwise)
+  if (kind == VPROF_K_STRING) {  // its bytes are still good; its time is not used
+    tick = last_tick_;
+    return true;
+  }
+  if (jumps_++ == 0) first_jump_ = off;
+  loss_.records += 1;
+  loss_.bytes += slots * VPROF_SLOT_BYTES;
+  return false;
+}
+
+// After fill(): fills what the kind adds (only the sync kinds add
 // anything; the others return at the first test, inlined into the loops).
 inline void Decoder::plain(uint32_t kind, const vprof_slot &s, Event &e, uint32_t &wake_delta) {
   if (kind < VPROF_K_WAIT_BEGIN || kind > VPROF_K_RELEASE) return;
@@ -208,6 +307,7 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
     if (ended_) return false;
     if (!in_chunk_ && !next_chunk()) return false;
     if (off_ + VPROF_SLOT_BYTES > chunk_end_) {
+      chunk_ran_out();
       in_chunk_ = false;
       continue;
     }
@@ -220,21 +320,29 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
       continue;
     }
     if (kind >= VPROF_K_MAX_) {
-      diags_.push_back({Severity::Error, path_, off,
-                        fmt::format("unknown record kind {}: data corrupted; the rest of this "
-                                    "chunk is skipped",
-                                    kind)});
+      lose(Severity::Error, off,
+           fmt::format("unknown record kind {}: data corrupted; the rest of this chunk is skipped",
+                       kind));
+      skip_rest(off);
       in_chunk_ = false;
       continue;
     }
-    tick = start_record(s, kind, off, last_tick_, e);
+    tick = h_.tsc_base + (s.w0 >> VPROF_TS_SHIFT);
+    if (tick - last_tick_ > kMaxStep && !odd_step(s, kind, off, tick)) {
+      off_ = off + (kind == VPROF_K_IV_BEGIN_LABELED ? 2 : 1) * VPROF_SLOT_BYTES;
+      continue;  // a corrupt time: the record is dropped (counted)
+    }
+    last_tick_ = tick;
+    fill(s, kind, tick, e);
     uint64_t next = off + VPROF_SLOT_BYTES;
     wake_delta = 0;
     bool keep = true;
     switch (kind) {
       case VPROF_K_IV_BEGIN_LABELED: {
         if (next + VPROF_SLOT_BYTES > chunk_end_) {
-          diags_.push_back({Severity::Error, path_, off, "labeled interval record cut short"});
+          lose(Severity::Error, off, "labeled interval record cut short");
+          skip_rest(off);
+          next = chunk_end_;
           keep = false;
           break;
         }
@@ -251,8 +359,9 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
         uint64_t len = s.arg >> 32;
         uint64_t slots = (len + VPROF_SLOT_BYTES - 1) / VPROF_SLOT_BYTES;
         if (len > 4096 || next + slots * VPROF_SLOT_BYTES > chunk_end_) {
-          diags_.push_back({Severity::Error, path_, off,
-                            fmt::format("string record of {} bytes cut short or too long", len)});
+          lose(Severity::Error, off,
+               fmt::format("string record of {} bytes cut short or too long", len));
+          skip_rest(off);
           next = chunk_end_;
         } else {
           strings_[sid] = std::string(reinterpret_cast<const char *>(base_ + next), len);
@@ -283,6 +392,7 @@ size_t Decoder::next_batch(Event *__restrict e, TickDelta *__restrict a, size_t 
     // last tick in locals; anything else goes through next().
     if (in_chunk_ && !ended_) {
       const uint8_t *const base = base_;
+      const uint64_t tsc_base = h_.tsc_base;
       uint64_t off = off_, last = last_tick_;
       // As many whole slots as the chunk holds and the caller wants: one
       // bound for the loop instead of two tests per record.
@@ -294,8 +404,12 @@ size_t Decoder::next_batch(Event *__restrict e, TickDelta *__restrict a, size_t 
         vprof_slot s;
         std::memcpy(&s, base + off, sizeof s);
         const uint32_t kind = static_cast<uint32_t>(s.w0 & VPROF_KIND_MASK);
-        if (!is_plain(kind)) break;
-        a[k].tick = start_record(s, kind, off, last, e[k]);
+        const uint64_t tick = tsc_base + (s.w0 >> VPROF_TS_SHIFT);
+        // One test for a step back and a step far ahead: next() sorts them.
+        if (!is_plain(kind) || tick - last > kMaxStep) break;
+        last = tick;
+        a[k].tick = tick;
+        fill(s, kind, tick, e[k]);
         a[k].delta = 0;
         plain(kind, s, e[k], a[k].delta);
       }
@@ -311,10 +425,27 @@ size_t Decoder::next_batch(Event *__restrict e, TickDelta *__restrict a, size_t 
 
 void Decoder::finish(ThreadStream &meta, uint64_t events) {
   if (regressions_)
-    diags_.push_back({Severity::Warning, path_, first_regression_,
-                      fmt::format("{} timestamps went backwards on one thread; clamped to the "
-                                  "previous record's",
-                                  regressions_)});
+    lose(Severity::Warning, first_regression_,
+         fmt::format("{} timestamps went backwards on one thread; clamped to the previous "
+                     "record's",
+                     regressions_));
+  loss_.clamped = regressions_;
+  if (jumps_)
+    lose(Severity::Warning, first_jump_,
+         fmt::format("{} records whose time jumped far ahead of the records around them were "
+                     "dropped (corrupt timestamps)",
+                     jumps_));
+  if (!ended_ && (h_.flags & VPROF_FLAG_CLOSED) && eof_in_ring_) {
+    // The thread closed its file with a THREAD_EXIT in the ring, which the
+    // runtime keeps at its full size: the end of the ring is gone.
+    uint64_t gone = VPROF_HEADER_BYTES + h_.chunk_bytes - size_;
+    loss_.missing_bytes += gone;
+    loss_.records += 1;
+    lose(Severity::Warning, size_,
+         fmt::format("the file was cut inside its ring: {} bytes are gone, with at least the "
+                     "thread-exit record; {} records before the cut are kept",
+                     gone, events));
+  }
   meta.drop_begin_ts = drop_begin_ts_;
   meta.clean_exit =
       ended_ || (h_.flags & VPROF_FLAG_CLOSED) || (h_.flags & VPROF_FLAG_PROCESS_EXITED);

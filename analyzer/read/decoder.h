@@ -23,18 +23,34 @@
 
 namespace vprof::trace::detail {
 
-// A read-only mapping of one file, unmapped on scope exit.
+// A read-only mapping of one regular file, unmapped on scope exit. Anything
+// else (a FIFO, a directory, a device) is an error before it is opened: a
+// FIFO's open() would wait for a writer. Opened O_NONBLOCK and checked again,
+// should the name be replaced in between.
 class MappedFile {
  public:
   explicit MappedFile(const std::string &path) {
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) {
+      error_ = std::strerror(errno);
+      return;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      error_ = not_regular(st.st_mode);
+      return;
+    }
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
       error_ = std::strerror(errno);
       return;
     }
-    struct stat st;
     if (fstat(fd, &st) != 0) {
       error_ = std::strerror(errno);
+      close(fd);
+      return;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      error_ = not_regular(st.st_mode);
       close(fd);
       return;
     }
@@ -56,6 +72,16 @@ class MappedFile {
   const uint8_t *data() const { return data_; }
   size_t size() const { return size_; }
   const std::string &error() const { return error_; }
+
+  static std::string not_regular(mode_t m) {
+    const char *what = S_ISFIFO(m)   ? "a FIFO"
+                       : S_ISDIR(m)  ? "a directory"
+                       : S_ISCHR(m)  ? "a character device"
+                       : S_ISBLK(m)  ? "a block device"
+                       : S_ISSOCK(m) ? "a socket"
+                                     : "not a regular file";
+    return std::string("not a regular file (") + what + ")";
+  }
 
  private:
   const uint8_t *data_ = nullptr;
@@ -107,7 +133,14 @@ struct Labels {
 
 // Decodes one file's records in order, one at a time: data chunks, then the
 // ring (trace_format.h). Strings are consumed; timestamps that go backwards
-// are clamped; damage ends a chunk with an Error at its offset.
+// are clamped; a record whose time jumps more than kMaxStep ahead while the
+// next record's does not is corrupt and dropped; damage ends a chunk with an
+// Error at its offset. What damage cost is counted in loss().
+//
+// Damage checks stay off the per-record path: the batch loop's one test of
+// the time step (which was the regression test) sends any step outside
+// [0, kMaxStep] to next(), which sorts regressions from jumps; a cut or a
+// partial slot shows where a chunk ends, once per chunk.
 class Decoder {
  public:
   Decoder(const std::string &path, const MappedFile &f, const vprof_file_header &h,
@@ -125,6 +158,16 @@ class Decoder {
   size_t next_batch(Event *__restrict e, TickDelta *__restrict a, size_t n);
   // Diagnostics about the file as a whole, once next() returned false.
   void finish(ThreadStream &meta, uint64_t events);
+  // What damage cost this file so far (complete after finish()).
+  const FileLoss &loss() const { return loss_; }
+  // A forward step of the clock on one thread beyond which the next
+  // record's time is checked (2^20 ticks: 0.3 ms at 3 GHz, 1 ms at 1 tick/ns).
+  static constexpr uint64_t kMaxStep = uint64_t{1} << 20;
+  // A data chunk is appended when a record no longer fits in the ring, so it
+  // holds at least the chunk less its two reserved slots and the longest
+  // record (a 255-byte string: 17 slots). A last data chunk shorter than
+  // that was cut.
+  static constexpr uint64_t kFullChunkSlack = (2 + 17) * VPROF_SLOT_BYTES;
   // Thread metadata from the header (no events).
   void describe(ThreadStream &meta) const;
   int64_t drop_begin_ts() const { return drop_begin_ts_; }
@@ -132,8 +175,20 @@ class Decoder {
  private:
   bool next_chunk();
   uint32_t label_of(uint32_t sid, uint64_t off);
-  uint64_t start_record(const vprof_slot &s, uint32_t kind, uint64_t off, uint64_t &last,
-                        Event &e);
+  void fill(const vprof_slot &s, uint32_t kind, uint64_t tick, Event &e) const;
+  // A record whose step from `last_tick_` is outside [0, kMaxStep]: false
+  // when it is to be dropped (a corrupt time), else its (clamped) tick.
+  bool odd_step(const vprof_slot &s, uint32_t kind, uint64_t off, uint64_t &tick);
+  // The tick of the record at `off` (or, past this chunk, the next chunk's
+  // first); false when there is none.
+  bool peek_tick(uint64_t off, uint64_t &tick) const;
+  // At the end of a chunk's data: a partial slot (the file was cut mid-record)
+  // and whether the ring ran into the end of the file.
+  void chunk_ran_out();
+  // Bytes [from, chunk_end_) are not decoded: counted, with the records the
+  // non-empty slots among them may hold.
+  void skip_rest(uint64_t from);
+  void lose(Severity sev, uint64_t off, std::string msg);
   void plain(uint32_t kind, const vprof_slot &s, Event &e, uint32_t &wake_delta);
 
   const std::string &path_;
@@ -148,10 +203,14 @@ class Decoder {
   size_t chunk_ = 0;
   uint64_t off_ = 0, chunk_end_ = 0;
   uint64_t last_tick_ = 0, regressions_ = 0, first_regression_ = 0;
+  uint64_t jumps_ = 0, first_jump_ = 0;
   uint64_t pending_obj_ = 0;
   uint8_t pending_role_ = 0;
   bool ended_ = false, in_chunk_ = false;
+  bool eof_in_ring_ = false;  // the ring's data ran into the end of the file
+  uint64_t chunk_start_ = 0;
   int64_t drop_begin_ts_ = -1;
+  FileLoss loss_;
 };
 
 // One clock for all files: the rate from the widest anchor span seen (all
@@ -187,6 +246,8 @@ struct OpenedFile {
 };
 struct OpenedTrace {
   std::vector<OpenedFile> files;
+  size_t listed = 0;                 // trace files in the directory
+  std::vector<FileLoss> unreadable;  // the listed files not in `files`
   double ticks_per_ns = 1.0;
   Overhead overhead;
 };

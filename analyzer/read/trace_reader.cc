@@ -84,7 +84,7 @@ struct RawInfo {
 // Decodes one whole file whose header already passed check_header.
 void decode(const std::string &path, const MappedFile &f, const vprof_file_header &h,
             const Clock &clock, ThreadStream &out, RawInfo &raw, std::vector<Diagnostic> &diags,
-            Labels &labels) {
+            Labels &labels, FileLoss *loss = nullptr) {
   Decoder d(path, f, h, clock, diags, labels);
   d.describe(out);
   // At most one event per slot: reserved (address space only), then faulted
@@ -108,6 +108,7 @@ void decode(const std::string &path, const MappedFile &f, const vprof_file_heade
     raw.ticks.push_back(tick);
   }
   d.finish(out, out.events.size());
+  if (loss) *loss = d.loss();
 }
 
 }  // namespace
@@ -193,17 +194,24 @@ Expected<Trace> read_trace_dir(const std::string &dir) {
   if (!opened) return opened.error();
   trace.ticks_per_ns = opened->ticks_per_ns;
   trace.overhead = opened->overhead;
+  trace.files = opened->listed;
+  trace.losses = std::move(opened->unreadable);
   Labels labels;
   const size_t n = opened->files.size();
   std::vector<RawInfo> raw(n);
   trace.threads.resize(n);
   for (size_t i = 0; i < n; ++i) {
     detail::OpenedFile &f = opened->files[i];
-    decode(f.path, *f.map, f.header, f.clock, trace.threads[i], raw[i], trace.diagnostics, labels);
+    FileLoss loss;
+    decode(f.path, *f.map, f.header, f.clock, trace.threads[i], raw[i], trace.diagnostics, labels,
+           &loss);
+    if (loss.lost_anything() || loss.clamped) trace.losses.push_back(std::move(loss));
     f.map.reset();
     trace.total_records += trace.threads[i].events.size();
     trace.dropped_records += trace.threads[i].dropped_records;
   }
+  std::sort(trace.losses.begin(), trace.losses.end(),
+            [](const FileLoss &a, const FileLoss &b) { return a.file < b.file; });
   trace.labels = std::move(labels.names);
   resolve_wakeups(trace, raw, trace.ticks_per_ns);
 

@@ -4,15 +4,20 @@
 // Problems in the data are not thrown: each is a Diagnostic with a severity,
 // naming the file and byte offset. Severity::Error means a file (or part of
 // one) could not be used at all (bad magic, unreadable version, truncated
-// header); Warning means data was lost but what remains is sound (a torn tail
-// after a kill, dropped records); Info is for the record (a process exited
-// while a thread still ran). read_trace_dir fails outright only when the
-// directory itself cannot be read or holds no trace file.
+// header, not a regular file); Warning means data was lost but what remains
+// is sound (a torn tail after a kill, dropped records, a file cut short);
+// Info is for the record (a process exited while a thread still ran). What
+// damage cost each file is also counted (Trace::losses). read_trace_dir
+// fails outright only when the directory itself cannot be read or holds no
+// trace file. Only regular files are opened: a FIFO named t-*.vpt is an Error
+// naming it, never a read that blocks.
 //
 // Invariants of the result:
 //   - every stream's events are in the order the thread wrote them, which is
 //     non-decreasing time on that thread (a regression is a Warning and the
-//     timestamp is clamped to its predecessor's);
+//     timestamp is clamped to its predecessor's; a record whose time jumps
+//     far ahead of both neighbours is corrupt, dropped and counted, so that
+//     it does not clamp the records after it);
 //   - timestamps of all streams are on one clock (CLOCK_MONOTONIC ns), so they
 //     can be compared across threads and processes;
 //   - WAIT_END events carry the waker's release time resolved against the
@@ -74,6 +79,22 @@ struct Diagnostic {
   std::string str() const;  // "<file>:<offset>: <severity>: <message>"
 };
 
+// What damage cost one trace file: the reader's part of the report's "what
+// was lost". A damaged file is read up to its damage: a bad header costs the
+// file, damage inside a chunk the rest of that chunk, a cut the bytes cut
+// off, a timestamp far out of order its record.
+struct FileLoss {
+  std::string file;
+  bool unreadable = false;     // nothing of it was used (not a regular file, unopenable, bad header)
+  uint64_t bytes = 0;          // bytes in the file that were not decoded (all of it when unreadable)
+  uint64_t missing_bytes = 0;  // bytes cut off the file: at least this many (the header's counts)
+  uint64_t records = 0;        // records lost that were counted (in undecoded bytes, out-of-order
+                               // timestamps); missing bytes held up to missing_bytes / 16 more
+  uint64_t clamped = 0;        // records kept with their time clamped to the previous record's
+  std::string first;           // the first problem found, as Diagnostic::str()
+  bool lost_anything() const { return unreadable || bytes || missing_bytes || records; }
+};
+
 struct ThreadStream {
   uint32_t pid = 0, tid = 0, ppid = 0;
   std::string file;
@@ -99,6 +120,8 @@ struct Trace {
   double ticks_per_ns = 1.0;          // the clock rate used for conversion
   uint64_t total_records = 0;
   uint64_t dropped_records = 0;       // sum over threads
+  size_t files = 0;                   // trace files found (readable or not)
+  std::vector<FileLoss> losses;       // the files that lost data to damage, by name
   size_t count(Severity s) const;
   const Diagnostic *first_error() const;
 };

@@ -20,6 +20,8 @@ struct TraceStream::Impl {
   std::vector<std::unique_ptr<FileSource>> files;  // (pid, tid) order
   std::vector<std::pair<uint32_t, const FileSource *>> by_tid;  // sorted by tid, then file
   std::vector<Diagnostic> diagnostics;
+  size_t listed = 0;
+  std::vector<FileLoss> unreadable;
   detail::Labels labels;
   double ticks_per_ns = 1.0;
   Overhead overhead;
@@ -133,6 +135,7 @@ class FileSource : public EventSource {
   const std::vector<Diagnostic> &diagnostics() const { return diags_; }
   uint64_t count() const { return count_; }
   const vprof_file_header &header() const { return h_; }
+  const FileLoss &loss() const { return dec_.loss(); }
 
  private:
   using Aux = detail::Decoder::TickDelta;
@@ -211,6 +214,8 @@ Expected<std::unique_ptr<TraceStream>> TraceStream::open(const std::string &dir)
   if (!opened) return opened.error();
   im.ticks_per_ns = opened->ticks_per_ns;
   im.overhead = opened->overhead;
+  im.listed = opened->listed;
+  im.unreadable = std::move(opened->unreadable);
   for (detail::OpenedFile &f : opened->files)
     im.files.push_back(std::make_unique<FileSource>(*ts, f.path, std::move(f.map), f.header, f.clock));
   // (pid, tid) order, keeping file order for reused tids, as read_trace_dir.
@@ -272,6 +277,12 @@ Trace TraceStream::summary() const {
                      im.unresolved)});
   t.overhead = im.overhead;
   t.ticks_per_ns = im.ticks_per_ns;
+  t.files = im.listed;
+  t.losses = im.unreadable;
+  for (const auto &f : im.files)
+    if (f->loss().lost_anything() || f->loss().clamped) t.losses.push_back(f->loss());
+  std::sort(t.losses.begin(), t.losses.end(),
+            [](const FileLoss &a, const FileLoss &b) { return a.file < b.file; });
   for (const auto &f : im.files) {
     t.threads.push_back(f->meta());
     t.total_records += f->count();

@@ -59,6 +59,21 @@ json factor_json(const Factor &f) {
                     {"p999", f.tail999 ? num(*f.tail999) : json(nullptr)}}}};
 }
 
+// What damage cost the runs: totals and one entry per damaged file.
+json lost_json(const DataLost &d, const std::vector<const RunAnalysis *> &runs) {
+  json files = json::array();
+  for (const RunAnalysis *r : runs)
+    for (const trace::FileLoss &l : r->losses)
+      files.push_back({{"file", l.file}, {"unreadable", l.unreadable}, {"bytes", l.bytes},
+                       {"missing_bytes", l.missing_bytes}, {"records", l.records},
+                       {"clamped_records", l.clamped}, {"first_problem", l.first}});
+  return {{"trace_files", d.files},           {"damaged_files", d.damaged},
+          {"unreadable_files", d.unreadable}, {"bytes", d.bytes},
+          {"missing_bytes", d.missing_bytes}, {"records", d.records},
+          {"clamped_records", d.clamped},     {"incomplete_intervals", d.incomplete_intervals},
+          {"files", std::move(files)}};
+}
+
 json quality_json(const RunAnalysis &r) {
   const MergeCounters &m = r.merge;
   const PathCounters &p = r.paths.counters;
@@ -84,7 +99,8 @@ json quality_json(const RunAnalysis &r) {
           {"callee_mismatches", m.callee_mismatches},
           {"reader_errors", r.diag_errors},
           {"reader_warnings", r.diag_warnings},
-          {"diagnostics", r.first_diagnostics}};
+          {"diagnostics", r.first_diagnostics},
+          {"data_lost", lost_json(data_lost(r), {&r})}};
 }
 
 class JsonReporter : public Reporter {
@@ -100,6 +116,8 @@ class JsonReporter : public Reporter {
 
 json to_json(const Analysis &a) {
   const RunAnalysis &base = *a.runs.front();
+  std::vector<const RunAnalysis *> all_runs;
+  for (const auto &r : a.runs) all_runs.push_back(r.get());
   const LatencyStats &l = base.latency;
   json factors = json::array();
   for (const auto &f : a.factors)
@@ -131,6 +149,7 @@ json to_json(const Analysis &a) {
           {"intervals", base.paths.rows.size()},
           {"dropped_records", base.dropped_records},
           {"incomplete_intervals", base.paths.counters.incomplete_intervals},
+          {"data_lost", lost_json(data_lost(a), all_runs)},
           {"latency",
            {{"mean_ns", num(l.mean_ns)}, {"variance_ns2", num(l.variance_ns2)},
             {"stddev_ns", num(l.stddev_ns)}, {"p50_ns", num(l.p50_ns)}, {"p90_ns", num(l.p90_ns)},

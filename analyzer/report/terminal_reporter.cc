@@ -36,6 +36,33 @@ void tree_lines(const VarNode &n, int depth, bool paper, std::string &out) {
   for (const auto &c : n.children) tree_lines(c, depth + 1, paper, out);
 }
 
+// The headline's account of damage: nothing when there was none.
+// Several runs: summed over them (the details name each run).
+std::string lost_clause(const DataLost &d, size_t runs) {
+  if (!d.any()) return std::string();
+  std::string s = fmt::format("; LOST to damage: {} of {} trace files", d.damaged, d.files);
+  if (runs > 1) s += fmt::format(" of {} runs", runs);
+  if (d.unreadable) s += fmt::format(" ({} unreadable)", d.unreadable);
+  if (d.records || d.bytes) s += fmt::format(", {} records and {} bytes not read", d.records, d.bytes);
+  if (d.missing_bytes)
+    s += fmt::format(", {} or more bytes cut off (up to {} more records)", d.missing_bytes,
+                     d.missing_bytes / VPROF_SLOT_BYTES);
+  s += fmt::format(", {} intervals incomplete (details under \"data lost\")", d.incomplete_intervals);
+  return s;
+}
+
+std::string file_loss_line(const trace::FileLoss &l) {
+  std::string s = l.file + ": ";
+  if (l.unreadable) {
+    s += fmt::format("unreadable, {} bytes", l.bytes);
+  } else {
+    s += fmt::format("{} records and {} bytes not read", l.records, l.bytes);
+    if (l.missing_bytes) s += fmt::format(", {} or more bytes cut off", l.missing_bytes);
+    if (l.clamped) s += fmt::format(", {} times clamped", l.clamped);
+  }
+  return s + " (first: " + l.first + ")";
+}
+
 class TerminalReporter : public Reporter {
  public:
   Status write(const Analysis &a, std::ostream &os) const override {
@@ -43,8 +70,9 @@ class TerminalReporter : public Reporter {
     const LatencyStats &l = r.latency;
     const PathCounters &pc = r.paths.counters;
     std::string o;
-    o += fmt::format("vprof analyze {}: {} intervals ({} incomplete), {} dropped records\n", r.dir,
+    o += fmt::format("vprof analyze {}: {} intervals ({} incomplete), {} dropped records", r.dir,
                      r.paths.rows.size(), pc.incomplete_intervals, r.dropped_records);
+    o += lost_clause(data_lost(a), a.runs.size()) + "\n";
     o += fmt::format("latency: mean {}  stddev {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n",
                      dur(l.mean_ns), dur(l.stddev_ns), dur(l.p50_ns), dur(l.p90_ns), dur(l.p99_ns),
                      dur(l.p999_ns), dur(l.max_ns));
@@ -93,6 +121,12 @@ class TerminalReporter : public Reporter {
                          b.waker_interval ? fmt::format("for interval {}", b.waker_interval)
                                           : std::string("for no interval"));
       }
+    }
+    for (const auto &run : a.runs) {
+      if (run->losses.empty()) continue;
+      o += fmt::format("\ndata lost to damage{}:\n",
+                       a.runs.size() > 1 ? fmt::format(" in {}", run->dir) : std::string());
+      for (const trace::FileLoss &l : run->losses) o += "  " + file_loss_line(l) + "\n";
     }
     const MergeCounters &m = r.merge;
     o += fmt::format(

@@ -1,0 +1,318 @@
+// Damaged trace files through the whole analysis (issue 12, cases 10 and 12):
+// a damaged file costs only its damaged part, the other files are analyzed
+// in full, and the report's first line says what was lost.
+//
+// The trace: four threads, each with its own intervals (ids tid * 100000 +
+// i), in 4 KiB chunks so that a file has a ring and several data chunks laid
+// out as the runtime lays them out (synth_trace.h). One file is damaged at
+// many byte offsets; for each, every interval of the other three files must
+// still be analyzed.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "analyzer/pipeline/analyze.h"
+#include "analyzer/read/trace_stream.h"
+#include "analyzer/report/reporter.h"
+#include "tests/support/synth_trace.h"
+#include "tests/support/temp_dir.h"
+
+namespace fs = std::filesystem;
+namespace analyzer = vprof::analyzer;
+namespace trace = vprof::trace;
+using vprof::testing::SynthThread;
+
+namespace {
+
+constexpr uint64_t kChunk = 4096;
+constexpr uint32_t kIntervals = 300;  // per thread: 4 records each, about 5 chunks
+const uint32_t kTids[] = {11, 12, 13, 14};
+constexpr uint32_t kDamaged = 12;
+
+std::string fresh_dir(const std::string &name) {
+  return vprof::testing::fresh_dir("vprof-damage", name);
+}
+
+uint64_t interval_id(uint32_t tid, uint32_t i) { return uint64_t{tid} * 100000 + i + 1; }
+
+// Writes the four-thread trace into dir; returns the damaged thread's file.
+std::string write_trace(const std::string &dir) {
+  std::string damaged;
+  for (uint32_t tid : kTids) {
+    SynthThread t(dir, 1, tid, kChunk);
+    for (uint32_t i = 0; i < kIntervals; ++i) {
+      uint64_t ts = 1000 + uint64_t{i} * 100;
+      t.interval_begin(ts, interval_id(tid, i));
+      t.fn_enter(ts + 10, 1);
+      t.fn_exit(ts + 50 + (i * tid) % 17, 1);
+      t.interval_end(ts + 90, interval_id(tid, i));
+    }
+    t.close();
+    if (tid == kDamaged) damaged = t.path();
+  }
+  return damaged;
+}
+
+struct Result {
+  std::unique_ptr<analyzer::Analysis> analysis;
+  std::map<uint32_t, size_t> intervals_by_tid;  // analyzed intervals per writing thread
+  std::string headline;
+  nlohmann::json json;
+  bool readable = true;  // some file could be read (else `vprof analyze` exits 2)
+};
+
+Result analyze(const std::string &dir) {
+  Result res;
+  auto stream = trace::TraceStream::open(dir);
+  EXPECT_TRUE(stream.ok());
+  if (!stream.ok()) return res;
+  if ((*stream)->sources().empty()) {
+    res.readable = false;
+    return res;
+  }
+  analyzer::AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  auto run = analyzer::analyze_run(**stream, analyzer::Names{}, opt, 0);
+  EXPECT_TRUE(run.ok());
+  if (!run.ok()) return res;
+  for (const auto &row : (*run)->paths.rows) ++res.intervals_by_tid[uint32_t(row.id / 100000)];
+  std::vector<std::unique_ptr<analyzer::RunAnalysis>> runs;
+  runs.push_back(std::move(run).value());
+  res.analysis = analyzer::combine(std::move(runs), opt);
+  std::ostringstream table;
+  EXPECT_TRUE(analyzer::make_terminal_reporter()->write(*res.analysis, table).ok());
+  res.headline = table.str().substr(0, table.str().find('\n'));
+  res.json = analyzer::to_json(*res.analysis);
+  return res;
+}
+
+// Copies the pristine trace into a fresh directory; returns the damaged
+// thread's file there.
+std::string copy_trace(const std::string &from, const std::string &to) {
+  fs::remove_all(to);
+  fs::copy(from, to);
+  return to + "/t-1-" + std::to_string(kDamaged) + ".vpt";
+}
+
+void expect_others_whole(const Result &r, const std::string &what) {
+  for (uint32_t tid : kTids) {
+    if (tid == kDamaged) continue;
+    auto it = r.intervals_by_tid.find(tid);
+    EXPECT_EQ(it == r.intervals_by_tid.end() ? 0 : it->second, kIntervals)
+        << what << ": intervals of thread " << tid << " (undamaged)";
+  }
+}
+
+// Offsets worth cutting at: in the header, the ring, each chunk's start,
+// middle and a slot's middle, the last bytes; and a sweep every 509 bytes.
+std::vector<uint64_t> cut_offsets(uint64_t size) {
+  std::set<uint64_t> at = {0, 1, 8, 100, 191, 200, 4095, 4096, 4097, 4104, 4112};
+  for (uint64_t c = 4096; c < size; c += kChunk)
+    for (uint64_t d : {uint64_t{0}, uint64_t{8}, uint64_t{16}, kChunk / 2, kChunk / 2 + 7,
+                       kChunk - 32, kChunk - 16, kChunk - 1})
+      at.insert(c + d);
+  for (uint64_t d : {1, 7, 8, 15, 16, 17, 32, 100}) at.insert(size - d);
+  for (uint64_t o = 0; o < size; o += 509) at.insert(o);
+  std::vector<uint64_t> v;
+  for (uint64_t o : at)
+    if (o < size) v.push_back(o);
+  return v;
+}
+
+}  // namespace
+
+// Case 12: a file truncated at any offset costs only what was cut off; the
+// other files' intervals are all analyzed; the headline says what was lost
+// (it said "0 incomplete, 0 dropped" with a quarter of the data gone), and
+// the JSON counts it; only when nothing is readable does the run fail.
+TEST(Damage, Case12_TruncatedFileAtEveryOffsetCostsOnlyItsCutPart) {
+  const std::string pristine = fresh_dir("cut-pristine");
+  const std::string file = write_trace(pristine);
+  const uint64_t size = fs::file_size(file);
+  ASSERT_GT(size, 4096 + 4 * kChunk) << "the damaged file must have several data chunks";
+  {
+    Result whole = analyze(pristine);
+    ASSERT_EQ(whole.intervals_by_tid[kDamaged], kIntervals);
+    expect_others_whole(whole, "undamaged trace");
+    EXPECT_EQ(whole.headline.find("LOST"), std::string::npos) << whole.headline;
+    EXPECT_EQ(whole.json["data_lost"]["damaged_files"], 0);
+  }
+  const std::string dir = fresh_dir("cut");
+  for (uint64_t off : cut_offsets(size)) {
+    SCOPED_TRACE(::testing::Message() << "cut at " << off << " of " << size);
+    std::string f = copy_trace(pristine, dir);
+    fs::resize_file(f, off);
+    Result r = analyze(dir);
+    ASSERT_TRUE(r.readable);  // three files are whole
+    expect_others_whole(r, "cut at " + std::to_string(off));
+    EXPECT_NE(r.headline.find("LOST to damage: 1 of 4 trace files"), std::string::npos)
+        << r.headline;
+    const auto &lost = r.json["data_lost"];
+    EXPECT_EQ(lost["damaged_files"], 1);
+    EXPECT_EQ(lost["trace_files"], 4);
+    ASSERT_EQ(lost["files"].size(), 1u);
+    EXPECT_EQ(lost["files"][0]["file"], f);
+    if (off < 4096) {
+      EXPECT_EQ(lost["unreadable_files"], 1);
+      EXPECT_EQ(r.intervals_by_tid.count(kDamaged), 0u);
+    } else {
+      // Read up to the cut: what was lost is counted in bytes or records.
+      uint64_t counted = lost["bytes"].get<uint64_t>() + lost["missing_bytes"].get<uint64_t>() +
+                         lost["records"].get<uint64_t>();
+      EXPECT_GT(counted, 0u);
+      // The intervals before the cut are kept: at least those whose four
+      // records lie in the data chunks that are wholly there.
+      uint64_t whole_chunks = off < 4096 + 2 * kChunk ? 0 : (off - 4096 - kChunk) / kChunk;
+      uint64_t per_chunk_intervals = (kChunk / 16 - 2) / 4;
+      size_t got = r.intervals_by_tid.count(kDamaged) ? r.intervals_by_tid.at(kDamaged) : 0;
+      EXPECT_GE(got + whole_chunks, whole_chunks * per_chunk_intervals);
+    }
+  }
+}
+
+// Case 12: when every file is unreadable, nothing is left to analyze: the
+// run fails (vprof analyze exits 2 naming the first error).
+TEST(Damage, Case12_NothingReadableFailsTheRun) {
+  const std::string dir = fresh_dir("none");
+  write_trace(dir);
+  for (uint32_t tid : kTids) fs::resize_file(dir + "/t-1-" + std::to_string(tid) + ".vpt", 100);
+  Result r = analyze(dir);
+  EXPECT_FALSE(r.readable);
+}
+
+// Case 12: one corrupt byte at many offsets (a kind, a timestamp, a length,
+// a header field): the analysis runs, the other files are whole, and damage
+// that the reader can see is counted.
+TEST(Damage, Case12_CorruptByteAtManyOffsetsLeavesTheOtherFilesWhole) {
+  const std::string pristine = fresh_dir("corrupt-pristine");
+  const std::string file = write_trace(pristine);
+  const uint64_t size = fs::file_size(file);
+  const std::string dir = fresh_dir("corrupt");
+  std::vector<uint64_t> offsets = {0, 8, 12, 32, 48, 192};
+  for (uint64_t o = 4096; o < size; o += 16 * 37) {
+    offsets.push_back(o);      // a kind byte
+    offsets.push_back(o + 7);  // a timestamp's top byte
+  }
+  for (uint64_t off : offsets) {
+    SCOPED_TRACE(::testing::Message() << "byte " << off);
+    std::string f = copy_trace(pristine, dir);
+    char was = 0;
+    {
+      std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
+      io.seekg(std::streamoff(off));
+      io.get(was);
+      io.seekp(std::streamoff(off));
+      io.put(char(0xfe));
+    }
+    Result r = analyze(dir);
+    ASSERT_TRUE(r.readable);
+    expect_others_whole(r, "byte " + std::to_string(off));
+    // A record's kind made unknown, or bad magic: seen and counted. (A zero
+    // slot after the ring's last record is never read.)
+    bool kind_byte = off >= 4096 && (off - 4096) % 16 == 0 && was != 0;
+    if (kind_byte || off == 0) {
+      EXPECT_NE(r.headline.find("LOST to damage: 1 of 4"), std::string::npos) << r.headline;
+      EXPECT_EQ(r.json["data_lost"]["damaged_files"], 1);
+    }
+  }
+}
+
+// Case 12: one record whose time jumps far ahead costs that record, counted;
+// it used to clamp every later record of the thread (thousands) to its time,
+// reported as "1 reader warnings".
+TEST(Damage, Case12_CorruptTimestampCostsOnlyItsRecord) {
+  const std::string dir = fresh_dir("jump");
+  SynthThread t(dir, 1, 11, 1 << 16);
+  const uint32_t n = 3000;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint64_t ts = 1000 + uint64_t{i} * 100;
+    t.interval_begin(ts, i + 1);
+    t.fn_enter(ts + 10, 1);
+    if (i == 500)
+      t.raw(((ts + 40 + (uint64_t{1} << 40)) << VPROF_TS_SHIFT) | VPROF_K_FUNC_EXIT, 1);
+    else
+      t.fn_exit(ts + 40, 1);
+    t.interval_end(ts + 90, i + 1);
+  }
+  t.close();
+  auto whole = trace::read_trace_dir(dir);
+  ASSERT_TRUE(whole.ok());
+  ASSERT_EQ(whole->losses.size(), 1u);
+  EXPECT_EQ(whole->losses[0].records, 1u);
+  EXPECT_EQ(whole->losses[0].clamped, 0u);
+  EXPECT_EQ(whole->threads[0].events.size(), size_t{4} * n - 1 + 1);  // one lost, THREAD_EXIT
+  for (size_t k = 1; k < whole->threads[0].events.size(); ++k)
+    ASSERT_LT(whole->threads[0].events[k].ts, int64_t{1} << 39) << "event " << k << " clamped";
+  Result r = analyze(dir);
+  // The interval whose exit was lost still ends; all n are analyzed.
+  EXPECT_EQ(r.intervals_by_tid[0], n);
+  EXPECT_NE(r.headline.find("1 records"), std::string::npos) << r.headline;
+  EXPECT_EQ(r.json["data_lost"]["records"], 1);
+}
+
+// Case 10: a FIFO named like a trace file is not opened for reading (that
+// waits for a writer forever); it is an error naming it, and the rest of the
+// trace is analyzed.
+TEST(Damage, Case10_FifoTraceFileIsSkippedNotWaitedFor) {
+  const std::string dir = fresh_dir("fifo");
+  write_trace(dir);
+  const std::string fifo = dir + "/t-1-99.vpt";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // Run on another thread so that a regression fails here instead of hanging.
+  auto done = std::async(std::launch::async, [&] { return analyze(dir); });
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "analyzing a trace with a FIFO in it blocked";
+  Result r = done.get();
+  for (uint32_t tid : kTids) EXPECT_EQ(r.intervals_by_tid[tid], kIntervals);
+  ASSERT_EQ(r.json["data_lost"]["files"].size(), 1u);
+  EXPECT_EQ(r.json["data_lost"]["files"][0]["file"], fifo);
+  EXPECT_EQ(r.json["data_lost"]["files"][0]["unreadable"], true);
+  std::string first = r.json["data_lost"]["files"][0]["first_problem"];
+  EXPECT_NE(first.find("not a regular file (a FIFO)"), std::string::npos) << first;
+  auto whole = std::async(std::launch::async, [&] { return trace::read_trace_dir(dir); });
+  ASSERT_EQ(whole.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  auto t = whole.get();
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->threads.size(), 4u);
+}
+
+// Case 12 with refinement runs: damage in a later run's trace is in the
+// first line too (summed over runs), and in that run's own data_quality.
+TEST(Damage, Case12_DamageInALaterRunShowsInTheFirstLine) {
+  const std::string base = fresh_dir("runs-base");
+  write_trace(base);
+  const std::string later = fresh_dir("runs-later");
+  std::string f = copy_trace(base, later);
+  fs::resize_file(f, fs::file_size(f) - 4096);
+  analyzer::AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  std::vector<std::unique_ptr<analyzer::RunAnalysis>> runs;
+  for (const std::string &dir : {base, later}) {
+    auto stream = trace::TraceStream::open(dir);
+    ASSERT_TRUE(stream.ok());
+    auto run = analyzer::analyze_run(**stream, analyzer::Names{}, opt, int(runs.size()));
+    ASSERT_TRUE(run.ok());
+    runs.push_back(std::move(run).value());
+  }
+  auto a = analyzer::combine(std::move(runs), opt);
+  std::ostringstream table;
+  ASSERT_TRUE(analyzer::make_terminal_reporter()->write(*a, table).ok());
+  std::string headline = table.str().substr(0, table.str().find('\n'));
+  EXPECT_NE(headline.find("LOST to damage: 1 of 8 trace files of 2 runs"), std::string::npos)
+      << headline;
+  nlohmann::json j = analyzer::to_json(*a);
+  EXPECT_EQ(j["data_lost"]["damaged_files"], 1);
+  EXPECT_EQ(j["runs"][0]["data_quality"]["data_lost"]["damaged_files"], 0);
+  EXPECT_EQ(j["runs"][1]["data_quality"]["data_lost"]["damaged_files"], 1);
+  EXPECT_EQ(j["data_lost"]["files"][0]["file"], f);
+}
