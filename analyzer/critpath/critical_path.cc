@@ -337,15 +337,38 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   // canonical numbering does not (timeline.h, I5).
   std::vector<uint32_t> renum;
   result.trie = tl.trie.canonical(renum);
+  // A direct call's function node folds into its site's (timeline.h): a row
+  // can then hold both under one node, merged into one cell where it fits.
+  const bool folded = result.trie.size() < tl.trie.size();
+  size_t kept = 0;
   for (size_t r = 0; r < out.rows.size(); ++r) {
     PathCell *b = out.cells.data() + out.row_start[r], *e = out.cells.data() + out.row_start[r + 1];
+    out.row_start[r] = kept;
     for (PathCell *c = b; c != e; ++c) c->node = renum[c->node];
     auto key = [](const PathCell &c) { return uint64_t{c.node} << 32 | c.ns; };
     std::sort(b, e, [&](const PathCell &x, const PathCell &y) { return key(x) < key(y); });
+    if (!folded) {
+      kept += size_t(e - b);
+      continue;
+    }
+    constexpr uint64_t kMax = std::numeric_limits<uint32_t>::max();
+    for (PathCell *c = b; c != e; ++c) {
+      PathCell *last = kept > out.row_start[r] ? &out.cells[kept - 1] : nullptr;
+      if (last && last->node == c->node && uint64_t{last->ns} + c->ns <= kMax)
+        last->ns += c->ns;
+      else
+        out.cells[kept++] = *c;
+    }
   }
+  if (folded) {
+    out.row_start.back() = kept;
+    out.cells.resize(kept);
+  }
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, int64_t> renamed;
   for (auto &[k, ns] : blame)
-    out.blame.push_back(
-        {renum[std::get<0>(k)], std::get<1>(k), renum[std::get<2>(k)], std::get<3>(k), ns});
+    renamed[{renum[std::get<0>(k)], std::get<1>(k), renum[std::get<2>(k)], std::get<3>(k)}] += ns;
+  for (auto &[k, ns] : renamed)
+    out.blame.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), ns});
   std::sort(out.blame.begin(), out.blame.end(), [](const Blame &a, const Blame &b) {
     return std::make_tuple(-a.ns, a.wait_node, a.waker_tid, a.waker_node, a.waker_label) <
            std::make_tuple(-b.ns, b.wait_node, b.waker_tid, b.waker_node, b.waker_label);

@@ -26,28 +26,68 @@ int64_t StackTrie::find(uint32_t parent, FrameKind kind, uint32_t id) const {
   return it == index_.end() ? -1 : int64_t(it->second);
 }
 
-StackTrie StackTrie::canonical(std::vector<uint32_t> &old_to_new) const {
-  std::vector<std::vector<uint32_t>> children(nodes_.size());
-  for (uint32_t n = 3; n < nodes_.size(); ++n) children[nodes_[n].parent].push_back(n);
+namespace {
+
+// The trie in canonical order: depth first, children by (kind, id).
+StackTrie ordered(const std::vector<StackNode> &nodes, std::vector<uint32_t> &old_to_new) {
+  std::vector<std::vector<uint32_t>> children(nodes.size());
+  for (uint32_t n = 3; n < nodes.size(); ++n) children[nodes[n].parent].push_back(n);
   StackTrie out;
-  old_to_new.assign(nodes_.size(), 0);
+  old_to_new.assign(nodes.size(), 0);
   for (uint32_t n = 0; n < 3; ++n) old_to_new[n] = n;
-  std::vector<uint32_t> todo{kRoot};
+  std::vector<uint32_t> todo{StackTrie::kRoot};
   while (!todo.empty()) {
     uint32_t n = todo.back();
     todo.pop_back();
     if (n >= 3) {
-      const StackNode &s = nodes_[n];
+      const StackNode &s = nodes[n];
       old_to_new[n] = out.child(old_to_new[s.parent], s.kind, s.id);
-      out.nodes_[old_to_new[n]].callee_fn = s.callee_fn;
+      out.at(old_to_new[n]).callee_fn = s.callee_fn;
+      out.at(old_to_new[n]).not_direct = s.not_direct;
     }
     auto &c = children[n];
     // Pushed in reverse so that the smallest (kind, id) is numbered first.
     std::sort(c.begin(), c.end(), [&](uint32_t a, uint32_t b) {
-      return std::make_pair(nodes_[a].kind, nodes_[a].id) > std::make_pair(nodes_[b].kind, nodes_[b].id);
+      return std::make_pair(nodes[a].kind, nodes[a].id) > std::make_pair(nodes[b].kind, nodes[b].id);
     });
     todo.insert(todo.end(), c.begin(), c.end());
   }
+  return out;
+}
+
+}  // namespace
+
+StackTrie StackTrie::canonical(std::vector<uint32_t> &old_to_new) const {
+  // Fold first (into a trie in any order: a folded function's children join
+  // the site's, and equal (parent, kind, id) merge), then number canonically.
+  StackTrie folded;
+  std::vector<uint32_t> to_folded(nodes_.size());
+  for (uint32_t n = 0; n < 3; ++n) to_folded[n] = n;
+  // Parents precede children (I3).
+  for (uint32_t n = 3; n < nodes_.size(); ++n) {
+    const StackNode &s = nodes_[n];
+    const StackNode &p = nodes_[s.parent];
+    bool direct_call = s.kind == FrameKind::Function && s.parent >= 3 &&
+                       p.kind == FrameKind::Site && p.not_direct == 0;
+    if (direct_call) {
+      to_folded[n] = to_folded[s.parent];
+      continue;
+    }
+    uint32_t f = folded.child(to_folded[s.parent], s.kind, s.id);
+    to_folded[n] = f;
+    if (s.kind != FrameKind::Site) continue;
+    // Two old sites meet in one node only through a folded recursive call
+    // (f's site x both around f's call and inside it): any call of either
+    // that was not direct makes the node a site of its own.
+    StackNode &g = folded.at(f);
+    g.not_direct += s.not_direct;
+    uint32_t callee = s.not_direct == 0 ? s.callee_fn : 0;
+    g.callee_fn = g.not_direct ? 0 : g.callee_fn == 0 ? callee : std::min(g.callee_fn, callee);
+  }
+  std::vector<uint32_t> folded_to_new;
+  StackTrie out = ordered(folded.nodes_, folded_to_new);
+  old_to_new.resize(nodes_.size());
+  for (uint32_t n = 0; n < nodes_.size(); ++n) old_to_new[n] = folded_to_new[to_folded[n]];
   return out;
 }
 
@@ -60,7 +100,7 @@ namespace {
 
 struct Frame {
   FrameKind kind;
-  bool absorbed;  // Site: a function entered directly under it shares its node
+  uint32_t entries;  // Site: functions entered directly under it in this call
   uint32_t id;
   uint32_t node;
 };
@@ -124,6 +164,7 @@ class ThreadBuilder {
       if (!started_) return;
       cut(th_.last_ts);
       counters.unclosed_frames += stack_.size();
+      close_calls(0);
     } else if (started_ && until > seg_begin_) {
       // The open segment, up to the epoch's end: replaced next epoch (I1).
       append_segment(seg_begin_, until);
@@ -148,6 +189,10 @@ class ThreadBuilder {
       gn.callee_fn = gn.callee_fn == 0 ? l.callee_fn : std::min(gn.callee_fn, l.callee_fn);
     }
     callee_set_.clear();
+    for (uint32_t n = 0; n < not_direct_.size(); ++n) {
+      g.at(map_[n]).not_direct += not_direct_[n];
+      not_direct_[n] = 0;
+    }
     for (size_t i = first_new_change_; i < th_.stack.size(); ++i)
       th_.stack[i].node = map_[th_.stack[i].node];
     first_new_change_ = th_.stack.size();
@@ -206,27 +251,36 @@ class ThreadBuilder {
   }
 
   void push(FrameKind kind, uint32_t id, int64_t ts) {
-    uint32_t node;
-    if (kind == FrameKind::Function && !stack_.empty() && stack_.back().kind == FrameKind::Site &&
-        !stack_.back().absorbed) {
-      node = stack_.back().node;
-      StackNode &sn = trie_.at(node);
+    uint32_t node = child(top(), kind, id);
+    if (kind == FrameKind::Function && !stack_.empty() && stack_.back().kind == FrameKind::Site) {
+      // Entered directly inside a wrapped call: the site's callee, or (a
+      // second entry, or only in some calls) code its uninstrumented callee
+      // re-entered; canonical() tells them apart by the site's not_direct.
+      ++stack_.back().entries;
+      StackNode &sn = trie_.at(stack_.back().node);
       if (sn.callee_fn == 0) {
         sn.callee_fn = id;
-        callee_set_.push_back(node);
+        callee_set_.push_back(stack_.back().node);
       } else if (sn.callee_fn != id) {
         ++counters.callee_mismatches;
       }
-      stack_.back().absorbed = true;
-    } else {
-      node = child(top(), kind, id);
     }
     Frame &f = stack_.emplace_back();
     f.kind = kind;
-    f.absorbed = false;
+    f.entries = 0;
     f.id = id;
     f.node = node;
     set_top(ts);
+  }
+
+  // A site's call ends (or is lost): was it a direct call of one function?
+  void close_calls(size_t from) {
+    for (size_t i = from; i < stack_.size(); ++i) {
+      if (stack_[i].kind != FrameKind::Site || stack_[i].entries == 1) continue;
+      uint32_t n = stack_[i].node;
+      if (n >= not_direct_.size()) not_direct_.resize(trie_.size(), 0);
+      ++not_direct_[n];
+    }
   }
 
   void pop(FrameKind kind, uint32_t id, int64_t ts) {
@@ -235,9 +289,8 @@ class ThreadBuilder {
     for (size_t i = stack_.size(); i-- > 0;) {
       if (stack_[i].kind == kind && stack_[i].id == id) {
         counters.missing_exits += stack_.size() - 1 - i;
-        bool absorbed = i > 0 && stack_[i].node == stack_[i - 1].node;
+        close_calls(i);
         stack_.resize(i);
-        if (absorbed) stack_.back().absorbed = false;  // the site may call its function again
         set_top(ts);
         return;
       }
@@ -342,6 +395,7 @@ class ThreadBuilder {
   StackTrie trie_;             // local node ids
   std::vector<uint32_t> map_;  // local node -> shared node
   std::vector<uint32_t> callee_set_;
+  std::vector<uint64_t> not_direct_;  // per local node, since the last fold
   std::vector<CacheEntry> cache_ = std::vector<CacheEntry>(size_t{1} << kCacheBits);
   std::vector<Frame> stack_;
   size_t first_new_change_ = 0;
