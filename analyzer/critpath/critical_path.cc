@@ -340,29 +340,35 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   // A direct call's function node folds into its site's (timeline.h): a row
   // can then hold both under one node, merged into one cell where it fits.
   const bool folded = result.trie.size() < tl.trie.size();
-  size_t kept = 0;
+  constexpr uint64_t kMax = std::numeric_limits<uint32_t>::max();
+  auto mergeable = [&](const PathCell &x, const PathCell &y) {
+    return x.node == y.node && uint64_t{x.ns} + y.ns <= kMax;
+  };
+  size_t shift = 0;  // cells merged away in the rows so far
   for (size_t r = 0; r < out.rows.size(); ++r) {
     PathCell *b = out.cells.data() + out.row_start[r], *e = out.cells.data() + out.row_start[r + 1];
-    out.row_start[r] = kept;
     for (PathCell *c = b; c != e; ++c) c->node = renum[c->node];
     auto key = [](const PathCell &c) { return uint64_t{c.node} << 32 | c.ns; };
     std::sort(b, e, [&](const PathCell &x, const PathCell &y) { return key(x) < key(y); });
-    if (!folded) {
-      kept += size_t(e - b);
-      continue;
+    if (!folded) continue;
+    PathCell *w = b - shift, *c = b;
+    out.row_start[r] -= shift;
+    if (shift == 0) {
+      // Rows stay where they are until the first pair to merge: read only.
+      while (c + 1 < e && !mergeable(c[0], c[1])) ++c;
+      if (c + 1 >= e) continue;
+      ++c;
     }
-    constexpr uint64_t kMax = std::numeric_limits<uint32_t>::max();
-    for (PathCell *c = b; c != e; ++c) {
-      PathCell *last = kept > out.row_start[r] ? &out.cells[kept - 1] : nullptr;
-      if (last && last->node == c->node && uint64_t{last->ns} + c->ns <= kMax)
-        last->ns += c->ns;
-      else
-        out.cells[kept++] = *c;
+    PathCell *o = w + (c - b);
+    for (; c != e; ++c) {
+      if (o > w && mergeable(o[-1], *c)) o[-1].ns += c->ns;
+      else *o++ = *c;
     }
+    shift += size_t(e - b) - size_t(o - w);
   }
-  if (folded) {
-    out.row_start.back() = kept;
-    out.cells.resize(kept);
+  if (shift) {
+    out.row_start.back() -= shift;
+    out.cells.resize(out.row_start.back());
   }
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, int64_t> renamed;
   for (auto &[k, ns] : blame)

@@ -274,16 +274,23 @@ class ThreadBuilder {
   }
 
   // A site's call ends (or is lost): was it a direct call of one function?
+  void close_call(const Frame &f) {
+    if (f.kind != FrameKind::Site || f.entries == 1) return;
+    if (f.node >= not_direct_.size()) not_direct_.resize(trie_.size(), 0);
+    ++not_direct_[f.node];
+  }
   void close_calls(size_t from) {
-    for (size_t i = from; i < stack_.size(); ++i) {
-      if (stack_[i].kind != FrameKind::Site || stack_[i].entries == 1) continue;
-      uint32_t n = stack_[i].node;
-      if (n >= not_direct_.size()) not_direct_.resize(trie_.size(), 0);
-      ++not_direct_[n];
-    }
+    for (size_t i = from; i < stack_.size(); ++i) close_call(stack_[i]);
   }
 
   void pop(FrameKind kind, uint32_t id, int64_t ts) {
+    // Nearly always the innermost frame: no search.
+    if (!stack_.empty() && stack_.back().kind == kind && stack_.back().id == id) {
+      close_call(stack_.back());
+      stack_.pop_back();
+      set_top(ts);
+      return;
+    }
     // Match the innermost open frame of this kind and id; frames above it lost
     // their exits (longjmp, exceptions through unwrapped code).
     for (size_t i = stack_.size(); i-- > 0;) {
