@@ -81,8 +81,13 @@ StackTrie StackTrie::canonical(std::vector<uint32_t> &old_to_new) const {
     // that was not direct makes the node a site of its own.
     StackNode &g = folded.at(f);
     g.not_direct += s.not_direct;
-    uint32_t callee = s.not_direct == 0 ? s.callee_fn : 0;
-    g.callee_fn = g.not_direct ? 0 : g.callee_fn == 0 ? callee : std::min(g.callee_fn, callee);
+    // The smallest callee of the direct ones, whatever the order met in.
+    g.callee_fn = g.callee_fn == 0 ? s.callee_fn
+                  : s.callee_fn == 0 ? g.callee_fn : std::min(g.callee_fn, s.callee_fn);
+  }
+  for (uint32_t n = 3; n < folded.nodes_.size(); ++n) {
+    StackNode &g = folded.nodes_[n];
+    if (g.kind == FrameKind::Site && g.not_direct) g.callee_fn = 0;
   }
   std::vector<uint32_t> folded_to_new;
   StackTrie out = ordered(folded.nodes_, folded_to_new);
@@ -164,7 +169,6 @@ class ThreadBuilder {
       if (!started_) return;
       cut(th_.last_ts);
       counters.unclosed_frames += stack_.size();
-      close_calls(0);
     } else if (started_ && until > seg_begin_) {
       // The open segment, up to the epoch's end: replaced next epoch (I1).
       append_segment(seg_begin_, until);
@@ -273,20 +277,21 @@ class ThreadBuilder {
     set_top(ts);
   }
 
-  // A site's call ends (or is lost): was it a direct call of one function?
-  void close_call(const Frame &f) {
+  // A site's call ends (or is cut short by an outer exit): was it a direct
+  // call of one function? Not counted once the thread lost records: a lost
+  // enter would make a direct call look like none. Calls still open when the
+  // data ends are not counted either (the process may have been killed).
+  void close_call(const Frame &f, int64_t ts) {
     if (f.kind != FrameKind::Site || f.entries == 1) return;
+    if (th_.drop_begin_ts >= 0 && ts >= th_.drop_begin_ts) return;
     if (f.node >= not_direct_.size()) not_direct_.resize(trie_.size(), 0);
     ++not_direct_[f.node];
-  }
-  void close_calls(size_t from) {
-    for (size_t i = from; i < stack_.size(); ++i) close_call(stack_[i]);
   }
 
   void pop(FrameKind kind, uint32_t id, int64_t ts) {
     // Nearly always the innermost frame: no search.
     if (!stack_.empty() && stack_.back().kind == kind && stack_.back().id == id) {
-      close_call(stack_.back());
+      close_call(stack_.back(), ts);
       stack_.pop_back();
       set_top(ts);
       return;
@@ -296,7 +301,7 @@ class ThreadBuilder {
     for (size_t i = stack_.size(); i-- > 0;) {
       if (stack_[i].kind == kind && stack_[i].id == id) {
         counters.missing_exits += stack_.size() - 1 - i;
-        close_calls(i);
+        for (size_t j = i; j < stack_.size(); ++j) close_call(stack_[j], ts);
         stack_.resize(i);
         set_top(ts);
         return;

@@ -190,6 +190,22 @@ TEST(Recursion, Case13_EpochsAndThreadsDoNotChangeWhatASiteIs) {
   EXPECT_GE(node_of(ref.trie, {{FrameKind::Function, 1}, {FrameKind::Site, 1}, {FrameKind::Function, 1}}), 0);
 }
 
+TEST(Recursion, Case13_LostRecordsDoNotMakeADirectCallLookReentered) {
+  // Site 1 calls f2 directly twice; after records were lost at 45, a third
+  // call shows no enter (it was lost) and a fourth is still open when the
+  // data ends. Neither says the site's callee is anything but f2.
+  TraceBuilder tb;
+  auto &th = tb.thread(1);
+  th.enter(0, 1).call(10, 20, 1, 2).call(30, 40, 1, 2).drop(45, 7);
+  th.site(50, 1).site_end(60, 1).site(70, 1);
+  auto r = compute_critical_paths(tb.build());
+  int64_t site = node_of(r.trie, {{FrameKind::Function, 1}, {FrameKind::Site, 1}});
+  ASSERT_GE(site, 0);
+  EXPECT_EQ(r.trie[uint32_t(site)].callee_fn, 2u);
+  EXPECT_EQ(node_of(r.trie, {{FrameKind::Function, 1}, {FrameKind::Site, 1}, {FrameKind::Function, 2}}),
+            -1);
+}
+
 // f(1) calls g(2) through site 1; g calls f back through site 2 in intervals
 // 1 and 3 (both instrumented, each site always enters its function).
 trace::Trace mutual() {
