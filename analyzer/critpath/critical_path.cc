@@ -250,7 +250,7 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   // hand-offs to the pool.
   const unsigned nw = opt.workers ? opt.workers->size() : std::max(1u, opt.threads);
   size_t epoch = opt.epoch_records ? opt.epoch_records : nw > 1 ? 2048 : 1024;
-  Merger merger(sources, nw, epoch, opt.max_window, opt.workers);
+  Merger merger(sources, nw, epoch, opt.max_window, opt.workers, opt.direct_calls);
   const Timeline &tl = merger.timeline();
   std::vector<Walker> walkers(nw, Walker(tl, opt));
   // Per worker: the cells of the intervals it walked and, per interval, where

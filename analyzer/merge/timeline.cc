@@ -44,6 +44,7 @@ StackTrie ordered(const std::vector<StackNode> &nodes, std::vector<uint32_t> &ol
       old_to_new[n] = out.child(old_to_new[s.parent], s.kind, s.id);
       out.at(old_to_new[n]).callee_fn = s.callee_fn;
       out.at(old_to_new[n]).not_direct = s.not_direct;
+      out.at(old_to_new[n]).vouched = s.vouched;
     }
     auto &c = children[n];
     // Pushed in reverse so that the smallest (kind, id) is numbered first.
@@ -82,12 +83,17 @@ StackTrie StackTrie::canonical(std::vector<uint32_t> &old_to_new) const {
     StackNode &g = folded.at(f);
     g.not_direct += s.not_direct;
     // The smallest callee of the direct ones, whatever the order met in.
-    g.callee_fn = g.callee_fn == 0 ? s.callee_fn
-                  : s.callee_fn == 0 ? g.callee_fn : std::min(g.callee_fn, s.callee_fn);
+    if (s.callee_fn && (g.callee_fn == 0 || (s.vouched && !g.vouched)))
+      g.callee_fn = s.callee_fn;
+    else if (s.callee_fn && s.vouched == g.vouched)
+      g.callee_fn = std::min(g.callee_fn, s.callee_fn);
+    g.vouched = g.vouched || s.vouched;
   }
+  // A site keeps its callee when every call was direct, or when the manifest
+  // says it calls that function (its time is already in the site's node).
   for (uint32_t n = 3; n < folded.nodes_.size(); ++n) {
     StackNode &g = folded.nodes_[n];
-    if (g.kind == FrameKind::Site && g.not_direct) g.callee_fn = 0;
+    if (g.kind == FrameKind::Site && g.not_direct && !g.vouched) g.callee_fn = 0;
   }
   std::vector<uint32_t> folded_to_new;
   StackTrie out = ordered(folded.nodes_, folded_to_new);
@@ -140,7 +146,8 @@ struct DequeueRef {
 // built in parallel; fold_trie() maps its nodes into the shared trie.
 class ThreadBuilder {
  public:
-  ThreadBuilder(ThreadTimeline &th, uint32_t index) : th_(th), index_(index) {}
+  ThreadBuilder(ThreadTimeline &th, uint32_t index, const DirectCalls *direct)
+      : th_(th), index_(index), direct_(direct) {}
 
   std::vector<IntervalEvent> iv_events;
   std::vector<EnqueueEvent> enqueues;
@@ -190,7 +197,11 @@ class ThreadBuilder {
     for (uint32_t n : callee_set_) {
       const StackNode &l = trie_[n];
       StackNode &gn = g.at(map_[n]);
-      gn.callee_fn = gn.callee_fn == 0 ? l.callee_fn : std::min(gn.callee_fn, l.callee_fn);
+      // A callee the manifest vouches for names the site (a pointer site's
+      // may also enter others); among equals the smallest id.
+      if (gn.callee_fn == 0 || (l.vouched && !gn.vouched)) gn.callee_fn = l.callee_fn;
+      else if (l.vouched == gn.vouched) gn.callee_fn = std::min(gn.callee_fn, l.callee_fn);
+      gn.vouched = gn.vouched || l.vouched;
     }
     callee_set_.clear();
     for (uint32_t n = 0; n < not_direct_.size(); ++n) {
@@ -255,19 +266,27 @@ class ThreadBuilder {
   }
 
   void push(FrameKind kind, uint32_t id, int64_t ts) {
-    uint32_t node = child(top(), kind, id);
+    uint32_t node;
     if (kind == FrameKind::Function && !stack_.empty() && stack_.back().kind == FrameKind::Site) {
       // Entered directly inside a wrapped call: the site's callee, or (a
       // second entry, or only in some calls) code its uninstrumented callee
       // re-entered; canonical() tells them apart by the site's not_direct.
-      ++stack_.back().entries;
-      StackNode &sn = trie_.at(stack_.back().node);
-      if (sn.callee_fn == 0) {
+      // The manifest's direct callee shares the site's node right away.
+      Frame &site = stack_.back();
+      StackNode &sn = trie_.at(site.node);
+      bool vouched = site.entries == 0 && direct_ && direct_->direct(site.id, id);
+      node = vouched ? site.node : child(site.node, kind, id);
+      ++site.entries;
+      if (sn.callee_fn == 0 || (vouched && !sn.vouched)) {
+        if (sn.callee_fn && sn.callee_fn != id) ++counters.callee_mismatches;
         sn.callee_fn = id;
-        callee_set_.push_back(stack_.back().node);
+        sn.vouched = sn.vouched || vouched;
+        callee_set_.push_back(site.node);
       } else if (sn.callee_fn != id) {
         ++counters.callee_mismatches;
       }
+    } else {
+      node = child(top(), kind, id);
     }
     Frame &f = stack_.emplace_back();
     f.kind = kind;
@@ -404,6 +423,7 @@ class ThreadBuilder {
 
   ThreadTimeline &th_;
   uint32_t index_;
+  const DirectCalls *direct_;
   StackTrie trie_;             // local node ids
   std::vector<uint32_t> map_;  // local node -> shared node
   std::vector<uint32_t> callee_set_;
@@ -419,7 +439,7 @@ class ThreadBuilder {
 };
 
 Merger::Merger(std::vector<trace::EventSource *> sources, unsigned threads, size_t epoch_records,
-               uint64_t max_window, Workers *shared)
+               uint64_t max_window, Workers *shared, const DirectCalls *direct)
     : sources_(std::move(sources)),
       own_pool_(shared ? nullptr : std::make_unique<Workers>(std::max(1u, threads))),
       pool_(shared ? shared : own_pool_.get()),
@@ -431,7 +451,7 @@ Merger::Merger(std::vector<trace::EventSource *> sources, unsigned threads, size
     tl_.threads[i].pid = sources_[i]->pid();
     tl_.threads[i].tid = sources_[i]->tid();
     if (!tl_.thread_by_tid.emplace(sources_[i]->tid(), i).second) ++counters_.duplicate_tids;
-    builders_.push_back(std::make_unique<ThreadBuilder>(tl_.threads[i], i));
+    builders_.push_back(std::make_unique<ThreadBuilder>(tl_.threads[i], i, direct));
   }
 }
 

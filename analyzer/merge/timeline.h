@@ -70,6 +70,23 @@ struct StackNode {
   // once (none, or several: an uninstrumented callee that re-enters
   // instrumented code). 0: every call was a direct call of its function.
   uint64_t not_direct = 0;
+  bool vouched = false;  // Site: the manifest says it calls callee_fn directly (DirectCalls)
+};
+
+// Which function a call site calls, from the manifest: the site's callee is
+// the function's name. The merge keeps such a call in the site's node as it
+// reads, as a direct call (no stack change of its own when the function's
+// enter and exit come a few ns after the site's); a function the manifest
+// does not vouch for (a call through a pointer, a callee that re-enters
+// instrumented code) is a child node, folded at the end if every call was
+// direct after all (StackTrie::canonical). Ids are the manifest's, 0: none.
+struct DirectCalls {
+  std::vector<uint32_t> site_callee;  // site id -> the callee's name, numbered
+  std::vector<uint32_t> fn_name;      // function id -> its name, numbered the same way
+  bool direct(uint32_t site, uint32_t fn) const {
+    return site < site_callee.size() && fn < fn_name.size() && site_callee[site] != 0 &&
+           site_callee[site] == fn_name[fn];
+  }
 };
 
 // A trie of call stacks over all threads. While merging, a function entered
@@ -222,8 +239,10 @@ class Merger {
   // ends (a killed thread) cannot hold the rest of the trace in memory.
   // `shared`: a pool to work on (its size is the thread count); null: the
   // merge starts `threads` - 1 threads of its own.
+  // `direct`: the manifest's direct calls (may be null); must outlive the merger.
   Merger(std::vector<trace::EventSource *> sources, unsigned threads, size_t epoch_records,
-         uint64_t max_window = uint64_t{1} << 24, Workers *shared = nullptr);
+         uint64_t max_window = uint64_t{1} << 24, Workers *shared = nullptr,
+         const DirectCalls *direct = nullptr);
   ~Merger();
   Merger(const Merger &) = delete;
   Merger &operator=(const Merger &) = delete;

@@ -164,6 +164,8 @@ TEST(Recursion, Case13_RootFunctionCountsItsRecursionOnce) {
   EXPECT_GT(factor(*a, "g (uninstrumented part)")->rank, 0) << "selected, to be broken down";
 }
 
+trace::Trace mutual();
+
 TEST(Recursion, Case13_EpochsAndThreadsDoNotChangeWhatASiteIs) {
   // Whether a site's calls were all direct is summed over epochs and
   // threads: any epoch size gives the one-epoch result (timeline.h, I5).
@@ -182,6 +184,22 @@ TEST(Recursion, Case13_EpochsAndThreadsDoNotChangeWhatASiteIs) {
       SCOPED_TRACE(::testing::Message() << "epoch_records=" << e << " threads=" << threads);
       expect_same(ref, compute_critical_paths(t, o));
     }
+  }
+  // With the manifest's direct calls (the mutual shape: both sites vouched
+  // for) as without them, any epoch size gives the one-epoch result, and the
+  // two agree.
+  DirectCalls direct;
+  direct.fn_name = {0, 1, 2};            // f, g
+  direct.site_callee = {0, 2, 1};        // site 1 calls g, site 2 calls f
+  PathOptions hinted = whole;
+  hinted.direct_calls = &direct;
+  auto mref = compute_critical_paths(mutual(), hinted);
+  expect_same(mref, compute_critical_paths(mutual(), whole));
+  for (size_t e : {1, 3}) {
+    PathOptions o = hinted;
+    o.epoch_records = e;
+    SCOPED_TRACE(::testing::Message() << "hinted, epoch_records=" << e);
+    expect_same(mref, compute_critical_paths(mutual(), o));
   }
   // Site 1 is not folded: f under it is a node of its own.
   int64_t site = node_of(ref.trie, {{FrameKind::Function, 1}, {FrameKind::Site, 1}});
