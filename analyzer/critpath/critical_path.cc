@@ -250,7 +250,7 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   // hand-offs to the pool.
   const unsigned nw = opt.workers ? opt.workers->size() : std::max(1u, opt.threads);
   size_t epoch = opt.epoch_records ? opt.epoch_records : nw > 1 ? 2048 : 1024;
-  Merger merger(sources, nw, epoch, opt.max_window, opt.workers);
+  Merger merger(sources, nw, epoch, opt.max_window, opt.workers, opt.direct_calls);
   const Timeline &tl = merger.timeline();
   std::vector<Walker> walkers(nw, Walker(tl, opt));
   // Per worker: the cells of the intervals it walked and, per interval, where
@@ -337,15 +337,44 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   // canonical numbering does not (timeline.h, I5).
   std::vector<uint32_t> renum;
   result.trie = tl.trie.canonical(renum);
+  // A direct call's function node folds into its site's (timeline.h): a row
+  // can then hold both under one node, merged into one cell where it fits.
+  const bool folded = result.trie.size() < tl.trie.size();
+  constexpr uint64_t kMax = std::numeric_limits<uint32_t>::max();
+  auto mergeable = [&](const PathCell &x, const PathCell &y) {
+    return x.node == y.node && uint64_t{x.ns} + y.ns <= kMax;
+  };
+  size_t shift = 0;  // cells merged away in the rows so far
   for (size_t r = 0; r < out.rows.size(); ++r) {
     PathCell *b = out.cells.data() + out.row_start[r], *e = out.cells.data() + out.row_start[r + 1];
     for (PathCell *c = b; c != e; ++c) c->node = renum[c->node];
     auto key = [](const PathCell &c) { return uint64_t{c.node} << 32 | c.ns; };
     std::sort(b, e, [&](const PathCell &x, const PathCell &y) { return key(x) < key(y); });
+    if (!folded) continue;
+    PathCell *w = b - shift, *c = b;
+    out.row_start[r] -= shift;
+    if (shift == 0) {
+      // Rows stay where they are until the first pair to merge: read only.
+      while (c + 1 < e && !mergeable(c[0], c[1])) ++c;
+      if (c + 1 >= e) continue;
+      ++c;
+    }
+    PathCell *o = w + (c - b);
+    for (; c != e; ++c) {
+      if (o > w && mergeable(o[-1], *c)) o[-1].ns += c->ns;
+      else *o++ = *c;
+    }
+    shift += size_t(e - b) - size_t(o - w);
   }
+  if (shift) {
+    out.row_start.back() -= shift;
+    out.cells.resize(out.row_start.back());
+  }
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, int64_t> renamed;
   for (auto &[k, ns] : blame)
-    out.blame.push_back(
-        {renum[std::get<0>(k)], std::get<1>(k), renum[std::get<2>(k)], std::get<3>(k), ns});
+    renamed[{renum[std::get<0>(k)], std::get<1>(k), renum[std::get<2>(k)], std::get<3>(k)}] += ns;
+  for (auto &[k, ns] : renamed)
+    out.blame.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), ns});
   std::sort(out.blame.begin(), out.blame.end(), [](const Blame &a, const Blame &b) {
     return std::make_tuple(-a.ns, a.wait_node, a.waker_tid, a.waker_node, a.waker_label) <
            std::make_tuple(-b.ns, b.wait_node, b.waker_tid, b.waker_node, b.waker_label);

@@ -88,6 +88,11 @@ struct PathOptions {
   // Window entries (segments, stack changes, dequeues) held for open
   // intervals before the oldest is abandoned (merge/timeline.h); ~50 bytes each.
   uint64_t max_window = uint64_t{1} << 24;
+  // The manifest's direct calls (merge/timeline.h): the merge keeps them in
+  // their sites' nodes as it reads. Null: every direct call is told apart
+  // from its site while reading and folded at the end (more stack changes to
+  // walk; the same result wherever every call of a site entered its callee).
+  const DirectCalls *direct_calls = nullptr;
 };
 
 // The merge and the walk, epoch by epoch: what an analysis keeps of a trace.

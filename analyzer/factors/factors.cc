@@ -28,9 +28,12 @@ void collect(const VarNode &n, bool paper, std::multiset<std::string> &active,
     f.call_sites.push_back({n.call_site, n.other_call_site, n.label, n.contribution, n.share.value_or(0.0)});
     counted = true;
   }
-  if (counted) active.insert(n.factor);
+  // The root function is no factor (it is all of Var(root)), but what
+  // recursion nests below it is inside it all the same (METHOD §5).
+  bool root_fn = n.key == "root" && !n.factor.empty();
+  if (counted || root_fn) active.insert(n.factor);
   for (const auto &c : n.children) collect(c, paper, active, out);
-  if (counted) active.erase(active.find(n.factor));
+  if (counted || root_fn) active.erase(active.find(n.factor));
 }
 
 }  // namespace

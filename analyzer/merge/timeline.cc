@@ -26,28 +26,79 @@ int64_t StackTrie::find(uint32_t parent, FrameKind kind, uint32_t id) const {
   return it == index_.end() ? -1 : int64_t(it->second);
 }
 
-StackTrie StackTrie::canonical(std::vector<uint32_t> &old_to_new) const {
-  std::vector<std::vector<uint32_t>> children(nodes_.size());
-  for (uint32_t n = 3; n < nodes_.size(); ++n) children[nodes_[n].parent].push_back(n);
+namespace {
+
+// The trie in canonical order: depth first, children by (kind, id).
+StackTrie ordered(const std::vector<StackNode> &nodes, std::vector<uint32_t> &old_to_new) {
+  std::vector<std::vector<uint32_t>> children(nodes.size());
+  for (uint32_t n = 3; n < nodes.size(); ++n) children[nodes[n].parent].push_back(n);
   StackTrie out;
-  old_to_new.assign(nodes_.size(), 0);
+  old_to_new.assign(nodes.size(), 0);
   for (uint32_t n = 0; n < 3; ++n) old_to_new[n] = n;
-  std::vector<uint32_t> todo{kRoot};
+  std::vector<uint32_t> todo{StackTrie::kRoot};
   while (!todo.empty()) {
     uint32_t n = todo.back();
     todo.pop_back();
     if (n >= 3) {
-      const StackNode &s = nodes_[n];
+      const StackNode &s = nodes[n];
       old_to_new[n] = out.child(old_to_new[s.parent], s.kind, s.id);
-      out.nodes_[old_to_new[n]].callee_fn = s.callee_fn;
+      out.at(old_to_new[n]).callee_fn = s.callee_fn;
+      out.at(old_to_new[n]).not_direct = s.not_direct;
+      out.at(old_to_new[n]).vouched = s.vouched;
     }
     auto &c = children[n];
     // Pushed in reverse so that the smallest (kind, id) is numbered first.
     std::sort(c.begin(), c.end(), [&](uint32_t a, uint32_t b) {
-      return std::make_pair(nodes_[a].kind, nodes_[a].id) > std::make_pair(nodes_[b].kind, nodes_[b].id);
+      return std::make_pair(nodes[a].kind, nodes[a].id) > std::make_pair(nodes[b].kind, nodes[b].id);
     });
     todo.insert(todo.end(), c.begin(), c.end());
   }
+  return out;
+}
+
+}  // namespace
+
+StackTrie StackTrie::canonical(std::vector<uint32_t> &old_to_new) const {
+  // Fold first (into a trie in any order: a folded function's children join
+  // the site's, and equal (parent, kind, id) merge), then number canonically.
+  StackTrie folded;
+  std::vector<uint32_t> to_folded(nodes_.size());
+  for (uint32_t n = 0; n < 3; ++n) to_folded[n] = n;
+  // Parents precede children (I3).
+  for (uint32_t n = 3; n < nodes_.size(); ++n) {
+    const StackNode &s = nodes_[n];
+    const StackNode &p = nodes_[s.parent];
+    bool direct_call = s.kind == FrameKind::Function && s.parent >= 3 &&
+                       p.kind == FrameKind::Site && p.not_direct == 0;
+    if (direct_call) {
+      to_folded[n] = to_folded[s.parent];
+      continue;
+    }
+    uint32_t f = folded.child(to_folded[s.parent], s.kind, s.id);
+    to_folded[n] = f;
+    if (s.kind != FrameKind::Site) continue;
+    // Two old sites meet in one node only through a folded recursive call
+    // (f's site x both around f's call and inside it): any call of either
+    // that was not direct makes the node a site of its own.
+    StackNode &g = folded.at(f);
+    g.not_direct += s.not_direct;
+    // The smallest callee of the direct ones, whatever the order met in.
+    if (s.callee_fn && (g.callee_fn == 0 || (s.vouched && !g.vouched)))
+      g.callee_fn = s.callee_fn;
+    else if (s.callee_fn && s.vouched == g.vouched)
+      g.callee_fn = std::min(g.callee_fn, s.callee_fn);
+    g.vouched = g.vouched || s.vouched;
+  }
+  // A site keeps its callee when every call was direct, or when the manifest
+  // says it calls that function (its time is already in the site's node).
+  for (uint32_t n = 3; n < folded.nodes_.size(); ++n) {
+    StackNode &g = folded.nodes_[n];
+    if (g.kind == FrameKind::Site && g.not_direct && !g.vouched) g.callee_fn = 0;
+  }
+  std::vector<uint32_t> folded_to_new;
+  StackTrie out = ordered(folded.nodes_, folded_to_new);
+  old_to_new.resize(nodes_.size());
+  for (uint32_t n = 0; n < nodes_.size(); ++n) old_to_new[n] = folded_to_new[to_folded[n]];
   return out;
 }
 
@@ -60,7 +111,7 @@ namespace {
 
 struct Frame {
   FrameKind kind;
-  bool absorbed;  // Site: a function entered directly under it shares its node
+  uint32_t entries;  // Site: functions entered directly under it in this call
   uint32_t id;
   uint32_t node;
 };
@@ -95,7 +146,8 @@ struct DequeueRef {
 // built in parallel; fold_trie() maps its nodes into the shared trie.
 class ThreadBuilder {
  public:
-  ThreadBuilder(ThreadTimeline &th, uint32_t index) : th_(th), index_(index) {}
+  ThreadBuilder(ThreadTimeline &th, uint32_t index, const DirectCalls *direct)
+      : th_(th), index_(index), direct_(direct) {}
 
   std::vector<IntervalEvent> iv_events;
   std::vector<EnqueueEvent> enqueues;
@@ -145,9 +197,17 @@ class ThreadBuilder {
     for (uint32_t n : callee_set_) {
       const StackNode &l = trie_[n];
       StackNode &gn = g.at(map_[n]);
-      gn.callee_fn = gn.callee_fn == 0 ? l.callee_fn : std::min(gn.callee_fn, l.callee_fn);
+      // A callee the manifest vouches for names the site (a pointer site's
+      // may also enter others); among equals the smallest id.
+      if (gn.callee_fn == 0 || (l.vouched && !gn.vouched)) gn.callee_fn = l.callee_fn;
+      else if (l.vouched == gn.vouched) gn.callee_fn = std::min(gn.callee_fn, l.callee_fn);
+      gn.vouched = gn.vouched || l.vouched;
     }
     callee_set_.clear();
+    for (uint32_t n = 0; n < not_direct_.size(); ++n) {
+      g.at(map_[n]).not_direct += not_direct_[n];
+      not_direct_[n] = 0;
+    }
     for (size_t i = first_new_change_; i < th_.stack.size(); ++i)
       th_.stack[i].node = map_[th_.stack[i].node];
     first_new_change_ = th_.stack.size();
@@ -207,37 +267,61 @@ class ThreadBuilder {
 
   void push(FrameKind kind, uint32_t id, int64_t ts) {
     uint32_t node;
-    if (kind == FrameKind::Function && !stack_.empty() && stack_.back().kind == FrameKind::Site &&
-        !stack_.back().absorbed) {
-      node = stack_.back().node;
-      StackNode &sn = trie_.at(node);
-      if (sn.callee_fn == 0) {
+    if (kind == FrameKind::Function && !stack_.empty() && stack_.back().kind == FrameKind::Site) {
+      // Entered directly inside a wrapped call: the site's callee, or (a
+      // second entry, or only in some calls) code its uninstrumented callee
+      // re-entered; canonical() tells them apart by the site's not_direct.
+      // The manifest's direct callee shares the site's node right away.
+      Frame &site = stack_.back();
+      StackNode &sn = trie_.at(site.node);
+      bool vouched = site.entries == 0 && direct_ && direct_->direct(site.id, id);
+      node = vouched ? site.node : child(site.node, kind, id);
+      ++site.entries;
+      if (sn.callee_fn == 0 || (vouched && !sn.vouched)) {
+        if (sn.callee_fn && sn.callee_fn != id) ++counters.callee_mismatches;
         sn.callee_fn = id;
-        callee_set_.push_back(node);
+        sn.vouched = sn.vouched || vouched;
+        callee_set_.push_back(site.node);
       } else if (sn.callee_fn != id) {
         ++counters.callee_mismatches;
       }
-      stack_.back().absorbed = true;
     } else {
       node = child(top(), kind, id);
     }
     Frame &f = stack_.emplace_back();
     f.kind = kind;
-    f.absorbed = false;
+    f.entries = 0;
     f.id = id;
     f.node = node;
     set_top(ts);
   }
 
+  // A site's call ends (or is cut short by an outer exit): was it a direct
+  // call of one function? Not counted once the thread lost records: a lost
+  // enter would make a direct call look like none. Calls still open when the
+  // data ends are not counted either (the process may have been killed).
+  void close_call(const Frame &f, int64_t ts) {
+    if (f.kind != FrameKind::Site || f.entries == 1) return;
+    if (th_.drop_begin_ts >= 0 && ts >= th_.drop_begin_ts) return;
+    if (f.node >= not_direct_.size()) not_direct_.resize(trie_.size(), 0);
+    ++not_direct_[f.node];
+  }
+
   void pop(FrameKind kind, uint32_t id, int64_t ts) {
+    // Nearly always the innermost frame: no search.
+    if (!stack_.empty() && stack_.back().kind == kind && stack_.back().id == id) {
+      close_call(stack_.back(), ts);
+      stack_.pop_back();
+      set_top(ts);
+      return;
+    }
     // Match the innermost open frame of this kind and id; frames above it lost
     // their exits (longjmp, exceptions through unwrapped code).
     for (size_t i = stack_.size(); i-- > 0;) {
       if (stack_[i].kind == kind && stack_[i].id == id) {
         counters.missing_exits += stack_.size() - 1 - i;
-        bool absorbed = i > 0 && stack_[i].node == stack_[i - 1].node;
+        for (size_t j = i; j < stack_.size(); ++j) close_call(stack_[j], ts);
         stack_.resize(i);
-        if (absorbed) stack_.back().absorbed = false;  // the site may call its function again
         set_top(ts);
         return;
       }
@@ -339,9 +423,11 @@ class ThreadBuilder {
 
   ThreadTimeline &th_;
   uint32_t index_;
+  const DirectCalls *direct_;
   StackTrie trie_;             // local node ids
   std::vector<uint32_t> map_;  // local node -> shared node
   std::vector<uint32_t> callee_set_;
+  std::vector<uint64_t> not_direct_;  // per local node, since the last fold
   std::vector<CacheEntry> cache_ = std::vector<CacheEntry>(size_t{1} << kCacheBits);
   std::vector<Frame> stack_;
   size_t first_new_change_ = 0;
@@ -353,7 +439,7 @@ class ThreadBuilder {
 };
 
 Merger::Merger(std::vector<trace::EventSource *> sources, unsigned threads, size_t epoch_records,
-               uint64_t max_window, Workers *shared)
+               uint64_t max_window, Workers *shared, const DirectCalls *direct)
     : sources_(std::move(sources)),
       own_pool_(shared ? nullptr : std::make_unique<Workers>(std::max(1u, threads))),
       pool_(shared ? shared : own_pool_.get()),
@@ -365,7 +451,7 @@ Merger::Merger(std::vector<trace::EventSource *> sources, unsigned threads, size
     tl_.threads[i].pid = sources_[i]->pid();
     tl_.threads[i].tid = sources_[i]->tid();
     if (!tl_.thread_by_tid.emplace(sources_[i]->tid(), i).second) ++counters_.duplicate_tids;
-    builders_.push_back(std::make_unique<ThreadBuilder>(tl_.threads[i], i));
+    builders_.push_back(std::make_unique<ThreadBuilder>(tl_.threads[i], i, direct));
   }
 }
 

@@ -66,11 +66,37 @@ struct StackNode {
   FrameKind kind = FrameKind::Root;
   uint32_t id = 0;         // function id or call-site id
   uint32_t callee_fn = 0;  // Site: the instrumented function entered directly under it (0: none)
+  // Site: calls that did not enter exactly one instrumented function exactly
+  // once (none, or several: an uninstrumented callee that re-enters
+  // instrumented code). 0: every call was a direct call of its function.
+  uint64_t not_direct = 0;
+  bool vouched = false;  // Site: the manifest says it calls callee_fn directly (DirectCalls)
 };
 
-// A trie of call stacks over all threads. A function entered directly inside a
-// wrapped call site shares the site's node (the site *is* that call of the
-// function, as in the paper's E(A) = E(B) + E(C) + E(body_A)).
+// Which function a call site calls, from the manifest: the site's callee is
+// the function's name. The merge keeps such a call in the site's node as it
+// reads, as a direct call (no stack change of its own when the function's
+// enter and exit come a few ns after the site's); a function the manifest
+// does not vouch for (a call through a pointer, a callee that re-enters
+// instrumented code) is a child node, folded at the end if every call was
+// direct after all (StackTrie::canonical). Ids are the manifest's, 0: none.
+struct DirectCalls {
+  std::vector<uint32_t> site_callee;  // site id -> the callee's name, numbered
+  std::vector<uint32_t> fn_name;      // function id -> its name, numbered the same way
+  bool direct(uint32_t site, uint32_t fn) const {
+    return site < site_callee.size() && fn < fn_name.size() && site_callee[site] != 0 &&
+           site_callee[site] == fn_name[fn];
+  }
+};
+
+// A trie of call stacks over all threads. While merging, a function entered
+// directly inside a wrapped call site is a Function node under the Site node.
+// canonical() then folds it into the site's node when every call of the site
+// entered exactly one function exactly once (the site *is* that call of the
+// function, as in the paper's E(A) = E(B) + E(C) + E(body_A)); a site that
+// entered instrumented code only sometimes (an uninstrumented callee that
+// re-enters it, recursion through it) keeps its own time in its own node and
+// the function's in the child, so neither is mistaken for the other.
 class StackTrie {
  public:
   StackTrie();
@@ -80,9 +106,12 @@ class StackTrie {
   const StackNode &operator[](uint32_t i) const { return nodes_[i]; }
   StackNode &at(uint32_t i) { return nodes_[i]; }
   size_t size() const { return nodes_.size(); }
-  // The same trie numbered in a canonical order (depth first, children by
-  // (kind, id)), so that numbering does not depend on the order nodes were
-  // first seen in (epochs, threads). old_to_new maps this trie's ids.
+  // The same trie with direct calls folded into their sites (above) and
+  // numbered in a canonical order (depth first, children by (kind, id)), so
+  // that numbering does not depend on the order nodes were first seen in
+  // (epochs, threads). old_to_new maps this trie's ids (several old nodes can
+  // map to one new node). In the result a Site's callee_fn is 0 unless its
+  // calls were folded.
   StackTrie canonical(std::vector<uint32_t> &old_to_new) const;
   static constexpr uint32_t kRoot = 0;
   static constexpr uint32_t kQueue = 1;
@@ -210,8 +239,10 @@ class Merger {
   // ends (a killed thread) cannot hold the rest of the trace in memory.
   // `shared`: a pool to work on (its size is the thread count); null: the
   // merge starts `threads` - 1 threads of its own.
+  // `direct`: the manifest's direct calls (may be null); must outlive the merger.
   Merger(std::vector<trace::EventSource *> sources, unsigned threads, size_t epoch_records,
-         uint64_t max_window = uint64_t{1} << 24, Workers *shared = nullptr);
+         uint64_t max_window = uint64_t{1} << 24, Workers *shared = nullptr,
+         const DirectCalls *direct = nullptr);
   ~Merger();
   Merger(const Merger &) = delete;
   Merger &operator=(const Merger &) = delete;

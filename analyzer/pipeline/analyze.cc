@@ -1,5 +1,7 @@
 #include "analyzer/pipeline/analyze.h"
 
+#include <unordered_map>
+
 #include <fmt/format.h>
 
 #include "analyzer/factors/heights.h"
@@ -84,12 +86,31 @@ Expected<uint32_t> root_id(const Names &names, const AnalyzeOptions &opt, const 
   return id;
 }
 
-PathOptions path_options(const AnalyzeOptions &opt) {
+PathOptions path_options(const AnalyzeOptions &opt, const DirectCalls &direct) {
   PathOptions po;
   po.threads = opt.threads;
   po.workers = opt.workers;
   po.epoch_records = opt.epoch_records;
+  po.direct_calls = &direct;
   return po;
+}
+
+// The manifest's direct calls: a site whose callee is an instrumented
+// function's name (merge/timeline.h).
+DirectCalls direct_calls(const Names &names) {
+  DirectCalls d;
+  std::unordered_map<std::string, uint32_t> number;
+  for (const auto &[id, f] : names.functions) {
+    if (id >= d.fn_name.size()) d.fn_name.resize(size_t(id) + 1, 0);
+    d.fn_name[id] = number.emplace(f.name, uint32_t(number.size() + 1)).first->second;
+  }
+  for (const auto &[id, site] : names.sites) {
+    auto it = number.find(site.callee);
+    if (it == number.end()) continue;
+    if (id >= d.site_callee.size()) d.site_callee.resize(size_t(id) + 1, 0);
+    d.site_callee[id] = it->second;
+  }
+  return d;
 }
 
 }  // namespace
@@ -98,7 +119,8 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(trace::TraceStream &stream, N
                                                    const AnalyzeOptions &opt, int run) {
   auto root = root_id(names, opt, stream.dir());
   if (!root) return root.error();
-  TracePaths tp = compute_critical_paths(stream.sources(), path_options(opt));
+  const DirectCalls direct = direct_calls(names);
+  TracePaths tp = compute_critical_paths(stream.sources(), path_options(opt, direct));
   return finish_run(std::move(tp), stream.summary(), std::move(names), *root, opt, run);
 }
 
@@ -106,8 +128,9 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Na
                                                    const AnalyzeOptions &opt, int run) {
   auto root = root_id(names, opt, trace.dir);
   if (!root) return root.error();
-  return finish_run(compute_critical_paths(trace, path_options(opt)), trace, std::move(names),
-                    *root, opt, run);
+  const DirectCalls direct = direct_calls(names);
+  return finish_run(compute_critical_paths(trace, path_options(opt, direct)), trace,
+                    std::move(names), *root, opt, run);
 }
 
 DataLost data_lost(const RunAnalysis &r) {

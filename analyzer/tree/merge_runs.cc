@@ -19,11 +19,27 @@ void rescale(VarNode &n, double scale, double share_scale) {
   for (auto &c : n.children) rescale(c, scale, share_scale);
 }
 
+// A site broken down only around what its uninstrumented callee re-entered
+// (variance_tree.cc): a run that instruments the callee breaks it down for real.
+bool has_uninstrumented_part(const VarNode &n) {
+  for (const auto &c : n.children)
+    if (c.key.size() > n.key.size() && c.key.compare(n.key.size(), std::string::npos,
+                                                     "/uninstrumented") == 0)
+      return true;
+  return false;
+}
+
 void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &later) {
   if (n.kind == VarNode::Kind::Cov) return;
-  if (n.children.empty()) {
+  const bool pseudo = !n.children.empty() && has_uninstrumented_part(n);
+  if (n.children.empty() || pseudo) {
     auto it = later.find(n.key);
-    if (it == later.end() || it->second->value_ns2 <= 0) return;
+    bool usable = it != later.end() && it->second->value_ns2 > 0 &&
+                  !(pseudo && has_uninstrumented_part(*it->second));
+    if (!usable) {
+      for (auto &c : n.children) graft(c, later);
+      return;
+    }
     // Every term of the later run is relative to that run's variance of this
     // node; all descendants share the scale (ratios multiply down the tree).
     double scale = n.contribution / it->second->value_ns2;

@@ -7,7 +7,10 @@
 // with the later run's id kept on every grafted node. Nodes are matched by
 // key (the path of function names / call-site locations), not by id, because
 // ids are renumbered by every instrumentation. Where several runs break the
-// same node down, the earliest run's breakdown is kept.
+// same node down, the earliest run's breakdown is kept, except that a call
+// site broken down only around what its uninstrumented callee re-entered
+// ("<callee> (uninstrumented part)" beside the re-entered functions) yields to
+// a later run's breakdown without such a part (one that instruments the callee).
 #ifndef VPROF_ANALYZER_TREE_MERGE_RUNS_H
 #define VPROF_ANALYZER_TREE_MERGE_RUNS_H
 

@@ -78,6 +78,18 @@ class Builder {
     }
     std::string f = fn_name(p.node);
     v.functions = {f};
+    if (p.self && s.kind == FrameKind::Site && s.callee_fn == 0) {
+      // A site whose uninstrumented callee re-entered instrumented code in
+      // some calls: its own time is the callee's, less what ran in there. Like
+      // a body, nothing measured is below it (height 0); unlike a body, the
+      // callee can be instrumented to break it down.
+      v.label = f + " (uninstrumented part)";
+      v.key = "uninstrumented";
+      v.factor = v.label;
+      v.body = true;
+      if (const CallSiteInfo *site = names_.site(s.id)) v.call_site = *site;
+      return;
+    }
     if (p.self) {
       v.label = f + " (body)";
       v.key = "body";
@@ -110,7 +122,14 @@ class Builder {
     // breakdown of f, and its "body" would be all of f. It stays a leaf until
     // a run instruments f; runs merge by the earliest breakdown, so a
     // pseudo-breakdown here would hide that run's real one.
-    if (s.kind == FrameKind::Site && s.callee_fn == 0) return;
+    // Unless instrumented functions ran inside it (its callee re-entered them
+    // in some calls): then its own time stays its own, "<callee>
+    // (uninstrumented part)", beside theirs, in every interval (merge_runs
+    // lets a run that instruments the callee replace this breakdown).
+    if (s.kind == FrameKind::Site && s.callee_fn == 0 &&
+        std::none_of(s.children.begin(), s.children.end(),
+                     [&](int ch) { return c_.nodes[size_t(ch)].kind == FrameKind::Function; }))
+      return;
     std::vector<Part> parts;
     if (c_.has_self[size_t(n)]) parts.push_back({n, true});
     for (int ch : s.children)

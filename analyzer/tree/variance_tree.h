@@ -1,6 +1,8 @@
 // The variance tree (METHOD §4). A node Y = X_1 + ... + X_n (its parts: the
-// node's own leaf — body, or "(outside)" at the latency root — and each child
-// call site / function / queue wait) is broken down into one child term per
+// node's own leaf — body, "(outside)" at the latency root, or "<callee>
+// (uninstrumented part)" for a site whose uninstrumented callee re-entered
+// instrumented code in some calls — and each child call site / function /
+// queue wait) is broken down into one child term per
 // Var(X_i) and one per pair, valued 2·Cov(X_i, X_j), so the terms under a node
 // add up to the node's value exactly (up to rounding). contribution = term /
 // Var(root). Parts that are zero in every interval are left out: they add

@@ -1,0 +1,100 @@
+// Issue 13 end to end: `vprof iterate --auto --root step` on a C target whose
+// planted cause sits below an uninstrumented callee (`interp`) that re-enters
+// the root in 2 of 300 intervals. The session must break down interp's call
+// site (its own time is "interp (uninstrumented part)", not "step (body)")
+// and end on the planted function.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "iterate/config.h"
+#include "iterate/decide.h"
+#include "iterate/session.h"
+#include "tests/support/temp_dir.h"
+
+namespace fs = std::filesystem;
+using namespace vprof::iterate;
+
+namespace {
+
+std::string slurp(const std::string &p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Config make_target(int seed) {
+  fs::path dir = vprof::testing::fresh_dir("vprof-it", "reentrant-" + std::to_string(seed));
+  fs::copy_file(REENTRANT_SOURCE, dir / "reentrant.c");
+  std::ofstream(dir / "CMakeLists.txt")
+      << "cmake_minimum_required(VERSION 3.18)\nproject(reentrant C)\n"
+      << "set(CMAKE_EXPORT_COMPILE_COMMANDS ON)\nset(CMAKE_BUILD_TYPE Release)\n"
+      << "add_executable(reentrant reentrant.c)\n"
+      << "target_include_directories(reentrant PRIVATE " << VPROF_INCLUDE_DIR << ")\n"
+      << "target_link_libraries(reentrant PRIVATE " << VPROF_RUNTIME_LIB << " m)\n";
+  std::string configure = "cmake -S " + dir.string() + " -B " + (dir / "b").string() +
+                          " -G Ninja > " + (dir / "configure.log").string() + " 2>&1";
+  EXPECT_EQ(std::system(configure.c_str()), 0);
+  Config c;
+  c.path = (dir / "vprof.json").string();
+  c.dir = dir.string();
+  c.root = "step";
+  c.build_dir = "b";
+  c.build_command = "cmake --build b";
+  c.run_command = "./b/reentrant " + std::to_string(seed);
+  c.k = 2;
+  c.max_iterations = 8;
+  return c;
+}
+
+SessionOptions options() {
+  SessionOptions o;
+  o.annotations_dir = VPROF_ANNOTATIONS_DIR;
+  o.include_dir = VPROF_INCLUDE_DIR;
+  return o;
+}
+
+const vprof::analyzer::Factor *top(const Outcome &out) {
+  for (const auto &f : out.analysis->factors)
+    if (f.rank == 1) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+class Reentrant : public ::testing::TestWithParam<int> {};
+
+TEST_P(Reentrant, Case13_AutoBreaksDownTheReenteredSiteAndEndsOnThePlantedCause) {
+  Config c = make_target(GetParam());
+  std::string before = slurp(c.dir + "/reentrant.c");
+  auto out = run_session(c, options(), Hooks{});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  const State &s = out->state;
+  EXPECT_EQ(s.stop_reason, "fixed point: every selected factor is explained");
+  // Iteration 1 saw interp's site with its own time and broke interp down;
+  // it did not stop on the root's body.
+  EXPECT_TRUE(s.is_broken_down("interp"));
+  for (const Decision &d : s.decisions)
+    EXPECT_NE(d.factor, "step (body)") << "iteration " << d.iteration << ": " << d.reason;
+  bool broke_down_interp_in_1 = std::any_of(s.decisions.begin(), s.decisions.end(), [](auto &d) {
+    return d.iteration == 1 && d.decision == "break down" &&
+           d.factor.rfind("interp", 0) == 0;
+  });
+  EXPECT_TRUE(broke_down_interp_in_1);
+  const auto *first = top(*out);
+  ASSERT_NE(first, nullptr);
+  ASSERT_FALSE(first->functions.empty());
+  EXPECT_EQ(first->functions[0], "injected_delay") << first->name;
+  EXPECT_EQ(caller_of(*out->analysis, *first), "interp") << "the planted call site carries it";
+  EXPECT_GT(first->contribution, 0.5);
+  EXPECT_EQ(slurp(c.dir + "/reentrant.c"), before) << "restored byte for byte";
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, Reentrant, ::testing::Values(1, 2));
