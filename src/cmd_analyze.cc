@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/pipeline/analyze.h"
+#include "analyzer/read/process_files.h"
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/report/reporter.h"
 #include "command.h"
@@ -37,17 +38,36 @@ Status regular_input(const std::string &path) {
   return Status::Ok();
 }
 
-// The manifest of a run: an explicit file, else TRACE_DIR/manifest.json when
-// it exists, else none (names fall back to fn#ID / site#ID).
+// The manifest of a run: an explicit file, else TRACE_DIR/manifest.json, else
+// the one the traced program registered (its instrumented code names it in
+// the process files) if it is still that instrumentation's, else none (names
+// fall back to fn#ID / site#ID). A manifest from another instrumentation than
+// the program's is refused: it would put wrong names on every factor.
 Expected<analyzer::Names> names_for(const std::string &dir, const std::string &explicit_file) {
+  auto registered = trace::read_process_files(dir).manifests;
   std::string path = explicit_file;
   if (path.empty()) {
     std::string in_dir = (std::filesystem::path(dir) / "manifest.json").string();
-    if (!std::filesystem::exists(in_dir)) return analyzer::Names{};
-    path = in_dir;
+    if (std::filesystem::exists(in_dir)) path = in_dir;
+  }
+  if (path.empty()) {
+    if (registered.size() != 1 || !std::filesystem::exists(registered.begin()->second)) return analyzer::Names{};
+    path = registered.begin()->second;
+    auto names = analyzer::load_manifest(path);
+    if (!names || names->manifest_id != registered.begin()->first) return analyzer::Names{};
+    std::fprintf(stderr, "vprof: names from %s, the manifest the program was built with\n", path.c_str());
+    return names;
   }
   if (Status s = regular_input(path); !s.ok()) return Error{s.message()};
-  return analyzer::load_manifest(path);
+  auto names = analyzer::load_manifest(path);
+  if (!names) return names;
+  if (registered.size() == 1 && !names->manifest_id.empty() && names->manifest_id != registered.begin()->first) {
+    const auto &[id, where] = *registered.begin();
+    return Error{path + ": manifest of another instrumentation (id " + names->manifest_id +
+                 ") than the one the traced program was built with (id " + id + ", written to " + where +
+                 "); pass that one with --manifest, or rebuild and rerun"};
+  }
+  return names;
 }
 
 // The files the analysis reads, by identity (device, inode): every trace

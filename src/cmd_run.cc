@@ -226,13 +226,13 @@ void install_forwarding() {
 // process file): copied in when none was given, so `vprof analyze` names the
 // ids with no flag; a given one that is not it is said, not silently used.
 void keep_registered_manifest(const fs::path &dir, const TraceSummary &sum, const std::string &given) {
-  if (sum.manifests.empty()) return;
-  if (sum.manifests.size() > 1 || sum.manifests.count("mixed")) {
+  if (sum.processes.manifests.empty()) return;
+  if (sum.processes.manifests.size() > 1 || sum.processes.manifests.count("mixed")) {
     std::fprintf(stderr, "vprof: warning: the program registered %zu different instrumentations' manifests; "
-                         "names in the report may be wrong\n", sum.manifests.size());
+                         "names in the report may be wrong\n", sum.processes.manifests.size());
     return;
   }
-  const auto &[id, path] = *sum.manifests.begin();
+  const auto &[id, path] = *sum.processes.manifests.begin();
   std::string text, why;
   std::string got_id;
   if (read_file(given.empty() ? path : given, text, why)) {

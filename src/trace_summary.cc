@@ -89,22 +89,6 @@ void add_thread_file(const std::string &path, TraceSummary &s) {
   if (h.ring_valid) s.records += count_chunk(f, VPROF_HEADER_BYTES, h.chunk_bytes, block);
 }
 
-void add_process_file(const std::string &path, TraceSummary &s) {
-  File f(path);
-  vprof_process_header h;
-  if (f.size() < sizeof h || !f.read(&h, sizeof h, 0) ||
-      std::memcmp(h.magic, VPROF_PROCESS_MAGIC, 8) != 0)
-    return;
-  ++s.process_files;
-  s.lost_threads += h.lost_threads;
-  s.lost_records += h.lost_records;
-  if (h.version >= 2 && h.manifest_id[0]) {
-    h.manifest_id[sizeof h.manifest_id - 1] = '\0';
-    h.manifest_path[sizeof h.manifest_path - 1] = '\0';
-    s.manifests[h.manifest_id] = h.manifest_path;
-  }
-}
-
 bool has(const std::string &name, const char *prefix, const char *suffix) {
   size_t p = std::strlen(prefix), x = std::strlen(suffix);
   return name.size() > p + x && name.compare(0, p, prefix) == 0 &&
@@ -120,18 +104,18 @@ TraceSummary summarize_trace(const std::string &dir) {
   while (dirent *ent = readdir(d)) {
     std::string name = ent->d_name;
     if (has(name, "t-", ".vpt")) add_thread_file(dir + "/" + name, s);
-    else if (has(name, "p-", ".vpp")) add_process_file(dir + "/" + name, s);
   }
   closedir(d);
+  s.processes = trace::read_process_files(dir);
   return s;
 }
 
 std::string describe(const TraceSummary &s) {
   std::string out = fmt::format("({} thread files): {} records, {} dropped", s.thread_files,
                                 s.records, s.dropped);
-  if (s.lost_threads || s.lost_records)
-    out += fmt::format(", {} threads without a file ({} records lost)", s.lost_threads,
-                       s.lost_records);
+  if (s.processes.lost_threads || s.processes.lost_records)
+    out += fmt::format(", {} threads without a file ({} records lost)", s.processes.lost_threads,
+                       s.processes.lost_records);
   if (s.unreadable) out += fmt::format(", {} unreadable files", s.unreadable);
   return out;
 }

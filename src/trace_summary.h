@@ -5,8 +5,9 @@
 #define VPROF_SRC_TRACE_SUMMARY_H
 
 #include <cstdint>
-#include <map>
 #include <string>
+
+#include "analyzer/read/process_files.h"
 
 namespace vprof::cli {
 
@@ -15,12 +16,7 @@ struct TraceSummary {
   uint64_t unreadable = 0;     // t-*.vpt that are not (truncated, bad magic)
   uint64_t records = 0;        // records the program wrote: not strings or markers
   uint64_t dropped = 0;        // sum of the headers' dropped_records
-  uint64_t lost_threads = 0;   // from the p-*.vpp process files
-  uint64_t lost_records = 0;
-  uint64_t process_files = 0;
-  // The manifests the processes' instrumented code registered (id -> path);
-  // id "mixed": one process registered two different ones.
-  std::map<std::string, std::string> manifests;
+  trace::ProcessFiles processes;  // the p-*.vpp files: lost threads, registered manifests
 };
 
 TraceSummary summarize_trace(const std::string &dir);

@@ -65,6 +65,7 @@ Expected<Names> load_manifest(const std::string &path) {
   if (!j) return j.error();
   Names n;
   std::string err;
+  if (j->contains("id") && (*j)["id"].is_string()) n.manifest_id = (*j)["id"].get<std::string>();
   const json &fns = (*j)["functions"];
   if (!fns.is_null() && !fns.is_array()) return Error{path + ": functions: not an array"};
   for (size_t i = 0; fns.is_array() && i < fns.size(); ++i) {

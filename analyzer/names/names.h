@@ -35,6 +35,7 @@ class Names {
   uint32_t function_id(const std::string &name) const;
   std::unordered_map<uint32_t, FunctionInfo> functions;
   std::unordered_map<uint32_t, CallSiteInfo> sites;
+  std::string manifest_id;  // the manifest's "id" ("" in manifests older than ids)
 };
 
 Expected<Names> load_manifest(const std::string &path);

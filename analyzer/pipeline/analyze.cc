@@ -65,6 +65,7 @@ Expected<std::unique_ptr<RunAnalysis>> finish_run(TracePaths tp, const trace::Tr
   r->overhead = meta.overhead;
   r->labels = meta.labels;
   r->dropped_records = meta.dropped_records;
+  r->processes = trace::read_process_files(meta.dir);
   r->diag_errors = meta.count(trace::Severity::Error);
   r->diag_warnings = meta.count(trace::Severity::Warning);
   r->files = meta.files;

@@ -14,6 +14,7 @@
 #include "analyzer/factors/factors.h"
 #include "analyzer/merge/timeline.h"
 #include "analyzer/names/names.h"
+#include "analyzer/read/process_files.h"
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/read/trace_stream.h"
 #include "analyzer/tree/columns.h"
@@ -54,6 +55,7 @@ struct RunAnalysis {
   std::vector<std::string> labels;    // interval type/client labels
   Names names;
   uint64_t dropped_records = 0;
+  trace::ProcessFiles processes;  // threads that got no trace file, and their lost records
   size_t diag_errors = 0, diag_warnings = 0;
   std::vector<std::string> first_diagnostics;  // a few, for the report
   size_t files = 0;                     // trace files in the directory

@@ -78,6 +78,8 @@ json quality_json(const RunAnalysis &r) {
   const MergeCounters &m = r.merge;
   const PathCounters &p = r.paths.counters;
   return {{"dropped_records", r.dropped_records},
+          {"lost_threads", r.processes.lost_threads},
+          {"lost_records", r.processes.lost_records},
           {"incomplete_intervals", p.incomplete_intervals},
           {"inverted_intervals", p.inverted_intervals},
           {"lossy_intervals", p.lossy_intervals},

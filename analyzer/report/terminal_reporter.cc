@@ -72,6 +72,9 @@ class TerminalReporter : public Reporter {
     std::string o;
     o += fmt::format("vprof analyze {}: {} intervals ({} incomplete), {} dropped records", r.dir,
                      r.paths.rows.size(), pc.incomplete_intervals, r.dropped_records);
+    if (r.processes.lost_threads)
+      o += fmt::format(", {} threads with no trace file ({} records lost)", r.processes.lost_threads,
+                       r.processes.lost_records);
     o += lost_clause(data_lost(a), a.runs.size()) + "\n";
     o += fmt::format("latency: mean {}  stddev {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n",
                      dur(l.mean_ns), dur(l.stddev_ns), dur(l.p50_ns), dur(l.p90_ns), dur(l.p99_ns),

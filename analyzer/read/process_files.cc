@@ -1,0 +1,51 @@
+#include "analyzer/read/process_files.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "include/vprof/trace_format.h"
+
+namespace vprof::trace {
+
+namespace {
+
+bool read_one(const std::string &path, vprof_process_header &h) {
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+            pread(fd, &h, sizeof h, 0) == static_cast<ssize_t>(sizeof h) &&
+            std::memcmp(h.magic, VPROF_PROCESS_MAGIC, 8) == 0;
+  close(fd);
+  return ok;
+}
+
+}  // namespace
+
+ProcessFiles read_process_files(const std::string &dir) {
+  ProcessFiles out;
+  DIR *d = opendir(dir.c_str());
+  if (!d) return out;
+  while (dirent *e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name.size() < 7 || name.compare(0, 2, "p-") != 0 || name.compare(name.size() - 4, 4, ".vpp") != 0) continue;
+    vprof_process_header h;
+    if (!read_one(dir + "/" + name, h)) continue;
+    ++out.files;
+    out.lost_threads += h.lost_threads;
+    out.lost_records += h.lost_records;
+    if (h.version >= 2 && h.manifest_id[0]) {
+      h.manifest_id[sizeof h.manifest_id - 1] = '\0';
+      h.manifest_path[sizeof h.manifest_path - 1] = '\0';
+      out.manifests[h.manifest_id] = h.manifest_path;
+    }
+  }
+  closedir(d);
+  return out;
+}
+
+}  // namespace vprof::trace

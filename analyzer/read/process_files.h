@@ -1,0 +1,28 @@
+// The per-process files of a trace directory, p-<pid>.vpp (trace_format.h):
+// what threads without a trace file of their own lost, and which
+// instrumentation's manifest the program registered. One reader for `vprof
+// run`'s summary and `vprof analyze`; pread only (never a mapping: a hole in a
+// file on a full tmpfs would SIGBUS a reader that maps it).
+#ifndef VPROF_ANALYZER_READ_PROCESS_FILES_H
+#define VPROF_ANALYZER_READ_PROCESS_FILES_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace vprof::trace {
+
+struct ProcessFiles {
+  uint64_t files = 0;
+  uint64_t lost_threads = 0;  // threads that recorded but got no trace file
+  uint64_t lost_records = 0;  // their records
+  // id -> path of the manifests the processes' instrumented code registered
+  // (id "mixed": one process registered two different ones).
+  std::map<std::string, std::string> manifests;
+};
+
+ProcessFiles read_process_files(const std::string &dir);
+
+}  // namespace vprof::trace
+
+#endif
