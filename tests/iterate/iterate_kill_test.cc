@@ -18,18 +18,13 @@
 #include <gtest/gtest.h>
 
 #include "iterate/config.h"
-#include "tests/support/temp_dir.h"
+#include "tests/iterate/planted_target.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const std::string &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using vprof::testing::slurp;
 
 int sh(const std::string &cmd) {
   int st = std::system(cmd.c_str());
@@ -43,24 +38,8 @@ TEST(IterateKill, Case1_KilledAtRandomMomentsTheTreeComesBack) {
   unsigned seed = getenv("VPROF_FAULT_SEED") ? static_cast<unsigned>(atoi(getenv("VPROF_FAULT_SEED")))
                                              : std::random_device{}();
   std::mt19937 rng(seed);
-  fs::path dir = vprof::testing::fresh_dir("vprof-itkill", "planted");
-  fs::copy_file(PLANTED_SOURCE, dir / "planted.cc");
-  std::ofstream(dir / "CMakeLists.txt")
-      << "cmake_minimum_required(VERSION 3.18)\nproject(planted CXX)\n"
-      << "set(CMAKE_EXPORT_COMPILE_COMMANDS ON)\nset(CMAKE_BUILD_TYPE Release)\n"
-      << "add_executable(planted planted.cc)\n"
-      << "target_include_directories(planted PRIVATE " << VPROF_INCLUDE_DIR << ")\n"
-      << "target_link_libraries(planted PRIVATE " << VPROF_RUNTIME_LIB << ")\n";
-  ASSERT_EQ(sh("cmake -S " + dir.string() + " -B " + (dir / "b").string() + " -G Ninja > /dev/null 2>&1"), 0);
-  vprof::iterate::Config c;
-  c.path = (dir / "vprof.json").string();
-  c.dir = dir.string();
-  c.root = "handle";
-  c.build_dir = "b";
-  c.build_command = "cmake --build b";
-  c.run_command = "./b/planted stage3 5";
-  c.k = 2;
-  c.max_iterations = 8;
+  vprof::iterate::Config c = vprof::testing::make_planted_target("kill", "stage3", 5);
+  const fs::path dir = c.dir;
   ASSERT_TRUE(vprof::iterate::save_config(c, c.path).ok());
   const std::string pristine = slurp((dir / "planted.cc").string());
   const int sigs[] = {SIGKILL, SIGINT, SIGTERM};

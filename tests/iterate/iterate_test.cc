@@ -12,6 +12,7 @@
 
 #include "iterate/config.h"
 #include "iterate/session.h"
+#include "tests/iterate/planted_target.h"
 #include "tests/support/temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -19,36 +20,10 @@ using namespace vprof::iterate;
 
 namespace {
 
-std::string slurp(const std::string &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using vprof::testing::slurp;
 
-// A fresh copy of the target with its own CMake build and a session config.
 Config make_target(const std::string &name, const std::string &victim, int seed) {
-  fs::path dir = vprof::testing::fresh_dir("vprof-it", name);
-  fs::copy_file(PLANTED_SOURCE, dir / "planted.cc");
-  std::ofstream(dir / "CMakeLists.txt")
-      << "cmake_minimum_required(VERSION 3.18)\nproject(planted CXX)\n"
-      << "set(CMAKE_EXPORT_COMPILE_COMMANDS ON)\nset(CMAKE_BUILD_TYPE Release)\n"
-      << "add_executable(planted planted.cc)\n"
-      << "target_include_directories(planted PRIVATE " << VPROF_INCLUDE_DIR << ")\n"
-      << "target_link_libraries(planted PRIVATE " << VPROF_RUNTIME_LIB << ")\n";
-  std::string configure = "cmake -S " + dir.string() + " -B " + (dir / "b").string() +
-                          " -G Ninja > " + (dir / "configure.log").string() + " 2>&1";
-  EXPECT_EQ(std::system(configure.c_str()), 0);
-  Config c;
-  c.path = (dir / "vprof.json").string();
-  c.dir = dir.string();
-  c.root = "handle";
-  c.build_dir = "b";
-  c.build_command = "cmake --build b";
-  c.run_command = "./b/planted " + victim + " " + std::to_string(seed);
-  c.k = 2;
-  c.max_iterations = 8;
-  return c;
+  return vprof::testing::make_planted_target(name, victim, seed);
 }
 
 SessionOptions options() {
