@@ -1,5 +1,7 @@
 #include "instrumenter/names.h"
 
+#include "include/vprof/edit_distance.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -90,20 +92,6 @@ bool path_has_suffix(const std::string &path, const std::string &suffix) {
   return path.size() == suffix.size() || suffix[0] == '/' || path[path.size() - suffix.size() - 1] == '/';
 }
 
-static size_t edit_distance(const std::string &a, const std::string &b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
 
 static std::string last_component(const std::string &q) {
   size_t p = q.rfind("::");

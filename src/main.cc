@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "analyzer/util/prefault.h"
+#include "include/vprof/edit_distance.h"
 #include "clang_commands.h"
 #include "command.h"
 
@@ -28,25 +29,10 @@ int fail(const std::string &message) {
 }
 
 std::string close_match(const std::string &word, const std::vector<std::string> &names) {
-  // Levenshtein distance, one row at a time.
-  auto distance = [](const std::string &a, const std::string &b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-      size_t diag = row[0];
-      row[0] = i;
-      for (size_t j = 1; j <= b.size(); ++j) {
-        size_t up = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-        diag = up;
-      }
-    }
-    return row[b.size()];
-  };
   std::string best;
   size_t best_d = std::max<size_t>(1, word.size() / 3) + 1;
   for (const std::string &n : names) {
-    size_t d = distance(word, n);
+    size_t d = edit_distance(word, n);
     if (d < best_d) best_d = d, best = n;
   }
   return best;
