@@ -169,6 +169,23 @@ case9_full_disk() {
     [ $((dropped + lost_records)) -gt 0 ] || fail "chunk ${chunk} KiB: no drop counted: $(cat err)"
     [ "$records" -gt 0 ] || fail "chunk ${chunk} KiB: nothing recorded: $(cat err)"
   done
+  # Reading a trace back on a full file system. A trace file with a hole (a
+  # range a crash or a tool punched out, here one data chunk) reads as zeros,
+  # but through a mapping on a full tmpfs the read of a hole must allocate a
+  # page: analyze and dump died of SIGBUS. Now the hole is damage, not a crash.
+  rm -rf mnt/T
+  VPROF_CHUNK_KB=64 "$VPROF" run --trace-dir mnt/T -- "$TARGET" threads 1 20000 >out 2>err ||
+    fail "short run: $(cat err)"
+  local f rc
+  f=$(ls mnt/T/t-*.vpt | tail -1)
+  fallocate -p -o $((4096 + 65536)) -l 65536 "$f" 2>err || skip "cannot punch a hole: $(cat err)"
+  dd if=/dev/zero of=mnt/fill bs=4k 2>/dev/null
+  "$VPROF" analyze mnt/T >out 2>err; rc=$?
+  [ $rc -lt 128 ] || fail "analyze died of signal $((rc - 128)) reading a trace with a hole on a full disk"
+  grep -q "intervals" out || fail "analyze printed no report (exit $rc): $(cat err)"
+  "$VPROF" dump mnt/T >out 2>err; rc=$?
+  [ $rc -lt 128 ] || fail "dump died of signal $((rc - 128)) reading a trace with a hole on a full disk"
+  rm -f mnt/fill
   # Full before the program starts: not even the process file fits, so the
   # runtime says on stderr what it lost.
   rm -rf mnt/T
