@@ -27,7 +27,7 @@ echo "kill-real-tree: instrument takes ${inst_ms} ms, restore ${rest_ms} ms; $ro
 fingerprint | cmp -s - /tmp/kill-real-tree.pristine || { echo "FAIL: the first restore is not pristine"; exit 1; }
 
 sigs=(KILL INT TERM)
-killed=0 mixed=0 failures=0
+killed=0 mixed=0 journaled=0 failures=0
 for i in $(seq 1 "$rounds"); do
   sig=${sigs[$((i % 3))]}
   if (( i % 4 == 0 )); then   # kill a restore of an instrumented tree
@@ -38,12 +38,19 @@ for i in $(seq 1 "$rounds"); do
     what=instrument window=$inst_ms
     "$vprof" instrument -q -p "$build" "$@" 2>/dev/null & pid=$!
   fi
-  # A random moment within the command's run (ms resolution).
+  # A random moment within the command's run (ms resolution); every other
+  # instrument, a moment within 0-50 ms of its first journal write (the
+  # originals appear), where the files are being replaced.
+  if [ "$what" = instrument ] && (( i % 2 == 0 )); then
+    while [ ! -e "$src/.vprof/originals" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.001; done
+    window=50
+  fi
   sleep "$(awk -v w="$window" -v r="$RANDOM" 'BEGIN { printf "%.3f", (r / 32767.0) * w / 1000.0 }')"
   kill -s "$sig" "$pid" 2>/dev/null && killed=$((killed + 1))
   wait "$pid" 2>/dev/null
-  # A kill mid-commit leaves a mix of original and instrumented files.
+  # A kill mid-commit leaves a pending journal (files in a mix of states).
   if [ -e "$src/.vprof/state.json" ] && grep -q '"pending": true' "$src/.vprof/state.json"; then mixed=$((mixed + 1)); fi
+  if [ -e "$src/.vprof/state.json" ]; then journaled=$((journaled + 1)); fi
   "$vprof" restore -p "$build" >/tmp/kill-real-tree.restore 2>&1
   rc=$?
   if [ $rc -ne 0 ] && ! grep -q "nothing to restore" /tmp/kill-real-tree.restore; then
@@ -54,5 +61,5 @@ for i in $(seq 1 "$rounds"); do
     break
   fi
 done
-echo "kill-real-tree: $rounds rounds, $killed killed mid-run, $mixed left a pending journal, $failures failures"
+echo "kill-real-tree: $rounds rounds, $killed killed mid-run, $journaled left a journal ($mixed of them pending: killed while replacing files), $failures failures"
 [ $failures -eq 0 ]
