@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "analyzer/factors/resample.h"
 #include "analyzer/tree/stats.h"
@@ -70,17 +72,102 @@ std::vector<Factor> rank_factors(const VarNode &tree, const Heights &h, const Fa
     return std::abs(ranked_value(f, o.paper)) >= o.d;
   });
   int rank = 0;
+  double kth = 0;  // the k-th selected factor's |score|
   for (auto &f : all) {
     if (rank >= o.k || std::abs(ranked_value(f, o.paper)) < o.d) break;
     f.rank = ++rank;
+    kth = std::abs(f.score);
+  }
+  // Candidates: what rerank_fragile could select. Halving a score moves the
+  // k-th key down to no less than half the k-th score, so a factor below that
+  // can never be selected; at most 2k, which bounds the bootstrap's columns.
+  int candidates = 0;
+  for (auto &f : all) {
+    if (candidates >= 2 * o.k || std::abs(ranked_value(f, o.paper)) < o.d) break;
+    if (f.rank == 0 && std::abs(f.score) < 0.5 * kth) break;
+    f.candidate = true;
+    ++candidates;
   }
   return all;
 }
 
+void place_in_runs(std::vector<Factor> &factors, const std::vector<const VarNode *> &run_trees,
+                   bool paper) {
+  std::vector<std::unordered_map<std::string, const VarNode *>> by_key(run_trees.size());
+  auto index = [&](size_t r) -> const std::unordered_map<std::string, const VarNode *> & {
+    auto &m = by_key[r];
+    if (m.empty() && run_trees[r]) {
+      std::vector<const VarNode *> stack{run_trees[r]};
+      while (!stack.empty()) {
+        const VarNode *n = stack.back();
+        stack.pop_back();
+        m.emplace(n->key, n);
+        for (const auto &c : n->children) stack.push_back(&c);
+      }
+    }
+    return m;
+  };
+  for (Factor &f : factors) {
+    if (!f.candidate || f.instances.empty()) continue;
+    int r = 0;
+    for (const VarNode *v : f.instances) r = std::max(r, v->run);
+    if (size_t(r) >= run_trees.size() || !run_trees[size_t(r)]) continue;
+    const auto &m = index(size_t(r));
+    std::vector<const VarNode *> found;
+    double value = 0;
+    for (const VarNode *v : f.instances) {
+      auto it = m.find(v->key);
+      if (it == m.end()) break;
+      found.push_back(it->second);
+      value += paper ? it->second->contribution : it->second->share.value_or(0.0);
+    }
+    if (found.size() != f.instances.size()) continue;
+    f.run = r;
+    f.run_instances = std::move(found);
+    f.run_value = value;
+  }
+}
+
+void rerank_fragile(std::vector<Factor> &factors, const FactorOptions &o) {
+  // Candidates are a prefix (rank_factors): re-sort only it.
+  auto end = std::stable_partition(factors.begin(), factors.end(),
+                                   [](const Factor &f) { return f.candidate; });
+  auto key = [](const Factor &f) { return std::abs(f.score) * (f.fragile ? 0.5 : 1.0); };
+  std::stable_sort(factors.begin(), end,
+                   [&](const Factor &a, const Factor &b) { return key(a) > key(b); });
+  int rank = 0;
+  for (auto it = factors.begin(); it != factors.end(); ++it)
+    it->rank = it < end && rank < o.k ? ++rank : 0;
+}
+
+namespace {
+
+// The concentration of a term whose per-interval pieces are `pieces` (any
+// common scale): the top ceil(0.1% · n) pieces' part of their sum, and the
+// largest one's, in the direction of the sum's sign.
+void concentration(Eigen::Ref<const Eigen::VectorXd> pieces, Factor &f) {
+  const double sum = pieces.sum();
+  if (sum == 0 || !std::isfinite(sum)) return;
+  const double sign = sum > 0 ? 1.0 : -1.0;
+  std::vector<double> v(size_t(pieces.size()));
+  for (Eigen::Index i = 0; i < pieces.size(); ++i) v[size_t(i)] = sign * pieces(i);
+  const size_t m = std::max<size_t>(1, size_t(std::ceil(0.001 * double(v.size()))));
+  std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(m - 1), v.end(), std::greater<>());
+  double top = 0, largest = v[0];
+  for (size_t i = 0; i < m; ++i) {
+    top += v[i];
+    largest = std::max(largest, v[i]);
+  }
+  f.top_share = top / std::abs(sum);
+  f.max_one = largest / std::abs(sum);
+}
+
+}  // namespace
+
 void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
                        const FactorOptions &o) {
   const Eigen::Index n = c.total.rows();
-  if (o.bootstrap <= 0 || n < 2) return;
+  if (n < 2) return;
   // Gather every column the selected factors need, plus the root, once.
   std::vector<Part> parts{{0, false}};
   auto slot = [&](const Part &p) {
@@ -96,12 +183,9 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
   std::vector<std::vector<Term>> terms;
   std::vector<Factor *> todo;
   for (auto &f : factors) {
-    if (f.rank == 0) continue;
-    bool same_run = std::all_of(f.instances.begin(), f.instances.end(),
-                                [&](const VarNode *v) { return v->run == run; });
-    if (!same_run) continue;
+    if (!f.candidate || f.run != run) continue;
     std::vector<Term> t;
-    for (const VarNode *v : f.instances) {
+    for (const VarNode *v : f.run_instances) {
       bool cov = v->kind == VarNode::Kind::Cov;
       Eigen::Index a = slot(v->a);
       if (!o.paper) t.push_back({a, 0, 1.0});
@@ -134,6 +218,12 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
   for (Eigen::Index f = 0; f < F; ++f)
     for (const Term &t : terms[size_t(f)])
       x.col(P + f) += t.k * x.col(t.a).cwiseProduct(x.col(t.b));
+  // Column P + f holds the term's per-interval pieces, times (n − 1)·Var(L).
+  for (size_t f = 0; f < todo.size(); ++f) {
+    concentration(x.col(P + Eigen::Index(f)), *todo[f]);
+    todo[f]->fragile = todo[f]->max_one && *todo[f]->max_one > 0.5;
+  }
+  if (o.bootstrap <= 0) return;
   const Eigen::Index B = o.bootstrap;
   RowMajor sums(B, stride);
   std::vector<double> total(size_t(B), 0.0);
@@ -170,6 +260,7 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
     double lo = q[0], hi = q[1];
     todo[f]->ci95 = std::make_pair(lo, hi);
     todo[f]->significant = lo > 0 || hi < 0;
+    if (todo[f]->run_value && hi - lo > std::abs(*todo[f]->run_value)) todo[f]->fragile = true;
   }
 }
 
