@@ -72,23 +72,36 @@ std::vector<Factor> rank_factors(const VarNode &tree, const Heights &h, const Fa
     return std::abs(ranked_value(f, o.paper)) >= o.d;
   });
   int rank = 0;
-  double kth = 0;  // the k-th selected factor's |score|
   for (auto &f : all) {
     if (rank >= o.k || std::abs(ranked_value(f, o.paper)) < o.d) break;
     f.rank = ++rank;
-    kth = std::abs(f.score);
-  }
-  // Candidates: what rerank_fragile could select. Halving a score moves the
-  // k-th key down to no less than half the k-th score, so a factor below that
-  // can never be selected; at most 2k, which bounds the bootstrap's columns.
-  int candidates = 0;
-  for (auto &f : all) {
-    if (candidates >= 2 * o.k || std::abs(ranked_value(f, o.paper)) < o.d) break;
-    if (f.rank == 0 && std::abs(f.score) < 0.5 * kth) break;
     f.candidate = true;
-    ++candidates;
   }
   return all;
+}
+
+bool widen_candidates(std::vector<Factor> &factors, const FactorOptions &o) {
+  // Halving a selected fragile factor's score lets in only factors whose
+  // score exceeds that half; the stable selected ones all score more than
+  // any factor below them. None fragile: the selection stands.
+  double lowest = -1;  // the smallest fragile selected |score|
+  int count = 0;
+  for (const Factor &f : factors) {
+    count += f.candidate;
+    if (f.rank > 0 && f.fragile && (lowest < 0 || std::abs(f.score) < lowest))
+      lowest = std::abs(f.score);
+  }
+  if (lowest < 0) return false;
+  bool added = false;
+  // Factors are in rank_factors' order: selected, then eligible by |score|.
+  for (Factor &f : factors) {
+    if (count >= 2 * o.k) break;
+    if (f.candidate) continue;
+    if (std::abs(ranked_value(f, o.paper)) < o.d || std::abs(f.score) <= 0.5 * lowest) break;
+    f.candidate = added = true;
+    ++count;
+  }
+  return added;
 }
 
 void place_in_runs(std::vector<Factor> &factors, const std::vector<const VarNode *> &run_trees,
@@ -108,7 +121,7 @@ void place_in_runs(std::vector<Factor> &factors, const std::vector<const VarNode
     return m;
   };
   for (Factor &f : factors) {
-    if (!f.candidate || f.instances.empty()) continue;
+    if (!f.candidate || f.run >= 0 || f.instances.empty()) continue;
     int r = 0;
     for (const VarNode *v : f.instances) r = std::max(r, v->run);
     if (size_t(r) >= run_trees.size() || !run_trees[size_t(r)]) continue;
@@ -129,7 +142,7 @@ void place_in_runs(std::vector<Factor> &factors, const std::vector<const VarNode
 }
 
 void rerank_fragile(std::vector<Factor> &factors, const FactorOptions &o) {
-  // Candidates are a prefix (rank_factors): re-sort only it.
+  // Candidates come first (rank_factors, widen_candidates): re-sort them.
   auto end = std::stable_partition(factors.begin(), factors.end(),
                                    [](const Factor &f) { return f.candidate; });
   auto key = [](const Factor &f) { return std::abs(f.score) * (f.fragile ? 0.5 : 1.0); };
@@ -142,21 +155,35 @@ void rerank_fragile(std::vector<Factor> &factors, const FactorOptions &o) {
 
 namespace {
 
-// The concentration of a term whose per-interval pieces are `pieces` (any
-// common scale): the top ceil(0.1% · n) pieces' part of their sum, and the
-// largest one's, in the direction of the sum's sign.
-void concentration(Eigen::Ref<const Eigen::VectorXd> pieces, Factor &f) {
-  const double sum = pieces.sum();
+// The concentration of a term whose per-interval pieces are column `col` of
+// the row-major x (any common scale): the top ceil(0.1% · n) pieces' part of
+// their sum, and the largest one's, in the direction of the sum's sign. A
+// min-heap of the m largest so far: most rows cost one comparison.
+template <class Matrix>
+void concentration(const Matrix &x, Eigen::Index col, Factor &f) {
+  const Eigen::Index n = x.rows();
+  double sum = 0;
+  for (Eigen::Index i = 0; i < n; ++i) sum += x(i, col);
   if (sum == 0 || !std::isfinite(sum)) return;
   const double sign = sum > 0 ? 1.0 : -1.0;
-  std::vector<double> v(size_t(pieces.size()));
-  for (Eigen::Index i = 0; i < pieces.size(); ++i) v[size_t(i)] = sign * pieces(i);
-  const size_t m = std::max<size_t>(1, size_t(std::ceil(0.001 * double(v.size()))));
-  std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(m - 1), v.end(), std::greater<>());
-  double top = 0, largest = v[0];
-  for (size_t i = 0; i < m; ++i) {
-    top += v[i];
-    largest = std::max(largest, v[i]);
+  const size_t m = std::max<size_t>(1, size_t(std::ceil(0.001 * double(n))));
+  std::vector<double> heap;
+  heap.reserve(m);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double v = sign * x(i, col);
+    if (heap.size() < m) {
+      heap.push_back(v);
+      std::push_heap(heap.begin(), heap.end(), std::greater<>());
+    } else if (v > heap.front()) {
+      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+      heap.back() = v;
+      std::push_heap(heap.begin(), heap.end(), std::greater<>());
+    }
+  }
+  double top = 0, largest = heap.front();
+  for (double v : heap) {
+    top += v;
+    largest = std::max(largest, v);
   }
   f.top_share = top / std::abs(sum);
   f.max_one = largest / std::abs(sum);
@@ -183,7 +210,8 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
   std::vector<std::vector<Term>> terms;
   std::vector<Factor *> todo;
   for (auto &f : factors) {
-    if (!f.candidate || f.run != run) continue;
+    if (!f.candidate || f.run != run || f.assessed) continue;
+    f.assessed = true;
     std::vector<Term> t;
     for (const VarNode *v : f.run_instances) {
       bool cov = v->kind == VarNode::Kind::Cov;
@@ -220,7 +248,7 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
       x.col(P + f) += t.k * x.col(t.a).cwiseProduct(x.col(t.b));
   // Column P + f holds the term's per-interval pieces, times (n − 1)·Var(L).
   for (size_t f = 0; f < todo.size(); ++f) {
-    concentration(x.col(P + Eigen::Index(f)), *todo[f]);
+    concentration(x, P + Eigen::Index(f), *todo[f]);
     todo[f]->fragile = todo[f]->max_one && *todo[f]->max_one > 0.5;
   }
   if (o.bootstrap <= 0) return;

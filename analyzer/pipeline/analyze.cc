@@ -192,9 +192,13 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
   // before the final ranking demotes the fragile ones.
   std::vector<const VarNode *> run_trees;
   for (const auto &r : a->runs) run_trees.push_back(&r->tree);
-  place_in_runs(a->factors, run_trees, opt.factors.paper);
-  for (size_t r = 0; r < a->runs.size(); ++r)
-    bootstrap_factors(a->factors, a->runs[r]->columns, int(r), fo);
+  auto assess = [&] {
+    place_in_runs(a->factors, run_trees, opt.factors.paper);
+    for (size_t r = 0; r < a->runs.size(); ++r)
+      bootstrap_factors(a->factors, a->runs[r]->columns, int(r), fo);
+  };
+  assess();
+  if (widen_candidates(a->factors, opt.factors)) assess();
   rerank_fragile(a->factors, opt.factors);
   for (size_t r = 0; r < a->runs.size(); ++r)
     tail_shares(a->factors, a->runs[r]->columns, int(r));

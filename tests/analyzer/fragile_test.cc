@@ -142,6 +142,26 @@ TEST(Fragile, Case3_PlantedSingleOutlierIsFragileAndRankedBelowAStableFactor) {
   EXPECT_NE(text.str().find("fragile"), std::string::npos);
 }
 
+TEST(Fragile, Case3_AStableFactorJustOutsideTheTopKReplacesAFragileOne) {
+  // k = 2: by score D and B are selected, A is third. B is fragile, so A (its
+  // score more than half B's) is assessed too and takes B's place.
+  Outlier t = outlier_trace(2000);
+  AnalyzeOptions opt;
+  opt.root = "R";
+  opt.factors.k = 2;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(t.trace, outlier_names(), opt, 0).value());
+  auto an = combine(std::move(runs), opt);
+  const Factor *a = by_name(*an, "A"), *b = by_name(*an, "B"), *d = by_name(*an, "D");
+  ASSERT_TRUE(a && b && d);
+  EXPECT_GT(b->score, a->score);
+  EXPECT_EQ(d->rank, 1);
+  EXPECT_EQ(a->rank, 2);
+  EXPECT_EQ(b->rank, 0);
+  EXPECT_TRUE(b->fragile);
+  EXPECT_TRUE(a->ci95 && a->tail99) << "the selected factor was assessed";
+}
+
 TEST(Fragile, Case3_AFragileFactorWithMoreThanTwiceTheScoreStillRanksFirst) {
   // The same outlier made four times as heavy: Var(B) ≈ 20000²/2000 = 200000,
   // twenty times A's, so half of B's score is still well above A's and D's.
