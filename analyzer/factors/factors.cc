@@ -162,24 +162,31 @@ namespace {
 template <class Matrix>
 void concentration(const Matrix &x, Eigen::Index col, Factor &f) {
   const Eigen::Index n = x.rows();
-  double sum = 0;
-  for (Eigen::Index i = 0; i < n; ++i) sum += x(i, col);
-  if (sum == 0 || !std::isfinite(sum)) return;
-  const double sign = sum > 0 ? 1.0 : -1.0;
   const size_t m = std::max<size_t>(1, size_t(std::ceil(0.001 * double(n))));
-  std::vector<double> heap;
-  heap.reserve(m);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const double v = sign * x(i, col);
-    if (heap.size() < m) {
-      heap.push_back(v);
-      std::push_heap(heap.begin(), heap.end(), std::greater<>());
-    } else if (v > heap.front()) {
-      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
-      heap.back() = v;
-      std::push_heap(heap.begin(), heap.end(), std::greater<>());
+  // One pass when the term's sign is known from the tree (the pieces add up
+  // to it); the sum decides it otherwise, at the cost of a second pass.
+  auto top_pieces = [&](double sign, double &sum) {
+    std::vector<double> heap;
+    heap.reserve(m);
+    sum = 0;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double p = x(i, col), v = sign * p;
+      sum += p;
+      if (heap.size() < m) {
+        heap.push_back(v);
+        std::push_heap(heap.begin(), heap.end(), std::greater<>());
+      } else if (v > heap.front()) {
+        std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+        heap.back() = v;
+        std::push_heap(heap.begin(), heap.end(), std::greater<>());
+      }
     }
-  }
+    return heap;
+  };
+  double sign = f.run_value && *f.run_value != 0 ? (*f.run_value > 0 ? 1.0 : -1.0) : 1.0, sum = 0;
+  std::vector<double> heap = top_pieces(sign, sum);
+  if (sum == 0 || !std::isfinite(sum)) return;
+  if ((sum > 0 ? 1.0 : -1.0) != sign) heap = top_pieces(sign = -sign, sum);
   double top = 0, largest = heap.front();
   for (double v : heap) {
     top += v;
