@@ -45,6 +45,7 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
     Suggestion g;
     g.factor = f.name;
     g.contribution = analyzer::ranked_value(f, a.paper);  // what the factor was ranked by
+    g.fragile = f.fragile;
     if (f.covariance) {
       g.reason = "a covariance: read both functions together";
     } else if (ends_with(f.name, " (body)")) {

@@ -25,6 +25,7 @@ struct Suggestion {
   std::string function;  // the function to break down ("" when not a function)
   std::string parent;    // the function whose call site reaches it
   double contribution = 0;
+  bool fragile = false;  // the factor's answer rests on a few intervals (factors.h)
   bool break_down = false;
   std::string reason;
 };

@@ -241,8 +241,9 @@ Expected<Outcome> Session::run() {
     s_.pending.clear();
     for (const auto &g : suggestions) {
       s_.decisions.push_back({it.number, g.factor, g.break_down ? "break down" : "explained", g.reason});
-      log(fmt::format("  {:<48} {:>6.1f}%  {}: {}", g.factor, 100 * g.contribution,
-                      g.break_down ? "break down" : "explained", g.reason));
+      log(fmt::format("  {:<48} {:>6.1f}%{}  {}: {}", g.factor, 100 * g.contribution,
+                      g.fragile ? " (fragile)" : "", g.break_down ? "break down" : "explained",
+                      g.reason));
       if (g.break_down && !s_.is_broken_down(g.function)) {
         s_.pending.push_back(g.function);
         s_.broken_down.push_back({g.function, g.parent, it.number + 1});

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "analyzer/factors/resample.h"
 #include "analyzer/tree/stats.h"
@@ -73,14 +75,133 @@ std::vector<Factor> rank_factors(const VarNode &tree, const Heights &h, const Fa
   for (auto &f : all) {
     if (rank >= o.k || std::abs(ranked_value(f, o.paper)) < o.d) break;
     f.rank = ++rank;
+    f.candidate = true;
   }
   return all;
 }
 
+bool widen_candidates(std::vector<Factor> &factors, const FactorOptions &o) {
+  // Halving a selected fragile factor's score lets in only factors whose
+  // score exceeds that half; the stable selected ones all score more than
+  // any factor below them. None fragile: the selection stands.
+  double lowest = -1;  // the smallest fragile selected |score|
+  int count = 0;
+  for (const Factor &f : factors) {
+    count += f.candidate;
+    if (f.rank > 0 && f.fragile && (lowest < 0 || std::abs(f.score) < lowest))
+      lowest = std::abs(f.score);
+  }
+  if (lowest < 0) return false;
+  bool added = false;
+  // Factors are in rank_factors' order: selected, then eligible by |score|.
+  for (Factor &f : factors) {
+    if (count >= 2 * o.k) break;
+    if (f.candidate) continue;
+    if (std::abs(ranked_value(f, o.paper)) < o.d || std::abs(f.score) <= 0.5 * lowest) break;
+    f.candidate = added = true;
+    ++count;
+  }
+  return added;
+}
+
+void place_in_runs(std::vector<Factor> &factors, const std::vector<const VarNode *> &run_trees,
+                   bool paper) {
+  std::vector<std::unordered_map<std::string, const VarNode *>> by_key(run_trees.size());
+  auto index = [&](size_t r) -> const std::unordered_map<std::string, const VarNode *> & {
+    auto &m = by_key[r];
+    if (m.empty() && run_trees[r]) {
+      std::vector<const VarNode *> stack{run_trees[r]};
+      while (!stack.empty()) {
+        const VarNode *n = stack.back();
+        stack.pop_back();
+        m.emplace(n->key, n);
+        for (const auto &c : n->children) stack.push_back(&c);
+      }
+    }
+    return m;
+  };
+  for (Factor &f : factors) {
+    if (!f.candidate || f.run >= 0 || f.instances.empty()) continue;
+    int r = 0;
+    for (const VarNode *v : f.instances) r = std::max(r, v->run);
+    if (size_t(r) >= run_trees.size() || !run_trees[size_t(r)]) continue;
+    const auto &m = index(size_t(r));
+    std::vector<const VarNode *> found;
+    double value = 0;
+    for (const VarNode *v : f.instances) {
+      auto it = m.find(v->key);
+      if (it == m.end()) break;
+      found.push_back(it->second);
+      value += paper ? it->second->contribution : it->second->share.value_or(0.0);
+    }
+    if (found.size() != f.instances.size()) continue;
+    f.run = r;
+    f.run_instances = std::move(found);
+    f.run_value = value;
+  }
+}
+
+void rerank_fragile(std::vector<Factor> &factors, const FactorOptions &o) {
+  // Candidates come first (rank_factors, widen_candidates): re-sort them.
+  auto end = std::stable_partition(factors.begin(), factors.end(),
+                                   [](const Factor &f) { return f.candidate; });
+  auto key = [](const Factor &f) { return std::abs(f.score) * (f.fragile ? 0.5 : 1.0); };
+  std::stable_sort(factors.begin(), end,
+                   [&](const Factor &a, const Factor &b) { return key(a) > key(b); });
+  int rank = 0;
+  for (auto it = factors.begin(); it != factors.end(); ++it)
+    it->rank = it < end && rank < o.k ? ++rank : 0;
+}
+
+namespace {
+
+// The concentration of a term whose per-interval pieces are column `col` of
+// the row-major x (any common scale): the top ceil(0.1% · n) pieces' part of
+// their sum, and the largest one's, in the direction of the sum's sign. A
+// min-heap of the m largest so far: most rows cost one comparison.
+template <class Matrix>
+void concentration(const Matrix &x, Eigen::Index col, Factor &f) {
+  const Eigen::Index n = x.rows();
+  const size_t m = std::max<size_t>(1, size_t(std::ceil(0.001 * double(n))));
+  // One pass when the term's sign is known from the tree (the pieces add up
+  // to it); the sum decides it otherwise, at the cost of a second pass.
+  auto top_pieces = [&](double sign, double &sum) {
+    std::vector<double> heap;
+    heap.reserve(m);
+    sum = 0;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double p = x(i, col), v = sign * p;
+      sum += p;
+      if (heap.size() < m) {
+        heap.push_back(v);
+        std::push_heap(heap.begin(), heap.end(), std::greater<>());
+      } else if (v > heap.front()) {
+        std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+        heap.back() = v;
+        std::push_heap(heap.begin(), heap.end(), std::greater<>());
+      }
+    }
+    return heap;
+  };
+  double sign = f.run_value && *f.run_value != 0 ? (*f.run_value > 0 ? 1.0 : -1.0) : 1.0, sum = 0;
+  std::vector<double> heap = top_pieces(sign, sum);
+  if (sum == 0 || !std::isfinite(sum)) return;
+  if ((sum > 0 ? 1.0 : -1.0) != sign) heap = top_pieces(sign = -sign, sum);
+  double top = 0, largest = heap.front();
+  for (double v : heap) {
+    top += v;
+    largest = std::max(largest, v);
+  }
+  f.top_share = top / std::abs(sum);
+  f.max_one = largest / std::abs(sum);
+}
+
+}  // namespace
+
 void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
                        const FactorOptions &o) {
   const Eigen::Index n = c.total.rows();
-  if (o.bootstrap <= 0 || n < 2) return;
+  if (n < 2) return;
   // Gather every column the selected factors need, plus the root, once.
   std::vector<Part> parts{{0, false}};
   auto slot = [&](const Part &p) {
@@ -96,12 +217,10 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
   std::vector<std::vector<Term>> terms;
   std::vector<Factor *> todo;
   for (auto &f : factors) {
-    if (f.rank == 0) continue;
-    bool same_run = std::all_of(f.instances.begin(), f.instances.end(),
-                                [&](const VarNode *v) { return v->run == run; });
-    if (!same_run) continue;
+    if (!f.candidate || f.run != run || f.assessed) continue;
+    f.assessed = true;
     std::vector<Term> t;
-    for (const VarNode *v : f.instances) {
+    for (const VarNode *v : f.run_instances) {
       bool cov = v->kind == VarNode::Kind::Cov;
       Eigen::Index a = slot(v->a);
       if (!o.paper) t.push_back({a, 0, 1.0});
@@ -134,6 +253,12 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
   for (Eigen::Index f = 0; f < F; ++f)
     for (const Term &t : terms[size_t(f)])
       x.col(P + f) += t.k * x.col(t.a).cwiseProduct(x.col(t.b));
+  // Column P + f holds the term's per-interval pieces, times (n − 1)·Var(L).
+  for (size_t f = 0; f < todo.size(); ++f) {
+    concentration(x, P + Eigen::Index(f), *todo[f]);
+    todo[f]->fragile = todo[f]->max_one && *todo[f]->max_one > 0.5;
+  }
+  if (o.bootstrap <= 0) return;
   const Eigen::Index B = o.bootstrap;
   RowMajor sums(B, stride);
   std::vector<double> total(size_t(B), 0.0);
@@ -170,6 +295,7 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
     double lo = q[0], hi = q[1];
     todo[f]->ci95 = std::make_pair(lo, hi);
     todo[f]->significant = lo > 0 || hi < 0;
+    if (todo[f]->run_value && hi - lo > std::abs(*todo[f]->run_value)) todo[f]->fragile = true;
   }
 }
 

@@ -11,8 +11,27 @@
 // its two parts' shares.
 // Selection: factors with |value| >= d, ranked by |score| (covariances are
 // signed), the first k. Bootstrap intervals (METHOD §7) are computed for
-// the selected factors by resampling intervals; a factor whose 95% interval
-// touches zero is marked not significant.
+// the candidates by resampling intervals; a factor whose 95% interval
+// touches zero is marked not significant. The candidates are the first k;
+// when one of them is fragile, also the eligible factors whose |score| is
+// more than half the smallest fragile selected one's (at most 2k in all):
+// no other factor can be selected after the halving.
+//
+// Fragile answers: a factor's term is a sum of per-interval pieces (for a
+// share (x_s − x̄)(l_s − l̄) / ((n−1)·Var(L)); for the paper's terms the same
+// with a factor column in place of L). top_share = the part of the term the
+// ceil(0.1% · n) intervals with the largest pieces (at least one) carry,
+// max_one = the largest single piece's part, pieces and parts taken in the
+// direction of the term's sign. fragile := ci95 wider than |its value| or
+// max_one > 1/2. rerank_fragile then ranks the candidates by |score|, a
+// fragile factor's counting half: a fragile factor lands below any stable
+// one whose score is more than half its own ("similar").
+//
+// Runs (METHOD §4): a factor grafted from a later run r is measured in r —
+// each run instruments the whole chain up to the root — so its interval,
+// tails and concentration come from run r's own columns against run r's own
+// root, through its instances in run r's tree (found by node key), and are
+// of its value in run r (run_value).
 #ifndef VPROF_ANALYZER_FACTORS_FACTORS_H
 #define VPROF_ANALYZER_FACTORS_FACTORS_H
 
@@ -50,6 +69,16 @@ struct Factor {
   std::optional<std::pair<double, double>> ci95;  // of the value ranked by
   bool significant = true;
   std::optional<double> tail99, tail999;  // tail.h; filled for the selected factors
+  bool candidate = false;  // could be selected: assessed before the final ranking
+  bool assessed = false;   // bootstrap_factors has seen it
+  // The run that measured it: its instances' latest run when that run's own
+  // tree holds them all (by key); -1 when none does (nothing is assessed).
+  int run = -1;
+  std::vector<const VarNode *> run_instances;  // in runs[run]'s own tree
+  std::optional<double> run_value;   // its ranked value in that run alone (ci95 is of this)
+  std::optional<double> top_share;   // the largest 0.1% of intervals' part of the term
+  std::optional<double> max_one;     // the largest single interval's part of the term
+  bool fragile = false;
 };
 
 struct FactorOptions {
@@ -65,15 +94,31 @@ struct FactorOptions {
 };
 
 // All factors of the tree, selected ones first in rank order, then the rest
-// by |score|. The tree must outlive the result (instances point into it).
+// by |score|; the selected are the first candidates. The tree must outlive
+// the result (instances point into it).
 std::vector<Factor> rank_factors(const VarNode &tree, const Heights &h, const FactorOptions &o);
+
+// After the selected are assessed: marks the further candidates a fragile
+// selected factor lets in (see above); false when there are none.
+bool widen_candidates(std::vector<Factor> &factors, const FactorOptions &o);
+
+// Sets run, run_instances and run_value of the candidates not yet placed;
+// run_trees[r] is
+// run r's own tree (they must outlive the factors).
+void place_in_runs(std::vector<Factor> &factors, const std::vector<const VarNode *> &run_trees,
+                   bool paper);
+
+// Ranks the candidates again by |score| with a fragile factor's counting
+// half, and selects the first k of them (ranks 1..k); the rest follow.
+void rerank_fragile(std::vector<Factor> &factors, const FactorOptions &o);
 
 // What a factor is ranked by: its share, or with `paper` its contribution.
 inline double ranked_value(const Factor &f, bool paper) { return paper ? f.contribution : f.share; }
 inline double ranked_value(const FactorSite &s, bool paper) { return paper ? s.contribution : s.share; }
 
-// Fills ci95 for the selected factors whose instances all come from `run`,
-// whose data is `c`.
+// Fills ci95, top_share, max_one and fragile for the candidates measured in
+// `run` (Factor::run) and not yet assessed, whose data is `c`: one pass over
+// the intervals for all of them. With o.bootstrap == 0 only the concentration is filled.
 void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
                        const FactorOptions &o);
 

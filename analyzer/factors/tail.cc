@@ -47,12 +47,9 @@ void tail_shares(std::vector<Factor> &factors, const Columns &c, int run) {
   auto pq = quantiles(v, {0.99, 0.999});
   const Tail t99 = tail_of(l, pq[0]), t999 = tail_of(l, pq[1]);
   for (Factor &f : factors) {
-    if (f.rank == 0 || f.covariance) continue;
-    bool same_run = std::all_of(f.instances.begin(), f.instances.end(),
-                                [&](const VarNode *i) { return i->run == run; });
-    if (!same_run) continue;
+    if (f.rank == 0 || f.covariance || f.run != run) continue;
     Eigen::VectorXd x = Eigen::VectorXd::Zero(n), part(n);
-    for (const VarNode *i : f.instances) {
+    for (const VarNode *i : f.run_instances) {
       c.part_into(i->a.node, i->a.self, part);
       x += part;
     }

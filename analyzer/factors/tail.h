@@ -6,12 +6,13 @@
 // example divides by p_q - E[L]; the tail's own mean is used instead so that
 // the shares of leaves tiling L add up to 1 (L is their sum, and both
 // numerator and denominator are linear in it). Undefined (nullopt) for
-// covariance factors, for factors grafted from another run, and when
-// p_q <= mean.
+// covariance factors, for factors no run's own tree holds (Factor::run < 0),
+// and when p_q <= mean.
 //
-// tail_shares fills tail99 and tail999 of the selected factors whose
-// instances all come from `run`, whose data is `c`: the quantiles and the
-// tail's rows are found once for all of them.
+// tail_shares fills tail99 and tail999 of the selected factors measured in
+// `run` (Factor::run, through their run_instances), whose data is `c`, against
+// that run's own root: the quantiles and the tail's rows are found once for
+// all of them.
 #ifndef VPROF_ANALYZER_FACTORS_TAIL_H
 #define VPROF_ANALYZER_FACTORS_TAIL_H
 

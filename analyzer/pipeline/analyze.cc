@@ -187,8 +187,21 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
   std::unique_ptr<Workers> own;
   if (!opt.workers && opt.threads > 1) own = std::make_unique<Workers>(opt.threads);
   fo.workers = opt.workers ? opt.workers : own.get();
-  bootstrap_factors(a->factors, base.columns, 0, fo);
-  tail_shares(a->factors, base.columns, 0);
+  // Each candidate is assessed in the run that measured it, against that
+  // run's own root (a later run instruments the whole chain up to the root),
+  // before the final ranking demotes the fragile ones.
+  std::vector<const VarNode *> run_trees;
+  for (const auto &r : a->runs) run_trees.push_back(&r->tree);
+  auto assess = [&] {
+    place_in_runs(a->factors, run_trees, opt.factors.paper);
+    for (size_t r = 0; r < a->runs.size(); ++r)
+      bootstrap_factors(a->factors, a->runs[r]->columns, int(r), fo);
+  };
+  assess();
+  if (widen_candidates(a->factors, opt.factors)) assess();
+  rerank_fragile(a->factors, opt.factors);
+  for (size_t r = 0; r < a->runs.size(); ++r)
+    tail_shares(a->factors, a->runs[r]->columns, int(r));
   a->types = split_by_type(base.paths, base.columns, base.labels);
   for (const Blame &b : base.paths.blame) {
     NamedBlame nb;

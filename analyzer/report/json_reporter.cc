@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "analyzer/report/reporter.h"
@@ -56,7 +57,12 @@ json factor_json(const Factor &f) {
           {"ci95", std::move(ci)},
           {"significant", f.ci95 ? json(f.significant) : json(nullptr)},
           {"tail", {{"p99", f.tail99 ? num(*f.tail99) : json(nullptr)},
-                    {"p999", f.tail999 ? num(*f.tail999) : json(nullptr)}}}};
+                    {"p999", f.tail999 ? num(*f.tail999) : json(nullptr)}}},
+          {"run", f.run >= 0 ? json(f.run) : json(nullptr)},
+          {"run_value", f.run_value ? num(*f.run_value) : json(nullptr)},
+          {"top_0.1%", f.top_share ? num(*f.top_share) : json(nullptr)},
+          {"max_one", f.max_one ? num(*f.max_one) : json(nullptr)},
+          {"fragile", f.fragile}};
 }
 
 // What damage cost the runs: totals and one entry per damaged file.
@@ -140,11 +146,22 @@ json to_json(const Analysis &a) {
              {"by_type", std::move(by)}};
   }
   json runs = json::array();
-  for (size_t i = 0; i < a.runs.size(); ++i)
+  for (size_t i = 0; i < a.runs.size(); ++i) {
+    // Which intervals each run had: a factor's "run" names the run whose
+    // intervals its ci95, tails and concentration come from.
+    const auto &rows = a.runs[i]->paths.rows;
+    json ids = nullptr;
+    if (!rows.empty()) {
+      auto [lo, hi] = std::minmax_element(rows.begin(), rows.end(),
+                                          [](const IntervalRow &x, const IntervalRow &y) { return x.id < y.id; });
+      ids = {{"first", lo->id}, {"last", hi->id}};
+    }
     runs.push_back({{"run", i}, {"trace_dir", a.runs[i]->dir},
-                    {"intervals", a.runs[i]->paths.rows.size()},
+                    {"intervals", rows.size()},
+                    {"interval_ids", std::move(ids)},
                     {"variance_ns2", num(a.runs[i]->tree.value_ns2)},
                     {"data_quality", quality_json(*a.runs[i])}});
+  }
   return {{"schema_version", Analysis::kSchemaVersion},
           {"trace_dir", base.dir},
           {"root", a.root_label},

@@ -87,8 +87,9 @@ class TerminalReporter : public Reporter {
     o += "\n";
     o += fmt::format("top factors (k={}, d={}, e={}, root {} at height {}):\n", a.k, a.d, a.e,
                      a.root_label, a.height_root);
-    o += fmt::format("  {:>4}  {:<40} {:>8}  {:<17} {:>6} {:>9} {:>7}  {}\n", "rank", "factor",
-                     a.paper ? "contrib" : "share", "ci95", "height", "score", "p99", "largest call site");
+    // 110 columns: the largest call site goes on a line of its own.
+    o += fmt::format("  {:>4}  {:<36} {:>7} {:<17} {:>7} {:>7} {:>6} {:>7}\n", "rank", "factor",
+                     a.paper ? "contrib" : "share", "ci95", "p99", "top.1%", "height", "score");
     int shown = 0;
     for (const auto &f : a.factors) {
       if (f.rank == 0) continue;
@@ -96,24 +97,41 @@ class TerminalReporter : public Reporter {
       std::string ci = f.ci95 ? fmt::format("[{:.3f}, {:.3f}]{}", f.ci95->first, f.ci95->second,
                                             f.significant ? "" : "*")
                               : "-";
-      std::string site = f.call_sites.empty()
-                             ? "-"
-                             : fmt::format("{} ({})", site_text(f.call_sites[0].call_site),
-                                           pct(ranked_value(f.call_sites[0], a.paper)));
+      std::string name = f.name.size() > 36 ? f.name.substr(0, 35) + "~" : f.name;
       std::string tail = f.tail99 ? pct(*f.tail99) : std::string("-");
-      o += fmt::format("  {:>4}  {:<40} {} {:<17} {:>6} {:>9.3f} {:>7}  {}\n", f.rank, f.name,
-                       pct(ranked_value(f, a.paper)), ci, f.height, f.score, tail, site);
+      std::string top = f.top_share ? pct(*f.top_share) : std::string("-");
+      // ci95, p99 and top.1% of a factor from a later run are of its value in
+      // that run, which the line says beside the merged one it is ranked by.
+      std::string run = f.run > 0 && f.run_value
+                            ? fmt::format("; measured in run {}: {:.1f}% there", f.run,
+                                          100.0 * *f.run_value)
+                            : std::string();
+      o += fmt::format("  {:>4}  {:<36} {} {:<17} {:>7} {:>7} {:>6} {:>7.3f}{}\n", f.rank, name,
+                       pct(ranked_value(f, a.paper)), ci, tail, top, f.height, f.score,
+                       f.fragile ? "  fragile" : "");
+      if (!f.call_sites.empty() || !run.empty())
+        o += fmt::format("        {}{}\n",
+                         f.call_sites.empty()
+                             ? std::string("no call site")
+                             : fmt::format("via {} ({})", site_text(f.call_sites[0].call_site),
+                                           pct(ranked_value(f.call_sites[0], a.paper))),
+                         run);
     }
     if (!shown) o += "  (none reaches the threshold)\n";
-    o += a.paper ? "  (contrib = the factor's var/2cov terms over Var(L); "
-                   "* = the 95% interval touches zero: not significant;\n"
-                   "   p99 = the factor's share of the p99 tail's excess over the mean)\n\n"
-                   "variance tree (terms >= 1%):\n"
-                 : "  (share = Cov(factor, L) / Var(L): shares of parts add up to their whole's; "
-                   "* = the 95% interval\n"
-                   "   touches zero: not significant; p99 = the factor's share of the p99 tail's "
-                   "excess over the mean)\n\n"
-                   "variance tree (shares >= 1%; --contribution paper for the var/cov terms):\n";
+    o += a.paper ? "  (contrib = the factor's var/2cov terms over Var(L);"
+                 : "  (share = Cov(factor, L) / Var(L): shares of parts add up to their whole's;";
+    o += fmt::format(
+        " * = the 95% interval\n"
+        "   touches zero: not significant; p99 = the factor's share of the p99 tail's excess over "
+        "the mean;\n"
+        "   top.1% = the part of the {0} the largest 0.1% of intervals carry; fragile = ci95 wider "
+        "than the\n"
+        "   {0} or one interval carries over half of it (ranked as if its score were half); "
+        "measured in\n"
+        "   run r: ci95, p99 and top.1% are of its {0} in run r alone)\n\n",
+        a.paper ? "contribution" : "share");
+    o += a.paper ? "variance tree (terms >= 1%):\n"
+                 : "variance tree (shares >= 1%; --contribution paper for the var/cov terms):\n";
     tree_lines(a.tree, 0, a.paper, o);
     if (!a.blame.empty()) {
       o += "\nblocked on other work (blame):\n";

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "iterate/config.h"
 #include "iterate/session.h"
@@ -66,6 +67,16 @@ TEST_P(Planted, AutoEndsOnThePlantedFunctionAndRestoresTheTree) {
   EXPECT_GT(top(*out).contribution, 0.5);
   EXPECT_EQ(slurp(c.dir + "/planted.cc"), before) << "restored byte for byte";
   EXPECT_TRUE(fs::exists(out->final_json));
+  // Issue 13 part 5: every selected factor, the deep ones from later
+  // iterations included, has its interval and tail, measured in its own run.
+  auto j = nlohmann::json::parse(slurp(out->final_json));
+  ASSERT_FALSE(j["factors"].empty());
+  for (const auto &f : j["factors"]) {
+    EXPECT_FALSE(f["ci95"].is_null()) << f["name"] << " from run " << f["run"];
+    EXPECT_FALSE(f["tail"]["p99"].is_null()) << f["name"] << " from run " << f["run"];
+    EXPECT_FALSE(f["run"].is_null()) << f["name"];
+  }
+  EXPECT_GT(top(*out).run, 0) << "the planted function is found in a later iteration";
 }
 
 INSTANTIATE_TEST_SUITE_P(Depths, Planted,
