@@ -13,6 +13,24 @@
 namespace vprof::analyzer {
 namespace {
 
+// What the (preempted) leaves below n carry: preemption is not the code's
+// fault (METHOD §4), so a function's factor does not carry it.
+void preempted_below(const VarNode &n, std::vector<const VarNode *> &out) {
+  for (const auto &c : n.children)
+    if (c.key.size() >= 10 && c.key.compare(c.key.size() - 10, 10, "/preempted") == 0)
+      out.push_back(&c);
+    else
+      preempted_below(c, out);
+}
+
+double preempted_share(const VarNode &n) {
+  std::vector<const VarNode *> p;
+  preempted_below(n, p);
+  double s = 0;
+  for (const VarNode *v : p) s += v->share.value_or(0.0);
+  return s;
+}
+
 void collect(const VarNode &n, bool paper, std::multiset<std::string> &active,
              std::map<std::string, Factor> &out) {
   bool counted = false;
@@ -23,9 +41,10 @@ void collect(const VarNode &n, bool paper, std::multiset<std::string> &active,
     f.covariance = n.kind == VarNode::Kind::Cov;
     if (f.functions.empty()) f.functions = n.functions;
     f.contribution += n.contribution;
-    f.share += n.share.value_or(0.0);
+    double share = n.share.value_or(0.0) - preempted_share(n);
+    f.share += share;
     f.instances.push_back(&n);
-    f.call_sites.push_back({n.call_site, n.other_call_site, n.label, n.contribution, n.share.value_or(0.0)});
+    f.call_sites.push_back({n.call_site, n.other_call_site, n.label, n.contribution, share});
     counted = true;
   }
   // The root function is no factor (it is all of Var(root)), but what
@@ -104,8 +123,12 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
     for (const VarNode *v : f.instances) {
       bool cov = v->kind == VarNode::Kind::Cov;
       Eigen::Index a = slot(v->a);
-      if (!o.paper) t.push_back({a, 0, 1.0});
-      else t.push_back({a, cov ? slot(v->b) : a, cov ? 2.0 : 1.0});
+      if (!o.paper) {
+        t.push_back({a, 0, 1.0});
+        std::vector<const VarNode *> pre;  // less its (preempted) leaves, as its share
+        if (!cov) preempted_below(*v, pre);
+        for (const VarNode *p : pre) t.push_back({slot(p->a), 0, -1.0});
+      } else t.push_back({a, cov ? slot(v->b) : a, cov ? 2.0 : 1.0});
     }
     terms.push_back(std::move(t));
     todo.push_back(&f);

@@ -73,6 +73,7 @@ class Builder {
       case FrameKind::Root: v.label = "(outside)"; v.key = "outside"; return;
       case FrameKind::Queue: v.label = "(queue wait)"; v.key = "queue"; return;
       case FrameKind::Untracked: v.label = "(untracked)"; v.key = "untracked"; return;
+      case FrameKind::Preempted: v.label = "(preempted)"; v.key = "preempted"; return;
       case FrameKind::Function:
       case FrameKind::Site: break;
     }

@@ -31,6 +31,10 @@ int run_workload(const std::string &dir, std::vector<std::string> args,
   pid_t pid = fork();
   if (pid == 0) {
     setenv("VPROF_TRACE_DIR", dir.c_str(), 1);
+    // These tests count the program's records exactly; the runtime's own
+    // PREEMPTED records (as many as the machine's load makes) are
+    // preempt_test.cc's.
+    setenv("VPROF_PREEMPT", "0", 1);
     for (auto &[k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     std::vector<char *> argv{const_cast<char *>(WORKLOAD_PATH)};
     for (auto &a : args) argv.push_back(a.data());
