@@ -310,7 +310,8 @@ void threads_after_fork_in_child() {
     ThreadState *next = t->next;
     if (t->has_chunk) munmap(t->chunk, g.chunk_bytes);
     if (t->header) munmap(t->header, VPROF_HEADER_BYTES);
-    switches_close(t);
+    // No switches_close: perf's ring is never copied into a child
+    // (VM_DONTCOPY), and its address may hold something else by now.
     munmap(t, sizeof(ThreadState));
     t = next;
   }

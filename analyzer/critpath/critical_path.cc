@@ -368,18 +368,21 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   std::vector<uint32_t> renum;
   bool preemption = false;
   for (Walker &w : walkers) preemption = preemption || w.saw_preemption();
+  size_t walked_nodes = tl.trie.size();
   if (preemption) {
     StackTrie full = tl.trie;
     for (PathCell &c : out.cells)
       if (c.node & kPreemptedMark)
         c.node = full.child(c.node & ~kPreemptedMark, FrameKind::Preempted, 0);
+    walked_nodes = full.size();
     result.trie = full.canonical(renum);
+    out.nodes = std::max(out.nodes, result.trie.size());  // cells name the leaves made here
   } else {
     result.trie = tl.trie.canonical(renum);
   }
   // A direct call's function node folds into its site's (timeline.h): a row
   // can then hold both under one node, merged into one cell where it fits.
-  const bool folded = result.trie.size() < tl.trie.size();
+  const bool folded = result.trie.size() < walked_nodes;
   constexpr uint64_t kMax = std::numeric_limits<uint32_t>::max();
   auto mergeable = [&](const PathCell &x, const PathCell &y) {
     return x.node == y.node && uint64_t{x.ns} + y.ns <= kMax;
