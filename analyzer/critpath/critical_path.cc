@@ -69,10 +69,19 @@ class Walker {
     const StackChange *it = first_change_after(th, a);
     int64_t t = a;
     uint32_t node = it == th.stack.begin() ? StackTrie::kRoot : std::prev(it)->node;
+    if (__builtin_expect(!th.preempted.empty(), 0)) {
+      // add() stores through a pointer: tested once here, not per step.
+      while (t < b) {
+        int64_t next = it == th.stack.end() ? b : std::min(b, it->ts);
+        add_running(th, node, t, next);
+        t = next;
+        if (it != th.stack.end()) node = (it++)->node;
+      }
+      return;
+    }
     while (t < b) {
       int64_t next = it == th.stack.end() ? b : std::min(b, it->ts);
-      if (th.preempted.empty()) add(node, next - t);
-      else add_running(th, node, t, next);
+      add(node, next - t);
       t = next;
       if (it != th.stack.end()) node = (it++)->node;
     }

@@ -31,7 +31,14 @@ double preempted_share(const VarNode &n) {
   return s;
 }
 
-void collect(const VarNode &n, bool paper, std::multiset<std::string> &active,
+bool has_preempted(const VarNode &n) {
+  if (n.key.size() >= 10 && n.key.compare(n.key.size() - 10, 10, "/preempted") == 0) return true;
+  for (const auto &c : n.children)
+    if (has_preempted(c)) return true;
+  return false;
+}
+
+void collect(const VarNode &n, bool paper, bool preempted, std::multiset<std::string> &active,
              std::map<std::string, Factor> &out) {
   bool counted = false;
   bool candidate = paper || n.kind != VarNode::Kind::Cov;
@@ -41,7 +48,7 @@ void collect(const VarNode &n, bool paper, std::multiset<std::string> &active,
     f.covariance = n.kind == VarNode::Kind::Cov;
     if (f.functions.empty()) f.functions = n.functions;
     f.contribution += n.contribution;
-    double share = n.share.value_or(0.0) - preempted_share(n);
+    double share = n.share.value_or(0.0) - (preempted ? preempted_share(n) : 0.0);
     f.share += share;
     f.instances.push_back(&n);
     f.call_sites.push_back({n.call_site, n.other_call_site, n.label, n.contribution, share});
@@ -51,7 +58,7 @@ void collect(const VarNode &n, bool paper, std::multiset<std::string> &active,
   // recursion nests below it is inside it all the same (METHOD §5).
   bool root_fn = n.key == "root" && !n.factor.empty();
   if (counted || root_fn) active.insert(n.factor);
-  for (const auto &c : n.children) collect(c, paper, active, out);
+  for (const auto &c : n.children) collect(c, paper, preempted, active, out);
   if (counted || root_fn) active.erase(active.find(n.factor));
 }
 
@@ -60,7 +67,7 @@ void collect(const VarNode &n, bool paper, std::multiset<std::string> &active,
 std::vector<Factor> rank_factors(const VarNode &tree, const Heights &h, const FactorOptions &o) {
   std::map<std::string, Factor> by_name;
   std::multiset<std::string> active;
-  collect(tree, o.paper, active, by_name);
+  collect(tree, o.paper, has_preempted(tree), active, by_name);
   std::vector<Factor> all;
   for (auto &[name, f] : by_name) {
     // A body has nothing below it; a covariance takes the larger height.
@@ -126,7 +133,7 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
       if (!o.paper) {
         t.push_back({a, 0, 1.0});
         std::vector<const VarNode *> pre;  // less its (preempted) leaves, as its share
-        if (!cov) preempted_below(*v, pre);
+        if (!cov) preempted_below(*v, pre);  // the selected factors only: k subtrees
         for (const VarNode *p : pre) t.push_back({slot(p->a), 0, -1.0});
       } else t.push_back({a, cov ? slot(v->b) : a, cov ? 2.0 : 1.0});
     }
