@@ -1,6 +1,7 @@
 // Start-up, the probe slow path, the annotation API (vprof.h) and the sync
 // probes (probes.h).
 #include "recorder.h"
+#include "switches.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -28,6 +29,18 @@ bool emit_slots(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now,
   if (t->hot.busy) {  // re-entered from a signal handler mid-record
     thread_count_drop(t);
     return false;
+  }
+  // The ring is full: a slow moment anyway. Switch it here, then drain the
+  // context switches into the fresh ring at this record's time (they go
+  // before it, in time order). Only into room a switch made: a switch
+  // record never costs a chunk of the budget or a drop of its own.
+  if (t->hot.pos + 1 + n_ext > t->hot.end && t->perf && !t->draining && !t->dropping) {
+    t->hot.busy = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    bool switched = thread_next_chunk(t);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->hot.busy = 0;
+    if (switched) switches_drain(t, now);
   }
   t->hot.busy = 1;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -95,7 +108,9 @@ static void measure_floor() {
   // interval, measured through the real fast path into a scratch buffer.
   constexpr unsigned kPairs = 1000, kBatches = 7;
   static vprof_slot scratch[2 * kPairs + 64];
-  vprof_thread tmp{};
+  // A whole ThreadState (no switch ring): vprof_interval_end reads past `hot`.
+  static ThreadState tmp_state;
+  vprof_thread &tmp = tmp_state.hot;
   vprof_tls = &tmp;
   double probe[kBatches], interval[kBatches];
   for (unsigned b = 0; b < kBatches; ++b) {
@@ -248,7 +263,17 @@ void vprof_interval_begin_labeled(uint64_t id, const char *type, const char *cli
 }
 
 void vprof_interval_end(uint64_t id) {
-  if (on()) vprof_emit(VPROF_K_IV_END, id);
+  if (!on()) return;
+  // An API call, not a probe: the preemptions inside the interval go into
+  // the trace before its end, so the analysis has them when it walks it.
+  auto *t = reinterpret_cast<ThreadState *>(vprof_tls);
+  if (t && t->perf && !t->hot.busy) {
+    uint64_t now = vprof_now();
+    switches_drain(t, now);
+    emit_at(t, VPROF_K_IV_END, id, now);
+    return;
+  }
+  vprof_emit(VPROF_K_IV_END, id);
 }
 
 void vprof_interval_join(uint64_t id) {

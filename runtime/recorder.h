@@ -45,6 +45,11 @@ struct alignas(64) ThreadState {
   static constexpr unsigned kStrings = 64;
   InternedString strings[kStrings] = {};
   ThreadState *prev = nullptr, *next = nullptr;
+  // The context-switch ring (switches.h); perf == nullptr: not measured.
+  void *perf = nullptr;
+  size_t perf_bytes = 0, perf_data = 0;  // mapping size, offset of the data pages
+  uint64_t out_ns = 0;                   // a preemption's switch-out awaiting its switch-in
+  bool draining = false;
 };
 static_assert(offsetof(ThreadState, hot) == 0, "vprof_tls is a ThreadState*");
 static_assert(offsetof(ThreadState, header) == 64, "the hot state has its own cache line");

@@ -19,6 +19,7 @@
 #include <new>
 
 #include "recorder.h"
+#include "switches.h"
 
 namespace vprof::rt {
 
@@ -164,6 +165,8 @@ ThreadState *thread_create() {
       t->dropping = true;
       t->hot.pos = t->hot.end = no_ring;
       __atomic_fetch_add(g.loss.threads, 1, __ATOMIC_RELAXED);
+    } else {
+      switches_open(t);
     }
     pthread_mutex_lock(&g.registry_lock);
     t->next = g.threads;
@@ -272,6 +275,8 @@ static void unregister(ThreadState *t) {
 
 void thread_finish(ThreadState *t) {
   ErrnoKeeper keep_errno;
+  if (t->has_chunk && !t->hot.busy) switches_drain(t, vprof_now());
+  switches_close(t);
   t->hot.busy = 1;  // a signal arriving now records nothing
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   unregister(t);  // first: the exit handler must not mark a header we unmap
@@ -305,6 +310,8 @@ void threads_after_fork_in_child() {
     ThreadState *next = t->next;
     if (t->has_chunk) munmap(t->chunk, g.chunk_bytes);
     if (t->header) munmap(t->header, VPROF_HEADER_BYTES);
+    // No switches_close: perf's ring is never copied into a child
+    // (VM_DONTCOPY), and its address may hold something else by now.
     munmap(t, sizeof(ThreadState));
     t = next;
   }

@@ -11,6 +11,10 @@
 namespace vprof::analyzer {
 namespace {
 
+// A cell's node with this bit is the (preempted) leaf under that node: the
+// walk's trie is shared and read-only, so the leaves are made after it.
+constexpr uint32_t kPreemptedMark = 0x80000000u;
+
 // Walks one interval at a time; one Walker per worker thread.
 class Walker {
  public:
@@ -34,6 +38,7 @@ class Walker {
     gap_ = false;
     ++serial_;
     touched_.clear();
+    preempted_.clear();
     int64_t j = cover(iv.end_thread, iv.begin_ts, iv.end_ts, 0);
     if (j > iv.begin_ts) {
       // Nothing on the path explains [begin, j): no thread worked for the
@@ -45,10 +50,14 @@ class Walker {
     // canonical numbers, at the end.
     for (uint32_t n : touched_)
       if (acc_[n] != 0.0) CriticalPaths::append(out, n, acc_[n]);
+    // Marked: the caller hangs them under their nodes as (preempted) leaves.
+    for (auto &[n, ns] : preempted_) CriticalPaths::append(out, n | kPreemptedMark, double(ns));
+    saw_preemption_ = saw_preemption_ || !preempted_.empty();
     return !lossy_;
   }
 
   bool gap() const { return gap_; }
+  bool saw_preemption() const { return saw_preemption_; }
   PathCounters counters;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, int64_t> blame;
 
@@ -60,12 +69,41 @@ class Walker {
     const StackChange *it = first_change_after(th, a);
     int64_t t = a;
     uint32_t node = it == th.stack.begin() ? StackTrie::kRoot : std::prev(it)->node;
+    if (__builtin_expect(!th.preempted.empty(), 0)) {
+      // add() stores through a pointer: tested once here, not per step.
+      while (t < b) {
+        int64_t next = it == th.stack.end() ? b : std::min(b, it->ts);
+        add_running(th, node, t, next);
+        t = next;
+        if (it != th.stack.end()) node = (it++)->node;
+      }
+      return;
+    }
     while (t < b) {
       int64_t next = it == th.stack.end() ? b : std::min(b, it->ts);
       add(node, next - t);
       t = next;
       if (it != th.stack.end()) node = (it++)->node;
     }
+  }
+
+  // [a, b) in `node` on th, less the involuntary off-CPU time in it, which
+  // goes to the node's (preempted) leaf: each ns still in exactly one leaf.
+  void add_running(const ThreadTimeline &th, uint32_t node, int64_t a, int64_t b) {
+    const Preemption *p = std::upper_bound(
+        th.preempted.begin(), th.preempted.end(), a,
+        [](int64_t v, const Preemption &x) { return v < x.in; });
+    int64_t off = 0;
+    for (; p != th.preempted.end() && p->out < b; ++p)
+      off += std::min(b, p->in) - std::max(a, p->out);
+    add(node, b - a - off);
+    if (off == 0) return;
+    for (auto &e : preempted_)
+      if (e.first == node) {
+        e.second += off;
+        return;
+      }
+    preempted_.push_back({node, off});
   }
 
   // Per thread, where the last search of each kind ended. Intervals are
@@ -219,7 +257,8 @@ class Walker {
   std::vector<uint32_t> touched_;
   uint32_t serial_ = 0;
   std::vector<Hints> hints_;  // per thread
-  bool lossy_ = false, gap_ = false;
+  std::vector<std::pair<uint32_t, int64_t>> preempted_;  // node -> off-CPU ns, this interval
+  bool lossy_ = false, gap_ = false, saw_preemption_ = false;
 };
 
 }  // namespace
@@ -336,10 +375,23 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   // Node ids in the order first seen depend on epochs and workers; the
   // canonical numbering does not (timeline.h, I5).
   std::vector<uint32_t> renum;
-  result.trie = tl.trie.canonical(renum);
+  bool preemption = false;
+  for (Walker &w : walkers) preemption = preemption || w.saw_preemption();
+  size_t walked_nodes = tl.trie.size();
+  if (preemption) {
+    StackTrie full = tl.trie;
+    for (PathCell &c : out.cells)
+      if (c.node & kPreemptedMark)
+        c.node = full.child(c.node & ~kPreemptedMark, FrameKind::Preempted, 0);
+    walked_nodes = full.size();
+    result.trie = full.canonical(renum);
+    out.nodes = std::max(out.nodes, result.trie.size());  // cells name the leaves made here
+  } else {
+    result.trie = tl.trie.canonical(renum);
+  }
   // A direct call's function node folds into its site's (timeline.h): a row
   // can then hold both under one node, merged into one cell where it fits.
-  const bool folded = result.trie.size() < tl.trie.size();
+  const bool folded = result.trie.size() < walked_nodes;
   constexpr uint64_t kMax = std::numeric_limits<uint32_t>::max();
   auto mergeable = [&](const PathCell &x, const PathCell &y) {
     return x.node == y.node && uint64_t{x.ns} + y.ns <= kMax;

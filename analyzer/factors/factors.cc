@@ -15,7 +15,32 @@
 namespace vprof::analyzer {
 namespace {
 
-void collect(const VarNode &n, bool paper, std::multiset<std::string> &active,
+// What the (preempted) leaves below n carry: preemption is not the code's
+// fault (METHOD §4), so a function's factor does not carry it.
+void preempted_below(const VarNode &n, std::vector<const VarNode *> &out) {
+  for (const auto &c : n.children)
+    if (c.key.size() >= 10 && c.key.compare(c.key.size() - 10, 10, "/preempted") == 0)
+      out.push_back(&c);
+    else
+      preempted_below(c, out);
+}
+
+double preempted_share(const VarNode &n) {
+  std::vector<const VarNode *> p;
+  preempted_below(n, p);
+  double s = 0;
+  for (const VarNode *v : p) s += v->share.value_or(0.0);
+  return s;
+}
+
+bool has_preempted(const VarNode &n) {
+  if (n.key.size() >= 10 && n.key.compare(n.key.size() - 10, 10, "/preempted") == 0) return true;
+  for (const auto &c : n.children)
+    if (has_preempted(c)) return true;
+  return false;
+}
+
+void collect(const VarNode &n, bool paper, bool preempted, std::multiset<std::string> &active,
              std::map<std::string, Factor> &out) {
   bool counted = false;
   bool candidate = paper || n.kind != VarNode::Kind::Cov;
@@ -25,16 +50,17 @@ void collect(const VarNode &n, bool paper, std::multiset<std::string> &active,
     f.covariance = n.kind == VarNode::Kind::Cov;
     if (f.functions.empty()) f.functions = n.functions;
     f.contribution += n.contribution;
-    f.share += n.share.value_or(0.0);
+    double share = n.share.value_or(0.0) - (preempted ? preempted_share(n) : 0.0);
+    f.share += share;
     f.instances.push_back(&n);
-    f.call_sites.push_back({n.call_site, n.other_call_site, n.label, n.contribution, n.share.value_or(0.0)});
+    f.call_sites.push_back({n.call_site, n.other_call_site, n.label, n.contribution, share});
     counted = true;
   }
   // The root function is no factor (it is all of Var(root)), but what
   // recursion nests below it is inside it all the same (METHOD §5).
   bool root_fn = n.key == "root" && !n.factor.empty();
   if (counted || root_fn) active.insert(n.factor);
-  for (const auto &c : n.children) collect(c, paper, active, out);
+  for (const auto &c : n.children) collect(c, paper, preempted, active, out);
   if (counted || root_fn) active.erase(active.find(n.factor));
 }
 
@@ -43,7 +69,7 @@ void collect(const VarNode &n, bool paper, std::multiset<std::string> &active,
 std::vector<Factor> rank_factors(const VarNode &tree, const Heights &h, const FactorOptions &o) {
   std::map<std::string, Factor> by_name;
   std::multiset<std::string> active;
-  collect(tree, o.paper, active, by_name);
+  collect(tree, o.paper, has_preempted(tree), active, by_name);
   std::vector<Factor> all;
   for (auto &[name, f] : by_name) {
     // A body has nothing below it; a covariance takes the larger height.
@@ -223,8 +249,12 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
     for (const VarNode *v : f.run_instances) {
       bool cov = v->kind == VarNode::Kind::Cov;
       Eigen::Index a = slot(v->a);
-      if (!o.paper) t.push_back({a, 0, 1.0});
-      else t.push_back({a, cov ? slot(v->b) : a, cov ? 2.0 : 1.0});
+      if (!o.paper) {
+        t.push_back({a, 0, 1.0});
+        std::vector<const VarNode *> pre;  // less its (preempted) leaves, as its share
+        if (!cov) preempted_below(*v, pre);  // the selected factors only: k subtrees
+        for (const VarNode *p : pre) t.push_back({slot(p->a), 0, -1.0});
+      } else t.push_back({a, cov ? slot(v->b) : a, cov ? 2.0 : 1.0});
     }
     terms.push_back(std::move(t));
     todo.push_back(&f);

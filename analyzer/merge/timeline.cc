@@ -15,14 +15,14 @@ StackTrie::StackTrie() {
 }
 
 uint32_t StackTrie::child(uint32_t parent, FrameKind kind, uint32_t id) {
-  uint64_t key = (uint64_t{parent} << 34) | (uint64_t(kind) << 32) | id;
+  uint64_t key = (uint64_t{parent} << 35) | (uint64_t(kind) << 32) | id;
   auto [it, inserted] = index_.emplace(key, static_cast<uint32_t>(nodes_.size()));
   if (inserted) nodes_.push_back({parent, kind, id, 0});
   return it->second;
 }
 
 int64_t StackTrie::find(uint32_t parent, FrameKind kind, uint32_t id) const {
-  auto it = index_.find((uint64_t{parent} << 34) | (uint64_t(kind) << 32) | id);
+  auto it = index_.find((uint64_t{parent} << 35) | (uint64_t(kind) << 32) | id);
   return it == index_.end() ? -1 : int64_t(it->second);
 }
 
@@ -259,7 +259,7 @@ class ThreadBuilder {
   // The trie's hash map costs more than everything else per record; stacks
   // repeat, so a small direct-mapped cache in front of it hits nearly always.
   uint32_t child(uint32_t parent, FrameKind kind, uint32_t id) {
-    uint64_t key = (uint64_t{parent} << 34) | (uint64_t(kind) << 32) | id;
+    uint64_t key = (uint64_t{parent} << 35) | (uint64_t(kind) << 32) | id;
     CacheEntry &c = cache_[(key * 0x9E3779B97F4A7C15ull) >> (64 - kCacheBits)];
     if (c.key != key + 1) c = {key + 1, trie_.child(parent, kind, id)};
     return c.node;
@@ -410,6 +410,13 @@ class ThreadBuilder {
         // Read from a file, the drop is known when its record comes.
         if (th_.drop_begin_ts < 0) th_.drop_begin_ts = e.ts;
         break;
+      case Kind::Preempted: {
+        // Drained after the fact: the stretch lies before this record.
+        int64_t out = e.release_ts, in = static_cast<int64_t>(e.arg);
+        if (!th_.preempted.empty()) out = std::max(out, th_.preempted.back().in);
+        if (in > out) th_.preempted.push_back({out, in});
+        break;
+      }
       case Kind::Release:
       case Kind::ThreadExit: break;
     }
@@ -673,6 +680,9 @@ void Merger::trim() {
       k = 0;
       while (k < th.dequeues.size() && th.dequeues[k].ts < w) ++k;
       th.dequeues.drop_front(k);
+      k = 0;
+      while (k < th.preempted.size() && th.preempted[k].in <= w) ++k;
+      th.preempted.drop_front(k);
       held += th.segs.size() + th.stack.size() + th.dequeues.size();
     }
     if (held <= max_window_ || open_.empty()) return;

@@ -58,8 +58,10 @@
 namespace vprof::analyzer {
 
 // What a stack node stands for. Queue/Untracked are leaves hung under the
-// root so that every nanosecond of a tiling lands on some node.
-enum class FrameKind : uint8_t { Root, Function, Site, Queue, Untracked };
+// root so that every nanosecond of a tiling lands on some node. Preempted
+// (id 0) is a leaf under the node the thread was in when the kernel switched
+// it out involuntarily; the walk makes them (critical_path.cc).
+enum class FrameKind : uint8_t { Root, Function, Site, Queue, Untracked, Preempted };
 
 struct StackNode {
   uint32_t parent = 0;
@@ -184,6 +186,11 @@ struct Dequeue {
   Enqueue enq;
 };
 
+// An involuntary off-CPU stretch [out, in) of one thread (PREEMPTED records).
+struct Preemption {
+  int64_t out, in;
+};
+
 struct ThreadTimeline {
   uint32_t pid = 0, tid = 0;
   int64_t first_ts = 0, last_ts = 0;
@@ -191,6 +198,7 @@ struct ThreadTimeline {
   Window<StackChange> stack;
   Window<Segment> segs;
   Window<Dequeue> dequeues;
+  Window<Preemption> preempted;  // in order, disjoint; known once drained (trace_format.h)
 };
 
 struct IntervalInfo {

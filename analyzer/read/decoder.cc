@@ -121,7 +121,7 @@ Decoder::Decoder(const std::string &path, const MappedFile &f, const vprof_file_
       vprof_slot s;
       std::memcpy(&s, base_ + VPROF_HEADER_BYTES, sizeof s);
       uint32_t kind = static_cast<uint32_t>(s.w0 & VPROF_KIND_MASK);
-      uint64_t slots = kind == VPROF_K_IV_BEGIN_LABELED ? 2
+      uint64_t slots = kind == VPROF_K_IV_BEGIN_LABELED || kind == VPROF_K_PREEMPTED ? 2
                        : kind == VPROF_K_STRING
                            ? 1 + (std::min<uint64_t>(s.arg >> 32, 4096) + VPROF_SLOT_BYTES - 1) /
                                      VPROF_SLOT_BYTES
@@ -218,7 +218,7 @@ bool Decoder::next_chunk() {
 // per kind: a test per record, where six comparisons were.
 constexpr uint32_t kPlainKinds =
     ((1u << VPROF_K_MAX_) - 1) & ~((1u << VPROF_K_NONE) | (1u << VPROF_K_IV_BEGIN_LABELED) |
-                                   (1u << VPROF_K_STRING) | (1u << VPROF_K_DROP_BEGIN) |
+                                   (1u << VPROF_K_PREEMPTED) | (1u << VPROF_K_STRING) | (1u << VPROF_K_DROP_BEGIN) |
                                    (1u << VPROF_K_THREAD_EXIT));
 static_assert(VPROF_K_MAX_ <= 32, "kPlainKinds holds one bit per kind");
 inline bool is_plain(uint32_t kind) { return kind < 32 && ((kPlainKinds >> kind) & 1u); }
@@ -258,7 +258,7 @@ bool Decoder::odd_step(const vprof_slot &s, uint32_t kind, uint64_t off, uint64_
     return true;
   }
   uint64_t slots = 1;
-  if (kind == VPROF_K_IV_BEGIN_LABELED) slots = 2;
+  if (kind == VPROF_K_IV_BEGIN_LABELED || kind == VPROF_K_PREEMPTED) slots = 2;
   if (kind == VPROF_K_STRING) slots += ((s.arg >> 32) + VPROF_SLOT_BYTES - 1) / VPROF_SLOT_BYTES;
   uint64_t next;
   if (!peek_tick(off + slots * VPROF_SLOT_BYTES, next) || next >= tick || next < last_tick_)
@@ -329,7 +329,8 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
     }
     tick = h_.tsc_base + (s.w0 >> VPROF_TS_SHIFT);
     if (tick - last_tick_ > kMaxStep && !odd_step(s, kind, off, tick)) {
-      off_ = off + (kind == VPROF_K_IV_BEGIN_LABELED ? 2 : 1) * VPROF_SLOT_BYTES;
+      off_ = off + (kind == VPROF_K_IV_BEGIN_LABELED || kind == VPROF_K_PREEMPTED ? 2 : 1) *
+                       VPROF_SLOT_BYTES;
       continue;  // a corrupt time: the record is dropped (counted)
     }
     last_tick_ = tick;
@@ -352,6 +353,25 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
         e.kind = Kind::IntervalBegin;
         e.type_label = label_of(static_cast<uint32_t>(ext.w0), off);
         e.client_label = label_of(static_cast<uint32_t>(ext.arg), off);
+        break;
+      }
+      case VPROF_K_PREEMPTED: {
+        if (next + VPROF_SLOT_BYTES > chunk_end_) {
+          lose(Severity::Error, off, "preempted record cut short");
+          skip_rest(off);
+          next = chunk_end_;
+          keep = false;
+          break;
+        }
+        vprof_slot ext;
+        std::memcpy(&ext, base_ + next, sizeof ext);
+        next += VPROF_SLOT_BYTES;
+        // CLOCK_MONOTONIC ns, the domain every ts is in; an inverted or
+        // future stretch is damage: kept as an empty one (changes nothing).
+        int64_t out = static_cast<int64_t>(s.arg), in = static_cast<int64_t>(ext.w0);
+        if (out < 0 || in < out || in > e.ts + 1000000) out = in = e.ts;
+        e.release_ts = out;
+        e.arg = static_cast<uint64_t>(in);
         break;
       }
       case VPROF_K_STRING: {

@@ -43,6 +43,7 @@ ProcessFiles read_process_files(const std::string &dir) {
       h.manifest_path[sizeof h.manifest_path - 1] = '\0';
       out.manifests[h.manifest_id] = h.manifest_path;
     }
+    if (h.version >= 3) out.preemption |= h.preemption;
   }
   closedir(d);
   return out;

@@ -19,6 +19,11 @@ struct ProcessFiles {
   // id -> path of the manifests the processes' instrumented code registered
   // (id "mixed": one process registered two different ones).
   std::map<std::string, std::string> manifests;
+  // VPROF_PREEMPT_* bits of all processes (0: no process recorded switches,
+  // or every file predates version 3). Measured only when some process
+  // measured: a thread refused may still leave others measured.
+  uint32_t preemption = 0;
+  bool preemption_measured() const { return preemption & 1u; }
 };
 
 ProcessFiles read_process_files(const std::string &dir);

@@ -38,6 +38,7 @@ const char *kind_name(Kind k) {
     case Kind::TaskDequeue: return "task_dequeue";
     case Kind::DropBegin: return "drop_begin";
     case Kind::ThreadExit: return "thread_exit";
+    case Kind::Preempted: return "preempted";
   }
   return "?";
 }

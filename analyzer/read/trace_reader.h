@@ -50,6 +50,7 @@ enum class Kind : uint8_t {
   TaskDequeue = VPROF_K_TASK_DEQUEUE,
   DropBegin = VPROF_K_DROP_BEGIN,
   ThreadExit = VPROF_K_THREAD_EXIT,
+  Preempted = VPROF_K_PREEMPTED,  // arg: switch-in ns; release_ts: switch-out ns (same clock as ts)
 };
 
 const char *kind_name(Kind k);

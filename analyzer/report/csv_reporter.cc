@@ -22,6 +22,7 @@ std::string node_name(const Columns &c, const Names &n, int i) {
     case FrameKind::Root: return "";
     case FrameKind::Queue: return "(queue wait)";
     case FrameKind::Untracked: return "(untracked)";
+    case FrameKind::Preempted: return "(preempted)";
     case FrameKind::Function: return n.function(s.id);
     case FrameKind::Site:
       if (s.callee_fn && n.functions.count(s.callee_fn)) return n.function(s.callee_fn);

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analyzer/report/preemption.h"
 #include "analyzer/report/reporter.h"
 
 namespace vprof::analyzer {
@@ -78,6 +79,12 @@ json lost_json(const DataLost &d, const std::vector<const RunAnalysis *> &runs) 
           {"missing_bytes", d.missing_bytes}, {"records", d.records},
           {"clamped_records", d.clamped},     {"incomplete_intervals", d.incomplete_intervals},
           {"files", std::move(files)}};
+}
+
+// The (preempted) leaves' share of Var(latency); null: not measured.
+json preemption_json(const RunAnalysis &r) {
+  auto p = preemption_share(r);
+  return p ? json(num(*p)) : json(nullptr);
 }
 
 json quality_json(const RunAnalysis &r) {
@@ -173,6 +180,7 @@ json to_json(const Analysis &a) {
            {{"mean_ns", num(l.mean_ns)}, {"variance_ns2", num(l.variance_ns2)},
             {"stddev_ns", num(l.stddev_ns)}, {"p50_ns", num(l.p50_ns)}, {"p90_ns", num(l.p90_ns)},
             {"p99_ns", num(l.p99_ns)}, {"p999_ns", num(l.p999_ns)}, {"max_ns", num(l.max_ns)}}},
+          {"preemption", preemption_json(base)},
           {"tree", node_json(a.tree)},
           {"factors", std::move(factors)},
           {"selection",

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/report/preemption.h"
 #include "analyzer/report/reporter.h"
 
 namespace vprof::analyzer {
@@ -81,6 +82,11 @@ class TerminalReporter : public Reporter {
                      dur(l.p999_ns), dur(l.max_ns));
     o += fmt::format("measurement floor: probe pair {:.1f} ns, empty interval {:.1f} ns\n",
                      r.overhead.probe_pair_ns, r.overhead.empty_interval_ns);
+    if (auto p = preemption_share(r))
+      o += fmt::format("preemption: {:.1f}% of Var(latency), in the (preempted) leaves\n",
+                       100.0 * *p);
+    else
+      o += "preemption: not measured\n";
     if (a.types.labeled)
       o += fmt::format("by type: {} within types (to explain), {} between types (requested work)\n",
                        pct(a.types.within_fraction), pct(a.types.between_fraction));

@@ -73,6 +73,7 @@ class Builder {
       case FrameKind::Root: v.label = "(outside)"; v.key = "outside"; return;
       case FrameKind::Queue: v.label = "(queue wait)"; v.key = "queue"; return;
       case FrameKind::Untracked: v.label = "(untracked)"; v.key = "untracked"; return;
+      case FrameKind::Preempted: v.label = "(preempted)"; v.key = "preempted"; return;
       case FrameKind::Function:
       case FrameKind::Site: break;
     }
@@ -95,6 +96,13 @@ class Builder {
       v.key = "body";
       v.factor = v.label;
       v.body = true;
+      // Beside only (preempted) leaves the body is the function less its
+      // preemption: the function's own factor already (factors.cc).
+      const auto &ch = s.children;
+      if (std::all_of(ch.begin(), ch.end(), [&](int c) {
+            return c_.nodes[size_t(c)].kind == FrameKind::Preempted;
+          }))
+        v.factor.clear();
       return;
     }
     v.factor = f;

@@ -33,6 +33,9 @@
  *      Later, without a change to the thread files (so still version 1): the
  *      directory may also hold p-<pid>.vpp process files, with their own magic
  *      and version; readers that list only t-*.vpt files ignore them.
+ *   2  PREEMPTED records (kind 18, two slots). A version-1 reader would stop at
+ *      the unknown kind, so files of version 2 say min_readable 2. Process
+ *      files: version 3 adds `preemption`.
  */
 #ifndef VPROF_TRACE_FORMAT_H
 #define VPROF_TRACE_FORMAT_H
@@ -40,8 +43,8 @@
 #include <stdint.h>
 
 #define VPROF_TRACE_MAGIC "VPROFTRC"       /* 8 bytes, no terminator on disk */
-#define VPROF_TRACE_VERSION 1u
-#define VPROF_TRACE_MIN_READABLE 1u       /* oldest reader that can read what we write */
+#define VPROF_TRACE_VERSION 2u
+#define VPROF_TRACE_MIN_READABLE 2u       /* oldest reader that can read what we write */
 #define VPROF_HEADER_BYTES 4096u
 #define VPROF_SLOT_BYTES 16u
 
@@ -73,7 +76,13 @@ enum vprof_kind {
   VPROF_K_DROP_BEGIN = 16,   /* arg: 0. The budget ran out here: records after this time are lost
                                  and counted in FileHeader.dropped_records */
   VPROF_K_THREAD_EXIT = 17,  /* arg: 0. The thread ended cleanly; nothing follows */
-  VPROF_K_MAX_ = 18
+  VPROF_K_PREEMPTED = 18,    /* arg: CLOCK_MONOTONIC ns when the kernel switched the thread out
+                                 involuntarily (perf's SWITCH_OUT_PREEMPT); +1 extension slot:
+                                 w0 = CLOCK_MONOTONIC ns when it switched back in, arg = 0. The
+                                 record's own time is when the runtime drained the switches (at
+                                 interval end, a full ring, thread exit): the off-CPU stretch
+                                 lies before it, among records already written */
+  VPROF_K_MAX_ = 19
 };
 
 /* Sync roles, the top byte of WAIT_BEGIN / RELEASE arguments. */
@@ -156,7 +165,11 @@ _Static_assert(sizeof(struct vprof_file_header) == VPROF_HEADER_BYTES, "header i
  * mapping, so they survive SIGKILL.
  */
 #define VPROF_PROCESS_MAGIC "VPROFPRC"   /* 8 bytes, no terminator on disk */
-#define VPROF_PROCESS_VERSION 2u /* 2: manifest_id, manifest_path */
+#define VPROF_PROCESS_VERSION 3u /* 2: manifest_id, manifest_path; 3: preemption */
+
+/* vprof_process_header.preemption, bits. 0 (and files before version 3): not recorded. */
+#define VPROF_PREEMPT_MEASURED 1u  /* at least one thread recorded its context switches */
+#define VPROF_PREEMPT_REFUSED 2u   /* perf_event_open failed for a thread (or VPROF_PREEMPT=0) */
 
 struct vprof_process_header {
   char magic[8];                 /*   0 "VPROFPRC" */
@@ -173,7 +186,9 @@ struct vprof_process_header {
                                         program's instrumented code registered, NUL-padded; ""
                                         none; "mixed" when two different ones did */
   char manifest_path[1024];      /* 104 where that manifest was written (NUL-terminated) */
-  uint8_t pad[4096 - 1128];
+  uint32_t preemption;           /*1128 (live) VPROF_PREEMPT_* bits */
+  uint32_t reserved0;            /*1132 */
+  uint8_t pad[4096 - 1136];
 };
 
 #ifdef __cplusplus

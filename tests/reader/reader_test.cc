@@ -140,19 +140,20 @@ TEST(Reader, BadMagicIsAnError) {
 TEST(Reader, NewerUnreadableVersionIsAnError) {
   std::string dir = fresh_dir("version");
   SynthThread a(dir, 1, 11);
-  a.header().version = 3;
-  a.header().min_readable = 2;
+  a.header().version = VPROF_TRACE_VERSION + 2;
+  a.header().min_readable = VPROF_TRACE_VERSION + 1;
   a.close();
   auto t = vprof::trace::read_trace_dir(dir);
   ASSERT_TRUE(t.ok());
-  EXPECT_TRUE(has_diag(*t, Severity::Error, "t-1-11.vpt", 8, "needs a reader of version 2"))
+  EXPECT_TRUE(has_diag(*t, Severity::Error, "t-1-11.vpt", 8,
+                       "needs a reader of version " + std::to_string(VPROF_TRACE_VERSION + 1)))
       << dump(*t);
 }
 
 TEST(Reader, NewerButReadableVersionIsRead) {
   std::string dir = fresh_dir("compat");
   SynthThread a(dir, 1, 11);
-  a.header().version = 2;
+  a.header().version = VPROF_TRACE_VERSION + 1;
   a.header().min_readable = 1;
   a.fn_enter(5, 1);
   a.close();

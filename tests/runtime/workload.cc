@@ -7,7 +7,11 @@
 //   workload kill M             writes pairs forever; prints "ready" after M pairs
 //   workload handoff            thread B blocks on a mutex thread A releases
 //   workload budget N M         N threads x M pairs into whatever budget the env gives
+//   workload preempt MS         two threads pinned to one CPU, busy for MS ms each inside
+//                               one interval: the kernel must preempt them
 #include <pthread.h>
+#include <sched.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,11 +41,36 @@ static void run_threads(int n, uint32_t m) {
   for (auto &t : ts) t.join();
 }
 
+static uint64_t mono_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+// Busy inside interval `iv` for `ms` ms on CPU 0, in function 1.
+static void busy_pinned(uint64_t iv, uint32_t ms) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(0, &set);
+  sched_setaffinity(0, sizeof set, &set);
+  vprof_interval_begin(iv);
+  vprof_fn_enter(1);
+  volatile uint64_t x = 0;
+  for (uint64_t end = mono_ms() + ms; mono_ms() < end;)
+    for (int i = 0; i < 10000; ++i) x += i;
+  vprof_fn_exit(1);
+  vprof_interval_end(iv);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
   std::string mode = argv[1];
   auto arg = [&](int i) { return (uint32_t)std::strtoul(argv[i], nullptr, 10); };
-  if (mode == "roundtrip") {
+  if (mode == "preempt") {
+    std::thread a(busy_pinned, 1, arg(2)), b(busy_pinned, 2, arg(2));
+    a.join();
+    b.join();
+  } else if (mode == "roundtrip") {
     // Main thread plays its half; a second thread plays the other, after.
     vprof::testing::play_roundtrip(0);
     std::thread t(vprof::testing::play_roundtrip, 1);

@@ -1,0 +1,140 @@
+// Reads perf's context-switch records (PERF_RECORD_SWITCH, one per switch
+// out and in, with sample_id_all's pid/tid and time on CLOCK_MONOTONIC) and
+// pairs each involuntary switch-out with the next switch-in. Voluntary
+// switch-outs (sleep, I/O, futex) are dropped: a wait stays where the
+// program's own records put it.
+//
+// The event's descriptor is closed once the ring is mapped (the mapping
+// keeps the event alive): no descriptor stays open, as for the trace file.
+#include "switches.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+#ifndef PERF_RECORD_MISC_SWITCH_OUT_PREEMPT
+#define PERF_RECORD_MISC_SWITCH_OUT_PREEMPT (1 << 14)
+#endif
+
+namespace vprof::rt {
+
+namespace {
+
+constexpr size_t kDataPages = 8;  // 32 KiB: ~1300 switch records between drains
+
+void mark_process(uint32_t bit) {
+  if (g.proc) __atomic_fetch_or(&g.proc->preemption, bit, __ATOMIC_RELAXED);
+}
+
+void refused(int err) {
+  mark_process(VPROF_PREEMPT_REFUSED);
+  static std::atomic<bool> said{false};
+  if (said.exchange(true)) return;
+  if (err == 0) return;  // turned off (VPROF_PREEMPT=0): nothing to explain
+  fprintf(stderr,
+          "vprof: preemption not measured: perf_event_open refused (%s); "
+          "/proc/sys/kernel/perf_event_paranoid must be 2 or lower\n",
+          strerror(err));
+}
+
+}  // namespace
+
+void switches_open(ThreadState *t) {
+  if (!g.opt.preempt) {
+    refused(0);
+    return;
+  }
+  perf_event_attr a;
+  memset(&a, 0, sizeof a);
+  a.size = sizeof a;
+  a.type = PERF_TYPE_SOFTWARE;
+  a.config = PERF_COUNT_SW_DUMMY;
+  a.context_switch = 1;
+  a.sample_id_all = 1;
+  a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+  a.use_clockid = 1;
+  a.clockid = CLOCK_MONOTONIC;
+  a.exclude_kernel = 1;  // what paranoid level 2 allows; switch records still come
+  a.exclude_hv = 1;
+  int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) {
+    refused(errno);
+    return;
+  }
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t bytes = (1 + kDataPages) * page;
+  void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int err = errno;
+  close(fd);
+  if (p == MAP_FAILED) {
+    refused(err);
+    return;
+  }
+  t->perf = p;
+  t->perf_bytes = bytes;
+  t->perf_data = page;
+  mark_process(VPROF_PREEMPT_MEASURED);
+}
+
+void switches_drain(ThreadState *t, uint64_t now) {
+  if (!t->perf || t->draining) return;
+  auto *meta = static_cast<perf_event_mmap_page *>(t->perf);
+  uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+  uint64_t tail = meta->data_tail;
+  if (head == tail) return;
+  t->draining = true;
+  const char *data = static_cast<const char *>(t->perf) + t->perf_data;
+  const uint64_t size = t->perf_bytes - t->perf_data;
+  while (tail < head) {
+    // A record may wrap around the ring's end: copy it out first.
+    union {
+      perf_event_header h;
+      char bytes[64];
+    } rec;
+    uint64_t off = tail % size;
+    memcpy(&rec.h, data + off, sizeof rec.h);  // headers are 8-aligned: never split
+    if (rec.h.size < sizeof rec.h || tail + rec.h.size > head) break;
+    size_t n = rec.h.size < sizeof rec ? rec.h.size : sizeof rec;
+    for (size_t i = 0; i < n; ++i) rec.bytes[i] = data[(off + i) % size];
+    if (rec.h.type == PERF_RECORD_LOST) {
+      t->out_ns = 0;  // switches were lost: a pending switch-out may pair wrongly
+      tail += rec.h.size;
+      continue;
+    }
+    if (rec.h.type != PERF_RECORD_SWITCH || n < sizeof rec.h + 16) {
+      tail += rec.h.size;
+      continue;
+    }
+    uint64_t ns;  // sample_id: pid, tid (u32 each), then time
+    memcpy(&ns, rec.bytes + sizeof rec.h + 8, sizeof ns);
+    if (rec.h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
+      t->out_ns = (rec.h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? ns : 0;
+    } else if (t->out_ns) {
+      if (ns > t->out_ns) {
+        // Only where the trace ring has room: the rest waits in perf's ring
+        // for the next drain (a full trace ring drains after its switch).
+        if (t->dropping || t->hot.pos + 2 > t->hot.end) break;
+        vprof_slot ext{ns, 0};
+        emit_slots(t, VPROF_K_PREEMPTED, t->out_ns, now, &ext, 1);
+      }
+      t->out_ns = 0;
+    }
+    tail += rec.h.size;
+  }
+  __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+  t->draining = false;
+}
+
+void switches_close(ThreadState *t) {
+  if (t->perf) munmap(t->perf, t->perf_bytes);
+  t->perf = nullptr;
+}
+
+}  // namespace vprof::rt

@@ -1,0 +1,73 @@
+// Preemption in the factors and the report (METHOD §4): a function's factor
+// leaves out its (preempted) leaves, and the report's share is theirs.
+#include <gtest/gtest.h>
+
+#include "analyzer/pipeline/analyze.h"
+#include "analyzer/report/preemption.h"
+#include "tests/analyzer/trace_builder.h"
+
+namespace vprof::testing {
+namespace {
+
+using namespace vprof::analyzer;
+
+void preempted(ThreadBuilder &t, int64_t drained, int64_t out, int64_t in) {
+  trace::Event e;
+  e.ts = drained;
+  e.kind = trace::Kind::Preempted;
+  e.release_ts = out;
+  e.arg = uint64_t(in);
+  t.s.events.push_back(e);
+}
+
+TEST(PreemptedFactors, AConstantFunctionPreemptedCarriesNoShare) {
+  // F(1) runs 30 ns of its own in every interval, G(2) 5 + i % 2 ns; F is
+  // preempted for 0, 200, 0, 400, ... ns on top. L = 40 + (i % 2) + p: all
+  // of Var(L) but G's bit is preemption. F's node share (p and all) is
+  // nearly 1, its factor's (less the leaf) is exactly 0; G's is what is left.
+  TraceBuilder tb;
+  for (int i = 0; i < 8; ++i) {
+    int64_t t = i * 10000, p = (i % 2) * 100 * (i + 1);
+    auto &th = tb.thread(1).begin(t, i + 1).enter(t + 5, 1);
+    preempted(th, t + 40 + p, t + 10, t + 10 + p);
+    th.exit(t + 35 + p, 1).enter(t + 35 + p, 2).exit(t + 40 + p + i % 2, 2)
+        .end(t + 40 + p + i % 2, i + 1);
+  }
+  AnalyzeOptions opt;
+  opt.factors.d = 0.0;
+  opt.factors.bootstrap = 50;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(tb.build(), Names{}, opt, 0).value());
+  auto a = combine(std::move(runs), opt);
+  const Factor *f = nullptr, *g = nullptr;
+  for (const auto &x : a->factors) {
+    EXPECT_NE(x.name, "fn#1 (body)") << "beside only (preempted) it is fn#1 itself";
+    EXPECT_EQ(x.name.find("preempted"), std::string::npos) << "(preempted) is no factor";
+    if (x.name == "fn#1") f = &x;
+    if (x.name == "fn#2") g = &x;
+  }
+  ASSERT_TRUE(f && g);
+  EXPECT_NEAR(f->share, 0.0, 1e-12);
+  ASSERT_TRUE(f->ci95.has_value() || f->rank == 0);
+  if (f->ci95) {
+    EXPECT_NEAR(f->ci95->first, 0.0, 1e-9) << "the interval is of the same difference";
+    EXPECT_NEAR(f->ci95->second, 0.0, 1e-9);
+  }
+  auto share = preemption_share(*a->runs.front());
+  ASSERT_TRUE(share.has_value()) << "(preempted) leaves: measured";
+  EXPECT_NEAR(*share + g->share, 1.0, 1e-9);
+  EXPECT_GT(*share, 0.9);
+}
+
+TEST(PreemptedFactors, WithoutProcessFilesOrLeavesPreemptionIsNotMeasured) {
+  TraceBuilder tb;
+  tb.thread(1).begin(0, 1).enter(5, 1).exit(35, 1).end(40, 1);
+  tb.thread(1).begin(100, 2).enter(105, 1).exit(145, 1).end(150, 2);
+  AnalyzeOptions opt;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(tb.build(), Names{}, opt, 0).value());
+  EXPECT_FALSE(preemption_share(*runs.front()).has_value());
+}
+
+}  // namespace
+}  // namespace vprof::testing

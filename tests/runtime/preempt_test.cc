@@ -1,0 +1,92 @@
+// Context switches, end to end: two threads busy on one CPU are preempted by
+// the kernel, and the runtime writes those stretches as PREEMPTED records
+// before each interval's end. Skips (with the reason) where the kernel
+// refuses perf_event_open; then the process file must say so.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "analyzer/read/process_files.h"
+#include "analyzer/read/trace_reader.h"
+#include "tests/support/temp_dir.h"
+
+using vprof::trace::Kind;
+
+namespace {
+
+int run_workload(const std::string &dir, std::vector<std::string> args,
+                 std::map<std::string, std::string> env = {}) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("VPROF_TRACE_DIR", dir.c_str(), 1);
+    for (auto &[k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char *> argv{const_cast<char *>(WORKLOAD_PATH)};
+    for (auto &a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(WORKLOAD_PATH, argv.data());
+    _exit(127);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+}  // namespace
+
+TEST(Preempt, ThreadsSharingACpuRecordTheirInvoluntarySwitches) {
+  std::string dir = vprof::testing::fresh_dir("vprof-preempt", "pinned");
+  ASSERT_EQ(run_workload(dir, {"preempt", "300"}), 0);
+  auto procs = vprof::trace::read_process_files(dir);
+  ASSERT_EQ(procs.files, 1u);
+  if (!procs.preemption_measured()) {
+    EXPECT_TRUE(procs.preemption & VPROF_PREEMPT_REFUSED);
+    GTEST_SKIP() << "perf_event_open refused here (see /proc/sys/kernel/perf_event_paranoid)";
+  }
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->count(vprof::trace::Severity::Error), 0u)
+      << (t->first_error() ? t->first_error()->str() : "");
+  size_t stretches = 0;
+  for (const auto &s : t->threads) {
+    int64_t iv_begin = -1, iv_end = -1;
+    for (const auto &e : s.events) {
+      if (e.kind == Kind::IntervalBegin) iv_begin = e.ts;
+      if (e.kind == Kind::IntervalEnd) iv_end = e.ts;
+    }
+    if (iv_begin < 0) continue;
+    ASSERT_GE(iv_end, iv_begin) << s.file;
+    int64_t last_in = -1;
+    for (const auto &e : s.events) {
+      if (e.kind != Kind::Preempted) continue;
+      int64_t out = e.release_ts, in = int64_t(e.arg);
+      EXPECT_LT(out, in) << s.file;
+      EXPECT_LE(in, e.ts + 1000) << s.file << ": a stretch is drained after it ended";
+      EXPECT_GE(out, last_in) << s.file << ": stretches are in order and disjoint";
+      last_in = in;
+      // Drained at the interval's end, before its END record.
+      if (out >= iv_begin && in <= iv_end) ++stretches;
+    }
+  }
+  // Two busy threads on one CPU for 300 ms each: the scheduler's slices are
+  // a few ms, so each is switched out involuntarily many times.
+  EXPECT_GE(stretches, 2u);
+}
+
+TEST(Preempt, TurnedOffTheProcessFileSaysNotMeasured) {
+  std::string dir = vprof::testing::fresh_dir("vprof-preempt", "off");
+  ASSERT_EQ(run_workload(dir, {"preempt", "20"}, {{"VPROF_PREEMPT", "0"}}), 0);
+  auto procs = vprof::trace::read_process_files(dir);
+  ASSERT_EQ(procs.files, 1u);
+  EXPECT_FALSE(procs.preemption_measured());
+  EXPECT_TRUE(procs.preemption & VPROF_PREEMPT_REFUSED);
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  for (const auto &s : t->threads)
+    for (const auto &e : s.events) EXPECT_NE(e.kind, Kind::Preempted) << s.file;
+}
