@@ -1,5 +1,8 @@
 #include "iterate/decide.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <cmath>
 
 #include <fmt/format.h>
@@ -27,6 +30,24 @@ std::string caller_of(const analyzer::Analysis &a, const analyzer::Factor &f) {
     }
   }
   return "";
+}
+
+std::vector<std::string> callers_of(const analyzer::Analysis &a, const analyzer::Factor &f) {
+  std::vector<std::string> out;
+  const double whole = std::abs(analyzer::ranked_value(f, a.paper));
+  for (const auto &site : f.call_sites) {  // largest first
+    const double v = std::abs(analyzer::ranked_value(site, a.paper));
+    if (!site.call_site || v < std::max(0.01, 0.1 * whole)) continue;
+    for (const auto *inst : f.instances) {
+      if (inst->label != site.label || inst->run < 0 || inst->run >= (int)a.runs.size()) continue;
+      std::string caller = a.runs[inst->run]->names.function(site.call_site->function_id);
+      if (!caller.empty() && std::find(out.begin(), out.end(), caller) == out.end()) out.push_back(caller);
+      break;
+    }
+  }
+  if (out.empty())
+    if (std::string c = caller_of(a, f); !c.empty()) out.push_back(c);
+  return out;
 }
 
 namespace {
@@ -63,7 +84,7 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
         std::string why_not = probe(g.function);
         g.break_down = why_not.empty();
         g.reason = why_not.empty() ? "it has calls to break down" : why_not;
-        g.parent = caller_of(a, f);
+        g.parents = callers_of(a, f);
       }
     }
     out.push_back(std::move(g));

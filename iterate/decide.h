@@ -23,7 +23,7 @@ namespace vprof::iterate {
 struct Suggestion {
   std::string factor;    // the factor's name
   std::string function;  // the function to break down ("" when not a function)
-  std::string parent;    // the function whose call site reaches it
+  std::vector<std::string> parents;  // the functions whose call sites reach it (callers_of)
   double contribution = 0;
   bool fragile = false;  // the factor's answer rests on a few intervals (factors.h)
   bool break_down = false;
@@ -35,6 +35,11 @@ using CanBreakDown = std::function<std::string(const std::string &f)>;
 
 // The function holding the factor's largest call site ("" when none).
 std::string caller_of(const analyzer::Analysis &a, const analyzer::Factor &f);
+// Every function whose call site carries a real part of factor f: each site
+// with at least a tenth of f's value (and 1% of Var(root)), largest first. A
+// function called from two paths (a row lock taken in read_row and in
+// write_row) is broken down along both.
+std::vector<std::string> callers_of(const analyzer::Analysis &a, const analyzer::Factor &f);
 
 std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, double m,
                                 const CanBreakDown &probe);

@@ -195,7 +195,7 @@ Expected<Outcome> Session::run() {
   int max_it = o_.max_iterations > 0 ? o_.max_iterations : c_.max_iterations;
   if (s_.iterations.empty() && s_.pending.empty() && !s_.done) {
     s_.pending = {c_.root};
-    s_.broken_down.push_back({c_.root, "", 1});
+    s_.broken_down.push_back({c_.root, {}, 1});
   } else if (!s_.done) {
     log(fmt::format("resuming the session in {} after {} iterations", dir_, s_.iterations.size()));
   }
@@ -246,7 +246,7 @@ Expected<Outcome> Session::run() {
                       g.reason));
       if (g.break_down && !s_.is_broken_down(g.function)) {
         s_.pending.push_back(g.function);
-        s_.broken_down.push_back({g.function, g.parent, it.number + 1});
+        s_.broken_down.push_back({g.function, g.parents, it.number + 1});
       }
     }
     if (!s_.done && s_.pending.empty()) {

@@ -19,12 +19,15 @@ bool State::is_broken_down(const std::string &f) const {
 
 std::vector<std::string> State::chain(const std::string &f) const {
   std::vector<std::string> out;
-  std::string cur = f;
-  while (!cur.empty() && std::find(out.begin(), out.end(), cur) == out.end()) {
+  std::vector<std::string> todo{f};
+  while (!todo.empty()) {
+    std::string cur = todo.back();
+    todo.pop_back();
+    if (cur.empty() || std::find(out.begin(), out.end(), cur) != out.end()) continue;
     out.push_back(cur);
     auto it = std::find_if(broken_down.begin(), broken_down.end(),
                            [&](const BrokenDown &b) { return b.function == cur; });
-    cur = it == broken_down.end() ? "" : it->parent;
+    if (it != broken_down.end()) todo.insert(todo.end(), it->parents.rbegin(), it->parents.rend());
   }
   return out;
 }
@@ -36,7 +39,12 @@ Expected<State> load_state(const std::string &path) {
   try {
     json j = json::parse(in);
     for (const auto &b : j.at("broken_down"))
-      s.broken_down.push_back({b.at("function"), b.at("parent"), b.at("iteration")});
+    {
+      BrokenDown d{b.at("function"), {}, b.at("iteration")};
+      if (b.contains("parents")) d.parents = b.at("parents").get<std::vector<std::string>>();
+      else if (!b.value("parent", "").empty()) d.parents = {b.at("parent")};  // sessions before parents
+      s.broken_down.push_back(std::move(d));
+    }
     for (const auto &i : j.at("iterations"))
       s.iterations.push_back({i.at("number"), i.at("instrumented"), i.at("trace_dir"), i.at("analyzed")});
     for (const auto &d : j.at("decisions"))
@@ -56,7 +64,7 @@ Status save_state(const State &s, const std::string &path) {
   j["schema_version"] = 1;
   j["broken_down"] = json::array();
   for (const auto &b : s.broken_down)
-    j["broken_down"].push_back({{"function", b.function}, {"parent", b.parent}, {"iteration", b.iteration}});
+    j["broken_down"].push_back({{"function", b.function}, {"parents", b.parents}, {"iteration", b.iteration}});
   j["iterations"] = json::array();
   for (const auto &i : s.iterations)
     j["iterations"].push_back({{"number", i.number}, {"instrumented", i.instrumented},

@@ -12,7 +12,10 @@ namespace vprof::iterate {
 
 struct BrokenDown {
   std::string function;
-  std::string parent;  // the function whose call site led here ("" for the root)
+  // The functions whose call sites lead here (none for the root): every
+  // caller through which a real part of its variance came, so that each of
+  // those paths is broken down, not only the largest.
+  std::vector<std::string> parents;
   int iteration = 0;   // the iteration that first instrumented it
 };
 
@@ -39,7 +42,7 @@ struct State {
   std::string stop_reason;
 
   bool is_broken_down(const std::string &f) const;
-  // f and its ancestors along the parent links.
+  // f and its ancestors along the parent links (all of them).
   std::vector<std::string> chain(const std::string &f) const;
 };
 

@@ -64,6 +64,38 @@ void collect(const VarNode &n, bool paper, bool preempted, std::multiset<std::st
   if (counted || root_fn) active.erase(active.find(n.factor));
 }
 
+// One instance inside the other: a key is its node's path from the root.
+bool nested(const VarNode &a, const VarNode &b) {
+  const std::string &x = a.key.size() <= b.key.size() ? a.key : b.key;
+  const std::string &y = a.key.size() <= b.key.size() ? b.key : a.key;
+  return y.compare(0, x.size(), x) == 0 && (y.size() == x.size() || y[x.size()] == '/');
+}
+
+// Ranks 1..k go to the first factors of [begin, end) (in ranking order) whose
+// value reaches d. With shares, a factor nested with one already selected (an
+// instance of one inside an instance of the other: wait_until inside
+// wait_for_grant inside lock_row) is skipped: its share is already on the
+// list, and the selected shares stay disjoint parts of Var(L), so they add up
+// to at most the whole (docs/method.md). The paper's terms keep Algorithm 1.
+template <class It>
+void select_first_k(It begin, It end, const FactorOptions &o, bool mark_candidates) {
+  std::vector<const Factor *> chosen;
+  for (It it = begin; it != end && int(chosen.size()) < o.k; ++it) {
+    Factor &f = *it;
+    if (std::abs(ranked_value(f, o.paper)) < o.d) break;
+    f.nested_with.clear();
+    if (!o.paper)
+      for (const Factor *c : chosen)
+        for (const VarNode *a : f.instances)
+          for (const VarNode *b : c->instances)
+            if (f.nested_with.empty() && nested(*a, *b)) f.nested_with = c->name;
+    if (!f.nested_with.empty()) continue;
+    chosen.push_back(&f);
+    f.rank = int(chosen.size());
+    if (mark_candidates) f.candidate = true;
+  }
+}
+
 }  // namespace
 
 std::vector<Factor> rank_factors(const VarNode &tree, const Heights &h, const FactorOptions &o) {
@@ -97,12 +129,7 @@ std::vector<Factor> rank_factors(const VarNode &tree, const Heights &h, const Fa
   std::stable_partition(all.begin(), all.end(), [&](const Factor &f) {
     return std::abs(ranked_value(f, o.paper)) >= o.d;
   });
-  int rank = 0;
-  for (auto &f : all) {
-    if (rank >= o.k || std::abs(ranked_value(f, o.paper)) < o.d) break;
-    f.rank = ++rank;
-    f.candidate = true;
-  }
+  select_first_k(all.begin(), all.end(), o, /*mark_candidates=*/true);
   return all;
 }
 
@@ -174,9 +201,8 @@ void rerank_fragile(std::vector<Factor> &factors, const FactorOptions &o) {
   auto key = [](const Factor &f) { return std::abs(f.score) * (f.fragile ? 0.5 : 1.0); };
   std::stable_sort(factors.begin(), end,
                    [&](const Factor &a, const Factor &b) { return key(a) > key(b); });
-  int rank = 0;
-  for (auto it = factors.begin(); it != factors.end(); ++it)
-    it->rank = it < end && rank < o.k ? ++rank : 0;
+  for (auto it = factors.begin(); it != factors.end(); ++it) it->rank = 0;
+  select_first_k(factors.begin(), end, o, /*mark_candidates=*/false);
 }
 
 namespace {

@@ -70,6 +70,9 @@ struct Factor {
   bool significant = true;
   std::optional<double> tail99, tail999;  // tail.h; filled for the selected factors
   bool candidate = false;  // could be selected: assessed before the final ranking
+  // Not selected because it nests with a selected factor (shares only): the
+  // selected factor's name. Its share is already on the list.
+  std::string nested_with;
   bool assessed = false;   // bootstrap_factors has seen it
   // The run that measured it: its instances' latest run when that run's own
   // tree holds them all (by key); -1 when none does (nothing is assessed).

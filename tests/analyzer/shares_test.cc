@@ -166,5 +166,47 @@ TEST(Shares, BootstrapWidthOfAShareMatchesTheDeltaMethod) {
   EXPECT_GT(f->ci95->second, sb);
 }
 
+
+TEST(Shares, NestedFactorsAreSelectedOnceSoTheListAddsUpToAtMostTheWhole) {
+  // R(1) calls A(2) (site 1), A calls B(3) (site 2) and does nothing else;
+  // R then calls C(4) (site 3). B = all of A's variation; C smaller and
+  // independent. B ranks first (deepest); A contains B (same share) and is
+  // not listed again; C is. The selected shares are disjoint parts of Var(L).
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> ub(0, 2000), uc(0, 300);
+  TraceBuilder tb;
+  for (int i = 0; i < 500; ++i) {
+    int64_t t = int64_t(i) * 10000, b = ub(rng), c = uc(rng);
+    auto &th = tb.thread(1);
+    th.begin(t, i + 1).enter(t, 1).site(t + 1, 1).enter(t + 1, 2).call(t + 1, t + 1 + b, 2, 3);
+    int64_t e = t + 1 + b;
+    th.exit(e, 2).site_end(e, 1).call(e, e + c, 3, 4).exit(e + c, 1).end(e + c, i + 1);
+  }
+  Names names = make_names({{1, "R"}, {2, "A"}, {3, "B"}, {4, "C"}},
+                           {{1, 1, "A", 10}, {2, 2, "B", 20}, {3, 1, "C", 30}});
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  opt.factors.d = 0.01;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(tb.build(), names, opt, 0).value());
+  auto a = combine(std::move(runs), opt);
+  const Factor *fa = by_name(*a, "A"), *fb = by_name(*a, "B"), *fc = by_name(*a, "C");
+  ASSERT_TRUE(fa && fb && fc);
+  EXPECT_EQ(fb->rank, 1);
+  EXPECT_EQ(fa->rank, 0);
+  EXPECT_EQ(fa->nested_with, "B");
+  EXPECT_GT(fc->rank, 0);
+  double sum = 0;
+  for (const auto &f : a->factors)
+    if (f.rank > 0) sum += f.share;
+  EXPECT_LE(sum, 1.0 + 1e-9);
+  // The paper's ranking keeps Algorithm 1: A is listed beside B.
+  opt.factors.paper = true;
+  std::vector<std::unique_ptr<RunAnalysis>> again;
+  again.push_back(analyze_run(tb.build(), names, opt, 0).value());
+  auto p = combine(std::move(again), opt);
+  EXPECT_GT(by_name(*p, "A")->rank, 0);
+}
+
 }  // namespace
 }  // namespace vprof::testing
