@@ -338,34 +338,30 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
     uint64_t next = off + VPROF_SLOT_BYTES;
     wake_delta = 0;
     bool keep = true;
+    // A two-slot record's second slot; a record cut by the chunk's end is damage.
+    auto extension = [&](const char *cut, vprof_slot &ext) {
+      if (next + VPROF_SLOT_BYTES > chunk_end_) {
+        lose(Severity::Error, off, cut);
+        skip_rest(off);
+        next = chunk_end_;
+        return false;
+      }
+      std::memcpy(&ext, base_ + next, sizeof ext);
+      next += VPROF_SLOT_BYTES;
+      return true;
+    };
     switch (kind) {
       case VPROF_K_IV_BEGIN_LABELED: {
-        if (next + VPROF_SLOT_BYTES > chunk_end_) {
-          lose(Severity::Error, off, "labeled interval record cut short");
-          skip_rest(off);
-          next = chunk_end_;
-          keep = false;
-          break;
-        }
         vprof_slot ext;
-        std::memcpy(&ext, base_ + next, sizeof ext);
-        next += VPROF_SLOT_BYTES;
+        if (!(keep = extension("labeled interval record cut short", ext))) break;
         e.kind = Kind::IntervalBegin;
         e.type_label = label_of(static_cast<uint32_t>(ext.w0), off);
         e.client_label = label_of(static_cast<uint32_t>(ext.arg), off);
         break;
       }
       case VPROF_K_PREEMPTED: {
-        if (next + VPROF_SLOT_BYTES > chunk_end_) {
-          lose(Severity::Error, off, "preempted record cut short");
-          skip_rest(off);
-          next = chunk_end_;
-          keep = false;
-          break;
-        }
         vprof_slot ext;
-        std::memcpy(&ext, base_ + next, sizeof ext);
-        next += VPROF_SLOT_BYTES;
+        if (!(keep = extension("preempted record cut short", ext))) break;
         // CLOCK_MONOTONIC ns, the domain every ts is in; an inverted or
         // future stretch is damage: kept as an empty one (changes nothing).
         int64_t out = static_cast<int64_t>(s.arg), in = static_cast<int64_t>(ext.w0);
