@@ -11,15 +11,6 @@ namespace {
 
 using namespace vprof::analyzer;
 
-void preempted(ThreadBuilder &t, int64_t drained, int64_t out, int64_t in) {
-  trace::Event e;
-  e.ts = drained;
-  e.kind = trace::Kind::Preempted;
-  e.release_ts = out;
-  e.arg = uint64_t(in);
-  t.s.events.push_back(e);
-}
-
 TEST(PreemptedFactors, AConstantFunctionPreemptedCarriesNoShare) {
   // F(1) runs 30 ns of its own in every interval, G(2) 5 + i % 2 ns; F is
   // preempted for 0, 200, 0, 400, ... ns on top. L = 40 + (i % 2) + p: all
@@ -29,7 +20,7 @@ TEST(PreemptedFactors, AConstantFunctionPreemptedCarriesNoShare) {
   for (int i = 0; i < 8; ++i) {
     int64_t t = i * 10000, p = (i % 2) * 100 * (i + 1);
     auto &th = tb.thread(1).begin(t, i + 1).enter(t + 5, 1);
-    preempted(th, t + 40 + p, t + 10, t + 10 + p);
+    th.preempted(t + 40 + p, t + 10, t + 10 + p);
     th.exit(t + 35 + p, 1).enter(t + 35 + p, 2).exit(t + 40 + p + i % 2, 2)
         .end(t + 40 + p + i % 2, i + 1);
   }

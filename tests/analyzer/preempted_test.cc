@@ -16,22 +16,12 @@ constexpr auto Fn = FrameKind::Function;
 constexpr auto Site = FrameKind::Site;
 constexpr auto Pre = FrameKind::Preempted;
 
-// A PREEMPTED record as the runtime drains it: stamped `drained`, about [out, in).
-void preempted(ThreadBuilder &t, int64_t drained, int64_t out, int64_t in) {
-  trace::Event e;
-  e.ts = drained;
-  e.kind = trace::Kind::Preempted;
-  e.release_ts = out;
-  e.arg = uint64_t(in);
-  t.s.events.push_back(e);
-}
-
 TEST(Preempted, OffCpuTimeInABodyIsItsOwnLeafUnderTheFunction) {
   // F(1) over [5, 35); switched out involuntarily over [12, 18), drained at
   // the interval's end (40): F's body 30 - 6 = 24, F > (preempted) 6, outside 10.
   TraceBuilder tb;
   auto &t = tb.thread(1).begin(0, 9).enter(5, 1).exit(35, 1);
-  preempted(t, 40, 12, 18);
+  t.preempted(40, 12, 18);
   t.end(40, 9);
   auto tl = analyzer::compute_critical_paths(tb.build());
   const auto &cp = tl.paths;
@@ -47,7 +37,7 @@ TEST(Preempted, AStretchAcrossAStackChangeSplitsAtIt) {
   // [8, 14): 2 ns in F's body, 4 in G. F body 30 - 10 - 2 = 18, G 10 - 4 = 6.
   TraceBuilder tb;
   auto &t = tb.thread(1).begin(0, 9).enter(5, 1).call(10, 20, 1, 2).exit(35, 1);
-  preempted(t, 40, 8, 14);
+  t.preempted(40, 8, 14);
   t.end(40, 9);
   auto tl = analyzer::compute_critical_paths(tb.build());
   const auto &cp = tl.paths;
@@ -66,7 +56,7 @@ TEST(Preempted, OnlyTheStretchInsideTheIntervalCounts) {
   TraceBuilder tb;
   auto &t = tb.thread(1).begin(0, 9).enter(5, 1);
   t.end(40, 9);
-  preempted(t, 60, 30, 50);
+  t.preempted(60, 30, 50);
   t.exit(70, 1);
   auto tl = analyzer::compute_critical_paths(tb.build());
   const auto &cp = tl.paths;

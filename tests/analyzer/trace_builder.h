@@ -34,6 +34,12 @@ class ThreadBuilder {
     return *this;
   }
   ThreadBuilder &end(int64_t ts, uint64_t iv) { return add(ts, K::IntervalEnd, iv); }
+  // A PREEMPTED record as the runtime drains it: stamped `drained`, about [out, in).
+  ThreadBuilder &preempted(int64_t drained, int64_t out, int64_t in) {
+    add(drained, K::Preempted, uint64_t(in));
+    s.events.back().release_ts = out;
+    return *this;
+  }
   ThreadBuilder &join(int64_t ts, uint64_t iv) { return add(ts, K::IntervalJoin, iv); }
   ThreadBuilder &leave(int64_t ts) { return add(ts, K::IntervalLeave, 0); }
   ThreadBuilder &wait(int64_t ts, uint64_t obj) { return add(ts, K::WaitBegin, obj); }

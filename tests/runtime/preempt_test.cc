@@ -14,28 +14,13 @@
 
 #include "analyzer/read/process_files.h"
 #include "analyzer/read/trace_reader.h"
+#include "tests/runtime/run_workload.h"
 #include "tests/support/temp_dir.h"
 
 using vprof::trace::Kind;
 
 namespace {
 
-int run_workload(const std::string &dir, std::vector<std::string> args,
-                 std::map<std::string, std::string> env = {}) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv("VPROF_TRACE_DIR", dir.c_str(), 1);
-    for (auto &[k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char *> argv{const_cast<char *>(WORKLOAD_PATH)};
-    for (auto &a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(WORKLOAD_PATH, argv.data());
-    _exit(127);
-  }
-  int st = 0;
-  waitpid(pid, &st, 0);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/read/trace_reader.h"
+#include "tests/runtime/run_workload.h"
 #include "tests/support/temp_dir.h"
 #include "roundtrip_script.h"
 
@@ -25,26 +26,13 @@ namespace {
 
 std::string fresh_dir(const std::string &name) { return vprof::testing::fresh_dir("vprof-rt", name); }
 
-// Runs the workload with the recorder on; returns its exit status.
-int run_workload(const std::string &dir, std::vector<std::string> args,
-                 std::map<std::string, std::string> env = {}) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv("VPROF_TRACE_DIR", dir.c_str(), 1);
-    // These tests count the program's records exactly; the runtime's own
-    // PREEMPTED records (as many as the machine's load makes) are
-    // preempt_test.cc's.
-    setenv("VPROF_PREEMPT", "0", 1);
-    for (auto &[k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char *> argv{const_cast<char *>(WORKLOAD_PATH)};
-    for (auto &a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(WORKLOAD_PATH, argv.data());
-    _exit(127);
-  }
-  int st = 0;
-  waitpid(pid, &st, 0);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+// The workload with the recorder on. These tests count the program's
+// records exactly; the runtime's own PREEMPTED records (as many as the
+// machine's load makes) are preempt_test.cc's.
+int run_counted(const std::string &dir, std::vector<std::string> args,
+                std::map<std::string, std::string> env = {}) {
+  env.emplace("VPROF_PREEMPT", "0");
+  return run_workload(dir, std::move(args), env);
 }
 
 Trace read_ok(const std::string &dir) {
@@ -73,7 +61,7 @@ void expect_pairs(const vprof::trace::ThreadStream &s, uint32_t m, uint32_t roun
 
 TEST(Runtime, RoundTripEveryEventKindExactly) {
   std::string dir = fresh_dir("roundtrip");
-  ASSERT_EQ(run_workload(dir, {"roundtrip"}), 0);
+  ASSERT_EQ(run_counted(dir, {"roundtrip"}), 0);
   Trace t = read_ok(dir);
   ASSERT_EQ(t.threads.size(), 2u);
   for (int half = 0; half < 2; ++half) {
@@ -103,7 +91,7 @@ TEST(Runtime, RoundTripEveryEventKindExactly) {
 
 TEST(Runtime, WakeupEdgeNamesTheReleasingThreadAndItsRelease) {
   std::string dir = fresh_dir("handoff");
-  ASSERT_EQ(run_workload(dir, {"handoff"}), 0);
+  ASSERT_EQ(run_counted(dir, {"handoff"}), 0);
   Trace t = read_ok(dir);
   ASSERT_EQ(t.threads.size(), 2u);
   // Find A (the thread whose first wait had no waker) and B.
@@ -124,7 +112,7 @@ TEST(Runtime, WakeupEdgeNamesTheReleasingThreadAndItsRelease) {
 
 TEST(Runtime, SixteenThreadsMillionEventsEachAllPresentInOrder) {
   std::string dir = fresh_dir("16x1m");
-  ASSERT_EQ(run_workload(dir, {"threads", "16", "500000"}), 0);  // 1M records per thread
+  ASSERT_EQ(run_counted(dir, {"threads", "16", "500000"}), 0);  // 1M records per thread
   Trace t = read_ok(dir);
   ASSERT_EQ(t.threads.size(), 16u);  // the main thread recorded nothing: no file
   size_t workers = 0;
@@ -141,7 +129,7 @@ TEST(Runtime, SixteenThreadsMillionEventsEachAllPresentInOrder) {
 
 TEST(Runtime, TenThousandShortLivedThreadsAllComplete) {
   std::string dir = fresh_dir("short");
-  ASSERT_EQ(run_workload(dir, {"short", "10000"}), 0);
+  ASSERT_EQ(run_counted(dir, {"short", "10000"}), 0);
   Trace t = read_ok(dir);
   size_t workers = 0;
   for (const auto &s : t.threads) {
@@ -156,7 +144,7 @@ TEST(Runtime, TenThousandShortLivedThreadsAllComplete) {
 
 TEST(Runtime, ForkedChildWritesItsOwnCompleteFiles) {
   std::string dir = fresh_dir("fork");
-  ASSERT_EQ(run_workload(dir, {"fork", "1000"}), 0);
+  ASSERT_EQ(run_counted(dir, {"fork", "1000"}), 0);
   Trace t = read_ok(dir);
   std::set<uint32_t> pids;
   for (const auto &s : t.threads) pids.insert(s.pid);
@@ -226,7 +214,7 @@ TEST(Runtime, SigkillLeavesEveryRecordBeforeTheKillReadable) {
 TEST(Runtime, TinyBudgetDropsAreCountedExactlyAndNeverBlock) {
   std::string dir = fresh_dir("budget");
   // 1 MiB for the process in 64 KiB chunks; 2 threads x 2 M records need 64 MiB.
-  ASSERT_EQ(run_workload(dir, {"budget", "2", "1000000"},
+  ASSERT_EQ(run_counted(dir, {"budget", "2", "1000000"},
                          {{"VPROF_BUFFER_MB", "1"}, {"VPROF_CHUNK_KB", "64"}}),
             0);
   Trace t = read_ok(dir);
