@@ -69,19 +69,23 @@ class Walker {
     const StackChange *it = first_change_after(th, a);
     int64_t t = a;
     uint32_t node = it == th.stack.begin() ? StackTrie::kRoot : std::prev(it)->node;
-    if (__builtin_expect(!th.preempted.empty(), 0)) {
-      // add() stores through a pointer: tested once here, not per step.
-      while (t < b) {
-        int64_t next = it == th.stack.end() ? b : std::min(b, it->ts);
-        add_running(th, node, t, next);
-        t = next;
-        if (it != th.stack.end()) node = (it++)->node;
-      }
-      return;
-    }
+    // Tested once here, not per step, and out of line: this loop stays small
+    // enough to be inlined into cover().
+    if (__builtin_expect(!th.preempted.empty(), 0)) return run_stack_preempted(th, it, node, t, b);
     while (t < b) {
       int64_t next = it == th.stack.end() ? b : std::min(b, it->ts);
       add(node, next - t);
+      t = next;
+      if (it != th.stack.end()) node = (it++)->node;
+    }
+  }
+
+  // run_stack() on a thread the kernel preempted somewhere in the trace.
+  [[gnu::noinline]] void run_stack_preempted(const ThreadTimeline &th, const StackChange *it,
+                                             uint32_t node, int64_t t, int64_t b) {
+    while (t < b) {
+      int64_t next = it == th.stack.end() ? b : std::min(b, it->ts);
+      add_running(th, node, t, next);
       t = next;
       if (it != th.stack.end()) node = (it++)->node;
     }

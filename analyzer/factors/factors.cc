@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -207,45 +208,83 @@ void rerank_fragile(std::vector<Factor> &factors, const FactorOptions &o) {
 
 namespace {
 
-// The concentration of a term whose per-interval pieces are column `col` of
-// the row-major x (any common scale): the top ceil(0.1% · n) pieces' part of
-// their sum, and the largest one's, in the direction of the sum's sign. A
-// min-heap of the m largest so far: most rows cost one comparison.
+// The concentration of each term whose per-interval pieces are columns
+// first, first + 1, ... of the row-major x (any common scale): the top
+// ceil(0.1% · n) pieces' part of their sum, and the largest one's, in the
+// direction of the sum's sign. One pass over the rows for all the terms (a
+// row is one cache line or two), each with a min-heap of the m largest so far:
+// most rows cost one comparison per term.
 template <class Matrix>
-void concentration(const Matrix &x, Eigen::Index col, Factor &f) {
+void concentration(const Matrix &x, Eigen::Index first, const std::vector<Factor *> &fs) {
   const Eigen::Index n = x.rows();
   const size_t m = std::max<size_t>(1, size_t(std::ceil(0.001 * double(n))));
-  // One pass when the term's sign is known from the tree (the pieces add up
-  // to it); the sum decides it otherwise, at the cost of a second pass.
-  auto top_pieces = [&](double sign, double &sum) {
-    std::vector<double> heap;
-    heap.reserve(m);
-    sum = 0;
-    for (Eigen::Index i = 0; i < n; ++i) {
-      const double p = x(i, col), v = sign * p;
-      sum += p;
+  const size_t k = fs.size();
+  std::vector<std::vector<double>> heaps(k);
+  std::vector<double> sign(k), sum(k);
+  // The term's sign is known from the tree (the pieces add up to it); where
+  // the sum says otherwise, that term takes a second pass. thr[f]: the
+  // smallest piece in heap f once it is full (-inf until then).
+  std::vector<double> thr(k);
+  auto top_pieces = [&](const std::vector<size_t> &which) {
+    for (size_t f : which) {
+      heaps[f].clear();
+      heaps[f].reserve(m);
+      sum[f] = 0;
+      thr[f] = -std::numeric_limits<double>::infinity();
+    }
+    auto keep = [&](size_t f, double v) {
+      std::vector<double> &heap = heaps[f];
       if (heap.size() < m) {
         heap.push_back(v);
         std::push_heap(heap.begin(), heap.end(), std::greater<>());
-      } else if (v > heap.front()) {
-        std::pop_heap(heap.begin(), heap.end(), std::greater<>());
-        heap.back() = v;
-        std::push_heap(heap.begin(), heap.end(), std::greater<>());
+        if (heap.size() == m) thr[f] = heap.front();
+        return;
       }
+      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+      heap.back() = v;
+      std::push_heap(heap.begin(), heap.end(), std::greater<>());
+      thr[f] = heap.front();
+    };
+    if (which.size() == k) {
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const double *row = &x(i, first);
+        for (size_t f = 0; f < k; ++f) {
+          sum[f] += row[f];
+          if (sign[f] * row[f] > thr[f]) keep(f, sign[f] * row[f]);
+        }
+      }
+      return;
     }
-    return heap;
+    for (Eigen::Index i = 0; i < n; ++i)
+      for (size_t f : which) {
+        const double p = x(i, first + Eigen::Index(f));
+        sum[f] += p;
+        if (sign[f] * p > thr[f]) keep(f, sign[f] * p);
+      }
   };
-  double sign = f.run_value && *f.run_value != 0 ? (*f.run_value > 0 ? 1.0 : -1.0) : 1.0, sum = 0;
-  std::vector<double> heap = top_pieces(sign, sum);
-  if (sum == 0 || !std::isfinite(sum)) return;
-  if ((sum > 0 ? 1.0 : -1.0) != sign) heap = top_pieces(sign = -sign, sum);
-  double top = 0, largest = heap.front();
-  for (double v : heap) {
-    top += v;
-    largest = std::max(largest, v);
+  std::vector<size_t> all(k), again;
+  for (size_t f = 0; f < k; ++f) {
+    all[f] = f;
+    const std::optional<double> &r = fs[f]->run_value;
+    sign[f] = r && *r != 0 ? (*r > 0 ? 1.0 : -1.0) : 1.0;
   }
-  f.top_share = top / std::abs(sum);
-  f.max_one = largest / std::abs(sum);
+  top_pieces(all);
+  for (size_t f = 0; f < k; ++f)
+    if (sum[f] != 0 && std::isfinite(sum[f]) && (sum[f] > 0 ? 1.0 : -1.0) != sign[f]) {
+      sign[f] = -sign[f];
+      again.push_back(f);
+    }
+  if (!again.empty()) top_pieces(again);
+  for (size_t f = 0; f < k; ++f) {
+    if (sum[f] == 0 || !std::isfinite(sum[f])) continue;
+    double top = 0, largest = heaps[f].front();
+    for (double v : heaps[f]) {
+      top += v;
+      largest = std::max(largest, v);
+    }
+    fs[f]->top_share = top / std::abs(sum[f]);
+    fs[f]->max_one = largest / std::abs(sum[f]);
+  }
 }
 
 }  // namespace
@@ -310,10 +349,8 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
     for (const Term &t : terms[size_t(f)])
       x.col(P + f) += t.k * x.col(t.a).cwiseProduct(x.col(t.b));
   // Column P + f holds the term's per-interval pieces, times (n − 1)·Var(L).
-  for (size_t f = 0; f < todo.size(); ++f) {
-    concentration(x, P + Eigen::Index(f), *todo[f]);
-    todo[f]->fragile = todo[f]->max_one && *todo[f]->max_one > 0.5;
-  }
+  concentration(x, P, todo);
+  for (Factor *f : todo) f->fragile = f->max_one && *f->max_one > 0.5;
   if (o.bootstrap <= 0) return;
   const Eigen::Index B = o.bootstrap;
   RowMajor sums(B, stride);

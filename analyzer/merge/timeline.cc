@@ -116,6 +116,29 @@ struct Frame {
   uint32_t node;
 };
 
+// A thread's open frames. Not a std::vector: its push_back, called with a
+// Frame built in place, measured 6% of the whole analysis (an out-of-line call
+// that stores the frame and reloads it); this one is written field by field.
+class FrameStack {
+ public:
+  Frame &push() {
+    if (__builtin_expect(n_ == frames_.size(), 0)) grow();
+    return frames_[n_++];
+  }
+  void pop_back() { --n_; }
+  void resize(size_t n) { n_ = n; }  // only to shrink
+  bool empty() const { return n_ == 0; }
+  size_t size() const { return n_; }
+  Frame &back() { return frames_[n_ - 1]; }
+  const Frame &back() const { return frames_[n_ - 1]; }
+  Frame &operator[](size_t i) { return frames_[i]; }
+
+ private:
+  [[gnu::noinline]] void grow() { frames_.resize(2 * frames_.size() + 16); }
+  std::vector<Frame> frames_;
+  size_t n_ = 0;
+};
+
 }  // namespace
 
 // What a thread saw of intervals and tasks in one epoch, folded into the
@@ -265,7 +288,7 @@ class ThreadBuilder {
     return c.node;
   }
 
-  void push(FrameKind kind, uint32_t id, int64_t ts) {
+  [[gnu::always_inline]] void push(FrameKind kind, uint32_t id, int64_t ts) {
     uint32_t node;
     if (kind == FrameKind::Function && !stack_.empty() && stack_.back().kind == FrameKind::Site) {
       // Entered directly inside a wrapped call: the site's callee, or (a
@@ -288,7 +311,7 @@ class ThreadBuilder {
     } else {
       node = child(top(), kind, id);
     }
-    Frame &f = stack_.emplace_back();
+    Frame &f = stack_.push();
     f.kind = kind;
     f.entries = 0;
     f.id = id;
@@ -307,7 +330,7 @@ class ThreadBuilder {
     ++not_direct_[f.node];
   }
 
-  void pop(FrameKind kind, uint32_t id, int64_t ts) {
+  [[gnu::always_inline]] void pop(FrameKind kind, uint32_t id, int64_t ts) {
     // Nearly always the innermost frame: no search.
     if (!stack_.empty() && stack_.back().kind == kind && stack_.back().id == id) {
       close_call(stack_.back(), ts);
@@ -315,8 +338,12 @@ class ThreadBuilder {
       set_top(ts);
       return;
     }
-    // Match the innermost open frame of this kind and id; frames above it lost
-    // their exits (longjmp, exceptions through unwrapped code).
+    pop_below(kind, id, ts);
+  }
+
+  // Match the innermost open frame of this kind and id; frames above it lost
+  // their exits (longjmp, exceptions through unwrapped code). Rare: out of line.
+  [[gnu::noinline]] void pop_below(FrameKind kind, uint32_t id, int64_t ts) {
     for (size_t i = stack_.size(); i-- > 0;) {
       if (stack_[i].kind == kind && stack_[i].id == id) {
         counters.missing_exits += stack_.size() - 1 - i;
@@ -436,7 +463,7 @@ class ThreadBuilder {
   std::vector<uint32_t> callee_set_;
   std::vector<uint64_t> not_direct_;  // per local node, since the last fold
   std::vector<CacheEntry> cache_ = std::vector<CacheEntry>(size_t{1} << kCacheBits);
-  std::vector<Frame> stack_;
+  FrameStack stack_;
   size_t first_new_change_ = 0;
   uint32_t last_local_ = StackTrie::kRoot;  // innermost local node last pushed to th_.stack
   uint64_t label_ = 0;
