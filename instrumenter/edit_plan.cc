@@ -65,6 +65,23 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
       langs[y.at.file].insert(y.lang);
     }
   }
+  // What an indirect call may reach: the functions of its type whose address
+  // the tree takes, or a virtual method's definitions in the tree.
+  std::map<std::string, std::set<std::string>> by_type, overriders;
+  for (const auto &s : scans) {
+    for (const auto &[type, name] : s.address_taken) by_type[type].insert(name);
+    for (const auto &[base, name] : s.overrides) overriders[base].insert(name);
+  }
+  auto targets = [&](const SiteIntent &c) {
+    std::set<std::string> t;
+    if (!c.virtual_method.empty()) {
+      t = overriders[c.virtual_method];
+      t.insert(c.virtual_method);  // its own definition, if the tree has one
+    } else if (!c.callee_type.empty()) {
+      t = by_type[c.callee_type];
+    }
+    return std::vector<std::string>(t.begin(), t.end());
+  };
   Plan plan;
   std::map<std::string, std::vector<Insertion>> ins;
   std::map<std::string, std::vector<Span>> spans;
@@ -101,6 +118,10 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
     js.push_back({{"id", id}, {"function_id", fn_ids[{c.function_file, c.function_at}]}, {"callee", c.callee},
                   {"callee_text", c.callee_text}, {"file", c.at.file}, {"line", c.at.line}, {"column", c.at.column},
                   {"macro", c.at.macro.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.at.macro)}});
+    if (c.indirect) {
+      js.back()["indirect"] = true;
+      js.back()["targets"] = targets(c);
+    }
   }
   next = 1;
   for (const auto &[key, y] : syncs) {
@@ -130,7 +151,7 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
       open.push_back(s);
     }
   }
-  plan.manifest = {{"schema_version", 1}, {"functions", jf}, {"call_sites", js}, {"sync_sites", jy}};
+  plan.manifest = {{"schema_version", 2}, {"functions", jf}, {"call_sites", js}, {"sync_sites", jy}};
   plan.manifest_id = sha1_hex(plan.manifest.dump()).substr(0, 16);
   plan.manifest["id"] = plan.manifest_id;
   for (auto &[file, list] : ins) {

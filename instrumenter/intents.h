@@ -28,6 +28,12 @@ struct SiteIntent {
   std::string function_file;  // the enclosing selected function's probe position
   unsigned function_at = 0;
   std::string callee, callee_text;
+  // A call through a pointer or a virtual call: its callee is not known until
+  // it runs. callee_type: the called function type (canonical, exception
+  // specification dropped) of a pointer call; virtual_method: the method a
+  // virtual call names. The manifest lists the functions it may reach.
+  bool indirect = false;
+  std::string callee_type, virtual_method;
 };
 
 struct SyncIntent {
@@ -46,6 +52,11 @@ struct ScanResult {
   std::vector<std::string> names_seen;  // every definition's name, for "did you mean"
   std::vector<std::string> notes;       // sites left alone, with why ("file:line: ...")
   size_t skipped_macro_sites = 0;
+  // Functions whose address is taken in the tree's own code, by type
+  // (callee_type's form): the targets a pointer call of that type may reach.
+  std::vector<std::pair<std::string, std::string>> address_taken;  // (type, name)
+  // Methods defined in the tree and what they override, transitively.
+  std::vector<std::pair<std::string, std::string>> overrides;  // (overridden, overrider)
 };
 
 }  // namespace vprof::instr

@@ -5,6 +5,8 @@
 #include <clang/AST/ExprCXX.h>
 #include <clang/Basic/Diagnostic.h>
 
+#include <set>
+
 #include "instrumenter/evaluated_visitor.h"
 #include "instrumenter/parse_tu.h"
 
@@ -83,6 +85,31 @@ size_t written_args(const CallExpr *ce) {
   return n;
 }
 
+// A function type as a pointer call and a target are compared: canonical,
+// without its exception specification (a noexcept function converts to a
+// pointer without one).
+std::string function_type(QualType t, const ASTContext &ast) {
+  if (const auto *p = t->getAs<PointerType>()) t = p->getPointeeType();
+  if (const auto *r = t->getAs<ReferenceType>()) t = r->getPointeeType();
+  const auto *ft = t->getAs<FunctionType>();
+  if (!ft) return "";
+  QualType c = t.getCanonicalType();
+  if (const auto *fp = c->getAs<FunctionProtoType>()) {
+    FunctionProtoType::ExtProtoInfo info = fp->getExtProtoInfo();
+    info.ExceptionSpec = FunctionProtoType::ExceptionSpecInfo();
+    c = ast.getFunctionType(fp->getReturnType(), fp->getParamTypes(), info).getCanonicalType();
+  }
+  return c.getAsString();
+}
+
+// The method a virtual call names, or null for any other call.
+const CXXMethodDecl *virtual_callee(const CallExpr *ce) {
+  const auto *md = dyn_cast_or_null<CXXMethodDecl>(ce->getDirectCallee());
+  if (!md || !md->isVirtual()) return nullptr;
+  const auto *me = dyn_cast<MemberExpr>(ce->getCallee()->IgnoreParenImpCasts());
+  return me && !me->hasQualifier() ? md : nullptr;
+}
+
 std::string callee_name(const CallExpr *ce, const Context &cx) {
   const FunctionDecl *fd = ce->getDirectCallee();
   bool virtual_call = false;
@@ -120,6 +147,14 @@ class SiteFinder : public EvaluatedVisitor<SiteFinder> {
     s.function_file = fn_.file;
     s.function_at = fn_.insert_at;
     s.callee = callee_name(ce, cx_);
+    if (const CXXMethodDecl *md = virtual_callee(ce)) {
+      s.indirect = true;
+      s.virtual_method = normalize_qualified(md->getQualifiedNameAsString());
+    } else if (!fd) {
+      s.indirect = true;
+      // A pointer to member function ((o.*pm)(x)) has no targets we list.
+      if (!isa<CXXMemberCallExpr>(ce)) s.callee_type = function_type(ce->getCallee()->getType(), cx_.ast);
+    }
     bool invalid = false;
     llvm::StringRef buf = sm.getBufferData(sm.getFileID(sm.getExpansionLoc(ce->getBeginLoc())), &invalid);
     if (!invalid && at->end <= buf.size()) s.callee_text = buf.substr(at->begin, std::min(200u, at->end - at->begin)).str();
@@ -267,9 +302,51 @@ class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
     return true;
   }
 
+  // Callees of direct calls: a reference to a function anywhere else takes
+  // its address (a pointer, a table entry, a callback argument). Calls are
+  // visited before their callee expressions.
+  bool VisitCallExpr(CallExpr *ce) {
+    if (Expr *callee = ce->getCallee()) callees_.insert(callee->IgnoreParenImpCasts());
+    return true;
+  }
+
+  bool VisitDeclRefExpr(DeclRefExpr *e) {
+    const auto *fd = dyn_cast<FunctionDecl>(e->getDecl());
+    if (!fd || callees_.count(e)) return true;
+    if (const auto *md = dyn_cast<CXXMethodDecl>(fd); md && md->isInstance()) return true;
+    if (!in_tree(e->getLocation())) return true;
+    std::string type = function_type(fd->getType(), cx_.ast);
+    if (!type.empty())
+      cx_.out.address_taken.emplace_back(type, normalize_qualified(fd->getQualifiedNameAsString()));
+    return true;
+  }
+
+  bool VisitCXXMethodDecl(CXXMethodDecl *md) {
+    if (!md->isVirtual() || !md->doesThisDeclarationHaveABody() || !in_tree(md->getLocation())) return true;
+    std::string name = normalize_qualified(md->getQualifiedNameAsString());
+    std::vector<const CXXMethodDecl *> todo(md->begin_overridden_methods(), md->end_overridden_methods());
+    std::set<const CXXMethodDecl *> seen;
+    while (!todo.empty()) {
+      const CXXMethodDecl *o = todo.back();
+      todo.pop_back();
+      if (!seen.insert(o).second) continue;
+      cx_.out.overrides.emplace_back(normalize_qualified(o->getQualifiedNameAsString()), name);
+      todo.insert(todo.end(), o->begin_overridden_methods(), o->end_overridden_methods());
+    }
+    return true;
+  }
+
   std::string error;
 
  private:
+  bool in_tree(SourceLocation loc) const {
+    const SourceManager &sm = cx_.ast.getSourceManager();
+    if (sm.isInSystemHeader(sm.getExpansionLoc(loc))) return false;
+    return cx_.editable(file_of(loc, sm));
+  }
+
+  std::set<const Expr *> callees_;
+
   void select(FunctionDecl *fd, const NamePattern &p, const std::string &file) {
     std::string where = cx_.where(fd->getLocation());
     if (!cx_.editable(file)) {

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include <cmath>
-
 #include <fmt/format.h>
 
 namespace vprof::iterate {
@@ -56,6 +54,52 @@ bool ends_with(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The factor's largest call site when it is a call through a pointer or a
+// virtual call, with the union of the targets of all its indirect sites.
+const analyzer::CallSiteInfo *indirect_site(const analyzer::Factor &f, std::vector<std::string> &targets) {
+  const analyzer::CallSiteInfo *first = nullptr;
+  for (const auto &site : f.call_sites) {
+    if (!site.call_site || !site.call_site->indirect) continue;
+    if (!first) first = &*site.call_site;
+    for (const auto &t : site.call_site->targets)
+      if (std::find(targets.begin(), targets.end(), t) == targets.end()) targets.push_back(t);
+  }
+  return first;
+}
+
+// Breaks down a call that goes where a pointer says: instruments the
+// functions it may reach, so the next run tells which one it went to. A
+// target with no calls of its own is instrumented all the same (it may be
+// the one); one defined outside the tree cannot be.
+void break_down_indirect(Suggestion &g, const std::vector<std::string> &targets, const State &s,
+                         const CanBreakDown &probe) {
+  std::vector<std::string> already;
+  std::string why_not;
+  for (const auto &t : targets) {
+    if (s.is_broken_down(t)) {
+      already.push_back(t);
+      continue;
+    }
+    std::string w = probe(t);
+    if (w.empty() || w == kNoCalls) g.functions.push_back(t);
+    else if (why_not.empty()) why_not = t + ": " + w;
+  }
+  if (!g.functions.empty()) {
+    g.break_down = true;
+    g.reason = fmt::format("called through a pointer: instrument the {} function{} it may reach ({})",
+                           g.functions.size(), g.functions.size() == 1 ? "" : "s",
+                           fmt::join(g.functions, ", "));
+  } else if (!already.empty()) {
+    g.reason = "called through a pointer; what it reaches is broken down: its parts are ranked on their own";
+  } else if (targets.empty()) {
+    g.reason = "called through a pointer, and no function in the tree has its type and its address "
+               "taken: vprof cannot tell where it goes";
+  } else {
+    g.reason = "called through a pointer; none of the functions it may reach can be instrumented (" +
+               why_not + ")";
+  }
+}
+
 }  // namespace
 
 std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, double m,
@@ -75,7 +119,11 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
       g.reason = "not a function";
     } else {
       g.function = f.functions[0];
-      if (s.is_broken_down(g.function)) {
+      std::vector<std::string> targets;
+      if (!s.is_broken_down(g.function) && indirect_site(f, targets)) {
+        break_down_indirect(g, targets, s, probe);
+        if (g.break_down) g.parents = callers_of(a, f);
+      } else if (s.is_broken_down(g.function)) {
         const analyzer::Factor *body = find_factor(a, g.function + " (body)");
         double share = body && f.contribution != 0 ? body->contribution / f.contribution : 0;
         g.reason = share >= m ? fmt::format("its body holds {:.0f}% of its variance", 100 * share)
@@ -85,6 +133,7 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
         g.break_down = why_not.empty();
         g.reason = why_not.empty() ? "it has calls to break down" : why_not;
         g.parents = callers_of(a, f);
+        if (g.break_down) g.functions = {g.function};
       }
     }
     out.push_back(std::move(g));

@@ -7,7 +7,10 @@
 //     least m of its own variance (the code itself varies), otherwise its
 //     parts are ranked on their own and it needs nothing more;
 //   - any other function is broken down if it has calls in its body (the
-//     `probe` callback says why not: no calls, or defined outside the tree).
+//     `probe` callback says why not: no calls, or defined outside the tree);
+//   - a call through a pointer or a virtual call (the manifest's `indirect`
+//     sites) is broken down by instrumenting the functions the manifest says
+//     it may reach (`targets`), once; with none it is explained, saying so.
 #ifndef VPROF_ITERATE_DECIDE_H
 #define VPROF_ITERATE_DECIDE_H
 
@@ -23,12 +26,18 @@ namespace vprof::iterate {
 struct Suggestion {
   std::string factor;    // the factor's name
   std::string function;  // the function to break down ("" when not a function)
+  // What breaking it down instruments: {function}, or for a call through a
+  // pointer (or a virtual call) the functions in the tree it may reach.
+  std::vector<std::string> functions;
   std::vector<std::string> parents;  // the functions whose call sites reach it (callers_of)
   double contribution = 0;
   bool fragile = false;  // the factor's answer rests on a few intervals (factors.h)
   bool break_down = false;
   std::string reason;
 };
+
+// What CanBreakDown says of a function with no calls in its body.
+inline const char *const kNoCalls = "no calls in its body to break down";
 
 // "" when f can be broken down, else why not.
 using CanBreakDown = std::function<std::string(const std::string &f)>;

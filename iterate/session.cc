@@ -108,7 +108,7 @@ std::string Session::can_break_down(const std::string &f) {
   io.dry_run = true;
   auto r = instr::instrument(io);
   if (!r) return "cannot be instrumented here: " + r.error().message;
-  if (r->call_sites == 0) return "no calls in its body to break down";
+  if (r->call_sites == 0) return kNoCalls;
   return "";
 }
 
@@ -244,10 +244,12 @@ Expected<Outcome> Session::run() {
       log(fmt::format("  {:<48} {:>6.1f}%{}  {}: {}", g.factor, 100 * g.contribution,
                       g.fragile ? " (fragile)" : "", g.break_down ? "break down" : "explained",
                       g.reason));
-      if (g.break_down && !s_.is_broken_down(g.function)) {
-        s_.pending.push_back(g.function);
-        s_.broken_down.push_back({g.function, g.parents, it.number + 1});
-      }
+      if (!g.break_down) continue;
+      for (const auto &f : g.functions)
+        if (!s_.is_broken_down(f)) {
+          s_.pending.push_back(f);
+          s_.broken_down.push_back({f, g.parents, it.number + 1});
+        }
     }
     if (!s_.done && s_.pending.empty()) {
       s_.done = true;

@@ -41,7 +41,11 @@ bool ask(std::vector<iterate::Suggestion> &sugg, const analyzer::Analysis &a) {
     if (!std::getline(std::cin, line) || line == "q") return false;
     if (line == "b") {
       if (g.function.empty()) std::printf("  %s is not a function; left explained\n", g.factor.c_str());
-      else g.break_down = true, g.reason = "chosen by the user";
+      else {
+        g.break_down = true;
+        g.reason = "chosen by the user";
+        if (g.functions.empty()) g.functions = {g.function};
+      }
     } else if (line == "e") {
       g.break_down = false;
       g.reason = "explained by the user";

@@ -112,6 +112,7 @@ namespace {
 struct Frame {
   FrameKind kind;
   uint32_t entries;  // Site: functions entered directly under it in this call
+  bool foreign;      // Site: one of them cannot be its callee (DirectCalls)
   uint32_t id;
   uint32_t node;
 };
@@ -223,7 +224,10 @@ class ThreadBuilder {
       // A callee the manifest vouches for names the site (a pointer site's
       // may also enter others); among equals the smallest id.
       if (gn.callee_fn == 0 || (l.vouched && !gn.vouched)) gn.callee_fn = l.callee_fn;
-      else if (l.vouched == gn.vouched) gn.callee_fn = std::min(gn.callee_fn, l.callee_fn);
+      else if (l.vouched == gn.vouched && gn.callee_fn != l.callee_fn) {
+        gn.callee_fn = std::min(gn.callee_fn, l.callee_fn);
+        if (!l.vouched) ++gn.not_direct;  // threads saw different functions under it
+      }
       gn.vouched = gn.vouched || l.vouched;
     }
     callee_set_.clear();
@@ -300,6 +304,11 @@ class ThreadBuilder {
       bool vouched = site.entries == 0 && direct_ && direct_->direct(site.id, id);
       node = vouched ? site.node : child(site.node, kind, id);
       ++site.entries;
+      // A named call's callee re-entered this function, or an indirect site
+      // reached another function than before: this call was not direct.
+      if (!vouched && ((direct_ && direct_->calls_a_named_function(site.id)) ||
+                       (sn.callee_fn != 0 && sn.callee_fn != id)))
+        site.foreign = true;
       if (sn.callee_fn == 0 || (vouched && !sn.vouched)) {
         if (sn.callee_fn && sn.callee_fn != id) ++counters.callee_mismatches;
         sn.callee_fn = id;
@@ -314,6 +323,7 @@ class ThreadBuilder {
     Frame &f = stack_.push();
     f.kind = kind;
     f.entries = 0;
+    f.foreign = false;
     f.id = id;
     f.node = node;
     set_top(ts);
@@ -324,7 +334,7 @@ class ThreadBuilder {
   // enter would make a direct call look like none. Calls still open when the
   // data ends are not counted either (the process may have been killed).
   void close_call(const Frame &f, int64_t ts) {
-    if (f.kind != FrameKind::Site || f.entries == 1) return;
+    if (f.kind != FrameKind::Site || (f.entries == 1 && !f.foreign)) return;
     if (th_.drop_begin_ts >= 0 && ts >= th_.drop_begin_ts) return;
     if (f.node >= not_direct_.size()) not_direct_.resize(trie_.size(), 0);
     ++not_direct_[f.node];

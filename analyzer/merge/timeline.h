@@ -82,13 +82,20 @@ struct StackNode {
 // does not vouch for (a call through a pointer, a callee that re-enters
 // instrumented code) is a child node, folded at the end if every call was
 // direct after all (StackTrie::canonical). Ids are the manifest's, 0: none.
+// A site the manifest says calls a named function directly (not through a
+// pointer) calls no other: a different function entered inside it was
+// re-entered by its callee, never a direct call of the site, even in every
+// call. Only an indirect site (or a trace without its manifest) learns its
+// callee from what ran, and only when every call entered the same function.
 struct DirectCalls {
-  std::vector<uint32_t> site_callee;  // site id -> the callee's name, numbered
+  std::vector<uint32_t> site_callee;  // site id -> the callee's name, numbered (0: not instrumented)
   std::vector<uint32_t> fn_name;      // function id -> its name, numbered the same way
+  std::vector<uint8_t> named;         // site id -> 1: a direct call of a named function
   bool direct(uint32_t site, uint32_t fn) const {
     return site < site_callee.size() && fn < fn_name.size() && site_callee[site] != 0 &&
            site_callee[site] == fn_name[fn];
   }
+  bool calls_a_named_function(uint32_t site) const { return site < named.size() && named[site]; }
 };
 
 // A trie of call stacks over all threads. While merging, a function entered

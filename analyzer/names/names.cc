@@ -66,6 +66,8 @@ Expected<Names> load_manifest(const std::string &path) {
   Names n;
   std::string err;
   if (j->contains("id") && (*j)["id"].is_string()) n.manifest_id = (*j)["id"].get<std::string>();
+  if (j->contains("schema_version") && (*j)["schema_version"].is_number_integer())
+    n.schema_version = (*j)["schema_version"].get<int>();
   const json &fns = (*j)["functions"];
   if (!fns.is_null() && !fns.is_array()) return Error{path + ": functions: not an array"};
   for (size_t i = 0; fns.is_array() && i < fns.size(); ++i) {
@@ -93,6 +95,16 @@ Expected<Names> load_manifest(const std::string &path) {
         !get(s, "line", si.line, err, where) || !get(s, "column", si.column, err, where))
       return Error{path + ": " + err};
     if (si.callee.empty()) si.callee = fmt::format("site#{}", id);
+    if (s.contains("indirect")) {
+      const json &ind = s["indirect"], &t = s.contains("targets") ? s["targets"] : json::array();
+      if (!ind.is_boolean()) return Error{path + ": " + where + ": indirect: not a boolean"};
+      if (!t.is_array()) return Error{path + ": " + where + ": targets: not an array"};
+      si.indirect = ind.get<bool>();
+      for (const json &x : t) {
+        if (!x.is_string()) return Error{path + ": " + where + ": targets: not an array of names"};
+        si.targets.push_back(x.get<std::string>());
+      }
+    }
     n.sites[id] = si;
   }
   return n;

@@ -19,6 +19,10 @@ struct CallSiteInfo {
   std::string callee;
   std::string file;
   int line = 0, column = 0;
+  // A call through a pointer or a virtual call (callee is the expression's
+  // text): targets lists the functions in the tree it may reach (manifest).
+  bool indirect = false;
+  std::vector<std::string> targets;
 };
 
 struct FunctionInfo {
@@ -36,6 +40,7 @@ class Names {
   std::unordered_map<uint32_t, FunctionInfo> functions;
   std::unordered_map<uint32_t, CallSiteInfo> sites;
   std::string manifest_id;  // the manifest's "id" ("" in manifests older than ids)
+  int schema_version = 1;   // 2: call sites say whether they are indirect
 };
 
 Expected<Names> load_manifest(const std::string &path);

@@ -106,6 +106,10 @@ DirectCalls direct_calls(const Names &names) {
     d.fn_name[id] = number.emplace(f.name, uint32_t(number.size() + 1)).first->second;
   }
   for (const auto &[id, site] : names.sites) {
+    if (names.schema_version >= 2 && !site.indirect) {
+      if (id >= d.named.size()) d.named.resize(size_t(id) + 1, 0);
+      d.named[id] = 1;
+    }
     auto it = number.find(site.callee);
     if (it == number.end()) continue;
     if (id >= d.site_callee.size()) d.site_callee.resize(size_t(id) + 1, 0);

@@ -372,5 +372,78 @@ TEST(Recursion, Case13_ARunThatInstrumentsTheCalleeReplacesTheSitesOwnPart) {
   EXPECT_NEAR(children_contribution(*g), g->contribution, 1e-9);
 }
 
+TEST(Recursion, Case13_ANamedCalleeThatReentersInEveryCallIsNeverTakenForTheSitesCallee) {
+  // through_pointer(true) with site 3 a direct call of g (not instrumented),
+  // as a manifest of schema 2 says: g enters f in every call. Before, every
+  // call looked like a direct call of f and g's own 2 ns became f's body.
+  // Now the site keeps g's name and its own time; f is a child:
+  //   site = z + 2 = {9,10,11,14} -> Var 14/3; own = 2 (constant, Var 0);
+  //   f = z = {7,8,9,12}: mean 9, d = -2,-1,0,3 -> 14/3.
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  Names names = make_names({{1, "f"}}, {{3, 1, "g", 30}});
+  names.schema_version = 2;
+  auto run = analyze_run(through_pointer(true), names, opt, 0).value();
+  expect_tiled_and_additive(*run);
+  EXPECT_EQ(find_label(run->tree, "f (t.cc:30)"), nullptr);
+  const VarNode *site = find_label(run->tree, "g (t.cc:30)");
+  ASSERT_NE(site, nullptr);
+  EXPECT_NEAR(site->value_ns2, 14.0 / 3, 1e-9);
+  const VarNode *own = find_label(*site, "g (uninstrumented part)");
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(own->value_ns2, 0);
+  ASSERT_NE(find_label(*site, "f"), nullptr);
+  EXPECT_NEAR(find_label(*site, "f")->value_ns2, 14.0 / 3, 1e-9);
+
+  // The same site marked indirect (a call through a pointer): what ran is
+  // all there is to know, and every call entered f once: f's call.
+  names.sites[3].indirect = true;
+  auto indirect = analyze_run(through_pointer(true), names, opt, 0).value();
+  expect_tiled_and_additive(*indirect);
+  const VarNode *direct = find_label(indirect->tree, "f (t.cc:30)");
+  ASSERT_NE(direct, nullptr);
+  EXPECT_NEAR(direct->value_ns2, 14.0 / 3, 1e-9);
+}
+
+// Site 3 in function 1 ("run") calls through a pointer: function 2 ("a") in
+// even intervals, function 3 ("b") in odd ones, each for w ns; on one thread
+// or the even intervals on thread 1 and the odd ones on thread 2.
+trace::Trace two_targets(bool two_threads) {
+  int64_t w[] = {10, 40, 20, 60, 30, 20};
+  TraceBuilder tb;
+  for (int i = 0; i < 6; ++i) {
+    auto &th = tb.thread(two_threads && i % 2 ? 2 : 1);
+    int64_t t = i * 1000;
+    uint32_t fn = i % 2 ? 3 : 2;
+    th.begin(t, i + 1).enter(t, 1).site(t + 5, 3).enter(t + 5, fn);
+    th.exit(t + 5 + w[i], fn).site_end(t + 5 + w[i], 3).exit(t + 5 + w[i], 1).end(t + 5 + w[i], i + 1);
+  }
+  return tb.build();
+}
+
+TEST(Recursion, Case13_APointerCallReachingTwoFunctionsKeepsThemApart) {
+  // Each call enters one function once, but not always the same one: folding
+  // them into the site would mix a's and b's breakdowns under one name.
+  // a = {10,0,20,0,30,0}, b = {0,40,0,60,0,20}; the site is their sum.
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  Names names = make_names({{1, "run"}, {2, "a"}, {3, "b"}}, {{3, 1, "node->exec", 30}});
+  names.schema_version = 2;
+  names.sites[3].indirect = true;
+  for (bool two_threads : {false, true}) {
+    SCOPED_TRACE(two_threads ? "two threads" : "one thread");
+    auto run = analyze_run(two_targets(two_threads), names, opt, 0).value();
+    expect_tiled_and_additive(*run);
+    const VarNode *site = find_label(run->tree, "node->exec (t.cc:30)");
+    ASSERT_NE(site, nullptr);
+    ASSERT_NE(find_label(*site, "a"), nullptr);
+    ASSERT_NE(find_label(*site, "b"), nullptr);
+    EXPECT_EQ(find_label(run->tree, "a (t.cc:30)"), nullptr);
+    EXPECT_EQ(find_label(run->tree, "b (t.cc:30)"), nullptr);
+    // a: mean 10, d = 0,-10,10,-10,20,-10 -> 800/5 = 160.
+    EXPECT_NEAR(find_label(*site, "a")->value_ns2, 160, 1e-9);
+  }
+}
+
 }  // namespace
 }  // namespace vprof::testing
