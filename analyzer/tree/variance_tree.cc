@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -24,6 +26,18 @@ namespace {
 class Builder {
  public:
   Builder(const Columns &c, const Names &names, int run) : c_(c), names_(names), run_(run) {
+    // A call site's identity is (caller, callee, which call of that callee in
+    // the caller), not its file and line: an edit above it, or a build of
+    // another commit, keeps it the same node (issue 15). Ids run in source
+    // order (the manifest's), so the ordinal is the rank among equal pairs.
+    std::vector<uint32_t> ids;
+    for (const auto &[id, site] : names_.sites) ids.push_back(id);
+    std::sort(ids.begin(), ids.end());
+    std::map<std::pair<uint32_t, std::string>, int> seen;
+    for (uint32_t id : ids) {
+      const CallSiteInfo &site = names_.sites.at(id);
+      ordinal_[id] = seen[{site.function_id, site.callee}]++;
+    }
     // One workspace for every node's parts, faulted in once: a fresh
     // intervals × parts matrix per node (and its centered copy) paid its
     // page faults anew each time.
@@ -114,7 +128,8 @@ class Builder {
     if (const CallSiteInfo *site = names_.site(s.id)) {
       v.call_site = *site;
       v.label = fmt::format("{} ({}:{})", f, site->file, site->line);
-      v.key = fmt::format("site:{}:{}:{}:{}", site->file, site->line, site->column, site->callee);
+      v.key = fmt::format("site:{}>{}#{}", names_.function(site->function_id), site->callee,
+                          ordinal_.at(s.id));
     } else {
       v.label = fmt::format("{} (site#{})", f, s.id);
       v.key = fmt::format("site#{}", s.id);
@@ -202,6 +217,7 @@ class Builder {
 
   const Columns &c_;
   const Names &names_;
+  std::unordered_map<uint32_t, int> ordinal_;  // site id -> ordinal (above)
   int run_;
   double var_root_ = 0;
   Eigen::VectorXd root_c_;

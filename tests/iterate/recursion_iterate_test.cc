@@ -106,6 +106,11 @@ TEST_P(Reentrant, Case13_AutoBreaksDownTheRecursionAndEndsOnThePlantedCause) {
     return d.iteration == 1 && d.decision == "break down";
   });
   EXPECT_TRUE(broke_down_in_1);
+  std::string log;  // the session's decisions, printed with any failure below
+  for (const Decision &d : s.decisions)
+    log += "\n  iteration " + std::to_string(d.iteration) + ": " + d.factor + ": " + d.decision + " (" +
+           d.reason + ")";
+  SCOPED_TRACE("decisions:" + log);
   const auto *first = top(*out);
   ASSERT_NE(first, nullptr);
   ASSERT_FALSE(first->functions.empty());
