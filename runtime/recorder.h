@@ -37,10 +37,19 @@ struct alignas(64) ThreadState {
   // the process file (Process::loss).
   alignas(64) vprof_file_header *header = nullptr;
   char name[64] = {};
-  vprof_slot *chunk = nullptr;  // the ring's mapping
+  vprof_slot *chunk = nullptr;  // the ring being written: rings[cur]
+  vprof_slot *rings[2] = {};     // ring 1 is mapped at the first switch
+  uint32_t cur = 0;
   uint64_t chunk_slots = 0;
   bool has_chunk = false;
-  bool dropping = false;
+  bool dropping = false;  // for good: no budget or no space left
+  // Ring 1 - cur is full and waits to be appended (trace_format.h); the
+  // background writer (writer.cc) appends and zeroes it, then clears this.
+  std::atomic<uint32_t> pending{0};
+  uint64_t pending_used = 0;           // its bytes
+  std::atomic<bool> wants_writer{false};  // has two rings: the writer serves it
+  uint64_t served_pass = 0;            // the writer's: its last pass over this thread
+  pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;  // an append: writer, late thread, exit
   uint32_t next_string_id = 0;
   static constexpr unsigned kStrings = 64;
   InternedString strings[kStrings] = {};
@@ -85,6 +94,10 @@ struct Process {
   char manifest_path[1024] = {};
   uint64_t fallback_lost[2] = {};
   LossCounters loss{&fallback_lost[0], &fallback_lost[1]};
+  // The background writer (writer.cc): started at the first chunk switch.
+  std::atomic<uint32_t> writer_seq{0};      // bumped to wake it (a futex word)
+  std::atomic<uint32_t> writer_waiting{0};  // it sleeps on writer_seq
+  std::atomic<bool> writer_started{false};
 };
 
 extern Process g;
@@ -110,6 +123,16 @@ bool thread_next_chunk(ThreadState *t);
 void thread_finish(ThreadState *t);
 void thread_count_drop(ThreadState *t);
 void count_lost_record();  // a record of a thread that has no file
+// The background writer (writer.cc).
+void writer_start();  // once per process (again in a forked child)
+void writer_wake();   // no-op unless it sleeps; never blocks
+void writer_forget_after_fork();
+void thread_never_records();  // the calling thread is the runtime's own
+// Appends t's pending ring and empties it for the next switch, under
+// t->ring_lock. False when the write failed (the ring stays pending, read in
+// place). thread_state.cc.
+bool append_pending(ThreadState *t);
+
 // Creates and maps this process's p-<pid>.vpp; 0 or an errno value (then the
 // loss counters stay in memory).
 int process_file_create();

@@ -1,6 +1,9 @@
-// Per-thread trace files: t-<pid>-<tid>.vpt, a header page and a sequence of
-// ring chunk (see trace_format.h). Syscalls happen only here: when a thread
-// writes its first record, when it fills its ring, and when it exits.
+// Per-thread trace files: t-<pid>-<tid>.vpt, a header page, two rings and the
+// data chunks appended after them (see trace_format.h). A thread makes system
+// calls only when it writes its first record, when it fills its first ring
+// (it maps the second and starts the background writer, writer.cc, which
+// appends full rings from then on), when the writer lags a whole ring behind
+// (it appends the pending ring itself), and when it exits.
 //
 // Failure never reaches the program: space is reserved before each mapping
 // (a store into a mapped hole on a full file system is SIGBUS), no
@@ -61,6 +64,7 @@ static bool reserve_space(int fd, off_t off, off_t len) {
 static void fill_header(vprof_file_header *h, uint32_t tid, uint64_t tsc_base) {
   memcpy(h->magic, VPROF_TRACE_MAGIC, 8);
   h->version = VPROF_TRACE_VERSION;
+  h->pending_chunk = UINT64_MAX;  // no ring pending
   h->min_readable = VPROF_TRACE_MIN_READABLE;
   h->header_bytes = VPROF_HEADER_BYTES;
   h->pid = g.pid;
@@ -90,18 +94,26 @@ static bool reserve_budget(uint64_t bytes) {
   return false;
 }
 
-// Maps the thread's ring: the first chunk after the header. Its pages are
+// Ring r of the file through fd: space reserved before it is mapped.
+static vprof_slot *map_ring_fd(int fd, uint32_t r) {
+  off_t off = (off_t)(VPROF_HEADER_BYTES + r * g.chunk_bytes);
+  void *p = MAP_FAILED;
+  if (reserve_space(fd, off, (off_t)g.chunk_bytes))
+    p = mmap(nullptr, g.chunk_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+  return p == MAP_FAILED ? nullptr : static_cast<vprof_slot *>(p);
+}
+
+// Maps the thread's first ring, right after the header. Its pages are
 // faulted in once and reused for the thread's whole life.
 static bool map_ring(ThreadState *t, int fd) {
   if (!reserve_budget(g.chunk_bytes)) return false;
-  void *p = MAP_FAILED;
-  if (reserve_space(fd, VPROF_HEADER_BYTES, (off_t)g.chunk_bytes))
-    p = mmap(nullptr, g.chunk_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, VPROF_HEADER_BYTES);
-  if (p == MAP_FAILED) {
+  vprof_slot *m = map_ring_fd(fd, 0);
+  if (!m) {
     g.reserved_bytes.fetch_sub(g.chunk_bytes, std::memory_order_relaxed);
     return false;
   }
-  t->chunk = static_cast<vprof_slot *>(p);
+  t->rings[0] = t->chunk = m;
+  t->cur = 0;
   t->has_chunk = true;
   t->hot.pos = t->chunk;
   t->hot.end = t->chunk + t->chunk_slots - 2;
@@ -222,46 +234,82 @@ static bool write_all(int fd, const void *buf, size_t n, off_t off) {
   return true;
 }
 
-// Appends the ring's used bytes at `off`, with a descriptor opened for this
-// write only. A short write (no space) is harmless: data_chunks is not bumped.
-static bool append(ThreadState *t, size_t used, off_t off) {
+bool append_pending(ThreadState *t) {
+  // The order keeps every record readable if the process dies at any point:
+  // until data_chunks passes pending_chunk the ring is read in place; from
+  // then on the appended copy is, and the ring may be zeroed.
+  ErrnoKeeper keep_errno;
+  vprof_slot *ring = t->rings[1 - t->cur];
+  const uint64_t n = t->header->pending_chunk;
+  const off_t off = (off_t)(VPROF_HEADER_BYTES + (2 + n) * g.chunk_bytes);
   char path[4200];
   path_of(t, path, sizeof path);
-  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  int fd = open(path, O_WRONLY | O_CLOEXEC);  // no descriptor kept open
   if (fd < 0) return false;
-  bool ok = write_all(fd, t->chunk, used, off);
+  bool ok = write_all(fd, ring, t->pending_used, off);
   close(fd);
-  return ok;
+  if (!ok) return false;  // a short write (no space): data_chunks not bumped
+  __atomic_store_n(&t->header->data_chunks, n + 1, __ATOMIC_RELEASE);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  memset(ring, 0, t->pending_used);
+  t->pending.store(0, std::memory_order_release);
+  return true;
 }
 
 bool thread_next_chunk(ThreadState *t) {
   if (t->dropping || !t->has_chunk) return false;
-  // Append the full ring to the data region, then reuse it. The order of the
-  // header updates keeps every record readable if the process dies at any
-  // point: until data_chunks grows the ring is still valid; from then until
-  // the ring is zeroed, ring_valid is 0 and the appended copy is the one read.
+  // The full ring becomes a data chunk: budget for it first.
   if (!reserve_budget(g.chunk_bytes)) {
     start_dropping(t);
     return false;
   }
-  uint64_t n = t->header->data_chunks;
-  size_t used = (size_t)(t->hot.pos - t->chunk) * VPROF_SLOT_BYTES;
-  off_t off = (off_t)(VPROF_HEADER_BYTES + (1 + n) * g.chunk_bytes);
-  ErrnoKeeper keep_errno;
-  if (!append(t, used, off)) {
-    g.reserved_bytes.fetch_sub(g.chunk_bytes, std::memory_order_relaxed);
-    start_dropping(t);
-    return false;
+  if (!t->rings[1]) {
+    // The first ring is full: this thread writes a lot. Map the second here
+    // (once per thread); from now on the writer appends full rings.
+    ErrnoKeeper keep_errno;
+    char path[4200];
+    path_of(t, path, sizeof path);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd >= 0) {
+      t->rings[1] = map_ring_fd(fd, 1);
+      close(fd);
+    }
+    if (!t->rings[1]) {
+      g.reserved_bytes.fetch_sub(g.chunk_bytes, std::memory_order_relaxed);
+      start_dropping(t);
+      return false;
+    }
+    t->wants_writer.store(true, std::memory_order_release);
+    writer_start();
+  } else if (t->pending.load(std::memory_order_acquire)) {
+    // The writer lags a whole ring behind (the machine's cores are busy):
+    // append the pending ring here, as every switch did before version 3.
+    pthread_mutex_lock(&t->ring_lock);
+    bool ok = !t->pending.load(std::memory_order_acquire) || append_pending(t);
+    pthread_mutex_unlock(&t->ring_lock);
+    if (!ok) {
+      g.reserved_bytes.fetch_sub(g.chunk_bytes, std::memory_order_relaxed);
+      start_dropping(t);
+      return false;
+    }
+    __atomic_fetch_add(&t->header->late_switches, 1u, __ATOMIC_RELAXED);
+    if (!g.writer_started.load(std::memory_order_relaxed)) writer_start();  // it failed to start
   }
-  __atomic_store_n(&t->header->data_chunks, n + 1, __ATOMIC_RELEASE);
-  __atomic_store_n(&t->header->ring_valid, 0u, __ATOMIC_RELEASE);
-  __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  memset(t->chunk, 0, used);
-  __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  __atomic_store_n(&t->header->ring_valid, 1u, __ATOMIC_RELEASE);
+  // Switch: the full ring is pending (it becomes data chunk data_chunks),
+  // then the other one is current. A reader between the two stores reads the
+  // empty other ring as pending and the full one as current: the same records.
+  const uint32_t other = 1 - t->cur;
+  t->pending_used = (size_t)(t->hot.pos - t->chunk) * VPROF_SLOT_BYTES;
+  __atomic_store_n(&t->header->pending_chunk, __atomic_load_n(&t->header->data_chunks, __ATOMIC_ACQUIRE),
+                   __ATOMIC_RELEASE);
+  __atomic_store_n(&t->header->cur_ring, other, __ATOMIC_RELEASE);
+  t->cur = other;
+  t->chunk = t->rings[other];
+  t->pending.store(1, std::memory_order_release);
   t->hot.pos = t->chunk;
   t->hot.end = t->chunk + t->chunk_slots - 2;
   update_anchor(t);
+  writer_wake();
   return true;
 }
 
@@ -280,6 +328,11 @@ void thread_finish(ThreadState *t) {
   t->hot.busy = 1;  // a signal arriving now records nothing
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   unregister(t);  // first: the exit handler must not mark a header we unmap
+  // The writer may be appending for this thread: wait for it. A ring still
+  // pending stays where it is, read in place (trace_format.h).
+  pthread_mutex_lock(&t->ring_lock);
+  const bool other_free = t->rings[1] && !t->pending.load(std::memory_order_acquire);
+  pthread_mutex_unlock(&t->ring_lock);
   if (t->has_chunk) {
     write_marker(t, VPROF_K_THREAD_EXIT);
     uint64_t used = (uint64_t)(t->hot.pos - t->chunk) * VPROF_SLOT_BYTES;
@@ -290,11 +343,13 @@ void thread_finish(ThreadState *t) {
     uint64_t keep = (used + page - 1) / page * page;
     if (keep < g.chunk_bytes)
       madvise(reinterpret_cast<char *>(t->chunk) + keep, g.chunk_bytes - keep, MADV_REMOVE);
+    if (other_free) madvise(t->rings[1 - t->cur], g.chunk_bytes, MADV_REMOVE);  // all zeros
   }
   if (t->header) {
     update_anchor(t);
     __atomic_fetch_or(&t->header->flags, VPROF_FLAG_CLOSED, __ATOMIC_RELEASE);
-    if (t->has_chunk) munmap(t->chunk, g.chunk_bytes);
+    for (vprof_slot *r : t->rings)
+      if (r) munmap(r, g.chunk_bytes);
     munmap(t->header, VPROF_HEADER_BYTES);
   }
   if (vprof_tls == &t->hot) vprof_tls = nullptr;
@@ -308,7 +363,8 @@ void threads_after_fork_in_child() {
   // parent's other threads do not exist here.
   for (ThreadState *t = g.threads; t;) {
     ThreadState *next = t->next;
-    if (t->has_chunk) munmap(t->chunk, g.chunk_bytes);
+    for (vprof_slot *r : t->rings)
+      if (r) munmap(r, g.chunk_bytes);
     if (t->header) munmap(t->header, VPROF_HEADER_BYTES);
     // No switches_close: perf's ring is never copied into a child
     // (VM_DONTCOPY), and its address may hold something else by now.
@@ -316,12 +372,15 @@ void threads_after_fork_in_child() {
     t = next;
   }
   g.threads = nullptr;
+  writer_forget_after_fork();  // the parent's writer does not exist here
   vprof_tls = nullptr;
   t_finished = false;
   t_creating = false;
   t_lost = false;
   pthread_setspecific(g.exit_key, nullptr);
 }
+
+void thread_never_records() { t_finished = true; }
 
 void threads_mark_process_exit(ThreadState *self) {
   pthread_mutex_lock(&g.registry_lock);

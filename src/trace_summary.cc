@@ -86,10 +86,16 @@ void add_thread_file(const std::string &path, TraceSummary &s) {
   }
   ++s.thread_files;
   s.dropped += h.dropped_records;
+  if (h.version >= 3) s.late_switches += h.late_switches;
   std::vector<vprof_slot> block(65536);  // 1 MiB
+  // Version 3: two rings, then the data chunks; before, one ring (trace_format.h).
+  const bool two = h.version >= 3;
+  const uint64_t cur = two && h.cur_ring == 1 ? 1 : 0;
   for (uint64_t c = 0; c < h.data_chunks; ++c)
-    s.records += count_chunk(f, VPROF_HEADER_BYTES + (1 + c) * h.chunk_bytes, h.chunk_bytes, block);
-  if (h.ring_valid) s.records += count_chunk(f, VPROF_HEADER_BYTES, h.chunk_bytes, block);
+    s.records += count_chunk(f, VPROF_HEADER_BYTES + ((two ? 2 : 1) + c) * h.chunk_bytes, h.chunk_bytes, block);
+  if (two && h.pending_chunk == h.data_chunks)
+    s.records += count_chunk(f, VPROF_HEADER_BYTES + (1 - cur) * h.chunk_bytes, h.chunk_bytes, block);
+  if (h.ring_valid) s.records += count_chunk(f, VPROF_HEADER_BYTES + cur * h.chunk_bytes, h.chunk_bytes, block);
 }
 
 bool has(const std::string &name, const char *prefix, const char *suffix) {
@@ -120,6 +126,9 @@ std::string describe(const TraceSummary &s) {
     out += fmt::format(", {} threads without a file ({} records lost)", s.processes.lost_threads,
                        s.processes.lost_records);
   if (s.unreadable) out += fmt::format(", {} unreadable files", s.unreadable);
+  if (s.late_switches)
+    out += fmt::format(", {} ring switches appended by their thread (the writer lagged: every core busy)",
+                       s.late_switches);
   return out;
 }
 

@@ -16,12 +16,14 @@ struct TraceSummary {
   uint64_t unreadable = 0;     // t-*.vpt that are not (truncated, bad magic)
   uint64_t records = 0;        // records the program wrote: not strings or markers
   uint64_t dropped = 0;        // sum of the headers' dropped_records
+  uint64_t late_switches = 0;  // sum of the headers' late_switches (v3: the writer lagged)
   trace::ProcessFiles processes;  // the p-*.vpp files: lost threads, registered manifests
 };
 
 TraceSummary summarize_trace(const std::string &dir);
 
-// "(3 thread files): 120000 records, 0 dropped[, 2 threads without a file (40 records lost)]"
+// "(3 thread files): 120000 records, 0 dropped[, 2 threads without a file (40 records lost)]
+//  [, 5 ring switches appended by their thread (the writer lagged: every core busy)]"
 std::string describe(const TraceSummary &s);
 
 }  // namespace vprof::cli

@@ -105,21 +105,38 @@ Decoder::Decoder(const std::string &path, const MappedFile &f, const vprof_file_
     : path_(path), base_(f.data()), size_(f.size()), h_(h), clock_(clock), diags_(diags),
       labels_(labels) {
   loss_.file = path;
+  // Version 3 has two rings before the data chunks, one of them maybe
+  // pending (read in place until appended); before, one ring (trace_format.h).
+  const bool two_rings = h.version >= 3;
+  auto chunk_at = [&](uint64_t i) {
+    using u128 = unsigned __int128;
+    u128 off = u128{VPROF_HEADER_BYTES} + (u128{i} + (two_rings ? 2 : 1)) * h.chunk_bytes;
+    return off > u128{UINT64_MAX} ? UINT64_MAX : static_cast<uint64_t>(off);
+  };
+  const uint32_t cur = two_rings && h.cur_ring == 1 ? 1 : 0;
+  const uint64_t current = VPROF_HEADER_BYTES + cur * h.chunk_bytes;
+  const bool pending = two_rings && h.pending_chunk == h.data_chunks;
+  const uint64_t pending_at = VPROF_HEADER_BYTES + (1 - cur) * h.chunk_bytes;
+  // The chunk after the last data chunk: its first record is the one that
+  // did not fit in it.
+  const uint64_t after = pending ? pending_at : current;
+  const bool after_valid = pending || h.ring_valid;
   for (uint64_t i = 0; i < h.data_chunks; ++i) {
-    uint64_t off = VPROF_HEADER_BYTES + (1 + i) * h.chunk_bytes;
+    uint64_t off = chunk_at(i);
     if (off >= size_) break;
     chunks_.push_back(off);
   }
   if (h.data_chunks > 0) {
-    // The ring, every data chunk but the last in full, and most of the last
-    // one: the writer appends the ring when a record does not fit before its
-    // two reserved slots, and then writes that record first in the ring. So
-    // the last data chunk holds more than the chunk less the reserved slots
-    // and that record (kFullChunkSlack when the ring has nothing to say).
+    // Every full chunk but the last in full, and most of the last one: the
+    // writer moves on when a record does not fit before the chunk's two
+    // reserved slots, and then writes that record first in the current
+    // chunk. So the last full chunk holds more than the chunk less the
+    // reserved slots and that record (kFullChunkSlack when the current chunk
+    // has nothing to say).
     uint64_t slack = kFullChunkSlack;
-    if (h.ring_valid && size_ >= VPROF_HEADER_BYTES + VPROF_SLOT_BYTES) {
+    if (after_valid && after < size_ && size_ - after >= VPROF_SLOT_BYTES) {
       vprof_slot s;
-      std::memcpy(&s, base_ + VPROF_HEADER_BYTES, sizeof s);
+      std::memcpy(&s, base_ + after, sizeof s);
       uint32_t kind = static_cast<uint32_t>(s.w0 & VPROF_KIND_MASK);
       uint64_t slots = kind == VPROF_K_IV_BEGIN_LABELED || kind == VPROF_K_PREEMPTED ? 2
                        : kind == VPROF_K_STRING
@@ -130,19 +147,19 @@ Decoder::Decoder(const std::string &path, const MappedFile &f, const vprof_file_
         slack = (2 + slots - 1) * VPROF_SLOT_BYTES;
     }
     using u128 = unsigned __int128;
-    u128 want = u128{VPROF_HEADER_BYTES} + (u128{h.data_chunks} + 1) * h.chunk_bytes -
-                std::min<uint64_t>(slack, h.chunk_bytes);
+    u128 want = u128{chunk_at(h.data_chunks - 1)} + h.chunk_bytes - std::min<uint64_t>(slack, h.chunk_bytes);
     if (want > size_) {
       uint64_t w = want > u128{UINT64_MAX} ? UINT64_MAX : static_cast<uint64_t>(want);
       loss_.missing_bytes += w - size_;
       lose(Severity::Warning, size_,
-           fmt::format("the file was cut: its header counts {} data chunks of {} bytes, so it "
+           fmt::format("the file was cut: its header counts {} full chunks of {} bytes, so it "
                        "held at least {} bytes, but {} are left ({} of the chunks); {} or more "
                        "bytes of records are gone",
                        h.data_chunks, h.chunk_bytes, w, size_, chunks_.size(), w - size_));
     }
   }
-  if (h.ring_valid) chunks_.push_back(VPROF_HEADER_BYTES);
+  if (pending && pending_at < size_) chunks_.push_back(pending_at);
+  if (h.ring_valid && current < size_) chunks_.push_back(current);
 }
 
 void Decoder::lose(Severity sev, uint64_t off, std::string msg) {

@@ -5,14 +5,24 @@
  * A trace directory holds one file per thread: t-<pid>-<tid>.vpt
  * and one small file per process: p-<pid>.vpp (vprof_process_header below),
  * which counts what threads without a file of their own lost.
- *   [ FileHeader: 4096 bytes ][ ring: chunk_bytes ][ data chunk 0 ][ data chunk 1 ] ...
- * A thread writes its records into the ring, a chunk mapped from its own file
- * (so a kill loses nothing written). When the ring is full, the thread appends
- * it to the data region with pwrite, bumps `data_chunks`, clears `ring_valid`,
- * zeroes the ring and sets `ring_valid` again: the ring's pages are faulted
- * once per thread, not once per 256 records. Reading order: data chunks
- * 0..data_chunks-1, then the ring when `ring_valid` is set. A reader never
- * trusts `data_chunks` past the end of the file.
+ *   [ FileHeader: 4096 bytes ][ ring 0 ][ ring 1 ][ data chunk 0 ][ data chunk 1 ] ...  (v3)
+ * A thread writes its records into ring `cur_ring`, mapped from its own file
+ * (so a kill loses nothing written). When it is full the thread marks it
+ * pending (`pending_chunk` = the data chunk it is to become) and goes on in
+ * the other ring, which a background thread of the runtime has emptied: the
+ * thread itself makes no system call there (before version 3 it appended its
+ * ring with pwrite, which waited on the disk beside a busy neighbour). The
+ * background thread appends the pending ring, bumps `data_chunks` (from then
+ * on the pending ring is not read: pending_chunk < data_chunks), and zeroes
+ * it for the next switch. When it lags (the other ring still pending) the
+ * thread does that itself and counts it in `late_switches`.
+ * Reading order: data chunks 0..data_chunks-1; then ring 1 - cur_ring when
+ * pending_chunk == data_chunks; then ring cur_ring when `ring_valid` is set.
+ * A reader never trusts `data_chunks` past the end of the file.
+ * Version 2 and earlier:
+ *   [ FileHeader ][ ring: chunk_bytes ][ data chunk 0 ][ data chunk 1 ] ...
+ * the ring was appended to the data region when full; reading order: data
+ * chunks 0..data_chunks-1, then the ring when `ring_valid` is set.
  *
  * Each chunk holds 16-byte slots. Each record starts with a slot whose low byte
  * (the kind) is non-zero; a zero kind at a record boundary ends the chunk's
@@ -36,6 +46,8 @@
  *   2  PREEMPTED records (kind 18, two slots). A version-1 reader would stop at
  *      the unknown kind, so files of version 2 say min_readable 2. Process
  *      files: version 3 adds `preemption`.
+ *   3  two rings (above); no record changes, but a version-2 reader would
+ *      read data chunk 0 from the wrong place, so min_readable 3.
  */
 #ifndef VPROF_TRACE_FORMAT_H
 #define VPROF_TRACE_FORMAT_H
@@ -43,8 +55,8 @@
 #include <stdint.h>
 
 #define VPROF_TRACE_MAGIC "VPROFTRC"       /* 8 bytes, no terminator on disk */
-#define VPROF_TRACE_VERSION 2u
-#define VPROF_TRACE_MIN_READABLE 2u       /* oldest reader that can read what we write */
+#define VPROF_TRACE_VERSION 3u
+#define VPROF_TRACE_MIN_READABLE 3u       /* oldest reader that can read what we write */
 #define VPROF_HEADER_BYTES 4096u
 #define VPROF_SLOT_BYTES 16u
 
@@ -143,10 +155,15 @@ struct vprof_file_header {
   uint64_t start_realtime_ns;    /* 120 CLOCK_REALTIME at process start, for humans */
   char comm[32];                 /* 128 process name (NUL-padded) */
   char thread_name[32];          /* 160 thread name at file creation (NUL-padded) */
-  uint64_t data_chunks;          /* 192 (live) chunks appended after the ring */
-  uint32_t ring_valid;           /* 200 (live) 1 when the ring holds records not yet appended */
-  uint32_t reserved1;            /* 204 */
-  uint8_t pad[4096 - 208];
+  uint64_t data_chunks;          /* 192 (live) chunks appended after the ring(s) */
+  uint32_t ring_valid;           /* 200 (live) 1 when ring cur_ring holds records not yet appended */
+  uint32_t late_switches;        /* 204 (live, v3) ring switches that found the other ring still
+                                    pending: the thread appended it itself (the writer lagged) */
+  uint32_t cur_ring;             /* 208 (live, v3) the ring being written: 0 or 1 */
+  uint32_t reserved1;            /* 212 */
+  uint64_t pending_chunk;        /* 216 (live, v3) ring 1 - cur_ring is full and becomes data
+                                    chunk pending_chunk; read only while == data_chunks */
+  uint8_t pad[4096 - 224];
 };
 
 #ifdef __cplusplus

@@ -1,9 +1,16 @@
 // Probe cost, measured in one run against the bare cost of two timestamps.
 // Re-executes itself with the recorder on (the runtime reads its environment
 // at start-up). Prints one line per figure; the last line is the summary:
-//   probe_pair_ns=<x> timestamp_pair_ns=<y> ratio=<x/y> bytes_per_event=<b>
+//   probe_pair_ns=<x> timestamp_pair_ns=<y> ratio=<x/y> bytes_per_event=<b> neighbour_ratio=<z>
+// neighbour_ratio: the same ratio measured again while a neighbour process
+// writes a file with fsync on the trace's file system and streams through
+// 1 GiB of memory (issue 14: a DBMS does I/O all the time).
 // Usage: vprof_bench_probe [pairs_per_batch]   (default 1000000)
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,6 +111,40 @@ int main(int argc, char **argv) {
   std::printf("1 thread : timestamp_pair_ns=%.2f site_pair_ns=%.2f fn_pair_ns=%.2f sync_triple_ns=%.2f\n",
               one[0], one[1], one[2], one[3]);
 
+  // The same beside a disk- and memory-heavy neighbour: a process writing
+  // 4 MiB blocks to a file on the trace's file system, fsync every 64 MiB,
+  // and memset over 1 GiB between the writes.
+  std::vector<double> busy;
+  {
+    std::string junk = dir + "-neighbour.dat";
+    pid_t child = fork();
+    if (child == 0) {
+      const size_t block = 4u << 20, mem = 1u << 30;
+      char *buf = static_cast<char *>(mmap(nullptr, block, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+      char *big = static_cast<char *>(mmap(nullptr, mem, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+      int fd = open(junk.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (buf == MAP_FAILED || big == MAP_FAILED || fd < 0) _exit(1);
+      for (uint64_t i = 0;; ++i) {
+        for (size_t k = 0; k < block; k += 4096) buf[k] = char(i + k);
+        if (write(fd, buf, block) != ssize_t(block)) _exit(1);
+        if (i % 16 == 15) fsync(fd);
+        if (i % 256 == 255) {
+          if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0) _exit(1);
+        }
+        size_t at = (i * block) % mem;
+        for (size_t k = 0; k < block; k += 64) big[at + k] = char(k);
+      }
+    }
+    usleep(300000);  // let it get going
+    std::thread([&] { busy = measure(n, tpn, 5); }).join();
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    unlink(junk.c_str());
+  }
+  std::printf("1 thread beside a neighbour (disk writes with fsync, 1 GiB memset): timestamp_pair_ns=%.2f "
+              "site_pair_ns=%.2f ratio=%.3f\n",
+              busy[0], busy[1], busy[1] / busy[0]);
+
   // Two threads at once on two cores: no shared cache line is written on the
   // hot path, so each should run as fast as one alone.
   std::vector<double> a, b;
@@ -133,19 +174,21 @@ int main(int argc, char **argv) {
     vprof_file_header h;
     struct stat st{};
     if (std::fread(&h, sizeof h, 1, f) == 1 && stat(file.c_str(), &st) == 0) {
+      // The data chunks, then what is left in the current ring (trace_format.h).
       std::vector<vprof_slot> ring(h.chunk_bytes / sizeof(vprof_slot));
+      std::fseek(f, long(VPROF_HEADER_BYTES + h.cur_ring * h.chunk_bytes), SEEK_SET);
       size_t got = std::fread(ring.data(), sizeof(vprof_slot), ring.size(), f);
       size_t ring_used = 0;
       while (ring_used < got && (ring[ring_used].w0 & VPROF_KIND_MASK) != 0) ++ring_used;
-      double data = (double)st.st_size - VPROF_HEADER_BYTES - (double)h.chunk_bytes;
-      if (h.data_chunks == 0) data = 0;
+      double data = (double)h.data_chunks * (double)h.chunk_bytes;
+      if (h.pending_chunk == h.data_chunks) data += (double)h.chunk_bytes;
       bytes = (data + (double)(ring_used - 1) * VPROF_SLOT_BYTES) / E;
     }
     std::fclose(f);
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
-  std::printf("probe_pair_ns=%.2f timestamp_pair_ns=%.2f ratio=%.3f bytes_per_event=%.1f\n", one[1],
-              one[0], one[1] / one[0], bytes);
+  std::printf("probe_pair_ns=%.2f timestamp_pair_ns=%.2f ratio=%.3f bytes_per_event=%.1f neighbour_ratio=%.3f\n",
+              one[1], one[0], one[1] / one[0], bytes, busy[1] / busy[0]);
   return 0;
 }

@@ -2,8 +2,11 @@
 // reported with the file and offset, never a crash.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -235,4 +238,72 @@ TEST(Reader, EmptyOrMissingDirectoryFailsWithItsName) {
   auto m = vprof::trace::read_trace_dir(dir + "/nope");
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.error().message.find("cannot open"), std::string::npos);
+}
+
+namespace {
+
+// A version-3 file by hand: data chunk 0 holds function 1's pair, ring 1 (the
+// pending one) function 2's, ring 0 (the current one) function 3's and the
+// thread's exit. `pending_chunk` says whether ring 1 still waits to become
+// data chunk 1 (1) or was appended already (0: not to be read again).
+void write_two_ring_file(const std::string &dir, uint64_t pending_chunk) {
+  const uint64_t chunk = 4096;
+  vprof_file_header h{};
+  std::memcpy(h.magic, VPROF_TRACE_MAGIC, 8);
+  h.version = 3;
+  h.min_readable = 3;
+  h.header_bytes = VPROF_HEADER_BYTES;
+  h.pid = 1;
+  h.tid = 21;
+  h.clock_source = VPROF_CLOCK_MONOTONIC;
+  h.chunk_bytes = chunk;
+  h.ticks_per_ns = 1.0;
+  h.flags = VPROF_FLAG_CLOSED;
+  h.data_chunks = 1;
+  h.ring_valid = 1;
+  h.cur_ring = 0;
+  h.pending_chunk = pending_chunk;
+  auto slot = [](uint64_t ts, uint32_t kind, uint64_t arg) { return vprof_slot{(ts << VPROF_TS_SHIFT) | kind, arg}; };
+  std::vector<vprof_slot> ring0 = {slot(300, VPROF_K_FUNC_ENTER, 3), slot(310, VPROF_K_FUNC_EXIT, 3),
+                                   slot(320, VPROF_K_THREAD_EXIT, 0)};
+  std::vector<vprof_slot> ring1 = {slot(200, VPROF_K_FUNC_ENTER, 2), slot(210, VPROF_K_FUNC_EXIT, 2)};
+  std::vector<vprof_slot> data0 = {slot(100, VPROF_K_FUNC_ENTER, 1), slot(110, VPROF_K_FUNC_EXIT, 1)};
+  // As a full chunk would be: records up to its two reserved slots.
+  while (data0.size() < chunk / VPROF_SLOT_BYTES - 2) data0.push_back(slot(110, VPROF_K_FUNC_EXIT, 1));
+  std::ofstream f(dir + "/t-1-21.vpt", std::ios::binary | std::ios::trunc);
+  f.write(reinterpret_cast<const char *>(&h), sizeof h);
+  for (auto *part : {&ring0, &ring1, &data0}) {
+    std::vector<vprof_slot> c(chunk / VPROF_SLOT_BYTES, vprof_slot{0, 0});
+    std::copy(part->begin(), part->end(), c.begin());
+    f.write(reinterpret_cast<const char *>(c.data()), (std::streamsize)chunk);
+  }
+}
+
+std::vector<uint64_t> function_ids(const vprof::trace::Trace &t) {
+  std::vector<uint64_t> ids;
+  for (const auto &e : t.threads.at(0).events)
+    if (e.kind == Kind::FuncEnter && (ids.empty() || ids.back() != e.arg)) ids.push_back(e.arg);
+  return ids;
+}
+
+}  // namespace
+
+TEST(Reader, Issue14_TwoRingsReadDataThenThePendingRingThenTheCurrentOne) {
+  // The runtime's writer had not appended ring 1 yet (or the process died
+  // first): its records come after the data chunks and before the current ring's.
+  std::string dir = fresh_dir("two-rings");
+  write_two_ring_file(dir, 1);
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->count(Severity::Error), 0u) << dump(*t);
+  EXPECT_EQ(function_ids(*t), (std::vector<uint64_t>{1, 2, 3}));
+
+  // Appended already (data_chunks passed pending_chunk): ring 1 is stale
+  // (being zeroed) and must not be read twice.
+  std::string dir2 = fresh_dir("two-rings-appended");
+  write_two_ring_file(dir2, 0);
+  auto t2 = vprof::trace::read_trace_dir(dir2);
+  ASSERT_TRUE(t2.ok());
+  EXPECT_EQ(t2->count(Severity::Error), 0u) << dump(*t2);
+  EXPECT_EQ(function_ids(*t2), (std::vector<uint64_t>{1, 3}));
 }

@@ -73,9 +73,10 @@ class SynthThread {
       rec(ts, VPROF_K_THREAD_EXIT, 0);
       header_.flags |= VPROF_FLAG_CLOSED;
     }
-    // Full chunks go to the data region after the ring; the rest stays in
-    // the ring, as the runtime leaves them. A record never straddles two
-    // chunks here: tests write small records into big chunks.
+    // As the runtime leaves them: the rest in the ring, full chunks after it
+    // (version 3: after two rings, the second empty; header().version = 2
+    // writes one ring). A record never straddles two chunks here: tests
+    // write small records into big chunks.
     size_t per_chunk = chunk_bytes_ / VPROF_SLOT_BYTES - 2;
     size_t full = slots_.empty() ? 0 : (slots_.size() - 1) / per_chunk;
     header_.data_chunks = full;
@@ -90,7 +91,8 @@ class SynthThread {
         f.write(zero.data(), (std::streamsize)zero.size());
       }
     };
-    write_chunk(full * per_chunk, slots_.size() - full * per_chunk, full > 0);  // the ring
+    write_chunk(full * per_chunk, slots_.size() - full * per_chunk, full > 0);  // ring 0
+    if (header_.version >= 3 && full > 0) write_chunk(0, 0, true);             // ring 1: empty
     for (size_t i = 0; i < full; ++i) write_chunk(i * per_chunk, per_chunk, i + 1 < full);
   }
 
@@ -115,6 +117,7 @@ class SynthThread {
   void fill_header() {
     std::memcpy(header_.magic, VPROF_TRACE_MAGIC, 8);
     if (!header_.version) header_.version = VPROF_TRACE_VERSION;
+    if (header_.version >= 3 && !header_.pending_chunk) header_.pending_chunk = UINT64_MAX;
     if (!header_.min_readable) header_.min_readable = VPROF_TRACE_MIN_READABLE;
     if (!header_.header_bytes) header_.header_bytes = VPROF_HEADER_BYTES;
     header_.pid = pid_;
