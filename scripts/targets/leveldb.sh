@@ -15,6 +15,7 @@
 # Env:   VPROF=path/to/vprof (default: build/src/vprof of this checkout)
 #        JOBS=N (default 2)  BENCH_NUM=N db_bench --num (default 20000; profile: per thread, 50000)
 #        profile only: BENCH_THREADS=N (4)  BENCH_FLAGS="more db_bench flags" (none)
+#        BENCHMARK=fillrandom (or another write benchmark: fillsync, fillseq, overwrite)
 #        MAX_ITERATIONS=N (8)
 # Needs: root or sudo for the deb-src line and apt-get; cmake, ninja, g++,
 #        libgtest-dev, libgmock-dev, libbenchmark-dev (LevelDB's tests/benchmarks).
@@ -67,7 +68,7 @@ if [ $mode = profile ]; then
     -DCMAKE_CXX_FLAGS="$cflags" -DCMAKE_C_FLAGS="$cflags" -DCMAKE_CXX_STANDARD_LIBRARIES="$libs" >/dev/null
   nice cmake --build build -j "$jobs" --target db_bench >/dev/null
   step "vprof init"
-  run="build/db_bench --benchmarks=fillrandom --threads=$threads --num=$num --db=$work/bench-db ${BENCH_FLAGS:-}"
+  run="build/db_bench --benchmarks=${BENCHMARK:-fillrandom} --threads=$threads --num=$num --db=$work/bench-db ${BENCH_FLAGS:-}"
   "$vprof" init -p build --root leveldb::DBImpl::Write --sync leveldb \
     --build "nice cmake --build build -j $jobs --target db_bench" --run "$run" \
     --max-iterations "$max_iter" --force
