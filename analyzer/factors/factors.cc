@@ -42,7 +42,7 @@ bool has_preempted(const VarNode &n) {
 }
 
 void collect(const VarNode &n, bool paper, bool preempted, std::multiset<std::string> &active,
-             std::map<std::string, Factor> &out) {
+             std::map<std::string, Factor> &out, const std::optional<CallSiteInfo> &parent_site) {
   bool counted = false;
   bool candidate = paper || n.kind != VarNode::Kind::Cov;
   if (candidate && !n.factor.empty() && n.key != "root" && !active.count(n.factor)) {
@@ -54,14 +54,16 @@ void collect(const VarNode &n, bool paper, bool preempted, std::multiset<std::st
     double share = n.share.value_or(0.0) - (preempted ? preempted_share(n) : 0.0);
     f.share += share;
     f.instances.push_back(&n);
-    f.call_sites.push_back({n.call_site, n.other_call_site, n.label, n.contribution, share});
+    f.call_sites.push_back({n.call_site, n.other_call_site, n.label, parent_site, n.contribution,
+                            share});
     counted = true;
   }
   // The root function is no factor (it is all of Var(root)), but what
   // recursion nests below it is inside it all the same (METHOD §5).
   bool root_fn = n.key == "root" && !n.factor.empty();
   if (counted || root_fn) active.insert(n.factor);
-  for (const auto &c : n.children) collect(c, paper, preempted, active, out);
+  for (const auto &c : n.children)
+    collect(c, paper, preempted, active, out, n.call_site ? n.call_site : parent_site);
   if (counted || root_fn) active.erase(active.find(n.factor));
 }
 
@@ -102,7 +104,7 @@ void select_first_k(It begin, It end, const FactorOptions &o, bool mark_candidat
 std::vector<Factor> rank_factors(const VarNode &tree, const Heights &h, const FactorOptions &o) {
   std::map<std::string, Factor> by_name;
   std::multiset<std::string> active;
-  collect(tree, o.paper, has_preempted(tree), active, by_name);
+  collect(tree, o.paper, has_preempted(tree), active, by_name, std::nullopt);
   std::vector<Factor> all;
   for (auto &[name, f] : by_name) {
     // A body has nothing below it; a covariance takes the larger height.

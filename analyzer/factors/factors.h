@@ -51,6 +51,10 @@ struct FactorSite {
   std::optional<CallSiteInfo> call_site;
   std::optional<CallSiteInfo> other_call_site;  // Cov: the second part's site
   std::string label;                            // the instance's tree label
+  // The nearest call site above the instance in the tree: what tells two
+  // instances at one place apart (a wait inside a wrapper such as LevelDB's
+  // port::CondVar::Wait, called from several places).
+  std::optional<CallSiteInfo> parent_site;
   double contribution = 0;
   double share = 0;
 };

@@ -591,6 +591,12 @@ void Merger::fold_intervals(std::vector<IntervalInfo> &completed) {
   gather_in_time_order(builders_, &ThreadBuilder::iv_events, sc.iv, sc.iv_tmp, sc.bounds);
   sc.begun.clear();
   for (const IntervalEvent &e : sc.iv) {
+    // Label 0 is "working for no interval" everywhere in the timeline, so an
+    // interval with id 0 cannot be walked: it is counted, never analyzed.
+    if (e.id == 0) {
+      if (e.begin) ++counters_.zero_id_intervals;
+      continue;
+    }
     IntervalInfo &iv = *intervals_.try_emplace(e.id).first;
     iv.id = e.id;
     if (e.begin) {

@@ -219,6 +219,7 @@ struct IntervalInfo {
 struct MergeCounters {
   uint64_t duplicate_tids = 0;
   uint64_t duplicate_begins = 0;
+  uint64_t zero_id_intervals = 0;  // begun with id 0, which means "no interval": ignored
   uint64_t end_without_begin = 0;
   uint64_t duplicate_ends = 0;
   uint64_t missing_exits = 0;        // frames popped by an outer exit (longjmp-style)

@@ -182,7 +182,10 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
   a->root_label = opt.root.empty() ? "latency" : opt.root;
   std::vector<VarNode> trees;
   for (const auto &r : a->runs) trees.push_back(r->tree);
-  a->tree = merge_runs(trees);
+  std::vector<Graft> grafts;
+  a->tree = merge_runs(trees, &grafts);
+  for (const Graft &g : grafts)
+    if (runs_disagree(g)) a->disagreements.push_back(g);
   Heights h = compute_heights(a->tree, opt.callgraph, opt.root);
   a->height_root = h.root;
   a->factors = rank_factors(a->tree, h, opt.factors);

@@ -19,6 +19,7 @@
 #include "analyzer/read/trace_stream.h"
 #include "analyzer/tree/columns.h"
 #include "analyzer/tree/by_type.h"
+#include "analyzer/tree/merge_runs.h"
 #include "analyzer/tree/stats.h"
 #include "analyzer/tree/variance_tree.h"
 
@@ -88,6 +89,7 @@ struct Analysis {
   VarNode tree;                   // merged over runs
   std::vector<Factor> factors;    // selected first (rank > 0)
   std::vector<NamedBlame> blame;  // run 0's
+  std::vector<Graft> disagreements;  // grafted nodes whose runs disagree (runs_disagree)
   TypeSplit types;                // run 0's
   std::string root_label;
   int k = 3;

@@ -38,6 +38,7 @@ json factor_json(const Factor &f) {
   json sites = json::array();
   for (const auto &s : f.call_sites) {
     json e = {{"call_site", site_json(s.call_site)}, {"label", s.label},
+              {"parent_call_site", site_json(s.parent_site)},
               {"contribution", num(s.contribution)}};
     if (!f.covariance) e["share"] = num(s.share);
     if (f.covariance) e["other_call_site"] = site_json(s.other_call_site);
@@ -104,6 +105,7 @@ json quality_json(const RunAnalysis &r) {
           {"abandoned_intervals", p.abandoned_intervals},
           {"duplicate_tids", m.duplicate_tids},
           {"duplicate_begins", m.duplicate_begins},
+          {"zero_id_intervals", m.zero_id_intervals},
           {"duplicate_ends", m.duplicate_ends},
           {"end_without_begin", m.end_without_begin},
           {"missing_exits", m.missing_exits},
@@ -142,6 +144,11 @@ json to_json(const Analysis &a) {
     blame.push_back({{"wait_site", b.wait_site}, {"waker_tid", b.waker_tid},
                      {"waker_function", b.waker_function}, {"waker_interval", b.waker_interval},
                      {"ns", num(b.ns)}});
+  json disagreements = json::array();
+  for (const Graft &g : a.disagreements)
+    disagreements.push_back({{"node", g.label}, {"run", g.run}, {"from_run", g.from_run},
+                             {"merged_share", num(g.merged_share)},
+                             {"run_share", num(g.run_share)}});
   json types = nullptr;
   if (a.types.labeled) {
     json by = json::array();
@@ -187,6 +194,7 @@ json to_json(const Analysis &a) {
            {{"k", a.k}, {"d", a.d}, {"e", a.e}, {"root_height", a.height_root},
             {"ranked_by", a.paper ? "contribution" : "share"}}},
           {"blame", std::move(blame)},
+          {"run_disagreements", std::move(disagreements)},
           {"types", std::move(types)},
           {"overhead",
            {{"probe_ns", num(base.overhead.probe_pair_ns)},

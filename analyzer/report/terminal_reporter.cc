@@ -115,13 +115,30 @@ class TerminalReporter : public Reporter {
       o += fmt::format("  {:>4}  {:<36} {} {:<17} {:>7} {:>7} {:>6} {:>7.3f}{}\n", f.rank, name,
                        pct(ranked_value(f, a.paper)), ci, tail, top, f.height, f.score,
                        f.fragile ? "  fragile" : "");
+      // The other call sites that carry a tenth of the factor (and 1% of
+      // Var), up to 3; where two are at one place (a wait inside a wrapper
+      // called from several places), each says the call site above it.
+      std::vector<const FactorSite *> listed;
+      const double whole = std::fabs(ranked_value(f, a.paper));
+      for (size_t i = 0; i < f.call_sites.size() && listed.size() < 4; ++i) {
+        double v = std::fabs(ranked_value(f.call_sites[i], a.paper));
+        if (i == 0 || (v >= 0.1 * whole && v >= 0.01)) listed.push_back(&f.call_sites[i]);
+      }
+      bool same_place = false;
+      for (size_t i = 0; i < listed.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+          same_place |= site_text(listed[i]->call_site) == site_text(listed[j]->call_site);
+      auto via = [&](const FactorSite &s) {
+        std::string t = fmt::format("{} ({})", site_text(s.call_site), pct(ranked_value(s, a.paper)));
+        if (same_place && s.parent_site) t += " from " + site_text(s.parent_site);
+        return t;
+      };
       if (!f.call_sites.empty() || !run.empty())
         o += fmt::format("        {}{}\n",
-                         f.call_sites.empty()
-                             ? std::string("no call site")
-                             : fmt::format("via {} ({})", site_text(f.call_sites[0].call_site),
-                                           pct(ranked_value(f.call_sites[0], a.paper))),
+                         f.call_sites.empty() ? std::string("no call site")
+                                              : "via " + via(*listed[0]),
                          run);
+      for (size_t i = 1; i < listed.size(); ++i) o += "        and " + via(*listed[i]) + "\n";
     }
     if (!shown) o += "  (none reaches the threshold)\n";
     o += a.paper ? "  (contrib = the factor's var/2cov terms over Var(L);"
@@ -136,6 +153,22 @@ class TerminalReporter : public Reporter {
         "measured in\n"
         "   run r: ci95, p99 and top.1% are of its {0} in run r alone)\n\n",
         a.paper ? "contribution" : "share");
+    // The merge scales what a later run measured below a node to the node's
+    // merged share: when the two runs disagree about that node, say so.
+    for (const Graft &g : a.disagreements) {
+      auto sd = [&](int run) {
+        return run >= 0 && size_t(run) < a.runs.size()
+                   ? dur(std::sqrt(std::max(0.0, a.runs[size_t(run)]->tree.value_ns2)))
+                   : std::string("-");
+      };
+      o += fmt::format(
+          "runs disagree: {} carries {:.1f}% of Var(root) in the merged tree (run {}) but {:.1f}% "
+          "in run {}\n  (root stddev {} and {}): its parts are run {}'s fractions scaled to "
+          "{:.1f}%; compare the runs alone\n  (vprof analyze DIR) or rerun on a quieter machine\n",
+          g.label, 100.0 * g.merged_share, g.from_run, 100.0 * g.run_share, g.run, sd(g.from_run),
+          sd(g.run), g.run, 100.0 * g.merged_share);
+    }
+    if (!a.disagreements.empty()) o += "\n";
     o += a.paper ? "variance tree (terms >= 1%):\n"
                  : "variance tree (shares >= 1%; --contribution paper for the var/cov terms):\n";
     tree_lines(a.tree, 0, a.paper, o);
@@ -161,10 +194,14 @@ class TerminalReporter : public Reporter {
         "unmatched exits, {} reader warnings, {} reader errors{}\n",
         pc.lossy_intervals, pc.tiling_violations, pc.path_gaps, m.missing_exits,
         m.exits_without_enter, r.diag_warnings, r.diag_errors,
-        pc.abandoned_intervals
-            ? fmt::format(", {} intervals abandoned (open too long to keep in memory)",
-                          pc.abandoned_intervals)
-            : std::string());
+        (pc.abandoned_intervals
+             ? fmt::format(", {} intervals abandoned (open too long to keep in memory)",
+                           pc.abandoned_intervals)
+             : std::string()) +
+            (m.zero_id_intervals
+                 ? fmt::format(", {} intervals with id 0 ignored (0 means no interval)",
+                               m.zero_id_intervals)
+                 : std::string()));
     os << o;
     if (!os) return Error{"cannot write the report"};
     return Status::Ok();

@@ -1,5 +1,7 @@
 #include "analyzer/tree/merge_runs.h"
 
+#include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 namespace vprof::analyzer {
@@ -29,7 +31,8 @@ bool has_uninstrumented_part(const VarNode &n) {
   return false;
 }
 
-void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &later) {
+void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &later,
+           std::vector<Graft> *grafts) {
   if (n.kind == VarNode::Kind::Cov) return;
   const bool pseudo = !n.children.empty() && has_uninstrumented_part(n);
   if (n.children.empty() || pseudo) {
@@ -37,7 +40,7 @@ void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &l
     bool usable = it != later.end() && it->second->value_ns2 > 0 &&
                   !(pseudo && has_uninstrumented_part(*it->second));
     if (!usable) {
-      for (auto &c : n.children) graft(c, later);
+      for (auto &c : n.children) graft(c, later, grafts);
       return;
     }
     // Every term of the later run is relative to that run's variance of this
@@ -45,23 +48,30 @@ void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &l
     double scale = n.contribution / it->second->value_ns2;
     const double later_share = it->second->share.value_or(0.0);
     double share_scale = later_share != 0 ? n.share.value_or(0.0) / later_share : 0.0;
+    if (grafts) grafts->push_back({n.label, it->second->run, n.run, n.share.value_or(0.0), later_share});
     n.children = it->second->children;
     for (auto &c : n.children) rescale(c, scale, share_scale);
     n.kind = VarNode::Kind::Var;
     return;
   }
-  for (auto &c : n.children) graft(c, later);
+  for (auto &c : n.children) graft(c, later, grafts);
 }
 
 }  // namespace
 
-VarNode merge_runs(const std::vector<VarNode> &runs) {
+bool runs_disagree(const Graft &g) {
+  const double diff = std::fabs(g.merged_share - g.run_share);
+  const double larger = std::max(std::fabs(g.merged_share), std::fabs(g.run_share));
+  return diff >= 0.10 && diff >= 0.25 * larger;
+}
+
+VarNode merge_runs(const std::vector<VarNode> &runs, std::vector<Graft> *grafts) {
   if (runs.empty()) return VarNode{};
   VarNode merged = runs[0];
   for (size_t r = 1; r < runs.size(); ++r) {
     std::unordered_map<std::string, const VarNode *> later;
     index_broken_down(runs[r], later);
-    graft(merged, later);
+    graft(merged, later, grafts);
   }
   number_tree(merged);
   return merged;

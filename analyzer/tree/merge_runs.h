@@ -14,14 +14,35 @@
 #ifndef VPROF_ANALYZER_TREE_MERGE_RUNS_H
 #define VPROF_ANALYZER_TREE_MERGE_RUNS_H
 
+#include <string>
 #include <vector>
 
 #include "analyzer/tree/variance_tree.h"
 
 namespace vprof::analyzer {
 
-// runs[0] is the base; returns the merged tree (ids renumbered).
-VarNode merge_runs(const std::vector<VarNode> &runs);
+// A node that a later run broke down, as the merge grafted it: its share in
+// the merged tree (measured in `from_run`, or grafted from it) and its share
+// in `run`, whose breakdown now sits under it scaled to the merged share.
+struct Graft {
+  std::string label;
+  int run = 0;
+  int from_run = 0;
+  double merged_share = 0;
+  double run_share = 0;
+};
+
+// runs[0] is the base; returns the merged tree (ids renumbered). With
+// `grafts`, lists every node a later run's breakdown was grafted under.
+VarNode merge_runs(const std::vector<VarNode> &runs, std::vector<Graft> *grafts = nullptr);
+
+// The two runs of a graft disagree about its node: its shares differ by at
+// least 0.10 of Var(root) and by at least a quarter of the larger one. The
+// merge assumes the runs measure the same workload, each run's Var(root)
+// differing a little; a disagreement this large (a run on a loaded machine,
+// a workload in another regime) means the shares grafted below the node are
+// fractions of a different variance. A heuristic for a warning, not a test.
+bool runs_disagree(const Graft &g);
 
 }  // namespace vprof::analyzer
 

@@ -43,8 +43,9 @@ extern "C" {
 
 /* A new interval starts now on this thread, and this thread works for it.
  * Requires: `id` is unique among the intervals of this run (a transaction id, a
- * request counter). Reusing a live id makes the analyzer count the older
- * interval as incomplete. */
+ * request counter) and not 0, which means "no interval" to the analyzer (an
+ * interval with id 0 is counted and ignored). Reusing a live id makes the
+ * analyzer count the older interval as incomplete. */
 void vprof_interval_begin(uint64_t id);
 
 /* Same as vprof_interval_begin, with labels. `type` groups intervals of the same

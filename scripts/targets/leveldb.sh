@@ -5,17 +5,30 @@
 #   LevelDB's own tests -> db_bench under `vprof run` (the trace must hold
 #   events) -> restore (the tree must be identical to the pristine source).
 # Usage: scripts/targets/leveldb.sh [WORK_DIR]      (default /tmp/vprof-leveldb)
+#        scripts/targets/leveldb.sh profile [WORK_DIR]   (default /tmp/vprof-leveldb-profile)
+#   profile: explain db_bench's write latency variance with `vprof iterate --auto`:
+#   fetch -> patch db_bench (patches/leveldb-db_bench-intervals.patch: one
+#   interval per write) -> build -> `vprof init --root leveldb::DBImpl::Write
+#   --sync leveldb` -> `vprof iterate --auto` on fillrandom, 4 threads -> the
+#   final report -> reverse the patch (the tree must be identical to the
+#   pristine source, whatever happens: a trap restores and un-patches).
 # Env:   VPROF=path/to/vprof (default: build/src/vprof of this checkout)
-#        JOBS=N (default 2)  BENCH_NUM=N db_bench --num (default 20000)
+#        JOBS=N (default 2)  BENCH_NUM=N db_bench --num (default 20000; profile: per thread, 50000)
+#        profile only: BENCH_THREADS=N (4)  BENCH_FLAGS="more db_bench flags" (none)
+#        BENCHMARK=fillrandom (or another write benchmark: fillsync, fillseq, overwrite)
+#        MAX_ITERATIONS=N (8)
 # Needs: root or sudo for the deb-src line and apt-get; cmake, ninja, g++,
 #        libgtest-dev, libgmock-dev, libbenchmark-dev (LevelDB's tests/benchmarks).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
-work=${1:-/tmp/vprof-leveldb}
+mode=test
+if [ "${1:-}" = profile ]; then mode=profile; shift; fi
+if [ $mode = profile ]; then work=${1:-/tmp/vprof-leveldb-profile}; else work=${1:-/tmp/vprof-leveldb}; fi
 vprof=${VPROF:-$here/build/src/vprof}
 jobs=${JOBS:-2}
-num=${BENCH_NUM:-20000}
+if [ $mode = profile ]; then num=${BENCH_NUM:-50000}; else num=${BENCH_NUM:-20000}; fi
+patchfile=$here/scripts/targets/patches/leveldb-db_bench-intervals.patch
 step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
 die() { echo "leveldb.sh: $*" >&2; exit 1; }
 [ -x "$vprof" ] || die "no vprof at $vprof (build it, or set VPROF)"
@@ -30,8 +43,51 @@ instrumented() { [ -f src/.vprof/state.json ] || [ -f build/.vprof/state.json ];
 if instrumented; then
   if [ -d build ]; then "$vprof" restore -p build; else "$vprof" restore -p src; fi
 fi
+# A tree left patched by an interrupted profile run is un-patched first.
+patched() { grep -q vprof_interval_begin src/benchmarks/db_bench.cc; }
+if patched; then (cd src && patch -p1 -R -s < "$patchfile"); fi
 # Checksums of the pristine tree: restore must give back exactly this.
 (cd src && find . -type f -not -path './.vprof/*' -print0 | sort -z | xargs -0 sha1sum) > pristine.sha1
+
+if [ $mode = profile ]; then
+  # Only db_bench is built (no tests): each iteration rebuilds what vprof
+  # rewrote, and parses every file of the compile db for the sync pack.
+  threads=${BENCH_THREADS:-4}
+  max_iter=${MAX_ITERATIONS:-8}
+  # However this ends, the tree goes back to its pristine bytes.
+  unwind() { if instrumented; then "$vprof" restore -p build >/dev/null; fi
+             if patched; then (cd src && patch -p1 -R -s < "$patchfile"); fi; }
+  trap unwind EXIT
+  step "patch db_bench: one vprof interval per write"
+  (cd src && patch -p1 -s < "$patchfile")
+  step "configure and build db_bench (vprof's flags)"
+  cflags=$("$vprof" config --cflags)
+  libs=$("$vprof" config --libs)
+  cmake -S src -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+    -DLEVELDB_BUILD_TESTS=OFF -DLEVELDB_BUILD_BENCHMARKS=ON \
+    -DCMAKE_CXX_FLAGS="$cflags" -DCMAKE_C_FLAGS="$cflags" -DCMAKE_CXX_STANDARD_LIBRARIES="$libs" >/dev/null
+  nice cmake --build build -j "$jobs" --target db_bench >/dev/null
+  step "vprof init"
+  run="build/db_bench --benchmarks=${BENCHMARK:-fillrandom} --threads=$threads --num=$num --db=$work/bench-db ${BENCH_FLAGS:-}"
+  "$vprof" init -p build --root leveldb::DBImpl::Write --sync leveldb \
+    --build "nice cmake --build build -j $jobs --target db_bench" --run "$run" \
+    --max-iterations "$max_iter" --force
+  cat vprof.json
+  step "vprof iterate --auto"
+  start=$SECONDS
+  "$vprof" iterate --auto --fresh
+  echo "session: $((SECONDS - start)) s of wall time"
+  step "final report"
+  cat .vprof-session/final-report.txt
+  step "restore and un-patch"
+  if instrumented; then "$vprof" restore -p build; fi
+  (cd src && patch -p1 -R -s < "$patchfile")
+  (cd src && find . -type f -print0 | sort -z | xargs -0 sha1sum) > restored.sha1
+  cmp pristine.sha1 restored.sha1 || die "the restored tree differs from the pristine source"
+  echo "restored tree identical to the pristine source; the session is in $work/.vprof-session"
+  step "done"
+  exit 0
+fi
 
 step "configure and build (compile db, vprof's flags)"
 cflags=$("$vprof" config --cflags)

@@ -124,6 +124,83 @@ TEST(Report, TerminalTableNamesTheTopFactor) {
   EXPECT_NE(out.find("Holder::work"), std::string::npos) << out;
 }
 
+TEST(Report, AFactorAtOnePlaceReachedFromTwoSitesListsBothWithTheSiteAbove) {
+  // LevelDB: the writer-queue wait (db_impl.cc:1209) and the memtable-full
+  // wait (db_impl.cc:1355) both go through port::CondVar::Wait, so both are
+  // std::condition_variable::wait at port_stdcxx.h:75; the table said "via
+  // port_stdcxx.h:75:5 (85.1%)" for a factor of 98.9% and hid the other.
+  // Here R calls the wrapper W at sites 1 and 2; W calls X at site 3.
+  TraceBuilder tb;
+  int64_t xa[] = {10, 40, 20, 50, 30, 60, 15, 45}, xb[] = {30, 5, 25, 10, 35, 5, 20, 15};
+  for (int i = 0; i < 8; ++i) {
+    int64_t t = i * 1000;
+    auto &th = tb.thread(1);
+    th.begin(t, i + 1).enter(t, 1).site(t + 1, 1).enter(t + 1, 2);
+    th.call(t + 2, t + 2 + xa[i], 3, 3);
+    int64_t e = t + 2 + xa[i];
+    th.exit(e, 2).site_end(e, 1).site(e + 1, 2).enter(e + 1, 2);
+    th.call(e + 2, e + 2 + xb[i], 3, 3);
+    e += 2 + xb[i];
+    th.exit(e, 2).site_end(e, 2).exit(e + 1, 1).end(e + 1, i + 1);
+  }
+  Names names = make_names({{1, "R"}, {2, "W"}, {3, "X"}},
+                           {{1, 1, "W", 10}, {2, 1, "W", 11}, {3, 2, "X", 30}});
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(tb.build(), names, opt, 0).value());
+  auto a = combine(std::move(runs), opt);
+  const Factor *x = nullptr;
+  for (const auto &f : a->factors)
+    if (f.name == "X" && f.rank > 0) x = &f;
+  ASSERT_NE(x, nullptr);
+  ASSERT_EQ(x->call_sites.size(), 2u);
+  std::stringstream ss;
+  ASSERT_TRUE(make_terminal_reporter()->write(*a, ss).ok());
+  std::string out = ss.str();
+  // The larger instance (site 1's: xa varies most) first, then the other.
+  EXPECT_NE(out.find("via t.cc:30:3 ("), std::string::npos) << out;
+  EXPECT_NE(out.find(") from t.cc:10:3"), std::string::npos) << out;
+  EXPECT_NE(out.find("        and t.cc:30:3 ("), std::string::npos) << out;
+  EXPECT_NE(out.find(") from t.cc:11:3"), std::string::npos) << out;
+  std::stringstream js;
+  ASSERT_TRUE(make_json_reporter()->write(*a, js).ok());
+  EXPECT_NE(js.str().find("\"parent_call_site\""), std::string::npos);
+}
+
+TEST(Report, CallSitesAtDifferentPlacesKeepTheShortForm) {
+  auto a = small_analysis();
+  std::stringstream ss;
+  ASSERT_TRUE(make_terminal_reporter()->write(*a, ss).ok());
+  EXPECT_EQ(ss.str().find(") from "), std::string::npos) << ss.str();
+}
+
+TEST(Report, AnIntervalWithIdZeroIsCountedNotAnalyzed) {
+  // The first LevelDB patch numbered writes from 0: thread 0's first write was
+  // interval 0, which the timeline reads as "working for no interval" (its
+  // walk followed wakers that worked for no interval as if for it).
+  TraceBuilder tb;
+  auto &th = tb.thread(1);
+  for (uint64_t id = 0; id < 3; ++id) {
+    int64_t t = int64_t(id) * 100;
+    th.begin(t, id).enter(t + 1, 1).exit(t + 11 + int64_t(id), 1).end(t + 12 + int64_t(id), id);
+  }
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(tb.build(), make_names({{1, "R"}}, {}), opt, 0).value());
+  EXPECT_EQ(runs[0]->paths.rows.size(), 2u);
+  EXPECT_EQ(runs[0]->merge.zero_id_intervals, 1u);
+  auto a = combine(std::move(runs), opt);
+  std::stringstream ss;
+  ASSERT_TRUE(make_terminal_reporter()->write(*a, ss).ok());
+  EXPECT_NE(ss.str().find("1 intervals with id 0 ignored (0 means no interval)"), std::string::npos)
+      << ss.str();
+  std::stringstream js;
+  ASSERT_TRUE(make_json_reporter()->write(*a, js).ok());
+  EXPECT_NE(js.str().find("\"zero_id_intervals\": 1"), std::string::npos);
+}
+
 TEST(Report, ThroughTraceFilesAndManifest) {
   namespace fs = std::filesystem;
   fs::path dir = vprof::testing::fresh_dir("vprof-an", "files");

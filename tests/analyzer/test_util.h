@@ -62,6 +62,7 @@ inline void expect_same(const analyzer::TracePaths &a, const analyzer::TracePath
   EXPECT_EQ(p.created_by_edges_followed, q.created_by_edges_followed);
   const auto &m = a.merge, &n = b.merge;
   EXPECT_EQ(m.duplicate_begins, n.duplicate_begins);
+  EXPECT_EQ(m.zero_id_intervals, n.zero_id_intervals);
   EXPECT_EQ(m.duplicate_ends, n.duplicate_ends);
   EXPECT_EQ(m.end_without_begin, n.end_without_begin);
   EXPECT_EQ(m.missing_exits, n.missing_exits);

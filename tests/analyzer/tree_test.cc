@@ -4,10 +4,12 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "analyzer/pipeline/analyze.h"
+#include "analyzer/report/reporter.h"
 #include "analyzer/tree/merge_runs.h"
 #include "analyzer/tree/stats.h"
 #include "tests/analyzer/test_util.h"
@@ -286,6 +288,86 @@ TEST(VarianceTree, TwoRunsMergedByFractions) {
   EXPECT_NEAR(children_share(*b), 0.7, 1e-12);
 }
 
+
+// Run 1 of the two-run tests: R calls B at site 1 (B broken down into B1, B2
+// at sites 3, 4), then C at site 2.
+TraceBuilder run1_breaking_down_b(const int64_t *b1, const int64_t *b2, const int64_t *c1) {
+  TraceBuilder t1;
+  for (int i = 0; i < 4; ++i) {
+    int64_t t = i * 1000;
+    auto &th = t1.thread(1);
+    th.begin(t, i + 1).enter(t, 1).site(t + 1, 1).enter(t + 1, 2);
+    th.call(t + 1, t + 1 + b1[i], 3, 5);
+    th.call(t + 1 + b1[i], t + 1 + b1[i] + b2[i], 4, 6);
+    int64_t e = t + 1 + b1[i] + b2[i];
+    th.exit(e, 2).site_end(e, 1).call(e, e + c1[i], 2, 3).exit(e + c1[i], 1).end(e + c1[i], i + 1);
+  }
+  return t1;
+}
+
+std::unique_ptr<Analysis> two_runs(const int64_t *b1, const int64_t *b2, const int64_t *c1) {
+  TraceBuilder t0;
+  int64_t xb[] = {10, 20, 30, 40}, xc[] = {5, 5, 15, 15};
+  for (int i = 0; i < 4; ++i) add_interval(t0, i + 1, i * 1000, xb[i], xc[i]);
+  Names n1 = make_names({{1, "R"}, {2, "B"}, {3, "C"}, {5, "B1"}, {6, "B2"}},
+                        {{1, 1, "B", 10}, {2, 1, "C", 11}, {3, 2, "B1", 20}, {4, 2, "B2", 21}});
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(t0.build(), rbc_names(), opt, 0).value());
+  runs.push_back(analyze_run(run1_breaking_down_b(b1, b2, c1).build(), n1, opt, 1).value());
+  return combine(std::move(runs), opt);
+}
+
+TEST(VarianceTree, RunsThatDisagreeAboutAGraftedNodeAreListed) {
+  // LevelDB on a loaded machine: the group-commit wait was 72.7% of Var in
+  // run 0 and 32.4% in run 1 (preemption took 60% there), and the merged tree
+  // showed run 1's breakdown scaled to 72.7% with no word of it.
+  // The runs of TwoRunsMergedByFractions: B's share is 0.7 in run 0 and
+  // Cov(B, L)/Var(L) = (556/3)/(520/3) in run 1.
+  int64_t b1[] = {4, 4, 16, 16}, b2[] = {6, 16, 14, 28}, c1[] = {7, 3, 9, 1};
+  auto a = two_runs(b1, b2, c1);
+  ASSERT_EQ(a->disagreements.size(), 1u);
+  const Graft &g = a->disagreements[0];
+  EXPECT_EQ(g.label, "B (t.cc:10)");
+  EXPECT_EQ(g.from_run, 0);
+  EXPECT_EQ(g.run, 1);
+  EXPECT_NEAR(g.merged_share, 0.7, 1e-12);
+  EXPECT_NEAR(g.run_share, 556.0 / 520, 1e-12);
+  std::ostringstream os;
+  ASSERT_TRUE(make_terminal_reporter()->write(*a, os).ok());
+  EXPECT_NE(os.str().find("runs disagree: B (t.cc:10) carries 70.0% of Var(root) in the merged "
+                          "tree (run 0) but 106.9% in run 1"),
+            std::string::npos)
+      << os.str();
+  std::ostringstream js;
+  ASSERT_TRUE(make_json_reporter()->write(*a, js).ok());
+  EXPECT_NE(js.str().find("\"run_disagreements\""), std::string::npos);
+  EXPECT_NE(js.str().find("\"node\": \"B (t.cc:10)\""), std::string::npos) << js.str();
+}
+
+TEST(VarianceTree, RunsThatAgreeAreNotListed) {
+  // Run 1 has run 0's B = {10,20,30,40} (as B1 + B2) and C: B's share is 0.7
+  // in both, so the graft is recorded and nothing is said.
+  int64_t b1[] = {4, 4, 16, 16}, b2[] = {6, 16, 14, 24}, c1[] = {5, 5, 15, 15};
+  auto a = two_runs(b1, b2, c1);
+  EXPECT_TRUE(a->disagreements.empty());
+  const VarNode *x1 = find_label(a->tree, "B1 (t.cc:20)");
+  ASSERT_NE(x1, nullptr);
+  EXPECT_EQ(x1->run, 1);
+  std::ostringstream os;
+  ASSERT_TRUE(make_terminal_reporter()->write(*a, os).ok());
+  EXPECT_EQ(os.str().find("runs disagree"), std::string::npos) << os.str();
+}
+
+TEST(VarianceTree, RunsDisagreeThreshold) {
+  auto g = [](double merged, double run) { return Graft{"x", 1, 0, merged, run}; };
+  EXPECT_TRUE(runs_disagree(g(0.727, 0.324)));   // LevelDB's group-commit wait
+  EXPECT_FALSE(runs_disagree(g(0.458, 0.579)));  // the demo's wait_for_grant: 0.121 < 0.145
+  EXPECT_FALSE(runs_disagree(g(0.05, 0.12)));    // a quarter apart, but under 0.10 of Var
+  EXPECT_TRUE(runs_disagree(g(-0.1, 0.1)));
+  EXPECT_FALSE(runs_disagree(g(0.5, 0.5)));
+}
 
 TEST(VarianceTree, UninstrumentedCalleeIsALeafSoALaterRunsBreakdownWins) {
   // Bug: in f(g(x)) the call g(x) is timed inside f's call site. With f not
