@@ -104,9 +104,7 @@ void break_down_indirect(Suggestion &g, const std::vector<std::string> &targets,
 
 std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, double m,
                                 const CanBreakDown &probe) {
-  std::vector<Suggestion> out;
-  for (const auto &f : a.factors) {
-    if (f.rank <= 0) continue;
+  auto one = [&](const analyzer::Factor &f, bool &parts_hidden) {
     Suggestion g;
     g.factor = f.name;
     g.contribution = analyzer::ranked_value(f, a.paper);  // what the factor was ranked by
@@ -128,6 +126,7 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
         double share = body && f.contribution != 0 ? body->contribution / f.contribution : 0;
         g.reason = share >= m ? fmt::format("its body holds {:.0f}% of its variance", 100 * share)
                               : "already broken down: its parts are ranked on their own";
+        parts_hidden = share < m;
       } else {
         std::string why_not = probe(g.function);
         g.break_down = why_not.empty();
@@ -136,7 +135,28 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
         if (g.break_down) g.functions = {g.function};
       }
     }
-    out.push_back(std::move(g));
+    return g;
+  };
+  std::vector<Suggestion> out;
+  for (const auto &f : a.factors) {
+    if (f.rank <= 0) continue;
+    bool parts_hidden = false;
+    out.push_back(one(f, parts_hidden));
+    if (!parts_hidden) continue;
+    // A broken-down function outranked its own parts, and those are listed
+    // once (inside it: Factor::nested_with), so none of them was selected.
+    // "Its parts are ranked on their own" must hold: take its first part in
+    // ranking order that is not itself broken down, as if it were selected.
+    for (const auto &part : a.factors) {
+      if (part.nested_with != f.name || part.covariance || ends_with(part.name, " (body)")) continue;
+      if (part.functions.empty() || part.functions[0].empty() || part.functions[0][0] == '(') continue;
+      if (s.is_broken_down(part.functions[0])) continue;
+      bool ignored = false;
+      Suggestion g = one(part, ignored);
+      g.reason += fmt::format(" (a part of {}, which outranked it)", f.name);
+      out.push_back(std::move(g));
+      break;
+    }
   }
   return out;
 }
