@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# What vprof's probes cost a real server, side by side with uftrace (issue 14):
+# db_bench fillrandom (one thread, µs operations, so every probe shows) built
+#   plain      no instrumentation (vprof's flags, libvprof linked, recorder off)
+#   vprof-N    instrumented at three sizes, chosen from `vprof callgraph` below
+#              leveldb::DBImpl::Write: the function alone (its call sites: what
+#              uftrace's `-F DBImpl::Write -D 2` traces), + its callees in the
+#              tree, + every function below it; each run records a trace
+#   pg         built with -pg (what uftrace needs); run plain, and under
+#              `uftrace record -F leveldb::DBImpl::Write -D 2`
+# The binaries are built once each (the tree is instrumented, built, restored),
+# then the variants run alternately, RUNS times each; medians and spread of
+# µs/op are printed, with the added time per op over plain, probes fired per
+# op (records kept + dropped: vprof-all writes past the default 1 GiB budget)
+# and the added ns per probe.
+# The last line:
+#   pgbench_overhead_100=n/a pgbench_overhead_500=n/a dbbench_uftrace_over_vprof=<x>
+# where x = (uftrace's added µs/op) / (vprof's added µs/op) on the same
+# functions (vprof-write), both over the plain build, as issue 14 counts it
+# (uftrace needs the -pg build; its recording alone, over the -pg build, is
+# printed too). PostgreSQL is not measured yet (n/a).
+# Usage: scripts/bench-overhead.sh [WORK_DIR]   (default /tmp/vprof-overhead)
+# Env:   VPROF (build/src/vprof)  RUNS (5)  BENCH_NUM (200000)  JOBS (2)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-/tmp/vprof-overhead}
+vprof=${VPROF:-$here/build/src/vprof}
+runs=${RUNS:-5}
+num=${BENCH_NUM:-200000}
+jobs=${JOBS:-2}
+step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS" >&2; }
+die() { echo "bench-overhead.sh: $*" >&2; exit 1; }
+[ -x "$vprof" ] || die "no vprof at $vprof (build it, or set VPROF)"
+command -v uftrace >/dev/null || die "no uftrace (apt-get install uftrace)"
+mkdir -p "$work/bin"
+cd "$work"
+
+step "fetch Debian's leveldb source"
+"$here/scripts/targets/deb-source.sh" leveldb src >&2
+instrumented() { [ -f src/.vprof/state.json ]; }
+if instrumented; then "$vprof" restore -p build >&2; fi
+trap 'instrumented && "$vprof" restore -p build >/dev/null' EXIT
+
+cflags=$("$vprof" config --cflags)
+libs=$("$vprof" config --libs)
+configure() {  # DIR EXTRA_FLAGS
+  cmake -S src -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+    -DLEVELDB_BUILD_TESTS=OFF -DLEVELDB_BUILD_BENCHMARKS=ON \
+    -DCMAKE_CXX_FLAGS="$cflags $2" -DCMAKE_C_FLAGS="$cflags $2" \
+    -DCMAKE_CXX_STANDARD_LIBRARIES="$libs" >/dev/null
+}
+build() { nice cmake --build "$1" -j "$jobs" --target db_bench >/dev/null; }
+
+step "build plain and -pg"
+configure build ""
+build build
+cp build/db_bench bin/db_bench-plain
+configure build-pg "-pg"
+build build-pg
+cp build-pg/db_bench bin/db_bench-pg
+
+step "choose the function sets (vprof callgraph)"
+"$vprof" callgraph -p build --root leveldb::DBImpl::Write --json cg.json -q >/dev/null
+python3 - cg.json > sets.txt <<'EOF'
+import json, sys
+g = json.load(open(sys.argv[1]))
+fns = {f["name"]: f for f in g["functions"]}
+root = g["root"]
+level2 = [root] + sorted(c for c in fns[root]["callees"] if c in fns and c != root)
+everything = [root] + sorted(n for n in fns if n != root)
+print("write", root)
+print("level2", " ".join(level2))
+print("all", " ".join(everything))
+EOF
+
+variants="plain"
+while read -r name fnlist; do
+  step "instrument and build vprof-$name"
+  # A function the call graph lists may have no definition to instrument (a
+  # defaulted operator=, a constructor made by the compiler): dropped, retried.
+  for attempt in $(seq 1 50); do
+    args=()
+    for f in $fnlist; do args+=(--function "$f"); done
+    if err=$("$vprof" instrument -p build -q "${args[@]}" 2>&1); then break; fi
+    gone=$(printf '%s\n' "$err" | sed -n 's/.*--function \([^:]*\(::[^:]*\)*\): no definition.*/\1/p' | head -1)
+    [ -n "$gone" ] || die "instrument failed: $err"
+    echo "  $gone: no definition to instrument, left out" >&2
+    fnlist=$(printf '%s\n' $fnlist | grep -vxF "$gone" | tr '\n' ' ')
+  done
+  sites=$(python3 -c "import json;print(len(json.load(open('build/.vprof/manifest.json'))['call_sites']))")
+  build build
+  cp build/db_bench "bin/db_bench-vprof-$name"
+  cp build/.vprof/manifest.json "bin/manifest-$name.json"
+  "$vprof" restore -p build >&2
+  echo "$name $sites" >> sites.txt
+  variants="$variants vprof-$name"
+done < sets.txt
+build build  # back to the plain sources
+variants="$variants pg uftrace"
+
+one_run() {  # VARIANT -> "µs/op records"
+  local v=$1 db="$work/db-$1" out rec=0
+  rm -rf "$db" trace-run uftrace.data
+  case $v in
+    plain) out=$(env -u VPROF_TRACE_DIR bin/db_bench-plain --benchmarks=fillrandom --num="$num" --db="$db" 2>&1) ;;
+    vprof-*)
+      out=$("$vprof" run --trace-dir trace-run --manifest "bin/manifest-${v#vprof-}.json" -- \
+        "bin/db_bench-$v" --benchmarks=fillrandom --num="$num" --db="$db" 2>&1)
+      # Records kept plus dropped (past VPROF_BUFFER_MB): every probe that fired.
+      rec=$(printf '%s\n' "$out" | sed -n 's/.*): \([0-9]*\) records, \([0-9]*\) dropped.*/\1 \2/p' | tail -1) ;;
+    pg) out=$(bin/db_bench-pg --benchmarks=fillrandom --num="$num" --db="$db" 2>&1) ;;
+    uftrace)
+      out=$(uftrace record -d uftrace.data -F 'leveldb::DBImpl::Write' -D 2 \
+        bin/db_bench-pg --benchmarks=fillrandom --num="$num" --db="$db" 2>&1) ;;
+  esac
+  local us
+  us=$(printf '%s\n' "$out" | sed -n 's/^fillrandom *: *\([0-9.]*\) micros\/op.*/\1/p')
+  [ -n "$us" ] || { printf '%s\n' "$out" | tail -5 >&2; die "$v: no fillrandom line"; }
+  echo "$us ${rec:-0 0}"
+}
+
+step "run alternately: $runs x ($variants), fillrandom --num=$num"
+: > results.txt
+for r in $(seq 1 "$runs"); do
+  for v in $variants; do
+    echo "$v $(one_run "$v")" >> results.txt
+  done
+done
+rm -rf trace-run uftrace.data "$work"/db-*
+
+python3 - "$num" <<'EOF'
+import statistics, sys
+num = int(sys.argv[1])
+res = {}
+dropped = {}
+for line in open("results.txt"):
+    v, us, rec, *drop = line.split()
+    drop = drop[0] if drop else 0
+    res.setdefault(v, []).append((float(us), int(rec) + int(drop)))
+    dropped[v] = dropped.get(v, 0) + int(drop)
+sites = {}
+for line in open("sites.txt"):
+    parts = line.split()
+    if len(parts) == 2 and parts[1].isdigit():
+        sites["vprof-" + parts[0]] = int(parts[1])
+med = {v: statistics.median(u for u, _ in r) for v, r in res.items()}
+print(f"{'variant':<14} {'sites':>6} {'median us/op':>13} {'min':>7} {'max':>7} {'added us/op':>12} "
+      f"{'probes/op':>10} {'ns/probe':>9} {'dropped':>10}")
+for v, r in res.items():
+    us = [u for u, _ in r]
+    base = med["pg"] if v == "uftrace" else med["plain"]
+    probes = statistics.median(x for _, x in r) / num if v.startswith("vprof-") else float("nan")
+    per = (med[v] - base) * 1000 / probes if probes == probes and probes > 0 else float("nan")
+    print(f"{v:<14} {sites.get(v, ''):>6} {med[v]:>13.3f} {min(us):>7.3f} {max(us):>7.3f} "
+          f"{med[v] - base:>12.3f} {probes:>10.1f} {per:>9.1f} {dropped[v]:>10}")
+added_v = med["vprof-write"] - med["plain"]
+added_u = med["uftrace"] - med["plain"]      # as issue 14 counts it: uftrace needs the -pg build
+added_u_pg = med["uftrace"] - med["pg"]      # uftrace's recording alone
+ratio = added_u / added_v if added_v > 0 else float("inf")
+ratio_pg = added_u_pg / added_v if added_v > 0 else float("inf")
+print(f"uftrace adds {added_u:.3f} us/op over the plain build ({added_u_pg:.3f} over its -pg build); "
+      f"vprof-write, the same functions, adds {added_v:.3f}: {ratio:.1f}x less ({ratio_pg:.1f}x against "
+      f"uftrace's recording alone)")
+print(f"pgbench_overhead_100=n/a pgbench_overhead_500=n/a dbbench_uftrace_over_vprof={ratio:.1f}")
+EOF
