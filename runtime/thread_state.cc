@@ -292,8 +292,10 @@ bool thread_next_chunk(ThreadState *t) {
       start_dropping(t);
       return false;
     }
-    __atomic_fetch_add(&t->header->late_switches, 1u, __ATOMIC_RELAXED);
-    if (!g.writer_started.load(std::memory_order_relaxed)) writer_start();  // it failed to start
+    if (g.opt.writer) {
+      __atomic_fetch_add(&t->header->late_switches, 1u, __ATOMIC_RELAXED);
+      if (!g.writer_started.load(std::memory_order_relaxed)) writer_start();  // it failed to start
+    }
   }
   // Switch: the full ring is pending (it becomes data chunk data_chunks),
   // then the other one is current. A reader between the two stores reads the

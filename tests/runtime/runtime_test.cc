@@ -127,6 +127,31 @@ TEST(Runtime, SixteenThreadsMillionEventsEachAllPresentInOrder) {
   fs::remove_all(dir);
 }
 
+// Issue 14: small rings, so that threads switch rings thousands of times,
+// with the background writer (VPROF_WRITER=1: it appends, or the thread does
+// when it lags) and without it (0: every thread appends its own rings, no
+// thread of vprof's in the program). Every record is there, none dropped.
+TEST(Runtime, Issue14_SmallRingsWithAndWithoutTheWriterKeepEveryRecord) {
+  for (const char *writer : {"1", "0"}) {
+    SCOPED_TRACE(std::string("VPROF_WRITER=") + writer);
+    std::string dir = fresh_dir(std::string("rings-") + writer);
+    ASSERT_EQ(run_counted(dir, {"threads", "4", "200000"},
+                          {{"VPROF_CHUNK_KB", "16"}, {"VPROF_WRITER", writer}}),
+              0);
+    Trace t = read_ok(dir);
+    size_t workers = 0;
+    for (const auto &s : t.threads) {
+      if (s.events.size() <= 1) continue;
+      ++workers;
+      expect_pairs(s, 200000);
+      EXPECT_TRUE(s.clean_exit);
+    }
+    EXPECT_EQ(workers, 4u);
+    EXPECT_EQ(t.dropped_records, 0u);
+    fs::remove_all(dir);
+  }
+}
+
 TEST(Runtime, TenThousandShortLivedThreadsAllComplete) {
   std::string dir = fresh_dir("short");
   ASSERT_EQ(run_counted(dir, {"short", "10000"}), 0);
