@@ -37,11 +37,11 @@ struct alignas(64) ThreadState {
   // the process file (Process::loss).
   alignas(64) vprof_file_header *header = nullptr;
   char name[64] = {};
-  vprof_slot *chunk = nullptr;  // the ring being written: rings[cur]
-  vprof_slot *rings[2] = {};     // ring 1 is mapped at the first switch
+  vprof_slot *rings[2] = {};  // rings[cur] is being written; ring 1 is mapped at the first switch
   uint32_t cur = 0;
   uint64_t chunk_slots = 0;
-  bool has_chunk = false;
+  bool has_ring() const { return rings[0] != nullptr; }
+  vprof_slot *ring() const { return rings[cur]; }
   bool dropping = false;  // for good: no budget or no space left
   // Ring 1 - cur is full and waits to be appended (trace_format.h); the
   // background writer (writer.cc) appends and zeroes it, then clears this.

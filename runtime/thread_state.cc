@@ -112,11 +112,10 @@ static bool map_ring(ThreadState *t, int fd) {
     g.reserved_bytes.fetch_sub(g.chunk_bytes, std::memory_order_relaxed);
     return false;
   }
-  t->rings[0] = t->chunk = m;
+  t->rings[0] = m;
   t->cur = 0;
-  t->has_chunk = true;
-  t->hot.pos = t->chunk;
-  t->hot.end = t->chunk + t->chunk_slots - 2;
+  t->hot.pos = m;
+  t->hot.end = m + t->chunk_slots - 2;
   __atomic_store_n(&t->header->ring_valid, 1u, __ATOMIC_RELEASE);
   return true;
 }
@@ -208,7 +207,7 @@ static void write_marker(ThreadState *t, uint32_t kind) {
 
 static void start_dropping(ThreadState *t) {
   t->dropping = true;
-  if (t->has_chunk) {
+  if (t->has_ring()) {
     write_marker(t, VPROF_K_DROP_BEGIN);
     t->hot.end = t->hot.pos;  // every later record takes the slow path and is counted
   }
@@ -257,7 +256,7 @@ bool append_pending(ThreadState *t) {
 }
 
 bool thread_next_chunk(ThreadState *t) {
-  if (t->dropping || !t->has_chunk) return false;
+  if (t->dropping || !t->has_ring()) return false;
   // The full ring becomes a data chunk: budget for it first.
   if (!reserve_budget(g.chunk_bytes)) {
     start_dropping(t);
@@ -301,15 +300,14 @@ bool thread_next_chunk(ThreadState *t) {
   // then the other one is current. A reader between the two stores reads the
   // empty other ring as pending and the full one as current: the same records.
   const uint32_t other = 1 - t->cur;
-  t->pending_used = (size_t)(t->hot.pos - t->chunk) * VPROF_SLOT_BYTES;
+  t->pending_used = (size_t)(t->hot.pos - t->ring()) * VPROF_SLOT_BYTES;
   __atomic_store_n(&t->header->pending_chunk, __atomic_load_n(&t->header->data_chunks, __ATOMIC_ACQUIRE),
                    __ATOMIC_RELEASE);
   __atomic_store_n(&t->header->cur_ring, other, __ATOMIC_RELEASE);
   t->cur = other;
-  t->chunk = t->rings[other];
   t->pending.store(1, std::memory_order_release);
-  t->hot.pos = t->chunk;
-  t->hot.end = t->chunk + t->chunk_slots - 2;
+  t->hot.pos = t->ring();
+  t->hot.end = t->ring() + t->chunk_slots - 2;
   update_anchor(t);
   writer_wake();
   return true;
@@ -325,7 +323,7 @@ static void unregister(ThreadState *t) {
 
 void thread_finish(ThreadState *t) {
   ErrnoKeeper keep_errno;
-  if (t->has_chunk && !t->hot.busy) switches_drain(t, vprof_now());
+  if (t->has_ring() && !t->hot.busy) switches_drain(t, vprof_now());
   switches_close(t);
   t->hot.busy = 1;  // a signal arriving now records nothing
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -335,16 +333,16 @@ void thread_finish(ThreadState *t) {
   pthread_mutex_lock(&t->ring_lock);
   const bool other_free = t->rings[1] && !t->pending.load(std::memory_order_acquire);
   pthread_mutex_unlock(&t->ring_lock);
-  if (t->has_chunk) {
+  if (t->has_ring()) {
     write_marker(t, VPROF_K_THREAD_EXIT);
-    uint64_t used = (uint64_t)(t->hot.pos - t->chunk) * VPROF_SLOT_BYTES;
+    uint64_t used = (uint64_t)(t->hot.pos - t->ring()) * VPROF_SLOT_BYTES;
     g.reserved_bytes.fetch_sub(g.chunk_bytes - used, std::memory_order_relaxed);
     // Give the ring's unused tail back to the file system (it reads as zeros).
     // MADV_REMOVE punches the hole through the mapping: no descriptor needed.
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     uint64_t keep = (used + page - 1) / page * page;
     if (keep < g.chunk_bytes)
-      madvise(reinterpret_cast<char *>(t->chunk) + keep, g.chunk_bytes - keep, MADV_REMOVE);
+      madvise(reinterpret_cast<char *>(t->ring()) + keep, g.chunk_bytes - keep, MADV_REMOVE);
     if (other_free) madvise(t->rings[1 - t->cur], g.chunk_bytes, MADV_REMOVE);  // all zeros
   }
   if (t->header) {

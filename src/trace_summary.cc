@@ -88,12 +88,12 @@ void add_thread_file(const std::string &path, TraceSummary &s) {
   s.dropped += h.dropped_records;
   if (h.version >= 3) s.late_switches += h.late_switches;
   std::vector<vprof_slot> block(65536);  // 1 MiB
-  // Version 3: two rings, then the data chunks; before, one ring (trace_format.h).
-  const bool two = h.version >= 3;
-  const uint64_t cur = two && h.cur_ring == 1 ? 1 : 0;
+  // Data chunks, a pending ring, the current ring (trace_format.h).
+  const uint64_t cur = vprof_current_ring(&h);
   for (uint64_t c = 0; c < h.data_chunks; ++c)
-    s.records += count_chunk(f, VPROF_HEADER_BYTES + ((two ? 2 : 1) + c) * h.chunk_bytes, h.chunk_bytes, block);
-  if (two && h.pending_chunk == h.data_chunks)
+    s.records += count_chunk(f, VPROF_HEADER_BYTES + (vprof_rings_before_data(&h) + c) * h.chunk_bytes,
+                             h.chunk_bytes, block);
+  if (vprof_ring_pending(&h))
     s.records += count_chunk(f, VPROF_HEADER_BYTES + (1 - cur) * h.chunk_bytes, h.chunk_bytes, block);
   if (h.ring_valid) s.records += count_chunk(f, VPROF_HEADER_BYTES + cur * h.chunk_bytes, h.chunk_bytes, block);
 }

@@ -105,17 +105,17 @@ Decoder::Decoder(const std::string &path, const MappedFile &f, const vprof_file_
     : path_(path), base_(f.data()), size_(f.size()), h_(h), clock_(clock), diags_(diags),
       labels_(labels) {
   loss_.file = path;
-  // Version 3 has two rings before the data chunks, one of them maybe
-  // pending (read in place until appended); before, one ring (trace_format.h).
-  const bool two_rings = h.version >= 3;
+  // Two rings before the data chunks since version 3, one of them maybe
+  // pending (trace_format.h); overflow-safe: the header may be damaged.
+  const uint64_t rings = vprof_rings_before_data(&h);
   auto chunk_at = [&](uint64_t i) {
     using u128 = unsigned __int128;
-    u128 off = u128{VPROF_HEADER_BYTES} + (u128{i} + (two_rings ? 2 : 1)) * h.chunk_bytes;
+    u128 off = u128{VPROF_HEADER_BYTES} + (u128{i} + rings) * h.chunk_bytes;
     return off > u128{UINT64_MAX} ? UINT64_MAX : static_cast<uint64_t>(off);
   };
-  const uint32_t cur = two_rings && h.cur_ring == 1 ? 1 : 0;
+  const uint64_t cur = vprof_current_ring(&h);
   const uint64_t current = VPROF_HEADER_BYTES + cur * h.chunk_bytes;
-  const bool pending = two_rings && h.pending_chunk == h.data_chunks;
+  const bool pending = vprof_ring_pending(&h);
   const uint64_t pending_at = VPROF_HEADER_BYTES + (1 - cur) * h.chunk_bytes;
   // The chunk after the last data chunk: its first record is the one that
   // did not fit in it.

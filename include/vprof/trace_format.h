@@ -172,6 +172,20 @@ static_assert(sizeof(vprof_file_header) == VPROF_HEADER_BYTES, "header is one pa
 _Static_assert(sizeof(struct vprof_file_header) == VPROF_HEADER_BYTES, "header is one page");
 #endif
 
+/* The layout at the top, for readers of every version: how many rings come
+ * before data chunk 0, which ring is current, and whether the other one is a
+ * full ring not yet appended (read in place, between the data and the
+ * current ring). */
+static inline uint64_t vprof_rings_before_data(const struct vprof_file_header *h) {
+  return h->version >= 3 ? 2u : 1u;
+}
+static inline uint64_t vprof_current_ring(const struct vprof_file_header *h) {
+  return h->version >= 3 && h->cur_ring == 1 ? 1u : 0u;
+}
+static inline int vprof_ring_pending(const struct vprof_file_header *h) {
+  return h->version >= 3 && h->pending_chunk == h->data_chunks;
+}
+
 /*
  * p-<pid>.vpp (p-<pid>.<n>.vpp if a pid is reused): one page per process,
  * created at start-up (and in a forked child) before any thread file, space

@@ -176,12 +176,12 @@ int main(int argc, char **argv) {
     if (std::fread(&h, sizeof h, 1, f) == 1 && stat(file.c_str(), &st) == 0) {
       // The data chunks, then what is left in the current ring (trace_format.h).
       std::vector<vprof_slot> ring(h.chunk_bytes / sizeof(vprof_slot));
-      std::fseek(f, long(VPROF_HEADER_BYTES + h.cur_ring * h.chunk_bytes), SEEK_SET);
+      std::fseek(f, long(VPROF_HEADER_BYTES + vprof_current_ring(&h) * h.chunk_bytes), SEEK_SET);
       size_t got = std::fread(ring.data(), sizeof(vprof_slot), ring.size(), f);
       size_t ring_used = 0;
       while (ring_used < got && (ring[ring_used].w0 & VPROF_KIND_MASK) != 0) ++ring_used;
       double data = (double)h.data_chunks * (double)h.chunk_bytes;
-      if (h.pending_chunk == h.data_chunks) data += (double)h.chunk_bytes;
+      if (vprof_ring_pending(&h)) data += (double)h.chunk_bytes;
       bytes = (data + (double)(ring_used - 1) * VPROF_SLOT_BYTES) / E;
     }
     std::fclose(f);
