@@ -229,6 +229,22 @@ TEST(VarianceTree, MatrixLimitIsAnErrorNotACrash) {
       << run.error().message;
 }
 
+// Run 1 of the two-run tests: R calls B at site 1 (B broken down into B1, B2
+// at sites 3, 4), then C at site 2.
+TraceBuilder run1_breaking_down_b(const int64_t *b1, const int64_t *b2, const int64_t *c1) {
+  TraceBuilder t1;
+  for (int i = 0; i < 4; ++i) {
+    int64_t t = i * 1000;
+    auto &th = t1.thread(1);
+    th.begin(t, i + 1).enter(t, 1).site(t + 1, 1).enter(t + 1, 2);
+    th.call(t + 1, t + 1 + b1[i], 3, 5);
+    th.call(t + 1 + b1[i], t + 1 + b1[i] + b2[i], 4, 6);
+    int64_t e = t + 1 + b1[i] + b2[i];
+    th.exit(e, 2).site_end(e, 1).call(e, e + c1[i], 2, 3).exit(e + c1[i], 1).end(e + c1[i], i + 1);
+  }
+  return t1;
+}
+
 TEST(VarianceTree, TwoRunsMergedByFractions) {
   // Run 0 instruments R only: B's contribution is 0.5 (first test).
   // Run 1 also instruments B: B = B1 + B2 through sites 3 and 4 with
@@ -240,17 +256,8 @@ TEST(VarianceTree, TwoRunsMergedByFractions) {
   TraceBuilder t0;
   int64_t xb[] = {10, 20, 30, 40}, xc[] = {5, 5, 15, 15};
   for (int i = 0; i < 4; ++i) add_interval(t0, i + 1, i * 1000, xb[i], xc[i]);
-  TraceBuilder t1;
   int64_t b1[] = {4, 4, 16, 16}, b2[] = {6, 16, 14, 28}, c1[] = {7, 3, 9, 1};
-  for (int i = 0; i < 4; ++i) {
-    int64_t t = i * 1000;
-    auto &th = t1.thread(1);
-    th.begin(t, i + 1).enter(t, 1).site(t + 1, 1).enter(t + 1, 2);
-    th.call(t + 1, t + 1 + b1[i], 3, 5);
-    th.call(t + 1 + b1[i], t + 1 + b1[i] + b2[i], 4, 6);
-    int64_t e = t + 1 + b1[i] + b2[i];
-    th.exit(e, 2).site_end(e, 1).call(e, e + c1[i], 2, 3).exit(e + c1[i], 1).end(e + c1[i], i + 1);
-  }
+  TraceBuilder t1 = run1_breaking_down_b(b1, b2, c1);
   Names n1 = make_names({{1, "R"}, {2, "B"}, {3, "C"}, {5, "B1"}, {6, "B2"}},
                         {{1, 1, "B", 10}, {2, 1, "C", 11}, {3, 2, "B1", 20}, {4, 2, "B2", 21}});
   AnalyzeOptions opt;
@@ -289,21 +296,6 @@ TEST(VarianceTree, TwoRunsMergedByFractions) {
 }
 
 
-// Run 1 of the two-run tests: R calls B at site 1 (B broken down into B1, B2
-// at sites 3, 4), then C at site 2.
-TraceBuilder run1_breaking_down_b(const int64_t *b1, const int64_t *b2, const int64_t *c1) {
-  TraceBuilder t1;
-  for (int i = 0; i < 4; ++i) {
-    int64_t t = i * 1000;
-    auto &th = t1.thread(1);
-    th.begin(t, i + 1).enter(t, 1).site(t + 1, 1).enter(t + 1, 2);
-    th.call(t + 1, t + 1 + b1[i], 3, 5);
-    th.call(t + 1 + b1[i], t + 1 + b1[i] + b2[i], 4, 6);
-    int64_t e = t + 1 + b1[i] + b2[i];
-    th.exit(e, 2).site_end(e, 1).call(e, e + c1[i], 2, 3).exit(e + c1[i], 1).end(e + c1[i], i + 1);
-  }
-  return t1;
-}
 
 std::unique_ptr<Analysis> two_runs(const int64_t *b1, const int64_t *b2, const int64_t *c1) {
   TraceBuilder t0;
