@@ -42,21 +42,14 @@ instrumented() { [ -f src/.vprof/state.json ]; }
 if instrumented; then "$vprof" restore -p build >&2; fi
 trap 'instrumented && "$vprof" restore -p build >/dev/null' EXIT
 
-cflags=$("$vprof" config --cflags)
-libs=$("$vprof" config --libs)
-configure() {  # DIR EXTRA_FLAGS
-  cmake -S src -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
-    -DLEVELDB_BUILD_TESTS=OFF -DLEVELDB_BUILD_BENCHMARKS=ON \
-    -DCMAKE_CXX_FLAGS="$cflags $2" -DCMAKE_C_FLAGS="$cflags $2" \
-    -DCMAKE_CXX_STANDARD_LIBRARIES="$libs" >/dev/null
-}
+. "$here/scripts/targets/leveldb-configure.sh"
 build() { nice cmake --build "$1" -j "$jobs" --target db_bench >/dev/null; }
 
 step "build plain and -pg"
-configure build ""
+leveldb_configure build OFF
 build build
 cp build/db_bench bin/db_bench-plain
-configure build-pg "-pg"
+leveldb_configure build-pg OFF -pg
 build build-pg
 cp build-pg/db_bench bin/db_bench-pg
 

@@ -29,6 +29,7 @@ vprof=${VPROF:-$here/build/src/vprof}
 jobs=${JOBS:-2}
 if [ $mode = profile ]; then num=${BENCH_NUM:-50000}; else num=${BENCH_NUM:-20000}; fi
 patchfile=$here/scripts/targets/patches/leveldb-db_bench-intervals.patch
+. "$here/scripts/targets/leveldb-configure.sh"
 step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
 die() { echo "leveldb.sh: $*" >&2; exit 1; }
 [ -x "$vprof" ] || die "no vprof at $vprof (build it, or set VPROF)"
@@ -61,11 +62,7 @@ if [ $mode = profile ]; then
   step "patch db_bench: one vprof interval per write"
   (cd src && patch -p1 -s < "$patchfile")
   step "configure and build db_bench (vprof's flags)"
-  cflags=$("$vprof" config --cflags)
-  libs=$("$vprof" config --libs)
-  cmake -S src -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
-    -DLEVELDB_BUILD_TESTS=OFF -DLEVELDB_BUILD_BENCHMARKS=ON \
-    -DCMAKE_CXX_FLAGS="$cflags" -DCMAKE_C_FLAGS="$cflags" -DCMAKE_CXX_STANDARD_LIBRARIES="$libs" >/dev/null
+  leveldb_configure build OFF
   nice cmake --build build -j "$jobs" --target db_bench >/dev/null
   step "vprof init"
   run="build/db_bench --benchmarks=${BENCHMARK:-fillrandom} --threads=$threads --num=$num --db=$work/bench-db ${BENCH_FLAGS:-}"
@@ -90,11 +87,7 @@ if [ $mode = profile ]; then
 fi
 
 step "configure and build (compile db, vprof's flags)"
-cflags=$("$vprof" config --cflags)
-libs=$("$vprof" config --libs)
-cmake -S src -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
-  -DLEVELDB_BUILD_TESTS=ON -DLEVELDB_BUILD_BENCHMARKS=ON \
-  -DCMAKE_CXX_FLAGS="$cflags" -DCMAKE_C_FLAGS="$cflags" -DCMAKE_CXX_STANDARD_LIBRARIES="$libs" >/dev/null
+leveldb_configure build ON
 cmake --build build -j "$jobs" >/dev/null
 
 step "instrument"
