@@ -64,6 +64,7 @@ Expected<std::unique_ptr<RunAnalysis>> finish_run(TracePaths tp, const trace::Tr
   r->tree = build_variance_tree(r->columns, r->names, opt.root.empty() ? "latency" : opt.root, run);
   r->overhead = meta.overhead;
   r->labels = meta.labels;
+  for (const auto &t : meta.threads) r->tid_pid.emplace(t.tid, t.pid);
   r->dropped_records = meta.dropped_records;
   r->processes = trace::read_process_files(meta.dir);
   r->diag_errors = meta.count(trace::Severity::Error);
@@ -214,6 +215,7 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
     NamedBlame nb;
     nb.wait_site = site_label(base.trie, base.names, b.wait_node);
     nb.waker_tid = b.waker_tid;
+    if (auto it = base.tid_pid.find(b.waker_tid); it != base.tid_pid.end()) nb.waker_pid = it->second;
     nb.waker_function = function_of(base.trie, base.names, b.waker_node);
     nb.waker_interval = b.waker_label;
     nb.ns = double(b.ns);

@@ -54,6 +54,7 @@ struct RunAnalysis {
   LatencyStats latency;
   trace::Overhead overhead;
   std::vector<std::string> labels;    // interval type/client labels
+  std::unordered_map<uint32_t, uint32_t> tid_pid;  // every thread's process
   Names names;
   uint64_t dropped_records = 0;
   trace::ProcessFiles processes;  // threads that got no trace file, and their lost records
@@ -78,6 +79,7 @@ DataLost data_lost(const RunAnalysis &r);
 struct NamedBlame {
   std::string wait_site;       // the wait call site's label on the critical path
   uint32_t waker_tid = 0;
+  uint32_t waker_pid = 0;      // the waker's process (another backend's, for PostgreSQL); 0 unknown
   std::string waker_function;  // innermost instrumented function of the waker, or "(outside)"
   uint64_t waker_interval = 0;
   double ns = 0;

@@ -142,6 +142,7 @@ json to_json(const Analysis &a) {
   json blame = json::array();
   for (const auto &b : a.blame)
     blame.push_back({{"wait_site", b.wait_site}, {"waker_tid", b.waker_tid},
+                     {"waker_pid", b.waker_pid},
                      {"waker_function", b.waker_function}, {"waker_interval", b.waker_interval},
                      {"ns", num(b.ns)}});
   json disagreements = json::array();

@@ -176,8 +176,8 @@ class TerminalReporter : public Reporter {
       o += "\nblocked on other work (blame):\n";
       for (size_t i = 0; i < a.blame.size() && i < 5; ++i) {
         const NamedBlame &b = a.blame[i];
-        o += fmt::format("  {:>12}  in {}  <- tid {} in {} ({})\n", dur(b.ns), b.wait_site,
-                         b.waker_tid, b.waker_function,
+        o += fmt::format("  {:>12}  in {}  <- pid {} tid {} in {} ({})\n", dur(b.ns), b.wait_site,
+                         b.waker_pid, b.waker_tid, b.waker_function,
                          b.waker_interval ? fmt::format("for interval {}", b.waker_interval)
                                           : std::string("for no interval"));
       }

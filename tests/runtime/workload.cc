@@ -9,9 +9,14 @@
 //   workload budget N M         N threads x M pairs into whatever budget the env gives
 //   workload preempt MS         two threads pinned to one CPU, busy for MS ms each inside
 //                               one interval: the kernel must preempt them
+//   workload xproc N            two processes (fork, no exec) share a PTHREAD_PROCESS_SHARED
+//                               mutex in MAP_SHARED memory: the parent holds it in function 5
+//                               for a varying time (0.3-2.3 ms, seeded), the child's N
+//                               intervals (function 1) each block on it
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,6 +66,67 @@ static void busy_pinned(uint64_t iv, uint32_t ms) {
     for (int i = 0; i < 10000; ++i) x += i;
   vprof_fn_exit(1);
   vprof_interval_end(iv);
+}
+
+// Issue 14: a wake-up edge across processes, as between PostgreSQL backends.
+struct SharedRound {
+  pthread_mutex_t m;
+  std::atomic<int> held;  // round the parent holds the mutex for
+  std::atomic<int> done;  // round the child finished
+};
+
+static void locked(pthread_mutex_t *m) {
+  vprof_sync_wait_begin(m, VPROF_SYNC_MUTEX);
+  pthread_mutex_lock(m);
+  vprof_sync_wait_end(m, VPROF_SYNC_MUTEX, 1);
+}
+
+static void unlocked(pthread_mutex_t *m) {
+  vprof_sync_release(m, VPROF_SYNC_MUTEX);
+  pthread_mutex_unlock(m);
+}
+
+static int cross_process(int n) {
+  void *mem = mmap(nullptr, sizeof(SharedRound), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return 3;
+  auto *r = new (mem) SharedRound;
+  pthread_mutexattr_t a;
+  pthread_mutexattr_init(&a);
+  pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+  pthread_mutex_init(&r->m, &a);
+  r->held = -1;
+  r->done = -1;
+  std::fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) return 4;
+  if (pid == 0) {  // the waiter: each interval blocks until the holder releases
+    for (int i = 0; i < n; ++i) {
+      while (r->held.load() != i) std::this_thread::yield();
+      vprof_interval_begin((uint64_t)i + 1);
+      vprof_fn_enter(1);
+      locked(&r->m);
+      unlocked(&r->m);
+      vprof_fn_exit(1);
+      vprof_interval_end((uint64_t)i + 1);
+      r->done = i;
+    }
+    std::exit(0);  // the recorder's atexit closes the child's files
+  }
+  uint32_t seed = 12345;
+  for (int i = 0; i < n; ++i) {
+    seed = seed * 1103515245u + 12345u;
+    uint32_t hold_us = 300 + (seed >> 8) % 2000;
+    locked(&r->m);
+    r->held = i;
+    vprof_fn_enter(5);
+    usleep(hold_us);
+    unlocked(&r->m);  // released inside function 5, as a lock holder does
+    vprof_fn_exit(5);
+    while (r->done.load() != i) std::this_thread::yield();
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv) {
@@ -129,6 +196,8 @@ int main(int argc, char **argv) {
     });
     a.join();
     b.join();
+  } else if (mode == "xproc") {
+    return cross_process((int)arg(2));
   } else if (mode == "budget") {
     run_threads((int)arg(2), arg(3));
   } else {

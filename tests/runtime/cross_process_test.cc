@@ -1,0 +1,74 @@
+// Issue 14: a wake-up edge across processes. PostgreSQL forks a backend per
+// connection and keeps its locks in shared memory; a lock released in one
+// backend wakes a waiter in another. Here two processes share a
+// PTHREAD_PROCESS_SHARED mutex in MAP_SHARED memory (tests/runtime/workload.cc,
+// mode xproc): the parent holds it in function 5 for a varying time, and
+// every interval of the child blocks on it. The child's latency varies only
+// with the parent's hold: its intervals must blame function 5, in the
+// parent's process, through the wake-up edge the ownership map gives.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "analyzer/pipeline/analyze.h"
+#include "analyzer/read/trace_reader.h"
+#include "tests/runtime/run_workload.h"
+#include "tests/support/temp_dir.h"
+
+using vprof::trace::Kind;
+
+TEST(CrossProcess, Issue14_AWaitInOneProcessBlamesTheHolderInAnother) {
+  using namespace vprof::analyzer;
+  const int n = 200;
+  std::string dir = vprof::testing::fresh_dir("vprof-xproc", "mutex");
+  ASSERT_EQ(run_workload(dir, {"xproc", std::to_string(n)}, {{"VPROF_PREEMPT", "0"}}), 0);
+  auto trace = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+
+  // Two processes, one thread each that recorded: the holder (function 5) and
+  // the waiter (the intervals).
+  const vprof::trace::ThreadStream *holder = nullptr, *waiter = nullptr;
+  for (const auto &s : trace->threads)
+    for (const auto &e : s.events) {
+      if (e.kind == Kind::FuncEnter && e.arg == 5) holder = &s;
+      if (e.kind == Kind::IntervalBegin) waiter = &s;
+    }
+  ASSERT_TRUE(holder && waiter);
+  ASSERT_NE(holder->pid, waiter->pid) << "two processes";
+  EXPECT_EQ(waiter->ppid, holder->pid) << "the waiter is the holder's forked child";
+
+  // Every wait that blocked names the holder's thread as its waker.
+  size_t waits = 0, named = 0;
+  for (const auto &e : waiter->events)
+    if (e.kind == Kind::WaitEnd) {
+      ++waits;
+      named += e.waker_tid == holder->tid;
+    }
+  EXPECT_EQ(waits, (size_t)n);
+  EXPECT_GE(named, (size_t)n * 9 / 10) << "waits resolved to the other process's release";
+
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  auto r = analyze_run(*trace, Names{}, opt, 0);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(std::move(r).value());
+  auto a = combine(std::move(runs), opt);
+  ASSERT_EQ(a->runs.front()->paths.rows.size(), (size_t)n);
+  // The holder worked for no interval: by METHOD section 3 the waits stay
+  // with the waiter's own function (the tree), and the holder's process and
+  // function are the blame.
+  ASSERT_FALSE(a->factors.empty());
+  ASSERT_FALSE(a->factors.front().functions.empty());
+  EXPECT_EQ(a->factors.front().functions.front(), "fn#1");
+  ASSERT_FALSE(a->blame.empty()) << "no blame: the wake-up edges were lost";
+  double total = 0;
+  for (const auto &b : a->blame) total += b.ns;
+  const NamedBlame &top = a->blame.front();
+  EXPECT_EQ(top.waker_pid, holder->pid) << "the holder's process";
+  EXPECT_EQ(top.waker_tid, holder->tid);
+  EXPECT_EQ(top.waker_function, "fn#5") << "the function that held the lock";
+  EXPECT_GE(top.ns, 0.9 * total);
+  // The holds (0.3-2.3 ms each, 200 of them: about 260 ms) are what the waits were.
+  EXPECT_GT(top.ns, 0.1e9);
+}
