@@ -493,7 +493,9 @@ void Decoder::finish(ThreadStream &meta, uint64_t events) {
                       "the process exited while this thread still ran; its records end there"});
   if (h_.dropped_records)
     diags_.push_back({Severity::Warning, path_, 88,
-                      fmt::format("{} records dropped (trace budget full)", h_.dropped_records)});
+                      fmt::format("{} records dropped (trace budget full, no space for the next "
+                                  "chunk, or a signal handler re-entered a probe)",
+                                  h_.dropped_records)});
 }
 
 }  // namespace vprof::trace::detail
