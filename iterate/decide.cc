@@ -30,21 +30,50 @@ std::string caller_of(const analyzer::Analysis &a, const analyzer::Factor &f) {
   return "";
 }
 
+namespace {
+
+void add_once(std::vector<std::string> &out, const std::string &name) {
+  if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+}
+
+// The functions holding the call sites on the merged tree's path from the
+// root down to `target` (target's own included), nearest last; false when
+// target is not below n.
+bool path_callers(const analyzer::Analysis &a, const analyzer::VarNode &n,
+                  const analyzer::VarNode *target, std::vector<std::string> &path) {
+  if (&n == target) return true;
+  for (const auto &c : n.children) {
+    const bool named = c.call_site && c.run >= 0 && c.run < (int)a.runs.size();
+    if (named) path.push_back(a.runs[c.run]->names.function(c.call_site->function_id));
+    if (path_callers(a, c, target, path)) return true;
+    if (named) path.pop_back();
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<std::string> callers_of(const analyzer::Analysis &a, const analyzer::Factor &f) {
   std::vector<std::string> out;
+  std::vector<const analyzer::VarNode *> reached;  // the instances whose callers count
   const double whole = std::abs(analyzer::ranked_value(f, a.paper));
   for (const auto &site : f.call_sites) {  // largest first
     const double v = std::abs(analyzer::ranked_value(site, a.paper));
     if (!site.call_site || v < std::max(0.01, 0.1 * whole)) continue;
     for (const auto *inst : f.instances) {
       if (inst->label != site.label || inst->run < 0 || inst->run >= (int)a.runs.size()) continue;
-      std::string caller = a.runs[inst->run]->names.function(site.call_site->function_id);
-      if (!caller.empty() && std::find(out.begin(), out.end(), caller) == out.end()) out.push_back(caller);
+      add_once(out, a.runs[inst->run]->names.function(site.call_site->function_id));
+      reached.push_back(inst);
       break;
     }
   }
   if (out.empty())
     if (std::string c = caller_of(a, f); !c.empty()) out.push_back(c);
+  for (const auto *inst : reached) {
+    std::vector<std::string> path;
+    if (!path_callers(a, a.tree, inst, path)) continue;
+    for (auto it = path.rbegin(); it != path.rend(); ++it) add_once(out, *it);
+  }
   return out;
 }
 

@@ -47,7 +47,12 @@ std::string caller_of(const analyzer::Analysis &a, const analyzer::Factor &f);
 // Every function whose call site carries a real part of factor f: each site
 // with at least a tenth of f's value (and 1% of Var(root)), largest first. A
 // function called from two paths (a row lock taken in read_row and in
-// write_row) is broken down along both.
+// write_row) is broken down along both. After those, every other function
+// on those sites' paths up to the root, as the tree measured them: a run must
+// instrument all of them for its new parts to sit where they were measured.
+// The recorded parents alone missed one on PostgreSQL, where a pointer call's
+// target (ExecProcNodeFirst) calls another target (ExecModifyTable) through
+// the same pointer: both had the pointer's caller as their only parent.
 std::vector<std::string> callers_of(const analyzer::Analysis &a, const analyzer::Factor &f);
 
 std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, double m,

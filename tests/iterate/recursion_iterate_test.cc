@@ -8,7 +8,10 @@
 //   dispatch  the root reaches interp only through a function pointer: the
 //             session breaks the pointer call down by instrumenting what it
 //             may reach (the manifest's targets);
-//   mutual    parse_expr and parse_term call each other 1 to 3 deep.
+//   mutual    parse_expr and parse_term call each other 1 to 3 deep;
+//   relay     (issue 14, PostgreSQL's ExecProcNodeFirst) a pointer call's
+//             target calls through a second pointer to another target, which
+//             holds the path to the planted function two calls further down.
 #include <unistd.h>
 
 #include <algorithm>
@@ -124,7 +127,8 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, Reentrant,
     ::testing::Values(Shape{"reenter", 1, "interp", "interp"}, Shape{"reenter", 2, "interp", "interp"},
                       Shape{"callback", 1, "interp", "interp"}, Shape{"dispatch", 1, "interp", "interp"},
-                      Shape{"mutual", 1, "parse_expr", "parse_term"}),
+                      Shape{"mutual", 1, "parse_expr", "parse_term"},
+                      Shape{"relay", 1, "relay_first", "work"}),
     [](const ::testing::TestParamInfo<Shape> &i) {
       return std::string(i.param.name) + "_" + std::to_string(i.param.seed);
     });

@@ -13,7 +13,15 @@
  *            vprof must break down the functions the pointer may reach.
  *   mutual   a recursive-descent parser: `parse_expr` and `parse_term` call
  *            each other 1 to 3 levels deep, and each parse_term spins in
- *            injected_delay. */
+ *            injected_delay.
+ *   relay    (issue 14, found on PostgreSQL's executor) `step` calls through
+ *            `handler`, which points at `relay_first`; it calls through a
+ *            second pointer of the same type to `exec_node` (as
+ *            ExecProcNodeFirst calls node->ExecProcNode), which calls `work`,
+ *            which spins in injected_delay. Both relay_first and exec_node
+ *            are targets of the first pointer call: exec_node is reached
+ *            through relay_first, and a later run must keep relay_first
+ *            instrumented for exec_node's parts to sit where it was measured. */
 #include <vprof/vprof.h>
 
 #include <math.h>
@@ -46,7 +54,7 @@ static long draw(void) {
   return 1000 + (long)(-600000.0 * log(1.0 - uniform01()));
 }
 
-enum shape { REENTER, CALLBACK, DISPATCH, MUTUAL };
+enum shape { REENTER, CALLBACK, DISPATCH, MUTUAL, RELAY };
 static enum shape shape = REENTER;
 
 void step(int nested);
@@ -75,6 +83,24 @@ void parse_expr(int depth, int max_depth) {
   parse_term(depth, max_depth);
 }
 
+void work(void) {
+  busy(500);
+  injected_delay(draw());
+}
+
+void exec_node(int nested, uint64_t interval, void (*on_nested)(int)) {
+  (void)nested, (void)interval, (void)on_nested;
+  busy(1000);
+  work();
+}
+
+void (*volatile next_handler)(int, uint64_t, void (*)(int)) = exec_node;
+
+void relay_first(int nested, uint64_t interval, void (*on_nested)(int)) {
+  busy(500);
+  next_handler(nested, interval, on_nested);
+}
+
 void (*volatile handler)(int, uint64_t, void (*)(int)) = interp;
 
 void step(int nested) {
@@ -83,7 +109,7 @@ void step(int nested) {
   busy(3000);
   if (shape == MUTUAL)
     parse_expr(1, 1 + (int)(interval % 3));
-  else if (shape == DISPATCH)
+  else if (shape == DISPATCH || shape == RELAY)
     handler(nested, interval, NULL);
   else
     interp(nested, interval, shape == CALLBACK ? step : NULL);
@@ -99,6 +125,8 @@ int main(int argc, char **argv) {
       shape = DISPATCH;
     else if (!strcmp(argv[2], "mutual"))
       shape = MUTUAL;
+    else if (!strcmp(argv[2], "relay"))
+      shape = RELAY, handler = relay_first;
     else if (strcmp(argv[2], "reenter")) {
       fprintf(stderr, "reentrant: unknown shape %s\n", argv[2]);
       return 2;
