@@ -24,15 +24,23 @@ std::string site_text(const std::optional<CallSiteInfo> &s) {
   return s ? fmt::format("{}:{}:{}", s->file, s->line, s->column) : std::string("-");
 }
 
-// Terms below 1% of Var(L) and deeper than 8 levels are left to the JSON.
+// Terms below 1% of Var(L) are left to the JSON. Every level is printed: on
+// PostgreSQL the path below exec_simple_query is longer than 8 calls, and a
+// cap of 8 levels hid its bottom, where the answer is (only a pathological
+// depth is cut, and says so).
 // With shares the tree is the parts' shares (they add up under each node;
 // the covariance terms are inside them); with the paper's terms, the terms.
 void tree_lines(const VarNode &n, int depth, bool paper, std::string &out) {
+  constexpr int kMaxDepth = 64;
   if (!paper && !n.share) return;
   double v = paper ? n.contribution : *n.share;
   if (depth > 0 && std::abs(v) < 0.01) return;
-  if (depth > 8) return;
-  out += fmt::format("  {}{} {}{}\n", std::string(size_t(depth) * 2, ' '), pct(v), n.label,
+  std::string indent(size_t(depth) * 2, ' ');
+  if (depth > kMaxDepth) {
+    out += fmt::format("  {}... (deeper levels: --json)\n", indent);
+    return;
+  }
+  out += fmt::format("  {}{} {}{}\n", indent, pct(v), n.label,
                      n.run ? fmt::format("  [run {}]", n.run) : "");
   for (const auto &c : n.children) tree_lines(c, depth + 1, paper, out);
 }
