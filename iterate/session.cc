@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/names/names.h"
+#include "analyzer/read/process_files.h"
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/report/reporter.h"
 #include "instrumenter/instrument.h"
@@ -144,6 +145,14 @@ Status Session::run_iteration(Iteration &it) {
   if (*r != 0)
     return Error{fmt::format("{}: the workload failed (exit {}); its last lines:\n{}", run_log, *r,
                              tail(run_log, 15))};
+  // Probes of another iteration's instrumentation would be read under this
+  // one's names: stop, saying why, rather than analyse them.
+  auto names = analyzer::load_manifest(it.trace_dir + "/manifest.json");
+  if (!names) return Error{names.error().message};
+  if (std::string e = trace::build_mismatch(trace::read_process_files(it.trace_dir), it.trace_dir,
+                                            names->manifest_id);
+      !e.empty())
+    return Error{e};
   it.analyzed = true;
   return Status::Ok();
 }

@@ -44,7 +44,9 @@ Status regular_input(const std::string &path) {
 // fall back to fn#ID / site#ID). A manifest from another instrumentation than
 // the program's is refused: it would put wrong names on every factor.
 Expected<analyzer::Names> names_for(const std::string &dir, const std::string &explicit_file) {
-  auto registered = trace::read_process_files(dir).manifests;
+  auto processes = trace::read_process_files(dir);
+  if (std::string e = trace::build_mismatch(processes, dir); !e.empty()) return Error{e};
+  auto registered = processes.manifests;
   std::string path = explicit_file;
   if (path.empty()) {
     std::string in_dir = (std::filesystem::path(dir) / "manifest.json").string();

@@ -49,4 +49,16 @@ ProcessFiles read_process_files(const std::string &dir) {
   return out;
 }
 
+std::string build_mismatch(const ProcessFiles &p, const std::string &dir, const std::string &expected) {
+  const char *advice =
+      "the build did not recompile every file vprof rewrote (does it track header dependencies? "
+      "PostgreSQL: ./configure --enable-depend); rebuild it from clean and run again";
+  if (p.manifests.count("mixed") || p.manifests.size() > 1)
+    return dir + ": the traced program holds code of two or more instrumentations: " + advice;
+  if (!expected.empty() && p.manifests.size() == 1 && p.manifests.begin()->first != expected)
+    return dir + ": the traced program was built from another instrumentation (id " + p.manifests.begin()->first +
+           ") than this one (id " + expected + "): " + advice;
+  return "";
+}
+
 }  // namespace vprof::trace

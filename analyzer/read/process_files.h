@@ -28,6 +28,14 @@ struct ProcessFiles {
 
 ProcessFiles read_process_files(const std::string &dir);
 
+// One line (naming `dir`) when the traced program's instrumented code is not
+// all of one instrumentation, or not of `expected` (a manifest id; "" takes
+// any one); "" when it is. Its build then did not recompile every file vprof
+// rewrote: on PostgreSQL without --enable-depend, make did not rebuild the
+// files that include a header vprof had instrumented, and an iterate session
+// analysed probes under another instrumentation's names.
+std::string build_mismatch(const ProcessFiles &p, const std::string &dir, const std::string &expected = "");
+
 }  // namespace vprof::trace
 
 #endif

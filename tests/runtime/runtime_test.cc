@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "analyzer/read/process_files.h"
 #include "analyzer/read/trace_reader.h"
 #include "tests/runtime/run_workload.h"
 #include "tests/support/temp_dir.h"
@@ -108,6 +109,29 @@ TEST(Runtime, WakeupEdgeNamesTheReleasingThreadAndItsRelease) {
   EXPECT_GT(bw[1].release_ts, bw[0].ts) << "released while B waited";
   EXPECT_LE(bw[1].release_ts, bw[1].ts);
   EXPECT_GE(bw[1].ts - bw[0].ts, 15'000'000) << "B really blocked ~20 ms";
+}
+
+// Issue 14: PostgreSQL's make, without --enable-depend, did not rebuild the
+// files that include a header vprof instrumented, and the session's binary
+// held code of two instrumentations. The process file says so, and the
+// check iterate and analyze make on it names the cause.
+TEST(Runtime, Issue14_AProgramBuiltFromTwoInstrumentationsIsSaid) {
+  using vprof::trace::build_mismatch;
+  using vprof::trace::read_process_files;
+  std::string one = fresh_dir("manifest-one"), two = fresh_dir("manifest-two");
+  ASSERT_EQ(run_counted(one, {"manifests", "aaaa000000000001"}), 0);
+  ASSERT_EQ(run_counted(two, {"manifests", "aaaa000000000001", "bbbb000000000002"}), 0);
+  auto p1 = read_process_files(one), p2 = read_process_files(two);
+  ASSERT_EQ(p1.manifests.size(), 1u);
+  EXPECT_EQ(p1.manifests.begin()->first, "aaaa000000000001");
+  EXPECT_EQ(build_mismatch(p1, one), "");
+  EXPECT_EQ(build_mismatch(p1, one, "aaaa000000000001"), "");
+  std::string other = build_mismatch(p1, one, "cccc000000000003");
+  EXPECT_NE(other.find("built from another instrumentation (id aaaa000000000001)"), std::string::npos) << other;
+  EXPECT_EQ(p2.manifests.count("mixed"), 1u);
+  std::string mixed = build_mismatch(p2, two, "aaaa000000000001");
+  EXPECT_EQ(mixed.rfind(two + ": the traced program holds code of two or more instrumentations", 0), 0u) << mixed;
+  EXPECT_NE(mixed.find("--enable-depend"), std::string::npos) << mixed;
 }
 
 TEST(Runtime, SixteenThreadsMillionEventsEachAllPresentInOrder) {

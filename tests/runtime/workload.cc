@@ -9,6 +9,8 @@
 //   workload budget N M         N threads x M pairs into whatever budget the env gives
 //   workload preempt MS         two threads pinned to one CPU, busy for MS ms each inside
 //                               one interval: the kernel must preempt them
+//   workload manifests ID...    registers each ID as its instrumentation's manifest (as
+//                               the constructors of instrumented files do), then one pair
 //   workload xproc N            two processes (fork, no exec) share a PTHREAD_PROCESS_SHARED
 //                               mutex in MAP_SHARED memory: the parent holds it in function 5
 //                               for a varying time (0.3-2.3 ms, seeded), the child's N
@@ -196,6 +198,9 @@ int main(int argc, char **argv) {
     });
     a.join();
     b.join();
+  } else if (mode == "manifests") {
+    for (int i = 2; i < argc; ++i) vprof_register_manifest(argv[i], "/nonexistent/manifest.json");
+    pairs(1);
   } else if (mode == "xproc") {
     return cross_process((int)arg(2));
   } else if (mode == "budget") {
