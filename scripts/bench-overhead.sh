@@ -13,14 +13,17 @@
 # µs/op are printed, with the added time per op over plain, probes fired per
 # op (records kept + dropped: vprof-all writes past the default 1 GiB budget)
 # and the added ns per probe.
+# Then PostgreSQL under pgbench: scripts/bench-overhead-pgbench.sh (WORK_DIR-pg).
 # The last line:
-#   pgbench_overhead_100=n/a pgbench_overhead_500=n/a dbbench_uftrace_over_vprof=<x>
-# where x = (uftrace's added µs/op) / (vprof's added µs/op) on the same
-# functions (vprof-write), both over the plain build, as issue 14 counts it
-# (uftrace needs the -pg build; its recording alone, over the -pg build, is
-# printed too). PostgreSQL is not measured yet (n/a).
+#   pgbench_overhead_100=<pct> pgbench_overhead_500=<pct> dbbench_uftrace_over_vprof=<x>
+# where the pgbench figures are the throughput lost at ~100 and ~500 call sites
+# (plus the sync pack everywhere) and x = (uftrace's added µs/op) / (vprof's
+# added µs/op) on the same functions (vprof-write), both over the plain build,
+# as issue 14 counts it (uftrace needs the -pg build; its recording alone,
+# over the -pg build, is printed too). A part not run prints n/a.
 # Usage: scripts/bench-overhead.sh [WORK_DIR]   (default /tmp/vprof-overhead)
 # Env:   VPROF (build/src/vprof)  RUNS (5)  BENCH_NUM (200000)  JOBS (2)
+#        PARTS ("dbbench pgbench": which parts run)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,8 +36,12 @@ step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS" >&2; }
 die() { echo "bench-overhead.sh: $*" >&2; exit 1; }
 [ -x "$vprof" ] || die "no vprof at $vprof (build it, or set VPROF)"
 command -v uftrace >/dev/null || die "no uftrace (apt-get install uftrace)"
+parts=${PARTS:-dbbench pgbench}
+has_part() { [[ " $parts " == *" $1 "* ]]; }
 mkdir -p "$work/bin"
 cd "$work"
+db_ratio=n/a
+if has_part dbbench; then
 
 step "fetch Debian's leveldb source"
 "$here/scripts/targets/deb-source.sh" leveldb src >&2
@@ -122,7 +129,7 @@ for r in $(seq 1 "$runs"); do
 done
 rm -rf trace-run uftrace.data "$work"/db-*
 
-python3 - "$num" <<'EOF'
+(python3 - "$num" <<'EOF'
 import statistics, sys
 num = int(sys.argv[1])
 res = {}
@@ -155,5 +162,16 @@ ratio_pg = added_u_pg / added_v if added_v > 0 else float("inf")
 print(f"uftrace adds {added_u:.3f} us/op over the plain build ({added_u_pg:.3f} over its -pg build); "
       f"vprof-write, the same functions, adds {added_v:.3f}: {ratio:.1f}x less ({ratio_pg:.1f}x against "
       f"uftrace's recording alone)")
-print(f"pgbench_overhead_100=n/a pgbench_overhead_500=n/a dbbench_uftrace_over_vprof={ratio:.1f}")
+print(f"dbbench_uftrace_over_vprof={ratio:.1f}")
 EOF
+) | tee db.out
+db_ratio=$(tail -1 db.out | sed 's/.*=//')
+fi
+
+pg_line="pgbench_overhead_100=n/a pgbench_overhead_500=n/a"
+if has_part pgbench; then
+  step "PostgreSQL under pgbench (scripts/bench-overhead-pgbench.sh)"
+  VPROF=$vprof RUNS=$runs JOBS=$jobs "$here/scripts/bench-overhead-pgbench.sh" "$work-pg" | tee pg.out
+  pg_line=$(tail -1 pg.out | sed 's/ pgbench_uftrace_over_vprof=.*//')
+fi
+echo "$pg_line dbbench_uftrace_over_vprof=$db_ratio"

@@ -1,50 +1,98 @@
 #!/usr/bin/env bash
-# vprof on PostgreSQL 15 (by hand, not CI: the build and `make check` take long).
-#   fetch (apt-get source postgresql-15) -> configure -> `bear -- make` (compile
-#   db) -> instrument exec_simple_query with the PostgreSQL pack -> rebuild ->
-#   `make check` -> restore (tree identical to the pristine source).
-# PostgreSQL refuses to run as root: the tree is owned by, and make check runs
-# as, the unprivileged user $PGUSER (default nobody).
-# Usage: scripts/targets/postgres.sh [WORK_DIR]        (default /tmp/vprof-postgres)
-# Env:   VPROF=path/to/vprof  JOBS=N  PGUSER=nobody  FUNCTIONS="f g ..." (default exec_simple_query)
+# vprof on PostgreSQL 15 (by hand, not CI: the build and the runs take long).
+#   test (default): fetch (apt-get source postgresql-15) -> configure ->
+#   `bear -- make` (compile db) -> instrument exec_simple_query with the
+#   PostgreSQL pack -> rebuild -> `make check` -> restore (tree identical to the
+#   pristine source).
+#   profile: explain the latency variance of pgbench's TPC-B transactions with
+#   `vprof iterate --auto` from exec_simple_query: fetch -> patch postgres.c
+#   (patches/postgres-exec_simple_query-intervals.patch: one interval per simple
+#   query) -> build, install under WORK_DIR/inst -> initdb, `pgbench -i -s SCALE`
+#   -> each iteration: rebuild, start the server with the recorder on, pgbench
+#   (4 clients, each transaction ONE compound query: pgbench-tpcb-one-query.sql),
+#   stop -> final report -> restore and un-patch (the sources must be identical
+#   to the pristine tree, whatever happens: a trap restores and un-patches).
+# PostgreSQL refuses to run as root: the tree is owned by, and everything but
+# the fetch runs as, the unprivileged user $PGUSER (default nobody).
+# Usage: scripts/targets/postgres.sh [WORK_DIR]           (default /tmp/vprof-postgres)
+#        scripts/targets/postgres.sh profile [WORK_DIR]   (default /tmp/vprof-postgres-profile)
+# Env:   VPROF=path/to/vprof  JOBS=N  PGUSER=nobody
+#        test only: FUNCTIONS="f g ..." (default exec_simple_query)
+#        profile only: SCALE=N (pgbench -i -s, 1)  CLIENTS=N (4)  TXNS=N per client (2500)
+#        MAX_ITERATIONS=N (20)  PORT=N (5499)
 # Needs: bear, bison, flex, libreadline-dev, zlib1g-dev, gcc, make.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
-work=${1:-/tmp/vprof-postgres}
+mode=test
+if [ "${1:-}" = profile ]; then mode=profile; shift; fi
+if [ $mode = profile ]; then work=${1:-/tmp/vprof-postgres-profile}; else work=${1:-/tmp/vprof-postgres}; fi
 vprof=${VPROF:-$here/build/src/vprof}
 jobs=${JOBS:-2}
 pguser=${PGUSER:-nobody}
 functions=${FUNCTIONS:-exec_simple_query}
 step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
 die() { echo "postgres.sh: $*" >&2; exit 1; }
-as_user() { if [ "$(id -u)" = 0 ]; then runuser -u "$pguser" -- "$@"; else "$@"; fi; }
+. "$here/scripts/targets/postgres-common.sh"
+as_user() { pg_as_user "$@"; }
 [ -x "$vprof" ] || die "no vprof at $vprof (build it, or set VPROF)"
 command -v bear >/dev/null || die "bear is not installed (apt-get install bear)"
 mkdir -p "$work"
 cd "$work"
 
-step "fetch Debian's postgresql-15 source"
-if [ ! -d src ]; then
-  "$here/scripts/targets/deb-source.sh" postgresql-15 src
-  [ "$(id -u)" = 0 ] && chown -R "$pguser" "$work"
-fi
-if [ -f src/.vprof/state.json ]; then "$vprof" restore -p src; fi
-# Checksums of the fetched sources, before any build writes into the tree.
-[ -s pristine.sha1 ] ||
-  (cd src && find . -type f -not -path './.vprof/*' -print0 | sort -z | xargs -0 sha1sum) > pristine.sha1
+step "fetch Debian's postgresql-15 source, configure, build with bear (compile db in src/)"
+pg_fetch_and_build
+patchfile=$here/scripts/targets/patches/postgres-exec_simple_query-intervals.patch
+instrumented() { [ -f src/.vprof/state.json ]; }
+patched() { grep -q vprof_interval_begin src/src/backend/tcop/postgres.c; }
+# A tree left instrumented or patched by an interrupted run is put back first.
+if instrumented; then as_user "$vprof" restore -p src; fi
+if patched; then (cd src && as_user patch -p1 -R -s < "$patchfile"); fi
+# pg_fetch_and_build took the fetched sources' checksums before any build (a
+# tree fetched by an older script has none: its sources, as they are now).
+[ -s pristine.sha1 ] || pg_source_sums > pristine.sha1
 
-step "configure and build with bear (compile db in src/)"
-cflags=$("$vprof" config --cflags)
-libs=$("$vprof" config --libs)
-# bear rewrites compile_commands.json with only what one make ran: configure
-# and build once, then reuse the database.
-if [ ! -s src/compile_commands.json ]; then
-  (cd src && as_user ./configure --without-icu --enable-debug --enable-cassert=no \
-     CFLAGS="-O2 $cflags" LIBS="$libs" >/dev/null)
-  (cd src && as_user bear -- make -j "$jobs" >/dev/null)
+if [ $mode = profile ]; then
+  scale=${SCALE:-1} clients=${CLIENTS:-4} txns=${TXNS:-2500}
+  max_iter=${MAX_ITERATIONS:-20} port=${PORT:-5499}
+  inst=$work/inst data=$work/data-s$scale
+  # However this ends, the server stops and the tree goes back to its pristine bytes.
+  unwind() { pg_stop "$inst" "$data"
+             if instrumented; then as_user "$vprof" restore -p src >/dev/null; fi
+             if patched; then (cd src && as_user patch -p1 -R -s < "$patchfile"); fi; }
+  trap unwind EXIT
+  step "patch postgres.c: one vprof interval per simple query"
+  (cd src && as_user patch -p1 -s < "$patchfile")
+  step "build the patched tree and install it under $inst"
+  pg_install "$inst"
+  step "initdb and pgbench -i -s $scale (once per scale)"
+  pg_database "$inst" "$data" "$port" "$scale"
+  # The workload: the server records (VPROF_TRACE_DIR, set by vprof iterate,
+  # reaches the postmaster and every backend it forks); pgbench does not.
+  pg_write_run "$inst" "$data" "$port" "$clients" "$txns" "$scale" "$work/run.sh"
+  if [ "$(id -u)" = 0 ]; then chown -R "$pguser" "$work"; fi
+  step "vprof init"
+  as_user "$vprof" init -p src --root exec_simple_query --sync postgres \
+    --build "cd src && make -s -j $jobs >/dev/null && make -s -C src/backend install-bin DESTDIR=$inst >/dev/null" \
+    --run "sh $work/run.sh" \
+    --max-iterations "$max_iter" --force
+  cat vprof.json
+  step "vprof iterate --auto"
+  start=$SECONDS
+  as_user "$vprof" iterate --auto --fresh
+  echo "session: $((SECONDS - start)) s of wall time"
+  step "final report"
+  cat .vprof-session/final-report.txt
+  step "restore and un-patch"
+  if instrumented; then as_user "$vprof" restore -p src; fi
+  (cd src && as_user patch -p1 -R -s < "$patchfile")
+  pg_source_sums > restored.sha1
+  join -j 2 <(sort -k2 pristine.sha1) <(sort -k2 restored.sha1) | awk '$2 != $3 {print $1; bad=1} END {exit bad}' ||
+    die "restored sources differ from the pristine tree"
+  echo "restored sources identical to the pristine tree; the session is in $work/.vprof-session"
+  step "done"
+  exit 0
 fi
-[ -s src/compile_commands.json ] || die "bear wrote no compile_commands.json"
 
 step "instrument"
 args=()
@@ -52,7 +100,7 @@ for f in $functions; do args+=(--function "$f"); done
 start=$SECONDS
 "$vprof" instrument -p src --sync postgres "${args[@]}"
 echo "instrument took $((SECONDS - start)) s"
-[ "$(id -u)" = 0 ] && chown -R "$pguser" "$work"
+if [ "$(id -u)" = 0 ]; then chown -R "$pguser" "$work"; fi
 
 step "rebuild instrumented"
 (cd src && as_user make -j "$jobs" >/dev/null)
@@ -62,7 +110,7 @@ step "make check"
 
 step "restore"
 "$vprof" restore -p src
-(cd src && find . -type f -not -path './.vprof/*' -print0 | sort -z | xargs -0 sha1sum) > restored.sha1
+pg_source_sums > restored.sha1
 # The build's outputs differ, the sources must not: compare the files that existed before.
 join -j 2 <(sort -k2 pristine.sha1) <(sort -k2 restored.sha1) | awk '$2 != $3 {print $1; bad=1} END {exit bad}' ||
   die "restored sources differ from the pristine tree"

@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# What vprof's probes cost PostgreSQL 15 under pgbench (issue 14), side by
+# side with uftrace; scripts/bench-overhead.sh runs it after its db_bench part.
+# TPC-B (one compound query per transaction, as `postgres.sh profile` runs it),
+# CLIENTS clients x TXNS transactions, against one database, built
+#   plain      Debian's source unpatched, vprof's flags, recorder off
+#   vprof-esq  the interval patch + exec_simple_query's call sites, no sync
+#              pack: the functions uftrace's `-F exec_simple_query -D 2` traces
+#   vprof-N    the interval patch + about N call sites (10, 100, 500: a prefix
+#              of the functions below exec_simple_query in breadth-first order,
+#              `vprof callgraph`) + the postgres sync pack in every file, as a
+#              `vprof iterate` session records; each run records a trace
+#   pg         built with -pg (what uftrace needs), run plain, and under
+#   uftrace    `uftrace record -F exec_simple_query -D 2` (it follows the forks)
+# The binaries are built once each (the tree is instrumented, built, installed
+# under its own DESTDIR, restored), then the variants run alternately, RUNS
+# times each. Printed: median tps, spread, p99 latency (pgbench -l), the loss
+# against plain, probes fired per transaction.
+# Last line: pgbench_overhead_100=<pct> pgbench_overhead_500=<pct> pgbench_uftrace_over_vprof=<x>
+# (throughput loss of vprof-100 and vprof-500 against plain; uftrace's added
+# time per transaction over vprof-esq's, both over plain).
+# Usage: scripts/bench-overhead-pgbench.sh [WORK_DIR]   (default /tmp/vprof-overhead-pg)
+# Env:   VPROF (build/src/vprof)  RUNS (5)  CLIENTS (4)  TXNS per client (2000)
+#        SCALE (16: little row contention, so the probes' CPU shows)  JOBS (2)
+#        PGUSER (nobody)  PORT (5498)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-/tmp/vprof-overhead-pg}
+vprof=${VPROF:-$here/build/src/vprof}
+runs=${RUNS:-5} clients=${CLIENTS:-4} txns=${TXNS:-2000} scale=${SCALE:-16}
+jobs=${JOBS:-2} pguser=${PGUSER:-nobody} port=${PORT:-5498}
+step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS" >&2; }
+die() { echo "bench-overhead-pgbench.sh: $*" >&2; exit 1; }
+[ -x "$vprof" ] || die "no vprof at $vprof (build it, or set VPROF)"
+command -v uftrace >/dev/null || die "no uftrace (apt-get install uftrace)"
+command -v bear >/dev/null || die "bear is not installed (apt-get install bear)"
+. "$here/scripts/targets/postgres-common.sh"
+mkdir -p "$work"
+cd "$work"
+data=$work/data
+
+step "fetch, configure, build PostgreSQL 15 (compile db)"
+pg_fetch_and_build >&2
+patchfile=$here/scripts/targets/patches/postgres-exec_simple_query-intervals.patch
+instrumented() { [ -f src/.vprof/state.json ]; }
+patched() { grep -q vprof_interval_begin src/src/backend/tcop/postgres.c; }
+unwind() { for d in inst-*; do [ -d "$d" ] && pg_stop "$work/$d" "$data"; done
+           if instrumented; then pg_as_user "$vprof" restore -p src >/dev/null; fi
+           if patched; then (cd src && pg_as_user patch -p1 -R -s < "$patchfile"); fi; }
+unwind
+trap unwind EXIT
+
+step "build and install plain; the database (scale $scale)"
+pg_install "$work/inst-plain"
+pg_database "$work/inst-plain" "$data" "$port" "$scale"
+
+step "choose the function sets (vprof callgraph, breadth-first below exec_simple_query)"
+[ -s cg.json ] || "$vprof" callgraph -p src --root exec_simple_query --json cg.json -q >/dev/null
+python3 - cg.json > bfs.txt <<'EOF'
+import json, sys
+g = json.load(open(sys.argv[1]))
+fns = {f["name"]: f for f in g["functions"]}
+order, seen = [g["root"]], {g["root"]}
+for name in order:
+    for c in fns[name]["callees"]:
+        if c in fns and c not in seen:
+            seen.add(c)
+            order.append(c)
+print("\n".join(order[:400]))
+EOF
+(cd src && pg_as_user patch -p1 -s < "$patchfile")
+# One instrumentation of the first 400 gives every function's own call sites
+# (its manifest); a function with no definition to instrument is left out.
+fnlist=$(cat bfs.txt)
+for attempt in $(seq 1 100); do
+  args=()
+  for f in $fnlist; do args+=(--function "$f"); done
+  if err=$(pg_as_user "$vprof" instrument -p src -q "${args[@]}" 2>&1); then break; fi
+  gone=$(printf '%s\n' "$err" | sed -n 's/.*--function \([^:]*\): no definition.*/\1/p' | head -1)
+  [ -n "$gone" ] || die "instrument failed: $err"
+  fnlist=$(printf '%s\n' $fnlist | grep -vxF "$gone" | tr '\n' ' ')
+done
+cp src/.vprof/manifest.json bfs-manifest.json
+pg_as_user "$vprof" restore -p src >&2
+python3 - bfs-manifest.json <(printf '%s\n' $fnlist) > sets.txt <<'EOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+order = [l.strip() for l in open(sys.argv[2]) if l.strip()]
+name = {f["id"]: f["name"] for f in m["functions"]}
+own = {}
+for s in m["call_sites"]:
+    own[name[s["function_id"]]] = own.get(name[s["function_id"]], 0) + 1
+print("esq", order[0])
+# ~10: the first function below the root with 5 to 20 call sites of its own.
+ten = next((f for f in order[1:] if 5 <= own.get(f, 0) <= 20), order[1])
+print("10", ten)
+for target in (100, 500):
+    total, prefix = 0, []
+    for f in order:
+        prefix.append(f)
+        total += own.get(f, 0)
+        if total >= target:
+            break
+    print(target, " ".join(prefix))
+EOF
+cat sets.txt | cut -c1-150 >&2
+
+variants="plain"
+while read -r name fns; do
+  step "instrument, build and install vprof-$name"
+  args=()
+  for f in $fns; do args+=(--function "$f"); done
+  [ "$name" = esq ] || args+=(--sync postgres --all-files)
+  pg_as_user "$vprof" instrument -p src -q "${args[@]}" >&2
+  python3 -c "import json;m=json.load(open('src/.vprof/manifest.json'));print('$name', len(m['call_sites']), len(m.get('sync_sites', [])))" >> sites.txt
+  cp src/.vprof/manifest.json "manifest-$name.json"
+  pg_install "$work/inst-vprof-$name"
+  pg_as_user "$vprof" restore -p src >&2
+  variants="$variants vprof-$name"
+done < sets.txt
+(cd src && pg_as_user patch -p1 -R -s < "$patchfile")
+
+step "build and install with -pg (a copy of the tree: uftrace needs mcount)"
+if [ ! -x "$work/inst-pg/usr/local/pgsql/bin/postgres" ]; then
+  rm -rf src-pg && cp -a src src-pg
+  (cd src-pg && pg_as_user make -s distclean >/dev/null 2>&1 || true
+   pg_as_user ./configure --without-icu --enable-debug --enable-cassert=no \
+     CFLAGS="-O2 -pg $("$vprof" config --cflags)" LIBS="$("$vprof" config --libs)" >/dev/null
+   pg_as_user make -s -j "$jobs" >/dev/null 2>&1 && pg_as_user make -s install DESTDIR="$work/inst-pg" >/dev/null)
+  rm -rf src-pg
+fi
+variants="$variants pg uftrace"
+for v in $variants; do
+  d=inst-$v; [ $v = uftrace ] && d=inst-pg
+  pg_write_run "$work/$d" "$data" "$port" "$clients" "$txns" "$scale" "$work/run-$v.sh" -l --log-prefix="$work/lat/log"
+done
+# uftrace starts the postmaster itself (pg_ctl would start it outside uftrace).
+bin=$work/inst-pg/usr/local/pgsql/bin
+cat > "$work/run-uftrace.sh" <<RUN
+#!/bin/sh
+set -e
+uftrace record -d "$work/uftrace.data" -F exec_simple_query -D 2 "$bin/postgres" -D "$data" > "$data.log" 2>&1 &
+up=\$!
+until "$bin/pg_isready" -q -h 127.0.0.1 -p $port; do sleep 0.1; done
+LD_LIBRARY_PATH="$work/inst-pg/usr/local/pgsql/lib" "$bin/pgbench" -h 127.0.0.1 -p $port -U postgres -n \\
+  -c $clients -j $clients -t $txns -s $scale -f "$work/run-uftrace.sh.sql" -l --log-prefix="$work/lat/log" postgres
+"$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null
+wait \$up
+RUN
+if [ "$(id -u)" = 0 ]; then chown -R "$pguser" "$work"; fi
+
+one_run() {  # VARIANT -> "tps p99_ms records dropped"
+  local v=$1 out rec="0 0"
+  pg_as_user rm -rf "$work/lat" trace-run "$work/uftrace.data"
+  pg_as_user mkdir -p "$work/lat"
+  case $v in
+    vprof-*)
+      out=$(pg_as_user "$vprof" run --trace-dir trace-run --manifest "manifest-${v#vprof-}.json" -- \
+        sh "$work/run-$v.sh" 2>&1)
+      rec=$(printf '%s\n' "$out" | sed -n 's/.*: \([0-9]*\) records, \([0-9]*\) dropped.*/\1 \2/p' | tail -1) ;;
+    *) out=$(pg_as_user env -u VPROF_TRACE_DIR sh "$work/run-$v.sh" 2>&1) ;;
+  esac
+  local tps p99
+  tps=$(printf '%s\n' "$out" | sed -n 's/^tps = \([0-9.]*\) .*/\1/p')
+  [ -n "$tps" ] || { printf '%s\n' "$out" | tail -5 >&2; die "$v: no tps line"; }
+  # pgbench -l: one line per transaction, its latency in µs in the third column.
+  p99=$(cat "$work"/lat/log* | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END {print a[int(NR*0.99)]/1000}')
+  echo "$tps $p99 ${rec:-0 0}"
+}
+
+step "run alternately: $runs x ($variants), $clients clients x $txns transactions, scale $scale"
+: > results.txt
+for r in $(seq 1 "$runs"); do
+  for v in $variants; do
+    echo "$v $(one_run "$v")" >> results.txt
+  done
+done
+pg_as_user rm -rf trace-run "$work/uftrace.data" "$work/lat"
+
+python3 - "$((clients * txns))" "$clients" <<'EOF'
+import statistics, sys
+n, clients = int(sys.argv[1]), int(sys.argv[2])
+res = {}
+for line in open("results.txt"):
+    v, tps, p99, rec, drop = line.split()
+    res.setdefault(v, []).append((float(tps), float(p99), int(rec) + int(drop), int(drop)))
+sites = {}
+for line in open("sites.txt"):
+    name, calls, syncs = line.split()
+    sites["vprof-" + name] = f"{calls}+{syncs}"
+tps = {v: statistics.median(t for t, _, _, _ in r) for v, r in res.items()}
+p99 = {v: statistics.median(p for _, p, _, _ in r) for v, r in res.items()}
+print(f"{'variant':<11} {'sites+sync':>10} {'median tps':>11} {'min':>8} {'max':>8} {'loss':>7} "
+      f"{'p99 ms':>7} {'p99 x':>6} {'added us/tx':>12} {'probes/tx':>10} {'dropped':>8}")
+for v, r in res.items():
+    base = "pg" if v == "uftrace" else "plain"
+    ts = [t for t, _, _, _ in r]
+    loss = 1 - tps[v] / tps[base]
+    added = (clients / tps[v] - clients / tps[base]) * 1e6  # µs a transaction takes longer
+    probes = statistics.median(x for _, _, x, _ in r) / n if v.startswith("vprof-") else float("nan")
+    print(f"{v:<11} {sites.get(v, ''):>10} {tps[v]:>11.1f} {min(ts):>8.1f} {max(ts):>8.1f} {loss:>7.1%} "
+          f"{p99[v]:>7.2f} {p99[v] / p99[base]:>6.2f} {added:>12.1f} {probes:>10.1f} "
+          f"{sum(d for _, _, _, d in r):>8}")
+per_tx = lambda v: clients / tps[v] - clients / tps["plain"]
+ratio = per_tx("uftrace") / per_tx("vprof-esq") if per_tx("vprof-esq") > 0 else float("inf")
+print(f"uftrace adds {per_tx('uftrace') * 1e6:.1f} us of wall time per transaction over plain; "
+      f"vprof-esq, the same functions, {per_tx('vprof-esq') * 1e6:.1f}: {ratio:.1f}x")
+o100, o500 = (1 - tps["vprof-100"] / tps["plain"]) * 100, (1 - tps["vprof-500"] / tps["plain"]) * 100
+print(f"pgbench_overhead_100={o100:.1f} pgbench_overhead_500={o500:.1f} pgbench_uftrace_over_vprof={ratio:.1f}")
+EOF
