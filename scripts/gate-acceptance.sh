@@ -10,26 +10,28 @@
 #   refactor  a copy with lines and a whole function inserted above the
 #           instrumented call sites, against the original: passes? moved nodes?
 # Usage: scripts/gate-acceptance.sh [false|detect|refactor|all] [WORK_DIR]
-#   env: VPROF (default build/src/vprof), DECISIONS (20), RUNS (3),
-#        FUNC (Database::commit), FUNCTIONS (instrumented; a default set)
+#   env: VPROF (default build/src/vprof), DECISIONS (20), RUNS (5),
+#        FUNC (Database::commit), FUNCTIONS (instrumented; scripts/lib/minidb-gate.sh),
+#        CONFIDENCE (0.95)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 what=${1:-all}
 work=${2:-${TMPDIR:-/tmp}/vprof-gate-acceptance}
 vprof=${VPROF:-$root/build/src/vprof}
 decisions=${DECISIONS:-20}
-runs=${RUNS:-3}
+runs=${RUNS:-5}
+confidence=${CONFIDENCE:-0.95}
 func=${FUNC:-Database::commit}
-functions=${FUNCTIONS:-"minidb::run_transaction minidb::execute_step minidb::Database::read_row minidb::Database::write_row minidb::Database::commit minidb::Database::lock_row"}
-bench_args=(--preset contended)
+source "$root/scripts/lib/minidb-gate.sh"
 
 # An instrumented copy of minidb in $1 (a refactored one with $2 = refactor).
 build_minidb() {
-  local dir=$1
-  rm -rf "$dir" && mkdir -p "$dir" && cp -r "$root/examples/minidb" "$dir/"
+  local dir=$1 src=$root/examples/minidb
   if [ "${2:-}" = refactor ]; then
     # Lines and a whole function above the call sites: no behaviour change.
-    python3 - "$dir/minidb/src/executor.cc" "$dir/minidb/src/database.cc" <<'PY'
+    rm -rf "$work/refactor-src" && cp -r "$root/examples/minidb" "$work/refactor-src"
+    src=$work/refactor-src
+    python3 - "$src/src/executor.cc" "$src/src/database.cc" <<'PY'
 import sys
 for path in sys.argv[1:]:
     s = open(path).read()
@@ -38,24 +40,10 @@ for path in sys.argv[1:]:
     open(path, 'w').write(s)
 PY
   fi
-  (cd "$dir/minidb" &&
-   cmake -S . -B b -G Ninja -DCMAKE_BUILD_TYPE=Release \
-     -DVPROF_INCLUDE_DIR="$("$vprof" config --include-dir)" -DVPROF_LIB_DIR="$("$vprof" config --lib-dir)" >/dev/null &&
-   cmake --build b >/dev/null &&
-   "$vprof" instrument -p b $(for f in $functions; do echo --function "$f"; done) >/dev/null &&
-   cmake --build b >/dev/null)
+  minidb_gate_build "$src" "$dir"
 }
 
-# One run: trace, then a saved profile. run_one DIR OUT.vprof [bench flags...]
-run_one() {
-  local dir=$1 out=$2
-  shift 2
-  rm -rf "$out.trace"
-  "$vprof" run --trace-dir "$out.trace" -- "$dir/minidb/b/minidb_bench" "${bench_args[@]}" \
-    --dir "$work/data" "$@" >/dev/null 2>&1
-  "$vprof" analyze "$out.trace" --bootstrap 0 --save "$out" >/dev/null
-  rm -rf "$out.trace"
-}
+run_one() { local dir=$1 out=$2; shift 2; minidb_gate_run "$dir" "$out" "$work/data" "$@"; }
 
 # decide NAME HEAD_DIR [head bench flags...]: DECISIONS gate decisions.
 decide() {
@@ -71,7 +59,7 @@ decide() {
       b+=("$work/$name-b$k.vprof") h+=("$work/$name-h$k.vprof")
     done
     local rc=0 msg
-    msg=$("$vprof" gate --baseline-runs "${b[@]}" --runs "${h[@]}" --json "$work/$name-$d.json" 2>&1 >/dev/null) || rc=$?
+    msg=$("$vprof" gate --baseline-runs "${b[@]}" --runs "${h[@]}" --confidence "$confidence" --json "$work/$name-$d.json" 2>&1 >/dev/null) || rc=$?
     [ $rc -eq 2 ] && { echo "gate error: $msg" >&2; exit 2; }
     msg=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["gate"]["summary"])' "$work/$name-$d.json")
     echo "decision $d: exit $rc: $msg" | tee -a "$work/$name.log"
@@ -95,7 +83,7 @@ if [ "$what" = false ] || [ "$what" = all ]; then decide false "$work/base"; fi
 if [ "$what" = detect ] || [ "$what" = all ]; then
   # The median latency, from the bench's own summary over RUNS runs.
   median=$(for k in $(seq 1 "$runs"); do
-    "$work/base/minidb/b/minidb_bench" "${bench_args[@]}" --dir "$work/data" --seed "$k" | awk '/^all /{for(i=1;i<=NF;i++) if ($i ~ /^p50_us=/) {sub("p50_us=","",$i); print $i}}'
+    "$work/base/minidb/b/minidb_bench" --preset contended --dir "$work/data" --seed "$k" | awk '/^all /{for(i=1;i<=NF;i++) if ($i ~ /^p50_us=/) {sub("p50_us=","",$i); print $i}}'
   done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
   delay=$(python3 -c "print(round(0.2 * $median))")
   echo "detect: median latency ${median} us, planted delay exp:${delay}us in $func" | tee -a "$work/summary.txt"
@@ -116,4 +104,4 @@ for n in moved[:8]:
     print(f"  {n['key']}: {b['file'].rsplit('/',1)[-1]}:{b['line']} -> {h['file'].rsplit('/',1)[-1]}:{h['line']}")
 PY
 fi
-echo "gate-acceptance: $what in $(( $(date +%s) - start )) s (RUNS=$runs per side)" | tee -a "$work/summary.txt"
+echo "gate-acceptance: $what in $(( $(date +%s) - start )) s (RUNS=$runs per side, confidence $confidence)" | tee -a "$work/summary.txt"
