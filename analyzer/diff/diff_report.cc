@@ -50,6 +50,8 @@ std::string sources(const std::vector<std::string> &s) {
   return fmt::format("{} (+{} more runs)", s.front(), s.size() - 1);
 }
 
+std::string runs(size_t n) { return fmt::format("{} run{}", n, n == 1 ? "" : "s"); }
+
 std::string build_line(const BuildInfo &b) {
   std::string s = b.commit.empty() ? "commit ?" : "commit " + b.commit.substr(0, 12);
   if (!b.cpu.empty()) s += ", " + b.cpu;
@@ -61,9 +63,9 @@ std::string build_line(const BuildInfo &b) {
 }  // namespace
 
 void write_diff_text(const Diff &d, std::ostream &out, const GateResult *gate, size_t max_nodes) {
-  out << fmt::format("vprof {}: base {} ({} runs, {} intervals) -> head {} ({} runs, {} intervals); root {}\n",
-                     gate ? "gate" : "diff", sources(d.base_sources), d.base_sources.size(),
-                     d.dist.base_intervals, sources(d.head_sources), d.head_sources.size(),
+  out << fmt::format("vprof {}: base {} ({}, {} intervals) -> head {} ({}, {} intervals); root {}\n",
+                     gate ? "gate" : "diff", sources(d.base_sources), runs(d.base_sources.size()),
+                     d.dist.base_intervals, sources(d.head_sources), runs(d.head_sources.size()),
                      d.dist.head_intervals, d.root);
   out << "  base: " << build_line(d.base_build) << "\n  head: " << build_line(d.head_build) << "\n\n";
   const int level = int(std::lround(100 * d.confidence));
@@ -174,9 +176,9 @@ void write_diff_markdown(const Diff &d, std::ostream &out, const GateResult *gat
                        gate->summary);
   else
     out << "### vprof diff\n\n";
-  out << fmt::format("base: `{}` ({} runs, {} intervals, {}) · head: `{}` ({} runs, {} intervals, {}) · root `{}`\n\n",
-                     sources(d.base_sources), d.base_sources.size(), d.dist.base_intervals,
-                     build_line(d.base_build), sources(d.head_sources), d.head_sources.size(),
+  out << fmt::format("base: `{}` ({}, {} intervals, {}) · head: `{}` ({}, {} intervals, {}) · root `{}`\n\n",
+                     sources(d.base_sources), runs(d.base_sources.size()), d.dist.base_intervals,
+                     build_line(d.base_build), sources(d.head_sources), runs(d.head_sources.size()),
                      d.dist.head_intervals, build_line(d.head_build), d.root);
   out << fmt::format("| latency | base | head | head/base | ci{} |\n|---|---:|---:|---:|---|\n", level);
   for (const Row &r : rows(d))
