@@ -12,7 +12,7 @@
 # Usage: scripts/gate-acceptance.sh [false|detect|refactor|all] [WORK_DIR]
 #   env: VPROF (default build/src/vprof), DECISIONS (20), RUNS (5),
 #        FUNC (Database::commit), FUNCTIONS (instrumented; scripts/lib/minidb-gate.sh),
-#        CONFIDENCE (0.95)
+#        CONFIDENCE (0.95), BENCH_FLAGS (more minidb_bench flags, both sides)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 what=${1:-all}
@@ -43,7 +43,9 @@ PY
   minidb_gate_build "$src" "$dir"
 }
 
-run_one() { local dir=$1 out=$2; shift 2; minidb_gate_run "$dir" "$out" "$work/data" "$@"; }
+# BENCH_FLAGS: more minidb_bench flags for both sides (an open loop: --rate 200).
+read -r -a bench_flags <<< "${BENCH_FLAGS:-}"
+run_one() { local dir=$1 out=$2; shift 2; minidb_gate_run "$dir" "$out" "$work/data" "${bench_flags[@]}" "$@"; }
 
 # decide NAME HEAD_DIR [head bench flags...]: DECISIONS gate decisions.
 decide() {
@@ -83,7 +85,7 @@ if [ "$what" = false ] || [ "$what" = all ]; then decide false "$work/base"; fi
 if [ "$what" = detect ] || [ "$what" = all ]; then
   # The median latency, from the bench's own summary over RUNS runs.
   median=$(for k in $(seq 1 "$runs"); do
-    "$work/base/minidb/b/minidb_bench" --preset contended --dir "$work/data" --seed "$k" | awk '/^all /{for(i=1;i<=NF;i++) if ($i ~ /^p50_us=/) {sub("p50_us=","",$i); print $i}}'
+    "$work/base/minidb/b/minidb_bench" --preset contended "${bench_flags[@]}" --dir "$work/data" --seed "$k" | awk '/^all /{for(i=1;i<=NF;i++) if ($i ~ /^p50_us=/) {sub("p50_us=","",$i); print $i}}'
   done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
   delay=$(python3 -c "print(round(0.2 * $median))")
   echo "detect: median latency ${median} us, planted delay exp:${delay}us in $func" | tee -a "$work/summary.txt"
