@@ -205,6 +205,69 @@ TEST(Diff, ANewCallSiteAppearsAndCarriesItsCovariance) {
   EXPECT_EQ(k->base_cov, 0);
 }
 
+// Head instruments g (fn 2), which calls x (site 3) inside: g's call site is
+// broken down on one side only. It is compared as a whole; its parts on the
+// head side have nothing to be compared with and are left out of the tree of
+// changes (they are listed, as appeared).
+trace::Trace g_broken_down(int n, uint64_t seed) {
+  TraceBuilder tb;
+  auto &th = tb.thread(1);
+  Lcg r{seed};
+  int64_t t = 0;
+  for (int i = 0; i < n; ++i) {
+    th.begin(t, uint64_t(i + 1)).enter(t, 1);
+    int64_t x = t + 1 + 100 + int64_t(r.next() * 50);
+    int64_t y = x + 100 + int64_t(r.next() * 100);
+    th.site(t + 1, 1).enter(t + 1, 2).site(t + 2, 3).site_end(x - 1, 3).exit(x, 2).site_end(x, 1);
+    th.site(x, 2).site_end(y, 2).exit(y + 3, 1).end(y + 3, uint64_t(i + 1));
+    t = y + 10;
+  }
+  return tb.build();
+}
+
+TEST(Diff, ANodeBrokenDownOnOneSideOnlyIsComparedAsAWhole) {
+  Profile b = profile_of(shaped(300, 50, 100, 17), names_at(10));
+  Names hn = make_names({{1, "f"}, {2, "g"}}, {{1, 1, "g", 10}, {2, 1, "h", 12}, {3, 2, "x", 30}});
+  Profile h = profile_of(g_broken_down(300, 18), hn);
+  DiffOptions o;
+  o.bootstrap = 0;
+  auto d = diff_profiles({&b}, {&h}, o);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  const NodeDiff *g = node(*d, "g (t.cc:10)");
+  ASSERT_TRUE(g);
+  EXPECT_TRUE(g->one_sided);
+  EXPECT_TRUE(g->leaf);
+  const NodeDiff *x = node(*d, "x (t.cc:30)");
+  ASSERT_TRUE(x);
+  EXPECT_EQ(x->status, NodeStatus::Appeared);
+  // What is compared still adds up: f's change is g's, h's and f's body's.
+  const NodeDiff *f = node(*d, "f");
+  ASSERT_TRUE(f);
+  double parts = 0;
+  for (const NodeDiff &n : d->nodes)
+    if (n.parent_key == f->key) parts += n.delta;
+  EXPECT_NEAR(parts, f->delta, 1e-6 * std::abs(d->delta_var) + 1e-9);
+}
+
+// A profile of several runs (an iterate session) is compared through its
+// last run, the most refined one.
+TEST(Diff, AProfileOfSeveralRunsIsComparedThroughItsLast) {
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(shaped(200, 50, 900, 19), names_at(10), opt, 0).value());
+  runs.push_back(analyze_run(shaped(200, 50, 100, 20), names_at(10), opt, 1).value());
+  Profile two = make_profile(*combine(std::move(runs), opt), BuildInfo{});
+  ASSERT_EQ(two.runs.size(), 2u);
+  Profile last = profile_of(shaped(200, 50, 100, 20), names_at(10));
+  DiffOptions o;
+  o.bootstrap = 0;
+  auto d = diff_profiles({&two}, {&last}, o);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->delta_var, 0.0);
+  EXPECT_EQ(d->dist.base_intervals, 200u);
+}
+
 TEST(Diff, AnotherRootOrNoNodeInCommonIsAnErrorNamingBoth) {
   Profile b = profile_of(shaped(50, 5, 5, 8), names_at(10));
   Profile r = profile_of(shaped(50, 5, 5, 8), names_at(10), "f");
