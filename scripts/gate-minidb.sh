@@ -16,7 +16,10 @@ runs=${RUNS:-5}
 confidence=${CONFIDENCE:-0.99}
 source "$root/scripts/lib/minidb-gate.sh"
 
+# The merge-base with main (a fresh clone may only have origin/main); with
+# neither, HEAD against itself (the gate then checks only its own noise).
 base_rev=${BASE_REV:-$(git -C "$root" merge-base HEAD "${BASE_BRANCH:-main}" 2>/dev/null ||
+                       git -C "$root" merge-base HEAD "origin/${BASE_BRANCH:-main}" 2>/dev/null ||
                        git -C "$root" rev-parse HEAD)}
 start=$(date +%s)
 rm -rf "$work"
