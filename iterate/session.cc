@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/names/names.h"
+#include "analyzer/profile/profile.h"
 #include "analyzer/read/process_files.h"
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/report/reporter.h"
@@ -188,6 +189,9 @@ Status Session::write_reports(const analyzer::Analysis &a, const std::string &st
   std::ofstream json(stem + ".json"), text(stem + ".txt");
   if (!json || !text) return Error{fmt::format("{}: cannot write the reports", stem)};
   Status s = analyzer::make_json_reporter()->write(a, json);
+  if (!s) return s;
+  // The saved profile, for `vprof diff` and `vprof gate` (docs/gate.md).
+  s = analyzer::save_profile(analyzer::make_profile(a, analyzer::build_info()), stem + ".vprof");
   if (!s) return s;
   return analyzer::make_terminal_reporter()->write(a, text);
 }

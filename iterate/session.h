@@ -3,8 +3,9 @@
 // iteration limit. State and reports persist under the session directory
 // after every iteration:
 //   SESSION/state.json                the session (state.h)
-//   SESSION/iter-N/{build.log,run.log,trace/,report.json,report.txt}
-//   SESSION/final-report.{json,txt}   the merged analysis at the end
+//   SESSION/iter-N/{build.log,run.log,trace/,report.json,report.txt,report.vprof}
+//   SESSION/final-report.{json,txt,vprof}   the merged analysis at the end
+// (.vprof: the saved profile, analyzer/profile/profile.h, for vprof diff/gate)
 // The target tree is restored (byte for byte) when the loop ends, fails, or
 // is interrupted.
 #ifndef VPROF_ITERATE_SESSION_H

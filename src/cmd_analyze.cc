@@ -12,65 +12,25 @@
 #include <fmt/format.h>
 
 #include "analyzer/pipeline/analyze.h"
+#include "analyzer/profile/profile.h"
 #include "analyzer/read/process_files.h"
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/report/reporter.h"
 #include "command.h"
+#include "inputs.h"
 
 namespace vprof::cli {
 namespace {
 
 struct AnalyzeCliOptions {
   std::vector<std::string> dirs;
-  std::string root, json, csv, manifest, callgraph;
+  std::string root, json, csv, manifest, callgraph, save;
   int k = 3;
   double d = 0.05, e = 2.0;
   unsigned threads = 1;
   int bootstrap = 200;
   std::string contribution = "share";
 };
-
-// An input given by name must be a regular file: a FIFO would block the read.
-Status regular_input(const std::string &path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-    return Error{path + ": not a regular file; not read"};
-  return Status::Ok();
-}
-
-// The manifest of a run: an explicit file, else TRACE_DIR/manifest.json, else
-// the one the traced program registered (its instrumented code names it in
-// the process files) if it is still that instrumentation's, else none (names
-// fall back to fn#ID / site#ID). A manifest from another instrumentation than
-// the program's is refused: it would put wrong names on every factor.
-Expected<analyzer::Names> names_for(const std::string &dir, const std::string &explicit_file) {
-  auto processes = trace::read_process_files(dir);
-  if (std::string e = trace::build_mismatch(processes, dir); !e.empty()) return Error{e};
-  auto registered = processes.manifests;
-  std::string path = explicit_file;
-  if (path.empty()) {
-    std::string in_dir = (std::filesystem::path(dir) / "manifest.json").string();
-    if (std::filesystem::exists(in_dir)) path = in_dir;
-  }
-  if (path.empty()) {
-    if (registered.size() != 1 || !std::filesystem::exists(registered.begin()->second)) return analyzer::Names{};
-    path = registered.begin()->second;
-    auto names = analyzer::load_manifest(path);
-    if (!names || names->manifest_id != registered.begin()->first) return analyzer::Names{};
-    std::fprintf(stderr, "vprof: names from %s, the manifest the program was built with\n", path.c_str());
-    return names;
-  }
-  if (Status s = regular_input(path); !s.ok()) return Error{s.message()};
-  auto names = analyzer::load_manifest(path);
-  if (!names) return names;
-  if (registered.size() == 1 && !names->manifest_id.empty() && names->manifest_id != registered.begin()->first) {
-    const auto &[id, where] = *registered.begin();
-    return Error{path + ": manifest of another instrumentation (id " + names->manifest_id +
-                 ") than the one the traced program was built with (id " + id + ", written to " + where +
-                 "); pass that one with --manifest, or rebuild and rerun"};
-  }
-  return names;
-}
 
 // The files the analysis reads, by identity (device, inode): every trace
 // file and manifest of each trace directory, --manifest and --callgraph.
@@ -107,6 +67,7 @@ Status check_outputs(const AnalyzeCliOptions &o) {
   std::vector<std::pair<std::string, std::string>> outs;  // (option, path)
   if (!o.json.empty()) outs.push_back({"--json", o.json});
   if (!o.csv.empty()) outs.push_back({"--csv", o.csv});
+  if (!o.save.empty()) outs.push_back({"--save", o.save});
   if (o.json == "-" && o.csv == "-")
     return Error{"--json - and --csv - would both write to stdout; at most one report may be '-'"};
   std::vector<Input> inputs = inputs_of(o);
@@ -165,38 +126,19 @@ int run(const AnalyzeCliOptions &o) {
     cg = std::move(*g);
     opt.callgraph = &cg;
   }
-  std::vector<std::unique_ptr<analyzer::RunAnalysis>> runs;
-  for (size_t i = 0; i < o.dirs.size(); ++i) {
-    // Streamed: memory holds the merge's window, not the trace. A damaged
-    // file costs its damaged part (the report's first line says what was
-    // lost, a warning here says where); the run fails only when nothing of
-    // it could be read.
-    auto stream = trace::TraceStream::open(o.dirs[i]);
-    if (!stream) return fail(stream.error().message);
-    if ((*stream)->sources().empty()) return fail((*stream)->first_error());
-    auto names = names_for(o.dirs[i], i == 0 ? o.manifest : std::string());
-    if (!names) return fail(names.error().message);
-    auto r = analyzer::analyze_run(**stream, std::move(*names), opt, int(i));
-    if (!r) return fail(r.error().message);
-    analyzer::DataLost lost = analyzer::data_lost(**r);
-    if (lost.any()) {
-      if ((*stream)->summary().total_records == 0) return fail((*stream)->first_error());
-      const trace::FileLoss &first = *std::find_if(
-          (*r)->losses.begin(), (*r)->losses.end(), [](const auto &l) { return l.lost_anything(); });
-      std::fprintf(stderr,
-                   "vprof: warning: %s: %zu of %zu trace files damaged; their damaged parts are "
-                   "left out (the report's first line says what was lost); first: %s\n",
-                   o.dirs[i].c_str(), lost.damaged, lost.files, first.first.c_str());
-    }
-    runs.push_back(std::move(r).value());
-  }
-  auto a = analyzer::combine(std::move(runs), opt);
+  auto analysis = analyze_dirs(o.dirs, opt, o.manifest);
+  if (!analysis) return fail(analysis.error().message);
+  auto a = std::move(analysis).value();
   if (!o.json.empty()) {
     Status s = write_file(o.json, *analyzer::make_json_reporter(), *a);
     if (!s.ok()) return fail(s.message());
   }
   if (!o.csv.empty()) {
     Status s = write_file(o.csv, *analyzer::make_csv_reporter(), *a);
+    if (!s.ok()) return fail(s.message());
+  }
+  if (!o.save.empty()) {
+    Status s = analyzer::save_profile(analyzer::make_profile(*a, analyzer::build_info()), o.save);
     if (!s.ok()) return fail(s.message());
   }
   if (o.json != "-" && o.csv != "-") {
@@ -220,6 +162,7 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
   sub.add_option("-e,--exponent", o->e, "specificity exponent")->check(above(0));
   sub.add_option("--json", o->json, "write the JSON report to FILE ('-': stdout, no table)");
   sub.add_option("--csv", o->csv, "write the per-interval leaf matrix to FILE ('-': stdout)");
+  sub.add_option("--save", o->save, "write a saved profile to FILE, for vprof diff and vprof gate");
   sub.add_option("--manifest", o->manifest,
                  "the instrumenter's manifest (default: TRACE_DIR/manifest.json)");
   sub.add_option("--callgraph", o->callgraph, "`vprof callgraph --json` output, for heights");

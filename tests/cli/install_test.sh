@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # An installed vprof (any prefix) prints flags that build and record an
-# annotated C program. Usage: install_test.sh BUILD_DIR
+# annotated C program; its pkg-config file and CMake package (vprof::runtime,
+# vprof_add_gate_test) build one too, and the package's gate test passes
+# against its own baseline and fails against a missing one (issue 15, part 5).
+# Usage: install_test.sh BUILD_DIR
 set -euo pipefail
 build=$1
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 vprof=$tmp/prefix/bin/vprof
 cflags=$("$vprof" config --cflags) libs=$("$vprof" config --libs)
@@ -19,4 +22,52 @@ C
 cc -std=c99 "$tmp/app.c" $cflags $libs -o "$tmp/app"
 "$vprof" run --trace-dir "$tmp/trace" -- "$tmp/app" 2>/dev/null
 "$vprof" dump "$tmp/trace" | grep -q "interval_end   interval=1"
-echo "1 passed, 0 failed"
+
+# pkg-config, from the prefix's vprof.pc (relocatable: the prefix is a temp dir).
+pc_flags=$(PKG_CONFIG_PATH=$(dirname "$(find "$tmp/prefix" -name vprof.pc)") pkg-config --cflags --libs vprof)
+case "$pc_flags" in
+  *"$tmp/prefix"*) ;;
+  *) echo "FAIL: vprof.pc flags do not point into the install prefix: $pc_flags"; exit 1 ;;
+esac
+cc -std=c99 "$tmp/app.c" $pc_flags -o "$tmp/app-pc"
+"$vprof" run --trace-dir "$tmp/trace-pc" -- "$tmp/app-pc" 2>/dev/null
+"$vprof" dump "$tmp/trace-pc" | grep -q "interval_end   interval=1"
+
+# The CMake package: a project that links vprof::runtime and gates itself.
+mkdir -p "$tmp/proj"
+cat > "$tmp/proj/work.c" <<'C'
+#include <vprof/vprof.h>
+int main(void) {
+  volatile unsigned long x = 0;
+  for (unsigned long i = 1; i <= 200; ++i) {
+    vprof_interval_begin(i);
+    for (unsigned long j = 0; j < 2000 + (i % 7) * 300; ++j) x += j;
+    vprof_interval_end(i);
+  }
+  return 0;
+}
+C
+cat > "$tmp/proj/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.18)
+project(uses_vprof C)
+find_package(vprof CONFIG REQUIRED)
+add_executable(work work.c)
+target_link_libraries(work PRIVATE vprof::runtime)
+enable_testing()
+# The thresholds are wide: this checks the plumbing, not the machine's noise.
+vprof_add_gate_test(work_gate COMMAND work BASELINE ${CMAKE_CURRENT_BINARY_DIR}/base.vprof
+                    MAX_VAR_INCREASE 100000% MAX_P99_INCREASE 100000%)
+vprof_add_gate_test(work_gate_no_baseline COMMAND work BASELINE ${CMAKE_CURRENT_BINARY_DIR}/none.vprof)
+CM
+cmake -S "$tmp/proj" -B "$tmp/proj/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake --build "$tmp/proj/b" >/dev/null
+(cd "$tmp/proj/b" && VPROF_UPDATE_BASELINE=1 ctest -R '^work_gate$' >/dev/null) ||
+  { echo "FAIL: recording the baseline"; exit 1; }
+[ -s "$tmp/proj/b/base.vprof" ] || { echo "FAIL: no baseline recorded"; exit 1; }
+(cd "$tmp/proj/b" && ctest -R '^work_gate$' >/dev/null) || { echo "FAIL: the gate test against its own baseline"; exit 1; }
+grep -q 'failures="0" errors="0"' "$tmp/proj/b/vprof-gate/work_gate/junit.xml" ||
+  { echo "FAIL: gate junit: $(cat "$tmp/proj/b/vprof-gate/work_gate/junit.xml")"; exit 1; }
+if (cd "$tmp/proj/b" && ctest -R work_gate_no_baseline >/dev/null 2>&1); then
+  echo "FAIL: a gate test without its baseline passed"; exit 1
+fi
+echo "3 passed, 0 failed"

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "analyzer/profile/profile.h"
 #include "iterate/config.h"
 #include "iterate/session.h"
 #include "tests/iterate/planted_target.h"
@@ -77,6 +78,13 @@ TEST_P(Planted, AutoEndsOnThePlantedFunctionAndRestoresTheTree) {
     EXPECT_FALSE(f["run"].is_null()) << f["name"];
   }
   EXPECT_GT(top(*out).run, 0) << "the planted function is found in a later iteration";
+  // Issue 15 part 2: the session leaves a saved profile of the merged
+  // analysis, with every run, for vprof diff and vprof gate.
+  auto saved = vprof::analyzer::load_profile(fs::path(out->final_json).replace_extension(".vprof"));
+  ASSERT_TRUE(saved.ok()) << saved.error().message;
+  EXPECT_EQ(saved->runs.size(), out->state.iterations.size());
+  ASSERT_FALSE(saved->factors.empty());
+  EXPECT_EQ(saved->factors.front().name, top(*out).name);
 }
 
 INSTANTIATE_TEST_SUITE_P(Depths, Planted,

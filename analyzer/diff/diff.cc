@@ -1,0 +1,438 @@
+#include "analyzer/diff/diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <random>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "analyzer/factors/factors.h"
+#include "analyzer/factors/heights.h"
+#include "analyzer/factors/resample.h"
+#include "analyzer/tree/stats.h"
+#include "analyzer/tree/variance_tree.h"
+
+namespace vprof::analyzer {
+
+const char *status_name(NodeStatus s) {
+  switch (s) {
+    case NodeStatus::Same: return "same";
+    case NodeStatus::Moved: return "moved";
+    case NodeStatus::Appeared: return "appeared";
+    case NodeStatus::Disappeared: return "disappeared";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string basename_of(const std::string &f) {
+  size_t s = f.rfind('/');
+  return s == std::string::npos ? f : f.substr(s + 1);
+}
+
+// One side's runs, pooled: the latency and any node's column over all of
+// their intervals (a run without the node contributes zeros).
+class Side {
+ public:
+  explicit Side(std::vector<const ProfileRun *> runs) : runs_(std::move(runs)) {
+    for (size_t r = 0; r < runs_.size(); ++r) {
+      offsets_.push_back(n_);
+      n_ += runs_[r]->intervals();
+      for (size_t i = 0; i < runs_[r]->nodes.size(); ++i) {
+        auto &v = index_[runs_[r]->nodes[i].key];
+        v.resize(runs_.size(), -1);
+        v[r] = int(i);
+      }
+    }
+  }
+  size_t size() const { return n_; }
+  const std::vector<const ProfileRun *> &runs() const { return runs_; }
+  bool has(const std::string &key) const { return index_.count(key) > 0; }
+  // Broken down in some run of this side.
+  bool has_children(const std::string &key) const {
+    auto it = index_.find(key);
+    if (it == index_.end()) return false;
+    for (size_t r = 0; r < runs_.size(); ++r)
+      if (it->second[r] >= 0 && !runs_[r]->nodes[size_t(it->second[r])].leaf) return true;
+    return false;
+  }
+  const ProfileNode *node(const std::string &key) const {
+    auto it = index_.find(key);
+    if (it == index_.end()) return nullptr;
+    for (size_t r = runs_.size(); r-- > 0;)
+      if (it->second[r] >= 0) return &runs_[r]->nodes[size_t(it->second[r])];
+    return nullptr;
+  }
+  std::string parent_key(const std::string &key) const {
+    auto it = index_.find(key);
+    for (size_t r = 0; it != index_.end() && r < runs_.size(); ++r)
+      if (it->second[r] >= 0) {
+        int p = runs_[r]->nodes[size_t(it->second[r])].parent;
+        return p < 0 ? "" : runs_[r]->nodes[size_t(p)].key;
+      }
+    return "";
+  }
+  std::vector<double> column(const std::string &key) const {
+    std::vector<double> out(n_, 0.0);
+    auto it = index_.find(key);
+    if (it == index_.end()) return out;
+    for (size_t r = 0; r < runs_.size(); ++r)
+      if (it->second[r] >= 0)
+        std::copy(runs_[r]->cols[size_t(it->second[r])].begin(),
+                  runs_[r]->cols[size_t(it->second[r])].end(), out.begin() + long(offsets_[r]));
+    return out;
+  }
+  const std::vector<size_t> &offsets() const { return offsets_; }
+
+ private:
+  std::vector<const ProfileRun *> runs_;
+  std::vector<size_t> offsets_;
+  size_t n_ = 0;
+  std::unordered_map<std::string, std::vector<int>> index_;  // key -> node index per run
+};
+
+// Sample covariance, two passes (centered; stats.h).
+double covariance(const std::vector<double> &x, const std::vector<double> &l) {
+  const size_t n = x.size();
+  if (n < 2) return 0;
+  double mx = 0, ml = 0;
+  for (size_t i = 0; i < n; ++i) mx += x[i], ml += l[i];
+  mx /= double(n);
+  ml /= double(n);
+  double s = 0;
+  for (size_t i = 0; i < n; ++i) s += (x[i] - mx) * (l[i] - ml);
+  return s / double(n - 1);
+}
+
+// What one resample of a side gives.
+struct Sample {
+  double mean = 0, var = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0;
+  std::vector<double> cov;  // per requested column: Cov(X, L)
+};
+
+// Resamples of one side: with several runs, the runs are drawn with
+// replacement first, and every drawn copy of a run gets its own Poisson
+// weights for its intervals.
+std::vector<Sample> resample(const Side &side, const std::vector<std::string> &keys, int B,
+                             uint64_t seed) {
+  const size_t n = side.size();
+  const size_t R = side.runs().size();
+  std::vector<double> lat = side.column("root");
+  double ml = 0;
+  for (double v : lat) ml += v;
+  ml /= double(std::max<size_t>(1, n));
+  std::vector<double> lc(n);
+  for (size_t i = 0; i < n; ++i) lc[i] = lat[i] - ml;
+  std::vector<std::vector<double>> xc;
+  for (const std::string &k : keys) {
+    std::vector<double> x = side.column(k);
+    double m = 0;
+    for (double v : x) m += v;
+    m /= double(std::max<size_t>(1, n));
+    for (double &v : x) v -= m;
+    xc.push_back(std::move(x));
+  }
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lat[a] < lat[b]; });
+  std::vector<Sample> out(size_t(std::max(0, B)));
+  std::vector<double> w(n);
+  for (int b = 0; b < B; ++b) {
+    std::fill(w.begin(), w.end(), 0.0);
+    if (R == 1) {
+      for (size_t i = 0; i < n; ++i) w[i] = poisson_weight(seed, n, size_t(b), i);
+    } else {
+      std::mt19937_64 rng(seed * 1000003u + uint64_t(b));
+      for (size_t j = 0; j < R; ++j) {
+        size_t r = size_t(rng() % R);
+        size_t off = side.offsets()[r], nr = side.runs()[r]->intervals();
+        for (size_t i = 0; i < nr; ++i) w[off + i] += poisson_weight(seed + 1 + j, nr, size_t(b), i);
+      }
+    }
+    double W = 0, sl = 0, sll = 0;
+    for (size_t i = 0; i < n; ++i) {
+      W += w[i];
+      sl += w[i] * lc[i];
+      sll += w[i] * lc[i] * lc[i];
+    }
+    Sample &s = out[size_t(b)];
+    if (W < 2) continue;
+    s.mean = ml + sl / W;
+    s.var = (sll - sl * sl / W) / (W - 1);
+    for (const auto &x : xc) {
+      double sx = 0, sxl = 0;
+      for (size_t i = 0; i < n; ++i) {
+        sx += w[i] * x[i];
+        sxl += w[i] * x[i] * lc[i];
+      }
+      s.cov.push_back((sxl - sx * sl / W) / (W - 1));
+    }
+    // Nearest rank under weights: the smallest value with at least q of the
+    // weight at or below it.
+    const double qs[4] = {0.5, 0.9, 0.99, 0.999};
+    double *dst[4] = {&s.p50, &s.p90, &s.p99, &s.p999};
+    double cum = 0;
+    int q = 0;
+    for (size_t i : order) {
+      cum += w[i];
+      while (q < 4 && cum >= qs[q] * W) *dst[q++] = lat[i];
+      if (q == 4) break;
+    }
+  }
+  return out;
+}
+
+Interval percentile_interval(std::vector<double> v, double confidence) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
+  if (v.size() < 10) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  const double a = (1 - confidence) / 2;
+  auto at = [&](double q) {
+    double pos = q * double(v.size() - 1);
+    size_t lo = size_t(std::floor(pos));
+    size_t hi = std::min(v.size() - 1, lo + 1);
+    return v[lo] + (pos - double(lo)) * (v[hi] - v[lo]);
+  };
+  return std::make_pair(at(a), at(1 - a));
+}
+
+double ratio(double h, double b) { return b != 0 ? h / b : (h == 0 ? 1.0 : INFINITY); }
+
+}  // namespace
+
+Expected<Diff> diff_profiles(const std::vector<const Profile *> &base,
+                             const std::vector<const Profile *> &head, const DiffOptions &o) {
+  if (base.empty() || head.empty()) return Error{"diff: a side has no profile"};
+  const Profile &b0 = *base.front();
+  for (const auto *side : {&base, &head})
+    for (const Profile *p : *side)
+      if (p->root != b0.root)
+        return Error{fmt::format("{}: rooted at {}, but {} is rooted at {}; analyze both with the same --root",
+                                 p->source, p->root, b0.source, b0.root)};
+  std::vector<const ProfileRun *> br, hr;
+  Diff d;
+  d.root = b0.root;
+  d.confidence = o.confidence;
+  d.base_build = b0.build;
+  d.head_build = head.front()->build;
+  for (const Profile *p : base) br.push_back(&p->runs.back()), d.base_sources.push_back(p->source);
+  for (const Profile *p : head) hr.push_back(&p->runs.back()), d.head_sources.push_back(p->source);
+  for (size_t i = 0; i < base.size(); ++i)
+    if (br[i]->intervals() < 2)
+      return Error{fmt::format("{}: {} complete intervals; a comparison needs at least 2", base[i]->source, br[i]->intervals())};
+  for (size_t i = 0; i < head.size(); ++i)
+    if (hr[i]->intervals() < 2)
+      return Error{fmt::format("{}: {} complete intervals; a comparison needs at least 2", head[i]->source, hr[i]->intervals())};
+  Side bs(br), hs(hr);
+
+  // The union of the two sides' nodes, parents before children.
+  std::vector<std::string> keys;
+  std::unordered_set<std::string> seen;
+  size_t common = 0;
+  for (const Side *s : {&hs, &bs})
+    for (const ProfileRun *r : s->runs())
+      for (const ProfileNode &n : r->nodes)
+        if (seen.insert(n.key).second) keys.push_back(n.key);
+  for (const std::string &k : keys) common += k != "root" && bs.has(k) && hs.has(k);
+  if (common == 0)
+    return Error{fmt::format("{} and {}: no node of the variance tree below the root in common "
+                             "(other programs, or instrumented differently): nothing to compare",
+                             b0.source, head.front()->source)};
+  // Parents first: a key's parent is a prefix of it, so sort by depth.
+  auto depth = [](const std::string &k) { return int(std::count(k.begin(), k.end(), '/')); };
+  std::stable_sort(keys.begin(), keys.end(), [&](const std::string &a, const std::string &b) {
+    return depth(a) < depth(b);
+  });
+
+  const std::vector<double> lb = bs.column("root"), lh = hs.column("root");
+  const double var_b = covariance(lb, lb), var_h = covariance(lh, lh);
+  d.delta_var = var_h - var_b;
+  std::unordered_map<std::string, size_t> at;
+  for (const std::string &k : keys) {
+    NodeDiff n;
+    n.key = k;
+    n.depth = depth(k);
+    const ProfileNode *pb = bs.node(k), *ph = hs.node(k);
+    const ProfileNode *p = ph ? ph : pb;
+    n.label = p->label;
+    n.factor = p->factor;
+    n.functions = p->functions;
+    n.parent_key = ph ? hs.parent_key(k) : bs.parent_key(k);
+    if (pb) n.base_site = pb->call_site;
+    if (ph) n.head_site = ph->call_site;
+    if (!pb) n.status = NodeStatus::Appeared;
+    else if (!ph) n.status = NodeStatus::Disappeared;
+    else if (pb->call_site && ph->call_site &&
+             (basename_of(pb->call_site->file) != basename_of(ph->call_site->file) ||
+              pb->call_site->line != ph->call_site->line))
+      n.status = NodeStatus::Moved;
+    bool cb = bs.has_children(k), ch = hs.has_children(k);
+    n.one_sided = pb && ph && cb != ch;
+    n.base_cov = pb ? covariance(bs.column(k), lb) : 0.0;
+    n.head_cov = ph ? covariance(hs.column(k), lh) : 0.0;
+    n.delta = n.head_cov - n.base_cov;
+    n.of_base = var_b > 0 ? n.delta / var_b : 0.0;
+    n.part = d.delta_var != 0 ? n.delta / d.delta_var : 0.0;
+    d.moved += n.status == NodeStatus::Moved;
+    d.appeared += n.status == NodeStatus::Appeared;
+    d.disappeared += n.status == NodeStatus::Disappeared;
+    at[k] = d.nodes.size();
+    d.nodes.push_back(std::move(n));
+  }
+  // Children in the comparison; below a node broken down on one side only
+  // nothing is compared (its parts have no counterpart).
+  std::unordered_map<std::string, std::vector<std::string>> kids;
+  std::unordered_set<std::string> cut;
+  for (const NodeDiff &n : d.nodes) {
+    if (n.parent_key.empty() || cut.count(n.parent_key)) {
+      if (!n.parent_key.empty()) cut.insert(n.key);
+      continue;
+    }
+    if (d.nodes[at.at(n.parent_key)].one_sided) {
+      cut.insert(n.key);
+      continue;
+    }
+    kids[n.parent_key].push_back(n.key);
+  }
+  for (NodeDiff &n : d.nodes) n.leaf = !kids.count(n.key);
+
+  // The tree of changes, for analyze's factor ranking.
+  std::function<VarNode(const std::string &)> build = [&](const std::string &k) {
+    const NodeDiff &n = d.nodes[at.at(k)];
+    VarNode v;
+    v.key = k;
+    v.label = n.label;
+    v.functions = n.functions;
+    v.call_site = n.head_site ? n.head_site : n.base_site;
+    const ProfileNode *p = hs.node(k) ? hs.node(k) : bs.node(k);
+    v.factor = n.factor;
+    v.body = p->body;
+    v.value_ns2 = n.delta;
+    v.contribution = n.of_base;
+    v.share = n.of_base;
+    auto it = kids.find(k);
+    if (it != kids.end())
+      for (const std::string &c : it->second) v.children.push_back(build(c));
+    v.kind = v.children.empty() ? VarNode::Kind::Leaf : VarNode::Kind::Var;
+    return v;
+  };
+  VarNode tree = build("root");
+  number_tree(tree);
+  Heights h = compute_heights(tree, nullptr, d.root == "latency" ? "" : d.root);
+  FactorOptions fo;
+  fo.k = o.k;
+  fo.d = o.d;
+  fo.e = o.e;
+  fo.bootstrap = 0;
+  std::vector<Factor> factors = rank_factors(tree, h, fo);
+
+  // Intervals: for the largest changes and the factors that could be named.
+  std::sort(d.nodes.begin(), d.nodes.end(), [](const NodeDiff &a, const NodeDiff &b) {
+    return std::abs(a.delta) > std::abs(b.delta);
+  });
+  std::vector<std::string> ci_keys;
+  std::unordered_map<std::string, size_t> col;
+  auto want = [&](const std::string &k) {
+    if (col.emplace(k, ci_keys.size()).second) ci_keys.push_back(k);
+  };
+  for (size_t i = 0; i < d.nodes.size() && i < o.interval_nodes; ++i) want(d.nodes[i].key);
+  const size_t factor_limit = size_t(3 * std::max(1, o.k));
+  for (size_t i = 0; i < factors.size() && i < factor_limit; ++i)
+    for (const VarNode *v : factors[i].instances) want(v->key);
+  std::vector<Sample> sb, sh;
+  if (o.bootstrap > 0) {
+    sb = resample(bs, ci_keys, o.bootstrap, o.seed);
+    sh = resample(hs, ci_keys, o.bootstrap, o.seed ^ 0x5eedull);
+  }
+  auto ratio_of = [&](double Sample::*m, double vb, double vh, bool sqrt_of) {
+    Ratio r;
+    r.base = sqrt_of ? std::sqrt(vb) : vb;
+    r.head = sqrt_of ? std::sqrt(vh) : vh;
+    r.ratio = ratio(r.head, r.base);
+    if (!sb.empty()) {
+      std::vector<double> v;
+      for (size_t i = 0; i < sb.size(); ++i) {
+        double x = sb[i].*m, y = sh[i].*m;
+        v.push_back(sqrt_of ? std::sqrt(ratio(y, x)) : ratio(y, x));
+      }
+      r.ci = percentile_interval(v, o.confidence);
+    }
+    return r;
+  };
+  std::vector<double> lbc = lb, lhc = lh;
+  LatencyStats stb = latency_stats(lbc), sth = latency_stats(lhc);
+  d.dist.base_intervals = lb.size();
+  d.dist.head_intervals = lh.size();
+  d.dist.mean = ratio_of(&Sample::mean, stb.mean_ns, sth.mean_ns, false);
+  d.dist.variance = ratio_of(&Sample::var, var_b, var_h, false);
+  d.dist.stddev = ratio_of(&Sample::var, var_b, var_h, true);
+  d.dist.p50 = ratio_of(&Sample::p50, stb.p50_ns, sth.p50_ns, false);
+  d.dist.p90 = ratio_of(&Sample::p90, stb.p90_ns, sth.p90_ns, false);
+  d.dist.p99 = ratio_of(&Sample::p99, stb.p99_ns, sth.p99_ns, false);
+  d.dist.p999 = ratio_of(&Sample::p999, stb.p999_ns, sth.p999_ns, false);
+  // The change of a set of nodes over the baseline's variance, per resample.
+  auto change_ci = [&](const std::vector<std::string> &ks) -> Interval {
+    if (sb.empty()) return std::nullopt;
+    std::vector<double> v;
+    for (size_t i = 0; i < sb.size(); ++i) {
+      if (sb[i].var <= 0) continue;
+      double s = 0;
+      for (const std::string &k : ks) {
+        size_t c = col.at(k);
+        s += sh[i].cov[c] - sb[i].cov[c];
+      }
+      v.push_back(s / sb[i].var);
+    }
+    return percentile_interval(v, o.confidence);
+  };
+  for (NodeDiff &n : d.nodes)
+    if (col.count(n.key)) n.ci = change_ci({n.key});
+  for (size_t i = 0; i < factors.size(); ++i) {
+    const Factor &f = factors[i];
+    FactorDiff fd;
+    fd.rank = f.rank;
+    fd.name = f.name;
+    fd.functions = f.functions;
+    fd.of_base = f.share;
+    fd.part = d.delta_var != 0 && var_b > 0 ? f.share * var_b / d.delta_var : 0.0;
+    fd.height = f.height;
+    fd.score = f.score;
+    if (i < factor_limit) {
+      std::vector<std::string> ks;
+      for (const VarNode *v : f.instances) ks.push_back(v->key);
+      fd.ci = change_ci(ks);
+    }
+    // The instance carrying most of the change, and whom it is called from.
+    const VarNode *top = nullptr;
+    for (const VarNode *v : f.instances)
+      if (!top || std::abs(v->value_ns2) > std::abs(top->value_ns2)) top = v;
+    if (top) {
+      fd.site_label = top->label;
+      fd.site = top->call_site;
+      const NodeDiff &n = *std::find_if(d.nodes.begin(), d.nodes.end(),
+                                        [&](const NodeDiff &x) { return x.key == top->key; });
+      for (std::string pk = n.parent_key; !pk.empty();) {
+        auto it = std::find_if(d.nodes.begin(), d.nodes.end(), [&](const NodeDiff &x) { return x.key == pk; });
+        if (it == d.nodes.end()) break;
+        if (!it->functions.empty() && it->key != "root") {
+          fd.caller = it->functions.front();
+          break;
+        }
+        if (it->key == "root") {
+          if (d.root != "latency") fd.caller = d.root;
+          break;
+        }
+        pk = it->parent_key;
+      }
+    }
+    d.factors.push_back(std::move(fd));
+  }
+  return d;
+}
+
+}  // namespace vprof::analyzer

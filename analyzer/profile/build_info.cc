@@ -1,0 +1,61 @@
+// The machine and build a saved profile records (profile.h).
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include "analyzer/profile/profile.h"
+
+namespace vprof::analyzer {
+namespace {
+
+std::string first_line_of(const std::string &cmd) {
+  std::string out;
+  if (FILE *p = popen(cmd.c_str(), "r")) {
+    char buf[256];
+    if (fgets(buf, sizeof buf, p)) out = buf;
+    pclose(p);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+std::string env(const char *name) {
+  const char *v = std::getenv(name);
+  return v ? v : "";
+}
+
+}  // namespace
+
+BuildInfo build_info() {
+  BuildInfo b;
+  for (const char *v : {"VPROF_BUILD_COMMIT", "GITHUB_SHA", "CI_COMMIT_SHA"})
+    if (b.commit.empty()) b.commit = env(v);
+  if (b.commit.empty()) b.commit = first_line_of("git rev-parse --verify -q HEAD 2>/dev/null");
+  b.compiler = !env("CXX").empty() ? env("CXX") : env("CC");
+  std::ifstream cpu("/proc/cpuinfo");
+  for (std::string line; std::getline(cpu, line);)
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      b.cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  b.cpus = std::thread::hardware_concurrency();
+  struct utsname u;
+  if (uname(&u) == 0) b.kernel = std::string(u.sysname) + " " + u.release;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) b.host = host;
+  std::ifstream cs("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::getline(cs, b.clock);
+  std::time_t now = std::time(nullptr);
+  char iso[32];
+  std::strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  b.created = iso;
+  b.vprof_version = "0.1.0";
+  return b;
+}
+
+}  // namespace vprof::analyzer

@@ -1,0 +1,97 @@
+// A saved profile (`vprof analyze --save FILE`, every `vprof iterate`
+// session): what a later `vprof diff` or `vprof gate` needs of an analysis,
+// without its trace. Per run: the variance tree's parts (Var and Leaf terms:
+// key, label, call site, factor name) and, per interval, each part's time in
+// ns, the interval's id and type; the run's latency is part 0's column (the
+// root). Beside them the selected factors and the machine and build.
+//
+// On disk (docs/gate.md "The saved profile"):
+//   bytes 0-7   "VPROFPRF"
+//   bytes 8-11  format version (u32, little endian)        kProfileVersion
+//   bytes 12-15 the oldest version this one can be read as  (u32)
+//   bytes 16-   zlib stream of CBOR: one object, {meta, factors, runs: [...]};
+//               each run's columns are one CBOR byte string of unsigned
+//               LEB128 varints, column after column (mostly small numbers and
+//               zeros, which zlib then shrinks further).
+// Versions: 1 (issue 15) the first.
+#ifndef VPROF_ANALYZER_PROFILE_PROFILE_H
+#define VPROF_ANALYZER_PROFILE_PROFILE_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <vprof/expected.h>
+
+#include "analyzer/names/names.h"
+
+namespace vprof::analyzer {
+
+struct Analysis;
+
+constexpr uint32_t kProfileVersion = 1;
+
+struct ProfileNode {
+  std::string key;    // identity across builds (variance_tree.h)
+  int parent = -1;    // index in ProfileRun::nodes; parents precede children
+  bool leaf = false;  // nothing below it in this run
+  std::string label, factor;
+  std::vector<std::string> functions;
+  bool body = false;
+  std::optional<CallSiteInfo> call_site;  // function_id is not kept (ids are per build)
+};
+
+struct ProfileRun {
+  std::string trace_dir;
+  std::vector<ProfileNode> nodes;       // nodes[0] is the root
+  std::vector<uint64_t> interval_ids;   // per interval
+  std::vector<uint32_t> types;          // per interval, index into type_names (0: none)
+  std::vector<std::string> type_names;  // type_names[0] == ""
+  // cols[n][i]: node n's time in interval i, ns (cols[0]: the root, the latency).
+  std::vector<std::vector<double>> cols;
+  uint64_t dropped_records = 0, incomplete_intervals = 0;
+  double probe_ns = 0, empty_interval_ns = 0;
+  size_t intervals() const { return cols.empty() ? 0 : cols[0].size(); }
+};
+
+struct ProfileFactor {
+  int rank = 0;
+  std::string name;
+  double share = 0;
+  std::string where;  // its largest call site, "file:line"; "" when none
+};
+
+// The machine and the build the profile was measured on; empty when unknown.
+struct BuildInfo {
+  std::string commit, compiler, cpu, kernel, host, clock, created, vprof_version;
+  unsigned cpus = 0;
+};
+
+struct Profile {
+  uint32_t version = kProfileVersion;
+  std::string root;  // "latency" or the root function
+  BuildInfo build;
+  std::vector<ProfileFactor> factors;
+  std::vector<ProfileRun> runs;  // in the analysis' order (runs[0]: the base run)
+  std::string source;            // where it was read from (not saved)
+};
+
+// The commit (VPROF_BUILD_COMMIT, GITHUB_SHA, CI_COMMIT_SHA, else `git
+// rev-parse HEAD` in the current directory), compiler ($CXX, else $CC), CPU,
+// kernel, host, clock source and the time now.
+BuildInfo build_info();
+
+// From an analysis (its runs' own trees and columns).
+Profile make_profile(const Analysis &a, BuildInfo build);
+
+Status save_profile(const Profile &p, const std::string &path);
+// Errors name the file and say what is wrong (not a profile, another
+// version, damaged).
+Expected<Profile> load_profile(const std::string &path);
+// True when the file starts with the profile's magic.
+bool is_profile_file(const std::string &path);
+
+}  // namespace vprof::analyzer
+
+#endif  // VPROF_ANALYZER_PROFILE_PROFILE_H

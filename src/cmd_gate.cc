@@ -1,0 +1,107 @@
+// vprof gate --baseline BASE HEAD: exit 0 when the latency's variance and p99
+// stay within bounds, 1 when the lower end of an increase's confidence
+// interval exceeds its threshold (naming the factors that grew), 2 on bad
+// input (docs/gate.md).
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "diff_common.h"
+
+namespace vprof::cli {
+namespace {
+
+struct Opts {
+  std::string first_baseline;
+  std::vector<std::string> baseline, head;
+  std::string max_var = "10%", max_p99 = "5%", junit, name = "vprof gate";
+  DiffCliOptions common;
+};
+
+// "10%", "10" (percent) -> 0.10; what was wrong otherwise.
+Expected<double> percent(const std::string &flag, const std::string &text) {
+  std::string t = text;
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  char *end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || end == t.c_str() || *end != '\0' || !(v >= 0))
+    return Error{fmt::format("{}: '{}' is not a percentage (as 10% or 10)", flag, text)};
+  return v / 100;
+}
+
+std::string xml_escape(const std::string &s) {
+  std::string out;
+  for (char c : s) switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  return out;
+}
+
+// One JUnit test case: passed, failed (a regression) or in error.
+void write_junit(const std::string &path, const std::string &name, const char *outcome,
+                 const std::string &message, const std::string &details) {
+  if (path.empty()) return;
+  std::ofstream f(path);
+  bool failed = std::string(outcome) == "failure", error = std::string(outcome) == "error";
+  f << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    << fmt::format("<testsuites><testsuite name=\"vprof\" tests=\"1\" failures=\"{}\" errors=\"{}\">\n",
+                   failed ? 1 : 0, error ? 1 : 0)
+    << fmt::format("  <testcase classname=\"vprof.gate\" name=\"{}\">\n", xml_escape(name));
+  if (failed || error)
+    f << fmt::format("    <{} message=\"{}\">{}</{}>\n", outcome, xml_escape(message), xml_escape(details), outcome);
+  else
+    f << fmt::format("    <system-out>{}</system-out>\n", xml_escape(message));
+  f << "  </testcase>\n</testsuite></testsuites>\n";
+  if (!f) std::fprintf(stderr, "vprof: warning: %s: cannot write the JUnit report\n", path.c_str());
+}
+
+int run(Opts o) {
+  if (!o.first_baseline.empty()) o.baseline.insert(o.baseline.begin(), o.first_baseline);
+  auto error = [&](const std::string &m) {
+    write_junit(o.junit, o.name, "error", m, m);
+    return fail(m);
+  };
+  if (o.baseline.empty()) return error("gate: no baseline: give --baseline FILE or --baseline-runs FILE...");
+  if (o.head.empty()) return error("gate: nothing to gate: give the new run (or --runs FILE...)");
+  auto mv = percent("--max-var-increase", o.max_var);
+  if (!mv) return error(mv.error().message);
+  auto mp = percent("--max-p99-increase", o.max_p99);
+  if (!mp) return error(mp.error().message);
+  auto sides = load_sides(o.baseline, o.head, o.common);
+  if (!sides) return error(sides.error().message);
+  auto d = run_diff(*sides, o.common);
+  if (!d) return error(d.error().message);
+  analyzer::GateOptions go{*mv, *mp};
+  analyzer::GateResult g = analyzer::decide(*d, go);
+  if (Status s = write_reports(*d, o.common, &g); !s.ok()) return error(s.message());
+  write_junit(o.junit, o.name, g.regression ? "failure" : "pass", g.summary, g.summary);
+  if (g.regression) std::fprintf(stderr, "vprof: %s\n", g.summary.c_str());
+  return g.regression ? 1 : 0;
+}
+
+Registrar reg("gate", "CI gate: exit 1 when latency variance or p99 grew beyond bounds, naming the factor",
+              [](CLI::App &sub) -> Runner {
+  auto o = std::make_shared<Opts>();
+  sub.add_option("--baseline", o->first_baseline, "the baseline: a saved profile or trace directory");
+  sub.add_option("--baseline-runs", o->baseline, "more baseline runs (interleaved with the new ones)")
+      ->expected(1, 1000);
+  sub.add_option("new", o->head, "the run to gate: a saved profile or trace directory");
+  sub.add_option("--runs", o->head, "more runs of the new build")->expected(1, 1000);
+  sub.add_option("--max-var-increase", o->max_var, "fail when Var(latency) grew by more (lower bound)")
+      ->capture_default_str();
+  sub.add_option("--max-p99-increase", o->max_p99, "fail when the p99 latency grew by more (lower bound)")
+      ->capture_default_str();
+  sub.add_option("--junit", o->junit, "write a JUnit XML test case to FILE");
+  sub.add_option("--name", o->name, "the JUnit test case's name")->capture_default_str();
+  add_diff_options(sub, o->common);
+  return [o] { return run(*o); };
+});
+
+}  // namespace
+}  // namespace vprof::cli

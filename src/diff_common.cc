@@ -1,0 +1,77 @@
+#include "diff_common.h"
+
+#include <fstream>
+#include <iostream>
+
+#include "analyzer/diff/diff_report.h"
+#include "inputs.h"
+
+namespace vprof::cli {
+
+void add_diff_options(CLI::App &sub, DiffCliOptions &o) {
+  sub.add_option("--root", o.root, "root function for trace directories (a saved profile keeps its own)");
+  sub.add_option("--bootstrap", o.diff.bootstrap, "bootstrap resamples per side for the intervals (0: none)")
+      ->check(between(0, 100000))
+      ->capture_default_str();
+  sub.add_option("--confidence", o.diff.confidence, "level of every interval (two-sided)")
+      ->check(number_check("between 0.5 and 0.999", [](double v) { return v >= 0.5 && v <= 0.999; }))
+      ->capture_default_str();
+  sub.add_option("--seed", o.diff.seed, "bootstrap seed")->capture_default_str();
+  sub.add_option("-k", o.diff.k, "factors of the change to select")->check(at_least(1));
+  sub.add_option("-d", o.diff.d, "a selected factor's |change| is at least this fraction of Var_base")
+      ->check(between(0, 1));
+  sub.add_option("--threads", o.threads, "worker threads when a trace directory is analyzed")
+      ->check(between(1, 256));
+  sub.add_option("--nodes", o.nodes, "nodes listed in the table")->check(at_least(0));
+  sub.add_option("--json", o.json, "write the JSON report to FILE ('-': stdout, and no table)");
+  sub.add_option("--markdown", o.markdown, "write a Markdown report to FILE (a PR comment, a CI summary)");
+}
+
+Expected<Sides> load_sides(const std::vector<std::string> &base, const std::vector<std::string> &head,
+                           const DiffCliOptions &o) {
+  for (const std::string *out : {&o.json, &o.markdown})
+    for (const auto *side : {&base, &head})
+      for (const std::string &in : *side)
+        if (!out->empty() && *out == in) return Error{*out + ": is an input; the report would overwrite it"};
+  Sides s;
+  for (const std::string &p : base) {
+    auto x = load_input(p, o.root, o.threads);
+    if (!x) return Error{"baseline " + x.error().message};
+    s.base.push_back(std::move(*x));
+  }
+  for (const std::string &p : head) {
+    auto x = load_input(p, o.root, o.threads);
+    if (!x) return x.error();
+    s.head.push_back(std::move(*x));
+  }
+  return s;
+}
+
+Expected<analyzer::Diff> run_diff(const Sides &s, const DiffCliOptions &o) {
+  std::vector<const analyzer::Profile *> b, h;
+  for (const auto &p : s.base) b.push_back(&p);
+  for (const auto &p : s.head) h.push_back(&p);
+  return analyzer::diff_profiles(b, h, o.diff);
+}
+
+Status write_reports(const analyzer::Diff &d, const DiffCliOptions &o, const analyzer::GateResult *gate) {
+  if (!o.json.empty()) {
+    std::string text = analyzer::diff_json(d, gate).dump(2) + "\n";
+    if (o.json == "-") {
+      std::cout << text;
+    } else {
+      std::ofstream f(o.json);
+      if (!(f << text)) return Error{o.json + ": cannot write"};
+    }
+  }
+  if (!o.markdown.empty()) {
+    std::ofstream f(o.markdown);
+    if (!f) return Error{o.markdown + ": cannot write"};
+    analyzer::write_diff_markdown(d, f, gate, o.nodes);
+    if (!f) return Error{o.markdown + ": cannot write"};
+  }
+  if (o.json != "-") analyzer::write_diff_text(d, std::cout, gate, o.nodes);
+  return Status::Ok();
+}
+
+}  // namespace vprof::cli

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# vprof analyze --save, vprof diff and vprof gate on real runs of minidb_bench
+# (issue 15): a saved profile compares like its trace, a planted delay fails
+# the gate (exit 1, naming the change), the same run passes (exit 0), and bad
+# baselines are exit 2 with one line naming the file and what was wrong.
+# The delay (exp, mean 3 ms per transaction, on a run whose transactions
+# take tens of microseconds) is far above any machine noise; nothing here
+# compares wall-clock times with a bound.
+# Usage: gate_test.sh VPROF MINIDB_BENCH
+set -uo pipefail
+vprof=$1 bench=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+ok() { passed=$((passed + 1)); }
+bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+expect_rc() {  # NAME WANT GOT
+  if [ "$2" = "$3" ]; then ok; else bad "$1: exit $3, expected $2 ($(head -c 300 "$tmp/err"))"; fi
+}
+expect_err() {  # NAME TEXT: stderr is one line and holds TEXT
+  if [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -qF -- "$2" "$tmp/err"; then ok; else bad "$1: stderr: $(cat "$tmp/err")"; fi
+}
+record() {  # DIR [bench flags]
+  local d=$1
+  shift
+  "$vprof" run --trace-dir "$tmp/$d" -- "$bench" --flush lazy --threads 2 --txns 400 \
+    --dir "$tmp/data" "$@" >/dev/null 2>&1 || bad "recording $d"
+}
+
+record base --seed 1
+record slow --seed 2 --inject-delay run_transaction=exp:3ms
+"$vprof" analyze "$tmp/base" --bootstrap 0 --save "$tmp/base.vprof" > /dev/null 2>"$tmp/err"
+expect_rc "analyze --save" 0 $?
+[ -s "$tmp/base.vprof" ] && ok || bad "analyze --save wrote nothing"
+
+# The same run against itself, as a profile and as a trace directory: pass.
+"$vprof" gate --baseline "$tmp/base.vprof" "$tmp/base" --junit "$tmp/pass.xml" >"$tmp/out" 2>"$tmp/err"
+expect_rc "same run" 0 $?
+grep -q "^pass: variance +0.0%" "$tmp/out" && ok || bad "same run: $(tail -1 "$tmp/out")"
+grep -q 'failures="0" errors="0"' "$tmp/pass.xml" && ok || bad "pass junit: $(cat "$tmp/pass.xml")"
+
+# The planted delay: exit 1, the verdict on stderr and in the JUnit file.
+"$vprof" gate --baseline "$tmp/base.vprof" "$tmp/slow" --junit "$tmp/fail.xml" \
+  --json "$tmp/gate.json" --markdown "$tmp/gate.md" >"$tmp/out" 2>"$tmp/err"
+expect_rc "planted delay" 1 $?
+expect_err "planted delay" "vprof: REGRESSION: variance +"
+grep -q '<failure message="REGRESSION: variance' "$tmp/fail.xml" && ok || bad "fail junit: $(cat "$tmp/fail.xml")"
+python3 - "$tmp/gate.json" <<'PY' && ok || bad "gate json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema_version"] == 1 and d["gate"]["regression"] is True
+assert d["latency"]["variance"]["ci"][0] > 1.1, d["latency"]["variance"]
+assert any(n["key"] == "root/outside" for n in d["nodes"])
+PY
+grep -q "^### vprof gate: .* regression" "$tmp/gate.md" && ok || bad "markdown: $(head -3 "$tmp/gate.md")"
+
+# Several runs a side (--baseline-runs / --runs): one decision over both.
+"$vprof" gate --baseline-runs "$tmp/base.vprof" "$tmp/base" --runs "$tmp/slow" "$tmp/slow" >/dev/null 2>"$tmp/err"
+expect_rc "runs" 1 $?
+grep -q "(2 runs, 800 intervals) -> head" <("$vprof" diff "$tmp/base" "$tmp/slow" 2>/dev/null; \
+  "$vprof" gate --baseline-runs "$tmp/base" "$tmp/base" --runs "$tmp/slow" 2>/dev/null) && ok || bad "runs: intervals pooled"
+
+# Bad baselines: exit 2, one line naming the file.
+"$vprof" gate --baseline "$tmp/nope.vprof" "$tmp/slow" --junit "$tmp/err.xml" >/dev/null 2>"$tmp/err"
+expect_rc "missing baseline" 2 $?
+expect_err "missing baseline" "baseline $tmp/nope.vprof: no such file or directory"
+grep -q 'errors="1"' "$tmp/err.xml" && ok || bad "error junit"
+cp "$tmp/base.vprof" "$tmp/v99.vprof"
+printf '\x63\x00\x00\x00\x63\x00\x00\x00' | dd of="$tmp/v99.vprof" bs=1 seek=8 conv=notrunc status=none
+"$vprof" gate --baseline "$tmp/v99.vprof" "$tmp/slow" >/dev/null 2>"$tmp/err"
+expect_rc "other version" 2 $?
+expect_err "other version" "$tmp/v99.vprof: saved profile format version 99"
+echo "not a profile" > "$tmp/text.vprof"
+"$vprof" diff "$tmp/text.vprof" "$tmp/slow" >/dev/null 2>"$tmp/err"
+expect_rc "not a profile" 2 $?
+expect_err "not a profile" "$tmp/text.vprof: neither a saved profile"
+"$vprof" gate --baseline "$tmp/base.vprof" "$tmp/slow" --max-var-increase ten >/dev/null 2>"$tmp/err"
+expect_rc "bad threshold" 2 $?
+expect_err "bad threshold" "--max-var-increase: 'ten' is not a percentage"
+"$vprof" gate "$tmp/slow" >/dev/null 2>"$tmp/err"
+expect_rc "no baseline" 2 $?
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
