@@ -150,6 +150,13 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
       if (!s.is_broken_down(g.function) && indirect_site(f, targets)) {
         break_down_indirect(g, targets, s, probe);
         if (g.break_down) g.parents = callers_of(a, f);
+        // Every target already broken down: as for a broken-down function,
+        // its parts may sit unlisted inside it (PostgreSQL: node->ExecProcNode
+        // outranked ExecUpdate's table_tuple_lock and ExecUpdateAct, and the
+        // session stopped there).
+        parts_hidden = !g.break_down && std::all_of(targets.begin(), targets.end(), [&](const std::string &t) {
+          return s.is_broken_down(t);
+        }) && !targets.empty();
       } else if (s.is_broken_down(g.function)) {
         const analyzer::Factor *body = find_factor(a, g.function + " (body)");
         double share = body && f.contribution != 0 ? body->contribution / f.contribution : 0;

@@ -51,3 +51,49 @@ TEST(Decide, Case13_ABrokenDownFunctionThatOutranksItsPartsHasItsFirstPartDecide
   ASSERT_EQ(out.size(), 1u);
   EXPECT_NE(out[0].reason.find("its body holds"), std::string::npos) << out[0].reason;
 }
+
+// Issue 14, found on PostgreSQL: a call through a pointer whose targets are
+// all broken down outranked its own parts (table_tuple_lock and ExecUpdateAct,
+// two calls below ExecUpdate), which were not listed; the session stopped on
+// "what it reaches is broken down: its parts are ranked on their own" with
+// none ranked.
+TEST(Decide, Issue14_APointerCallWhoseTargetsAreBrokenDownHasItsFirstPartDecided) {
+  analyzer::Analysis a;
+  analyzer::Factor ptr = factor("node->ExecProcNode", "node->ExecProcNode", 0.847, 1);
+  analyzer::FactorSite site;
+  site.label = "node->ExecProcNode (executor.h:266)";
+  site.call_site = analyzer::CallSiteInfo{};
+  site.call_site->callee = "node->ExecProcNode";
+  site.call_site->indirect = true;
+  site.call_site->targets = {"ExecModifyTable", "ExecProcNodeFirst"};
+  ptr.call_sites.push_back(site);
+  a.factors.push_back(ptr);
+  a.factors.push_back(factor("fdatasync", "fdatasync", 0.14, 2));
+  a.factors.push_back(factor("ExecUpdate", "ExecUpdate", 0.845, 0, "node->ExecProcNode"));
+  a.factors.push_back(factor("table_tuple_lock", "table_tuple_lock", 0.427, 0, "node->ExecProcNode"));
+  a.factors.push_back(factor("ExecUpdateAct", "ExecUpdateAct", 0.416, 0, "node->ExecProcNode"));
+  iterate::State s;
+  s.broken_down.push_back({"ExecProcNode", {"ExecutePlan"}, 8});
+  s.broken_down.push_back({"ExecModifyTable", {"ExecProcNode"}, 9});
+  s.broken_down.push_back({"ExecProcNodeFirst", {"ExecProcNode"}, 9});
+  s.broken_down.push_back({"ExecUpdate", {"ExecModifyTable"}, 10});
+  auto probe = [](const std::string &f) {
+    return f == "fdatasync" ? std::string("no definition") : std::string();
+  };
+  auto out = iterate::suggest(a, s, 0.5, probe);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].factor, "node->ExecProcNode");
+  EXPECT_FALSE(out[0].break_down);
+  EXPECT_EQ(out[1].factor, "table_tuple_lock") << "its first part not broken down, before the next selected";
+  EXPECT_TRUE(out[1].break_down);
+  EXPECT_NE(out[1].reason.find("a part of node->ExecProcNode"), std::string::npos) << out[1].reason;
+  EXPECT_EQ(out[2].factor, "fdatasync");
+
+  // A target not yet broken down is what to do, and no part is taken for it.
+  s.broken_down.pop_back();
+  s.broken_down.erase(s.broken_down.begin() + 2);
+  out = iterate::suggest(a, s, 0.5, probe);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(out[0].break_down);
+  EXPECT_EQ(out[0].functions, std::vector<std::string>{"ExecProcNodeFirst"});
+}
