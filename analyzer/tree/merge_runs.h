@@ -10,7 +10,8 @@
 // same node down, the earliest run's breakdown is kept, except that a call
 // site broken down only around what its uninstrumented callee re-entered
 // ("<callee> (uninstrumented part)" beside the re-entered functions) yields to
-// a later run's breakdown without such a part (one that instruments the callee).
+// a later run's breakdown whose such part holds less than half as much of the
+// node (one that instruments the callee, or a pointer call's targets).
 #ifndef VPROF_ANALYZER_TREE_MERGE_RUNS_H
 #define VPROF_ANALYZER_TREE_MERGE_RUNS_H
 

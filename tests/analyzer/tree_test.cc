@@ -408,5 +408,46 @@ TEST(VarianceTree, UninstrumentedCalleeIsALeafSoALaterRunsBreakdownWins) {
   EXPECT_NEAR(children_contribution(*b), b->contribution, 1e-9);
 }
 
+// Issue 14, found on PostgreSQL: run 0 timed the pointer call
+// node->ExecProcNode with its callees not instrumented; they re-entered
+// instrumented code, so the site's own time was "(uninstrumented part)",
+// 82.5% of Var. Run 1 instrumented the 45 functions the pointer may reach,
+// which left a sliver of uninstrumented part (a call reaching none of them).
+// The merge kept run 0's breakdown, and the session stopped on it.
+TEST(VarianceTree, Issue14_ALaterBreakdownWithAMuchSmallerUninstrumentedPartWins) {
+  auto node = [](const std::string &key, const std::string &label, double share, int run) {
+    VarNode n;
+    n.key = key;
+    n.label = label;
+    n.share = share;
+    n.value_ns2 = n.contribution = share;
+    n.run = run;
+    n.kind = VarNode::Kind::Leaf;
+    return n;
+  };
+  const std::string site = "root/site:ExecProcNode>node->ExecProcNode#0";
+  auto tree = [&](int run, double uninstrumented, double target) {
+    VarNode root = node("root", "exec_simple_query", 1.0, run);
+    VarNode s = node(site, "node->ExecProcNode", uninstrumented + target + 0.02, run);
+    s.kind = root.kind = VarNode::Kind::Var;
+    s.children.push_back(node(site + "/uninstrumented", "node->ExecProcNode (uninstrumented part)", uninstrumented, run));
+    s.children.push_back(node(site + (run ? "/fn:ExecModifyTable" : "/fn:ExecProcNode"),
+                              run ? "ExecModifyTable" : "ExecProcNode", target + 0.02, run));
+    root.children.push_back(s);
+    root.children.push_back(node("root/body", "exec_simple_query (body)", 0.1, run));
+    return root;
+  };
+  // Run 1 explains almost all of it: its breakdown is merged in.
+  VarNode merged = merge_runs({tree(0, 0.825, 0.01), tree(1, 0.0004, 0.83)});
+  const VarNode *m = find_label(merged, "ExecModifyTable");
+  ASSERT_NE(m, nullptr) << "run 1's breakdown of the pointer call is merged in";
+  EXPECT_EQ(m->run, 1);
+  EXPECT_EQ(find_label(merged, "ExecProcNode"), nullptr);
+  // A later run that explains no more (still over half of the part) does not replace it.
+  merged = merge_runs({tree(0, 0.825, 0.01), tree(1, 0.6, 0.23)});
+  EXPECT_EQ(find_label(merged, "ExecModifyTable"), nullptr);
+  EXPECT_NE(find_label(merged, "ExecProcNode"), nullptr);
+}
+
 }  // namespace
 }  // namespace vprof::testing
