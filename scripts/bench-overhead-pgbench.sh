@@ -2,7 +2,9 @@
 # What vprof's probes cost PostgreSQL 15 under pgbench (issue 14), side by
 # side with uftrace; scripts/bench-overhead.sh runs it after its db_bench part.
 # TPC-B (one compound query per transaction, as `postgres.sh profile` runs it),
-# CLIENTS clients x TXNS transactions, against one database, built
+# CLIENTS clients x TXNS transactions, against one database (synchronous_commit
+# off, no checkpoint or autovacuum during a run: the probes' CPU is what is
+# measured, and the disk's noise hid it), built
 #   plain      Debian's source unpatched, vprof's flags, recorder off
 #   vprof-esq  the interval patch + exec_simple_query's call sites, no sync
 #              pack: the functions uftrace's `-F exec_simple_query -D 2` traces
@@ -20,7 +22,7 @@
 # (throughput loss of vprof-100 and vprof-500 against plain; uftrace's added
 # time per transaction over vprof-esq's, both over plain).
 # Usage: scripts/bench-overhead-pgbench.sh [WORK_DIR]   (default /tmp/vprof-overhead-pg)
-# Env:   VPROF (build/src/vprof)  RUNS (5)  CLIENTS (4)  TXNS per client (2000)
+# Env:   VPROF (build/src/vprof)  RUNS (5)  CLIENTS (4)  TXNS per client (5000)
 #        SCALE (16: little row contention, so the probes' CPU shows)  JOBS (2)
 #        PGUSER (nobody)  PORT (5498)
 set -euo pipefail
@@ -28,7 +30,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-/tmp/vprof-overhead-pg}
 vprof=${VPROF:-$here/build/src/vprof}
-runs=${RUNS:-5} clients=${CLIENTS:-4} txns=${TXNS:-2000} scale=${SCALE:-16}
+runs=${RUNS:-5} clients=${CLIENTS:-4} txns=${TXNS:-5000} scale=${SCALE:-16}
 jobs=${JOBS:-2} pguser=${PGUSER:-nobody} port=${PORT:-5498}
 step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS" >&2; }
 die() { echo "bench-overhead-pgbench.sh: $*" >&2; exit 1; }
@@ -52,8 +54,14 @@ unwind
 trap unwind EXIT
 
 step "build and install plain; the database (scale $scale)"
-pg_install "$work/inst-plain"
+[ -x "$work/inst-plain/usr/local/pgsql/bin/postgres" ] || pg_install "$work/inst-plain"
 pg_database "$work/inst-plain" "$data" "$port" "$scale"
+# What is measured is the probes' CPU: the commit's fsync, checkpoints and
+# autovacuum made identical runs of one build vary 7x in tps (721 to 5272)
+# on this machine kind, which hid it. The variants share this database.
+grep -q '^# vprof bench' "$data/postgresql.conf" ||
+  printf '# vprof bench\nsynchronous_commit = off\ncheckpoint_timeout = 1h\nmax_wal_size = 10GB\nautovacuum = off\n' \
+    >> "$data/postgresql.conf"
 
 step "choose the function sets (vprof callgraph, breadth-first below exec_simple_query)"
 [ -s cg.json ] || "$vprof" callgraph -p src --root exec_simple_query --json cg.json -q >/dev/null
@@ -72,6 +80,7 @@ EOF
 (cd src && pg_as_user patch -p1 -s < "$patchfile")
 # One instrumentation of the first 400 gives every function's own call sites
 # (its manifest); a function with no definition to instrument is left out.
+if [ ! -s sets.txt ]; then
 fnlist=$(cat bfs.txt)
 for attempt in $(seq 1 100); do
   args=()
@@ -104,20 +113,23 @@ for target in (100, 500):
             break
     print(target, " ".join(prefix))
 EOF
+fi
 cat sets.txt | cut -c1-150 >&2
 
 variants="plain"
 while read -r name fns; do
+  variants="$variants vprof-$name"
+  # Built by an earlier run of this script (delete inst-vprof-* to rebuild).
+  [ -x "$work/inst-vprof-$name/usr/local/pgsql/bin/postgres" ] && [ -s "manifest-$name.json" ] && continue
   step "instrument, build and install vprof-$name"
   args=()
   for f in $fns; do args+=(--function "$f"); done
   [ "$name" = esq ] || args+=(--sync postgres --all-files)
   pg_as_user "$vprof" instrument -p src -q "${args[@]}" >&2
-  python3 -c "import json;m=json.load(open('src/.vprof/manifest.json'));print('$name', len(m['call_sites']), len(m.get('sync_sites', [])))" >> sites.txt
+  python3 -c "import json;m=json.load(open('src/.vprof/manifest.json'));print('$name', len(m['call_sites']), len(m.get('sync_sites', [])))" > "sites-$name.txt"
   cp src/.vprof/manifest.json "manifest-$name.json"
   pg_install "$work/inst-vprof-$name"
   pg_as_user "$vprof" restore -p src >&2
-  variants="$variants vprof-$name"
 done < sets.txt
 (cd src && pg_as_user patch -p1 -R -s < "$patchfile")
 
@@ -185,9 +197,10 @@ res = {}
 for line in open("results.txt"):
     v, tps, p99, rec, drop = line.split()
     res.setdefault(v, []).append((float(tps), float(p99), int(rec) + int(drop), int(drop)))
+import glob
 sites = {}
-for line in open("sites.txt"):
-    name, calls, syncs = line.split()
+for path in glob.glob("sites-*.txt"):
+    name, calls, syncs = open(path).read().split()
     sites["vprof-" + name] = f"{calls}+{syncs}"
 tps = {v: statistics.median(t for t, _, _, _ in r) for v, r in res.items()}
 p99 = {v: statistics.median(p for _, p, _, _ in r) for v, r in res.items()}

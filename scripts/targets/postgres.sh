@@ -14,10 +14,13 @@
 #   to the pristine tree, whatever happens: a trap restores and un-patches).
 # PostgreSQL refuses to run as root: the tree is owned by, and everything but
 # the fetch runs as, the unprivileged user $PGUSER (default nobody).
+#   once: as profile, but one run with FUNCTIONS instrumented (and the sync pack
+#   everywhere), analysed, then restored: e.g. a session's last set at another SCALE.
 # Usage: scripts/targets/postgres.sh [WORK_DIR]           (default /tmp/vprof-postgres)
 #        scripts/targets/postgres.sh profile [WORK_DIR]   (default /tmp/vprof-postgres-profile)
+#        FUNCTIONS="f g ..." scripts/targets/postgres.sh once [WORK_DIR]   (same default)
 # Env:   VPROF=path/to/vprof  JOBS=N  PGUSER=nobody
-#        test only: FUNCTIONS="f g ..." (default exec_simple_query)
+#        test and once: FUNCTIONS="f g ..." (default exec_simple_query)
 #        profile only: SCALE=N (pgbench -i -s, 1)  CLIENTS=N (4)  TXNS=N per client (2500)
 #        MAX_ITERATIONS=N (20)  PORT=N (5499)
 # Needs: bear, bison, flex, libreadline-dev, zlib1g-dev, gcc, make.
@@ -25,8 +28,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
 mode=test
-if [ "${1:-}" = profile ]; then mode=profile; shift; fi
-if [ $mode = profile ]; then work=${1:-/tmp/vprof-postgres-profile}; else work=${1:-/tmp/vprof-postgres}; fi
+case "${1:-}" in profile|once) mode=$1; shift ;; esac
+if [ $mode != test ]; then work=${1:-/tmp/vprof-postgres-profile}; else work=${1:-/tmp/vprof-postgres}; fi
 vprof=${VPROF:-$here/build/src/vprof}
 jobs=${JOBS:-2}
 pguser=${PGUSER:-nobody}
@@ -52,7 +55,7 @@ if patched; then (cd src && as_user patch -p1 -R -s < "$patchfile"); fi
 # tree fetched by an older script has none: its sources, as they are now).
 [ -s pristine.sha1 ] || pg_source_sums > pristine.sha1
 
-if [ $mode = profile ]; then
+if [ $mode != test ]; then
   scale=${SCALE:-1} clients=${CLIENTS:-4} txns=${TXNS:-2500}
   max_iter=${MAX_ITERATIONS:-20} port=${PORT:-5499}
   inst=$work/inst data=$work/data-s$scale
@@ -71,6 +74,28 @@ if [ $mode = profile ]; then
   # reaches the postmaster and every backend it forks); pgbench does not.
   pg_write_run "$inst" "$data" "$port" "$clients" "$txns" "$scale" "$work/run.sh"
   if [ "$(id -u)" = 0 ]; then chown -R "$pguser" "$work"; fi
+  if [ $mode = once ]; then
+    # One run with FUNCTIONS instrumented (a session's last set, say), the
+    # sync pack everywhere, analysed: how the answer moves with SCALE.
+    args=()
+    for f in $functions; do args+=(--function "$f"); done
+    step "instrument FUNCTIONS, the sync pack everywhere; build; install"
+    as_user "$vprof" instrument -p src -q --sync postgres --all-files "${args[@]}"
+    pg_install "$inst"
+    step "one run under vprof run, analysed"
+    as_user rm -rf "$work/once-trace"
+    as_user "$vprof" run --trace-dir "$work/once-trace" --manifest src/.vprof/manifest.json -- sh "$work/run.sh"
+    cp src/.vprof/manifest.json "$work/once-trace/manifest.json"
+    "$vprof" analyze "$work/once-trace" --root exec_simple_query --json "$work/once.json" | tee "$work/once.txt"
+    step "restore and un-patch"
+    as_user "$vprof" restore -p src
+    (cd src && as_user patch -p1 -R -s < "$patchfile")
+    pg_source_sums > restored.sha1
+    join -j 2 <(sort -k2 pristine.sha1) <(sort -k2 restored.sha1) | awk '$2 != $3 {print $1; bad=1} END {exit bad}' ||
+      die "restored sources differ from the pristine tree"
+    echo "restored sources identical to the pristine tree"
+    exit 0
+  fi
   step "vprof init"
   as_user "$vprof" init -p src --root exec_simple_query --sync postgres \
     --build "cd src && make -s -j $jobs >/dev/null && make -s -C src/backend install-bin DESTDIR=$inst >/dev/null" \
