@@ -99,8 +99,9 @@ const analyzer::CallSiteInfo *indirect_site(const analyzer::Factor &f, std::vect
 // Breaks down a call that goes where a pointer says: instruments the
 // functions it may reach, so the next run tells which one it went to. A
 // target with no calls of its own is instrumented all the same (it may be
-// the one); one defined outside the tree cannot be.
-void break_down_indirect(Suggestion &g, const std::vector<std::string> &targets, const State &s,
+// the one); one defined outside the tree cannot be. True when every target
+// is already broken down: the call's parts are then ranked on their own.
+bool break_down_indirect(Suggestion &g, const std::vector<std::string> &targets, const State &s,
                          const CanBreakDown &probe) {
   std::vector<std::string> already;
   std::string why_not;
@@ -120,6 +121,7 @@ void break_down_indirect(Suggestion &g, const std::vector<std::string> &targets,
                            fmt::join(g.functions, ", "));
   } else if (!already.empty()) {
     g.reason = "called through a pointer; what it reaches is broken down: its parts are ranked on their own";
+    return already.size() == targets.size();
   } else if (targets.empty()) {
     g.reason = "called through a pointer, and no function in the tree has its type and its address "
                "taken: vprof cannot tell where it goes";
@@ -127,6 +129,7 @@ void break_down_indirect(Suggestion &g, const std::vector<std::string> &targets,
     g.reason = "called through a pointer; none of the functions it may reach can be instrumented (" +
                why_not + ")";
   }
+  return false;
 }
 
 }  // namespace
@@ -148,15 +151,12 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
       g.function = f.functions[0];
       std::vector<std::string> targets;
       if (!s.is_broken_down(g.function) && indirect_site(f, targets)) {
-        break_down_indirect(g, targets, s, probe);
-        if (g.break_down) g.parents = callers_of(a, f);
         // Every target already broken down: as for a broken-down function,
         // its parts may sit unlisted inside it (PostgreSQL: node->ExecProcNode
         // outranked ExecUpdate's table_tuple_lock and ExecUpdateAct, and the
         // session stopped there).
-        parts_hidden = !g.break_down && std::all_of(targets.begin(), targets.end(), [&](const std::string &t) {
-          return s.is_broken_down(t);
-        }) && !targets.empty();
+        parts_hidden = break_down_indirect(g, targets, s, probe);
+        if (g.break_down) g.parents = callers_of(a, f);
       } else if (s.is_broken_down(g.function)) {
         const analyzer::Factor *body = find_factor(a, g.function + " (body)");
         double share = body && f.contribution != 0 ? body->contribution / f.contribution : 0;

@@ -143,11 +143,13 @@ if [ ! -x "$work/inst-pg/usr/local/pgsql/bin/postgres" ]; then
   rm -rf src-pg
 fi
 variants="$variants pg uftrace"
-for v in $variants; do
-  d=inst-$v; [ $v = uftrace ] && d=inst-pg
+for v in ${variants% uftrace}; do
+  d=inst-$v
   pg_write_run "$work/$d" "$data" "$port" "$clients" "$txns" "$scale" "$work/run-$v.sh" -l --log-prefix="$work/lat/log"
 done
-# uftrace starts the postmaster itself (pg_ctl would start it outside uftrace).
+# uftrace starts the postmaster itself (pg_ctl would start it outside uftrace),
+# with pg's script.
+cp "$work/run-pg.sh.sql" "$work/run-uftrace.sh.sql"
 bin=$work/inst-pg/usr/local/pgsql/bin
 cat > "$work/run-uftrace.sh" <<RUN
 #!/bin/sh

@@ -22,29 +22,28 @@ void rescale(VarNode &n, double scale, double share_scale) {
 }
 
 // A site broken down only around what its uninstrumented callee re-entered
-// (variance_tree.cc): a run that instruments the callee breaks it down for real.
-// The part of n's variance its "(uninstrumented part)" child holds (0: none).
-double uninstrumented_fraction(const VarNode &n) {
-  for (const auto &c : n.children)
-    if (c.key.size() > n.key.size() && c.key.compare(n.key.size(), std::string::npos,
-                                                     "/uninstrumented") == 0) {
-      if (n.share && c.share && *n.share != 0) return std::fabs(*c.share / *n.share);
-      return n.value_ns2 != 0 ? std::fabs(c.value_ns2 / n.value_ns2) : 1.0;
-    }
-  return 0;
-}
-bool has_uninstrumented_part(const VarNode &n) {
+// (variance_tree.cc) has a "(uninstrumented part)" child: a run that
+// instruments the callee breaks it down for real. Null when n has none.
+const VarNode *uninstrumented_part(const VarNode &n) {
   for (const auto &c : n.children)
     if (c.key.size() > n.key.size() && c.key.compare(n.key.size(), std::string::npos,
                                                      "/uninstrumented") == 0)
-      return true;
-  return false;
+      return &c;
+  return nullptr;
+}
+
+// The part of n's variance that child holds (0: none).
+double uninstrumented_fraction(const VarNode &n) {
+  const VarNode *c = uninstrumented_part(n);
+  if (!c) return 0;
+  if (n.share && c->share && *n.share != 0) return std::fabs(*c->share / *n.share);
+  return n.value_ns2 != 0 ? std::fabs(c->value_ns2 / n.value_ns2) : 1.0;
 }
 
 void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &later,
            std::vector<Graft> *grafts) {
   if (n.kind == VarNode::Kind::Cov) return;
-  const bool pseudo = !n.children.empty() && has_uninstrumented_part(n);
+  const bool pseudo = uninstrumented_part(n) != nullptr;
   if (n.children.empty() || pseudo) {
     auto it = later.find(n.key);
     // A later breakdown that still has such a part wins when it holds less

@@ -7,6 +7,8 @@
 #   pg_fetch_and_build                  fetch (pristine.sha1: the fetched sources' sums), configure
 #                                       and `bear -- make` once (compile db in src/)
 #   pg_source_sums                      sha1sum of every file in src/ (but vprof's journal)
+#   pg_sources_pristine                 true when every file pristine.sha1 lists is as it was
+#                                       fetched (the build's outputs are new files; the sources must not differ)
 #   pg_install DESTDIR                  make, then install the whole tree under DESTDIR
 #   pg_database DESTDIR DATA PORT SCALE initdb and `pgbench -i -s SCALE`, once per DATA
 #   pg_write_run DESTDIR DATA PORT CLIENTS TXNS SCALE FILE [PGBENCH_ARGS...]
@@ -44,6 +46,11 @@ pg_fetch_and_build() {
 
 pg_source_sums() {
   (cd src && find . -type f -not -path './.vprof/*' -print0 | sort -z | xargs -0 sha1sum)
+}
+
+pg_sources_pristine() {
+  pg_source_sums > restored.sha1
+  join -j 2 <(sort -k2 pristine.sha1) <(sort -k2 restored.sha1) | awk '$2 != $3 {print $1; bad=1} END {exit bad}'
 }
 
 pg_install() {

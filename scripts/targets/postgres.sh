@@ -59,6 +59,7 @@ if [ $mode != test ]; then
   scale=${SCALE:-1} clients=${CLIENTS:-4} txns=${TXNS:-2500}
   max_iter=${MAX_ITERATIONS:-20} port=${PORT:-5499}
   inst=$work/inst data=$work/data-s$scale
+  pg_stop "$inst" "$data"  # a server left running by a run killed with SIGKILL
   # However this ends, the server stops and the tree goes back to its pristine bytes.
   unwind() { pg_stop "$inst" "$data"
              if instrumented; then as_user "$vprof" restore -p src >/dev/null; fi
@@ -90,9 +91,7 @@ if [ $mode != test ]; then
     step "restore and un-patch"
     as_user "$vprof" restore -p src
     (cd src && as_user patch -p1 -R -s < "$patchfile")
-    pg_source_sums > restored.sha1
-    join -j 2 <(sort -k2 pristine.sha1) <(sort -k2 restored.sha1) | awk '$2 != $3 {print $1; bad=1} END {exit bad}' ||
-      die "restored sources differ from the pristine tree"
+    pg_sources_pristine || die "restored sources differ from the pristine tree"
     echo "restored sources identical to the pristine tree"
     exit 0
   fi
@@ -111,9 +110,7 @@ if [ $mode != test ]; then
   step "restore and un-patch"
   if instrumented; then as_user "$vprof" restore -p src; fi
   (cd src && as_user patch -p1 -R -s < "$patchfile")
-  pg_source_sums > restored.sha1
-  join -j 2 <(sort -k2 pristine.sha1) <(sort -k2 restored.sha1) | awk '$2 != $3 {print $1; bad=1} END {exit bad}' ||
-    die "restored sources differ from the pristine tree"
+  pg_sources_pristine || die "restored sources differ from the pristine tree"
   echo "restored sources identical to the pristine tree; the session is in $work/.vprof-session"
   step "done"
   exit 0
@@ -135,9 +132,6 @@ step "make check"
 
 step "restore"
 "$vprof" restore -p src
-pg_source_sums > restored.sha1
-# The build's outputs differ, the sources must not: compare the files that existed before.
-join -j 2 <(sort -k2 pristine.sha1) <(sort -k2 restored.sha1) | awk '$2 != $3 {print $1; bad=1} END {exit bad}' ||
-  die "restored sources differ from the pristine tree"
+pg_sources_pristine || die "restored sources differ from the pristine tree"
 echo "restored tree identical to the pristine source"
 step "done"
