@@ -388,10 +388,10 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
       if (c.node & kPreemptedMark)
         c.node = full.child(c.node & ~kPreemptedMark, FrameKind::Preempted, 0);
     walked_nodes = full.size();
-    result.trie = full.canonical(renum);
+    result.trie = full.canonical(renum, opt.direct_calls);
     out.nodes = std::max(out.nodes, result.trie.size());  // cells name the leaves made here
   } else {
-    result.trie = tl.trie.canonical(renum);
+    result.trie = tl.trie.canonical(renum, opt.direct_calls);
   }
   // A direct call's function node folds into its site's (timeline.h): a row
   // can then hold both under one node, merged into one cell where it fits.

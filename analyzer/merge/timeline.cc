@@ -58,7 +58,8 @@ StackTrie ordered(const std::vector<StackNode> &nodes, std::vector<uint32_t> &ol
 
 }  // namespace
 
-StackTrie StackTrie::canonical(std::vector<uint32_t> &old_to_new) const {
+StackTrie StackTrie::canonical(std::vector<uint32_t> &old_to_new,
+                               const DirectCalls *direct) const {
   // Fold first (into a trie in any order: a folded function's children join
   // the site's, and equal (parent, kind, id) merge), then number canonically.
   StackTrie folded;
@@ -69,7 +70,8 @@ StackTrie StackTrie::canonical(std::vector<uint32_t> &old_to_new) const {
     const StackNode &s = nodes_[n];
     const StackNode &p = nodes_[s.parent];
     bool direct_call = s.kind == FrameKind::Function && s.parent >= 3 &&
-                       p.kind == FrameKind::Site && p.not_direct == 0;
+                       p.kind == FrameKind::Site && p.not_direct == 0 &&
+                       !(direct && direct->through_a_pointer(p.id));
     if (direct_call) {
       to_folded[n] = to_folded[s.parent];
       continue;
@@ -93,7 +95,9 @@ StackTrie StackTrie::canonical(std::vector<uint32_t> &old_to_new) const {
   // says it calls that function (its time is already in the site's node).
   for (uint32_t n = 3; n < folded.nodes_.size(); ++n) {
     StackNode &g = folded.nodes_[n];
-    if (g.kind == FrameKind::Site && g.not_direct && !g.vouched) g.callee_fn = 0;
+    if (g.kind == FrameKind::Site && !g.vouched &&
+        (g.not_direct || (direct && direct->through_a_pointer(g.id))))
+      g.callee_fn = 0;
   }
   std::vector<uint32_t> folded_to_new;
   StackTrie out = ordered(folded.nodes_, folded_to_new);

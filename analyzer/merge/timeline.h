@@ -85,17 +85,24 @@ struct StackNode {
 // A site the manifest says calls a named function directly (not through a
 // pointer) calls no other: a different function entered inside it was
 // re-entered by its callee, never a direct call of the site, even in every
-// call. Only an indirect site (or a trace without its manifest) learns its
-// callee from what ran, and only when every call entered the same function.
+// call. A site the manifest says is a call through a pointer (or a virtual
+// call) never folds: its targets stay Function nodes under it, in every run,
+// whether a run happened to reach one target or several, so that runs that
+// reached different targets key the same function's subtree the same way
+// (merge_runs matches nodes by path). Only a trace without its manifest
+// learns a site's callee from what ran, when every call entered the same
+// function.
 struct DirectCalls {
   std::vector<uint32_t> site_callee;  // site id -> the callee's name, numbered (0: not instrumented)
   std::vector<uint32_t> fn_name;      // function id -> its name, numbered the same way
   std::vector<uint8_t> named;         // site id -> 1: a direct call of a named function
+  std::vector<uint8_t> indirect;      // site id -> 1: a call through a pointer (never folded)
   bool direct(uint32_t site, uint32_t fn) const {
     return site < site_callee.size() && fn < fn_name.size() && site_callee[site] != 0 &&
            site_callee[site] == fn_name[fn];
   }
   bool calls_a_named_function(uint32_t site) const { return site < named.size() && named[site]; }
+  bool through_a_pointer(uint32_t site) const { return site < indirect.size() && indirect[site]; }
 };
 
 // A trie of call stacks over all threads. While merging, a function entered
@@ -120,8 +127,10 @@ class StackTrie {
   // that numbering does not depend on the order nodes were first seen in
   // (epochs, threads). old_to_new maps this trie's ids (several old nodes can
   // map to one new node). In the result a Site's callee_fn is 0 unless its
-  // calls were folded.
-  StackTrie canonical(std::vector<uint32_t> &old_to_new) const;
+  // calls were folded. With the manifest's calls (direct), a site through a
+  // pointer is never folded.
+  StackTrie canonical(std::vector<uint32_t> &old_to_new,
+                      const DirectCalls *direct = nullptr) const;
   static constexpr uint32_t kRoot = 0;
   static constexpr uint32_t kQueue = 1;
   static constexpr uint32_t kUntracked = 2;

@@ -107,9 +107,10 @@ DirectCalls direct_calls(const Names &names) {
     d.fn_name[id] = number.emplace(f.name, uint32_t(number.size() + 1)).first->second;
   }
   for (const auto &[id, site] : names.sites) {
-    if (names.schema_version >= 2 && !site.indirect) {
-      if (id >= d.named.size()) d.named.resize(size_t(id) + 1, 0);
-      d.named[id] = 1;
+    if (names.schema_version >= 2) {
+      std::vector<uint8_t> &v = site.indirect ? d.indirect : d.named;
+      if (id >= v.size()) v.resize(size_t(id) + 1, 0);
+      v[id] = 1;
     }
     auto it = number.find(site.callee);
     if (it == number.end()) continue;
