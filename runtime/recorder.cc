@@ -221,6 +221,7 @@ static void vprof_runtime_init() {
   }
   g.anchor0 = take_anchor();
   g.ticks_per_ns = calibrate(g.opt.calibrate_us);
+  g.min_wait_ticks = (uint64_t)((double)g.opt.min_wait_ns * g.ticks_per_ns);
   if (pthread_key_create(&g.exit_key, on_thread_exit) != 0) {
     fprintf(stderr, "vprof: pthread_key_create failed; recording is off\n");
     return;
@@ -293,7 +294,41 @@ void vprof_task_dequeue(const void *task) {
 }
 
 void vprof_sync_wait_begin(const void *obj, uint32_t role) {
-  if (on()) vprof_emit(VPROF_K_WAIT_BEGIN, sync_arg(obj, role));
+  if (!on()) return;
+  ThreadState *t = current_thread();
+  if (!t) return;
+  const uint64_t arg = sync_arg(obj, role);
+  emit_at(t, VPROF_K_WAIT_BEGIN, arg, vprof_now());
+  vprof_slot *s = t->hot.pos - 1;
+  bool ours = t->has_ring() && s >= t->ring() && s->arg == arg &&
+              (s->w0 & ((1u << VPROF_TS_SHIFT) - 1)) == VPROF_K_WAIT_BEGIN;
+  t->wait_slot = ours ? s : nullptr;
+  t->wait_switches = t->ring_switches;
+}
+
+// Takes back the thread's WAIT_BEGIN when it is still the newest record of
+// the current ring (nothing ran in between: no nested wait, no signal
+// handler's probe, no ring switch) and began less than min_wait_ticks before
+// `now`. Most lock acquires are uncontended: they cost the program a slot
+// written and zeroed, not a wait-begin/wait-end pair kept, written out and
+// analysed.
+static bool take_back_short_wait(ThreadState *t, uint64_t now) {
+  vprof_slot *s = t->wait_slot;
+  t->wait_slot = nullptr;
+  if (!s || g.min_wait_ticks == 0 || t->hot.busy || s + 1 != t->hot.pos ||
+      t->wait_switches != t->ring_switches)
+    return false;
+  uint64_t began = (s->w0 >> VPROF_TS_SHIFT) + t->hot.tsc_base;
+  if (now - began >= g.min_wait_ticks) return false;
+  t->hot.busy = 1;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  s->w0 = 0;  // first: a kill from here on leaves an empty slot, not half a wait
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  s->arg = 0;
+  t->hot.pos = s;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  t->hot.busy = 0;
+  return true;
 }
 
 void vprof_sync_wait_end(const void *obj, uint32_t role, int acquired) {
@@ -302,6 +337,7 @@ void vprof_sync_wait_end(const void *obj, uint32_t role, int acquired) {
   ThreadState *t = current_thread();
   if (!t) return;
   uint64_t now = vprof_now();
+  if (take_back_short_wait(t, now)) return;
   uint64_t arg = VPROF_WAIT_NOT_ACQUIRED;
   if (acquired) {
     arg = 0;
@@ -319,7 +355,8 @@ void vprof_sync_release(const void *obj, uint32_t role) {
   if (!t) return;
   uint64_t now = vprof_now();
   g.owners.put(obj, t->hot.tid, now);
-  emit_at(t, VPROF_K_RELEASE, sync_arg(obj, role), now);
+  if (g.opt.mutex_releases || vprof_release_recorded_by_default(role))
+    emit_at(t, VPROF_K_RELEASE, sync_arg(obj, role), now);
 }
 
 }  // extern "C"

@@ -59,6 +59,12 @@ struct alignas(64) ThreadState {
   size_t perf_bytes = 0, perf_data = 0;  // mapping size, offset of the data pages
   uint64_t out_ns = 0;                   // a preemption's switch-out awaiting its switch-in
   bool draining = false;
+  // The last WAIT_BEGIN's slot while it is the newest record in the current
+  // ring (else nullptr): a wait that ends within Process::min_wait_ticks
+  // takes it back (recorder.cc), so an uncontended acquire leaves no record.
+  vprof_slot *wait_slot = nullptr;
+  uint64_t ring_switches = 0;  // bumped by every switch: a slot in an earlier pass is not ours
+  uint64_t wait_switches = 0;  // ring_switches when wait_slot was written
 };
 static_assert(offsetof(ThreadState, hot) == 0, "vprof_tls is a ThreadState*");
 static_assert(offsetof(ThreadState, header) == 64, "the hot state has its own cache line");
@@ -77,6 +83,7 @@ struct Process {
   char dir[4096];
   uint32_t pid = 0, ppid = 0;
   double ticks_per_ns = 1;
+  uint64_t min_wait_ticks = 0;  // Options::min_wait_ns in ticks
   Anchor anchor0{};
   uint64_t start_realtime_ns = 0;
   char comm[32] = {};

@@ -305,6 +305,7 @@ bool thread_next_chunk(ThreadState *t) {
                    __ATOMIC_RELEASE);
   __atomic_store_n(&t->header->cur_ring, other, __ATOMIC_RELEASE);
   t->cur = other;
+  ++t->ring_switches;
   t->pending.store(1, std::memory_order_release);
   t->hot.pos = t->ring();
   t->hot.end = t->ring() + t->chunk_slots - 2;

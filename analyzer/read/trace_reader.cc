@@ -171,10 +171,11 @@ void resolve_wakeups(Trace &trace, std::vector<RawInfo> &raw, double ticks_per_n
         }
       }
       if (!found) {
-        // The waker's record is lost (dropped, killed, or another run): take
-        // the runtime's delta at its word.
+        // The waker's record is lost (dropped, killed, or another run), or
+        // the runtime does not write it (a lock's release): take the
+        // runtime's delta at its word.
         e.release_ts = e.ts - static_cast<int64_t>(std::llround(delta / ticks_per_ns));
-        ++unresolved;
+        if (vprof_release_recorded_by_default(e.role)) ++unresolved;
       }
     }
   }

@@ -106,11 +106,12 @@ class FileSource : public EventSource {
       const Aux &a = aux_[i];
       uint32_t want = static_cast<uint32_t>(a.tick) - a.delta;
       if (!ts_.find_release(e.waker_tid, e.arg, a.tick, want, e.release_ts)) {
-        // The waker's record is lost (dropped, killed, or another run): take
-        // the runtime's delta at its word.
+        // The waker's record is lost (dropped, killed, or another run), or
+        // the runtime does not write it (a lock's release): take the
+        // runtime's delta at its word.
         e.release_ts =
             e.ts - static_cast<int64_t>(std::llround(a.delta / ts_.impl_->ticks_per_ns));
-        ++ts_.impl_->unresolved;
+        if (vprof_release_recorded_by_default(e.role)) ++ts_.impl_->unresolved;
       }
     }
     wakes_.erase(wakes_.begin(), wakes_.begin() + ptrdiff_t(j));

@@ -111,6 +111,15 @@ enum vprof_sync_role {
 };
 
 #define VPROF_WAIT_NOT_ACQUIRED 0x80000000ull /* in WAIT_END's arg; tids are < 2^22 */
+
+/* Whether the runtime writes a RELEASE record for a release of this role by
+ * default. A lock's releases (mutex, try, shared) are the most frequent sync
+ * events of a server and their waiters wake microseconds later: the
+ * WAIT_END's delta names the release time, and the record is written only
+ * with VPROF_MUTEX_RELEASES=1. Signals, posts and enqueues keep theirs. */
+static inline int vprof_release_recorded_by_default(uint32_t role) {
+  return role != VPROF_SYNC_MUTEX && role != VPROF_SYNC_MUTEX_TRY && role != VPROF_SYNC_SHARED;
+}
 #define VPROF_OBJ_MASK 0x00ffffffffffffffull
 #define VPROF_TS_SHIFT 8
 #define VPROF_KIND_MASK 0xffull

@@ -104,7 +104,7 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
       << log << "\n" << slurp(tree.path(p.file));
   std::string trace = tree.root() + "/trace";
   fs::create_directories(trace);
-  int inst_rc = shell("VPROF_TRACE_DIR=" + trace + " " + tree.src() + "/inst", &inst_out);
+  int inst_rc = shell("VPROF_MIN_WAIT_NS=0 VPROF_MUTEX_RELEASES=1 VPROF_TRACE_DIR=" + trace + " " + tree.src() + "/inst", &inst_out);
   EXPECT_EQ(orig_rc, inst_rc);
   EXPECT_EQ(orig_out, inst_out);
 

@@ -33,6 +33,8 @@ std::string fresh_dir(const std::string &name) { return vprof::testing::fresh_di
 int run_counted(const std::string &dir, std::vector<std::string> args,
                 std::map<std::string, std::string> env = {}) {
   env.emplace("VPROF_PREEMPT", "0");
+  env.emplace("VPROF_MIN_WAIT_NS", "0");  // every wait kept, however short
+  env.emplace("VPROF_MUTEX_RELEASES", "1");  // and every release
   return run_workload(dir, std::move(args), env);
 }
 
@@ -109,6 +111,66 @@ TEST(Runtime, WakeupEdgeNamesTheReleasingThreadAndItsRelease) {
   EXPECT_GT(bw[1].release_ts, bw[0].ts) << "released while B waited";
   EXPECT_LE(bw[1].release_ts, bw[1].ts);
   EXPECT_GE(bw[1].ts - bw[0].ts, 15'000'000) << "B really blocked ~20 ms";
+}
+
+// Issue 14: PostgreSQL's sync pack wraps every LWLock acquire, and most are
+// uncontended: a wait-begin/wait-end pair each cost the backends 9.5% of
+// pgbench's throughput before any function was timed, and a release record
+// each as much again. A wait shorter than VPROF_MIN_WAIT_NS (default 1 us)
+// is taken back; a real one is kept whole, with its waker; a lock's release
+// is in the ownership map only (VPROF_MUTEX_RELEASES=0, the default).
+TEST(Runtime, Issue14_AnUncontendedAcquireLeavesNoWaitRecords) {
+  for (bool keep_all : {false, true}) {
+    SCOPED_TRACE(keep_all ? "VPROF_MIN_WAIT_NS=0" : "default");
+    std::string dir = fresh_dir(keep_all ? "shortwaits-all" : "shortwaits");
+    std::map<std::string, std::string> env;  // keep_all: run_counted's
+    if (!keep_all) env = {{"VPROF_MIN_WAIT_NS", "1000"}, {"VPROF_MUTEX_RELEASES", "0"}};
+    ASSERT_EQ(run_counted(dir, {"shortwaits"}, env), 0);
+    Trace t = read_ok(dir);
+    ASSERT_GE(t.threads.size(), 2u);  // A and B (main records nothing)
+    size_t begins = 0, ends = 0, releases = 0;
+    const vprof::trace::Event *contended = nullptr, *contended_begin = nullptr;
+    uint32_t a_tid = 0;
+    for (const auto &s : t.threads) {
+      for (const auto &e : s.events) {
+        if (e.kind == Kind::WaitBegin) ++begins;
+        if (e.kind == Kind::Release) ++releases;
+        if (e.kind != Kind::WaitEnd) continue;
+        ++ends;
+        if (e.waker_tid && e.waker_tid != s.tid) {
+          contended = &e;
+          contended_begin = &e - 1;
+        }
+      }
+    }
+    // A: the one thread that released the mutex and never waited long.
+    std::set<uint32_t> others;
+    for (const auto &s : t.threads)
+      if (contended && !s.events.empty() &&
+          (&s.events.front() > contended || &s.events.back() < contended))
+        others.insert(s.tid);
+    if (others.size() == 1) a_tid = *others.begin();
+    ASSERT_NE(contended, nullptr) << "the contended wait is kept, with its waker";
+    EXPECT_EQ(contended->waker_tid, a_tid);
+    // Without A's release record, the runtime's delta places the release
+    // inside B's ~20 ms wait.
+    ASSERT_EQ(contended_begin->kind, Kind::WaitBegin);
+    EXPECT_GT(contended->release_ts, contended_begin->ts);
+    EXPECT_LE(contended->release_ts, contended->ts);
+    EXPECT_EQ(t.count(vprof::trace::Severity::Info), 0u) << "no release record was missing";
+    if (keep_all) {
+      EXPECT_EQ(releases, 1002u);
+      EXPECT_EQ(begins, 1002u);
+      EXPECT_EQ(ends, 1002u);
+    } else {
+      EXPECT_EQ(releases, 0u) << "a lock's releases are in the ownership map only";
+      // A's 1001 acquires took a few hundred ns at most; on a loaded machine
+      // one can be descheduled mid-acquire and kept: a handful, not 1001.
+      EXPECT_EQ(begins, ends);
+      EXPECT_LE(begins, 11u);
+      EXPECT_GE(begins, 1u);
+    }
+  }
 }
 
 // Issue 14: PostgreSQL's make, without --enable-depend, did not rebuild the

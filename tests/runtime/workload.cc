@@ -198,6 +198,40 @@ int main(int argc, char **argv) {
     });
     a.join();
     b.join();
+  } else if (mode == "shortwaits") {
+    // 1000 uncontended acquires of one mutex, then the handoff's contended
+    // one: with the default VPROF_MIN_WAIT_NS only the contended wait is
+    // kept (runtime_test.cc).
+    static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    static std::atomic<int> stage{0};
+    std::thread a([] {
+      for (int i = 0; i < 1000; ++i) {
+        vprof_sync_wait_begin(&m, VPROF_SYNC_MUTEX);
+        pthread_mutex_lock(&m);
+        vprof_sync_wait_end(&m, VPROF_SYNC_MUTEX, 1);
+        vprof_sync_release(&m, VPROF_SYNC_MUTEX);
+        pthread_mutex_unlock(&m);
+      }
+      vprof_sync_wait_begin(&m, VPROF_SYNC_MUTEX);
+      pthread_mutex_lock(&m);
+      vprof_sync_wait_end(&m, VPROF_SYNC_MUTEX, 1);
+      stage = 1;
+      while (stage != 2) std::this_thread::yield();
+      usleep(20000);
+      vprof_sync_release(&m, VPROF_SYNC_MUTEX);
+      pthread_mutex_unlock(&m);
+    });
+    std::thread b([] {
+      while (stage != 1) std::this_thread::yield();
+      stage = 2;
+      vprof_sync_wait_begin(&m, VPROF_SYNC_MUTEX);
+      pthread_mutex_lock(&m);
+      vprof_sync_wait_end(&m, VPROF_SYNC_MUTEX, 1);
+      vprof_sync_release(&m, VPROF_SYNC_MUTEX);
+      pthread_mutex_unlock(&m);
+    });
+    a.join();
+    b.join();
   } else if (mode == "manifests") {
     for (int i = 2; i < argc; ++i) vprof_register_manifest(argv[i], "/nonexistent/manifest.json");
     pairs(1);
