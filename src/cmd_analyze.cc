@@ -30,6 +30,7 @@ struct AnalyzeCliOptions {
   unsigned threads = 1;
   int bootstrap = 200;
   std::string contribution = "share";
+  bool by_type = false;
 };
 
 // The files the analysis reads, by identity (device, inode): every trace
@@ -142,7 +143,9 @@ int run(const AnalyzeCliOptions &o) {
     if (!s.ok()) return fail(s.message());
   }
   if (o.json != "-" && o.csv != "-") {
-    Status s = analyzer::make_terminal_reporter()->write(*a, std::cout);
+    analyzer::TerminalOptions table;
+    table.by_type = o.by_type;
+    Status s = analyzer::make_terminal_reporter(table)->write(*a, std::cout);
     if (!s.ok()) return fail(s.message());
   }
   return 0;
@@ -174,6 +177,8 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
                  "rank factors by `share` (Cov(X, L)/Var(L), adds up) or by the `paper`'s var/2cov terms")
       ->check(CLI::IsMember({"share", "paper"}))
       ->capture_default_str();
+  sub.add_flag("--by-type", o->by_type,
+               "also print the variance tree within each interval type (the JSON always has them)");
   return [o] { return run(*o); };
 });
 
