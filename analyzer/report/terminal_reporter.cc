@@ -90,9 +90,9 @@ std::string type_trees_text(const Analysis &a) {
 std::string clients_text(const Fairness &f) {
   constexpr size_t kShown = 10;
   std::string o = fmt::format(
-      "\nby client: {} clients, unfairness U_f {:.3f} (largest deviation of one client's interval "
+      "\nby client: {} client{}, unfairness U_f {:.3f} (largest deviation of one client's interval "
       "count\n  from the clients' mean, over it; equal weights), mean CV of latency {:.3f}",
-      f.clients.size(), f.unfairness, f.mean_cv);
+      f.clients.size(), f.clients.size() == 1 ? "" : "s", f.unfairness, f.mean_cv);
   if (f.unlabeled_intervals) o += fmt::format("; {} intervals without a client", f.unlabeled_intervals);
   o += fmt::format("\n  {:<24} {:>9} {:>7} {:>12} {:>6}\n", "client", "intervals", "share",
                    "mean", "cv");
