@@ -2,8 +2,11 @@
 // and the top-k factors (docs/analyze.md). More than one trace directory
 // merges refinement runs by fractions, the first being the base run.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -15,6 +18,8 @@
 #include "analyzer/profile/profile.h"
 #include "analyzer/read/process_files.h"
 #include "analyzer/read/trace_reader.h"
+#include "analyzer/read/trace_stream.h"
+#include "analyzer/report/perfetto.h"
 #include "analyzer/report/reporter.h"
 #include "command.h"
 #include "inputs.h"
@@ -24,12 +29,14 @@ namespace {
 
 struct AnalyzeCliOptions {
   std::vector<std::string> dirs;
-  std::string root, json, csv, manifest, callgraph, save;
+  std::string root, json, csv, manifest, callgraph, save, perfetto;
+  int perfetto_intervals = 20;
   int k = 3;
   double d = 0.05, e = 2.0;
   unsigned threads = 1;
   int bootstrap = 200;
   std::string contribution = "share";
+  bool by_type = false;
 };
 
 // The files the analysis reads, by identity (device, inode): every trace
@@ -59,6 +66,20 @@ std::vector<Input> inputs_of(const AnalyzeCliOptions &o) {
   return in;
 }
 
+// A report can be written at path: into an existing directory we may write
+// in, over a file we may write (checked before the analysis, which can take
+// minutes, rather than after it).
+Status writable(const std::string &flag, const std::string &path, bool exists) {
+  namespace fs = std::filesystem;
+  std::string dir = fs::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  if (exists && access(path.c_str(), W_OK) != 0)
+    return Error{fmt::format("{} {}: cannot write it: {}", flag, path, std::strerror(errno))};
+  if (!exists && access(dir.c_str(), W_OK) != 0)
+    return Error{fmt::format("{} {}: cannot write there: {} ({})", flag, path, std::strerror(errno), dir)};
+  return Status::Ok();
+}
+
 // Before any work: no report may be written over a file the analysis reads
 // (compared by identity, so links and other spellings count; a path that
 // does not exist yet is fine), two reports may not share a file, and at most
@@ -68,8 +89,11 @@ Status check_outputs(const AnalyzeCliOptions &o) {
   if (!o.json.empty()) outs.push_back({"--json", o.json});
   if (!o.csv.empty()) outs.push_back({"--csv", o.csv});
   if (!o.save.empty()) outs.push_back({"--save", o.save});
+  if (!o.perfetto.empty()) outs.push_back({"--perfetto", o.perfetto});
   if (o.json == "-" && o.csv == "-")
     return Error{"--json - and --csv - would both write to stdout; at most one report may be '-'"};
+  if (o.perfetto == "-")
+    return Error{"--perfetto -: the trace events go to a file (ui.perfetto.dev opens files); name one"};
   std::vector<Input> inputs = inputs_of(o);
   namespace fs = std::filesystem;
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -78,6 +102,7 @@ Status check_outputs(const AnalyzeCliOptions &o) {
     struct stat st;
     bool exists = stat(path.c_str(), &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) return Error{fmt::format("{} {}: is a directory", flag, path)};
+    if (Status w = writable(flag, path, exists); !w.ok()) return w;
     for (const Input &in : inputs)
       if (exists && in.dev == st.st_dev && in.ino == st.st_ino)
         return Error{fmt::format("{} {}: is an input of this analysis ({}); the report would "
@@ -98,9 +123,24 @@ Status write_file(const std::string &path, const analyzer::Reporter &rep,
                   const analyzer::Analysis &a) {
   if (path == "-") return rep.write(a, std::cout);
   std::ofstream out(path);
-  if (!out) return Error{path + ": cannot open for writing"};
+  if (!out) return Error{path + ": cannot open for writing: " + std::strerror(errno)};
   Status s = rep.write(a, out);
   if (!s.ok()) return Error{path + ": " + s.message()};
+  return Status::Ok();
+}
+
+// --perfetto: the chosen intervals of the base run, from a second pass over
+// its trace directory (analyzer/report/perfetto.h).
+Status write_perfetto_file(const AnalyzeCliOptions &o, const analyzer::RunAnalysis &run) {
+  auto stream = trace::TraceStream::open(o.dirs.front());
+  if (!stream) return stream.error();
+  const trace::Trace meta = (*stream)->summary();
+  auto chosen = analyzer::choose_intervals(run.paths, size_t(o.perfetto_intervals));
+  std::ofstream out(o.perfetto);
+  if (!out) return Error{o.perfetto + ": cannot open for writing: " + std::strerror(errno)};
+  Status s = analyzer::write_perfetto((*stream)->sources(), meta, run, chosen, o.threads, out);
+  out.close();
+  if (!s.ok() || !out) return Error{o.perfetto + ": cannot write the trace events"};
   return Status::Ok();
 }
 
@@ -141,8 +181,14 @@ int run(const AnalyzeCliOptions &o) {
     Status s = analyzer::save_profile(analyzer::make_profile(*a, analyzer::build_info()), o.save);
     if (!s.ok()) return fail(s.message());
   }
+  if (!o.perfetto.empty()) {
+    Status s = write_perfetto_file(o, *a->runs.front());
+    if (!s.ok()) return fail(s.message());
+  }
   if (o.json != "-" && o.csv != "-") {
-    Status s = analyzer::make_terminal_reporter()->write(*a, std::cout);
+    analyzer::TerminalOptions table;
+    table.by_type = o.by_type;
+    Status s = analyzer::make_terminal_reporter(table)->write(*a, std::cout);
     if (!s.ok()) return fail(s.message());
   }
   return 0;
@@ -163,6 +209,14 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
   sub.add_option("--json", o->json, "write the JSON report to FILE ('-': stdout, no table)");
   sub.add_option("--csv", o->csv, "write the per-interval leaf matrix to FILE ('-': stdout)");
   sub.add_option("--save", o->save, "write a saved profile to FILE, for vprof diff and vprof gate");
+  auto *perfetto = sub.add_option("--perfetto", o->perfetto,
+                 "write the slowest and the median intervals' timelines to FILE as Chrome Trace Event "
+                 "JSON (ui.perfetto.dev, chrome://tracing)");
+  sub.add_option("--perfetto-intervals", o->perfetto_intervals,
+                 "with --perfetto: this many slowest intervals, and as many nearest the median")
+      ->check(between(1, 1000))
+      ->needs(perfetto)
+      ->capture_default_str();
   sub.add_option("--manifest", o->manifest,
                  "the instrumenter's manifest (default: TRACE_DIR/manifest.json)");
   sub.add_option("--callgraph", o->callgraph, "`vprof callgraph --json` output, for heights");
@@ -174,6 +228,8 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
                  "rank factors by `share` (Cov(X, L)/Var(L), adds up) or by the `paper`'s var/2cov terms")
       ->check(CLI::IsMember({"share", "paper"}))
       ->capture_default_str();
+  sub.add_flag("--by-type", o->by_type,
+               "also print the variance tree within each interval type (the JSON always has them)");
   return [o] { return run(*o); };
 });
 

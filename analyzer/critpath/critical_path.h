@@ -109,6 +109,36 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
 // From a trace in memory.
 TracePaths compute_critical_paths(const trace::Trace &trace, const PathOptions &opt = {});
 
+// One interval's critical path as the walk took it, for showing it
+// (report/perfetto.h); the analysis keeps only the tiling. The same walk as
+// compute_critical_paths' (a template over what it records: the analysis's
+// instance records nothing and costs nothing more).
+struct PathPiece {
+  static constexpr int64_t kQueue = -1;      // "(queue wait)": no thread ran it
+  static constexpr int64_t kUntracked = -2;  // "(untracked)": no edge explains it
+  int64_t begin, end;
+  int64_t thread;  // index into Timeline::threads, or kQueue / kUntracked
+};
+// A wake-up edge (the waker released at from_ts, the waiter woke at to_ts)
+// or a created-by edge (enqueued at from_ts, dequeued at to_ts) the walk
+// followed; threads are indices into Timeline::threads.
+struct PathEdge {
+  bool created_by;
+  uint32_t from_thread;
+  int64_t from_ts;
+  uint32_t to_thread;
+  int64_t to_ts;
+};
+struct RecordedPath {
+  std::vector<PathPiece> pieces;  // in time order, tiling [begin, end]; a thread's adjacent ones joined
+  std::vector<PathEdge> edges;    // in time order
+};
+
+// Walks one interval on a merged timeline that still holds its window (a
+// Merger's timeline between next_epoch() and trim(), for an interval that
+// completed in that epoch).
+RecordedPath record_path(const Timeline &tl, const IntervalInfo &iv, const PathOptions &opt = {});
+
 }  // namespace vprof::analyzer
 
 #endif  // VPROF_ANALYZER_CRITPATH_CRITICAL_PATH_H

@@ -212,6 +212,10 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
   for (size_t r = 0; r < a->runs.size(); ++r)
     tail_shares(a->factors, a->runs[r]->columns, int(r));
   a->types = split_by_type(base.paths, base.columns, base.labels);
+  std::vector<TypeRun> type_runs;
+  for (const auto &r : a->runs) type_runs.push_back({&r->paths, &r->columns, &r->labels, &r->names});
+  type_trees(a->types, type_runs, a->root_label);
+  a->clients = client_fairness(base.paths, base.labels);
   for (const Blame &b : base.paths.blame) {
     NamedBlame nb;
     nb.wait_site = site_label(base.trie, base.names, b.wait_node);

@@ -18,6 +18,7 @@
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/read/trace_stream.h"
 #include "analyzer/tree/columns.h"
+#include "analyzer/tree/by_client.h"
 #include "analyzer/tree/by_type.h"
 #include "analyzer/tree/merge_runs.h"
 #include "analyzer/tree/stats.h"
@@ -92,7 +93,8 @@ struct Analysis {
   std::vector<Factor> factors;    // selected first (rank > 0)
   std::vector<NamedBlame> blame;  // run 0's
   std::vector<Graft> disagreements;  // grafted nodes whose runs disagree (runs_disagree)
-  TypeSplit types;                // run 0's
+  TypeSplit types;                // run 0's types; their trees merged over runs
+  Fairness clients;               // run 0's
   std::string root_label;
   int k = 3;
   double d = 0.05, e = 2.0;

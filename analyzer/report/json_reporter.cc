@@ -155,10 +155,21 @@ json to_json(const Analysis &a) {
     json by = json::array();
     for (const auto &t : a.types.types)
       by.push_back({{"type", t.type}, {"intervals", t.intervals}, {"mean_ns", num(t.mean_ns)},
-                    {"variance_ns2", num(t.variance_ns2)}});
+                    {"variance_ns2", num(t.variance_ns2)}, {"tree", node_json(t.tree)}});
     types = {{"within_fraction", num(a.types.within_fraction)},
              {"between_fraction", num(a.types.between_fraction)},
              {"by_type", std::move(by)}};
+  }
+  // Per-client fairness (tree/by_client.h): null without client labels.
+  json clients = nullptr, unfairness = nullptr, mean_cv = nullptr, unlabeled = nullptr;
+  if (a.clients.labeled) {
+    clients = json::array();
+    for (const ClientStats &c : a.clients.clients)
+      clients.push_back({{"client", c.client}, {"intervals", c.intervals}, {"share", num(c.share)},
+                         {"cv", num(c.cv)}, {"mean_ns", num(c.mean_ns)}});
+    unfairness = num(a.clients.unfairness);
+    mean_cv = num(a.clients.mean_cv);
+    unlabeled = a.clients.unlabeled_intervals;
   }
   json runs = json::array();
   for (size_t i = 0; i < a.runs.size(); ++i) {
@@ -197,6 +208,10 @@ json to_json(const Analysis &a) {
           {"blame", std::move(blame)},
           {"run_disagreements", std::move(disagreements)},
           {"types", std::move(types)},
+          {"clients", std::move(clients)},
+          {"unfairness", std::move(unfairness)},
+          {"mean_client_cv", std::move(mean_cv)},
+          {"unlabeled_client_intervals", std::move(unlabeled)},
           {"overhead",
            {{"probe_ns", num(base.overhead.probe_pair_ns)},
             {"empty_interval_ns", num(base.overhead.empty_interval_ns)}}},

@@ -20,7 +20,12 @@ class Reporter {
   virtual Status write(const Analysis &a, std::ostream &out) const = 0;
 };
 
-std::unique_ptr<Reporter> make_terminal_reporter();
+// What the table shows beyond its default.
+struct TerminalOptions {
+  bool by_type = false;  // the variance tree within each interval type (--by-type)
+};
+
+std::unique_ptr<Reporter> make_terminal_reporter(const TerminalOptions &opt = {});
 std::unique_ptr<Reporter> make_json_reporter();
 std::unique_ptr<Reporter> make_csv_reporter();
 

@@ -1,5 +1,7 @@
 // The table `vprof analyze` prints: latency summary, the measurement floor,
-// the selected factors, the top of the variance tree, blame and data quality.
+// the selected factors, the top of the variance tree (and with --by-type the
+// tree within each type), per-client fairness, blame and data quality.
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -72,8 +74,42 @@ std::string file_loss_line(const trace::FileLoss &l) {
   return s + " (first: " + l.first + ")";
 }
 
+// The tree within each type (--by-type), largest type first.
+std::string type_trees_text(const Analysis &a) {
+  std::string o;
+  for (const TypeStats &t : a.types.types) {
+    o += fmt::format("\nvariance tree within type {} ({} intervals, mean {}, stddev {}):\n",
+                     t.type.empty() ? "(none)" : t.type, t.intervals, dur(t.mean_ns),
+                     dur(std::sqrt(std::max(0.0, t.variance_ns2))));
+    tree_lines(t.tree, 0, a.paper, o);
+  }
+  return o;
+}
+
+// Per-client fairness (tree/by_client.h): the clients with most intervals.
+std::string clients_text(const Fairness &f) {
+  constexpr size_t kShown = 10;
+  std::string o = fmt::format(
+      "\nby client: {} client{}, unfairness U_f {:.3f} (largest deviation of one client's interval "
+      "count\n  from the clients' mean, over it; equal weights), mean CV of latency {:.3f}",
+      f.clients.size(), f.clients.size() == 1 ? "" : "s", f.unfairness, f.mean_cv);
+  if (f.unlabeled_intervals) o += fmt::format("; {} intervals without a client", f.unlabeled_intervals);
+  o += fmt::format("\n  {:<24} {:>9} {:>7} {:>12} {:>6}\n", "client", "intervals", "share",
+                   "mean", "cv");
+  for (size_t i = 0; i < f.clients.size() && i < kShown; ++i) {
+    const ClientStats &c = f.clients[i];
+    std::string name = c.client.size() > 24 ? c.client.substr(0, 23) + "~" : c.client;
+    o += fmt::format("  {:<24} {:>9} {} {:>12} {:>6.3f}\n", name, c.intervals, pct(c.share),
+                     dur(c.mean_ns), c.cv);
+  }
+  if (f.clients.size() > kShown)
+    o += fmt::format("  ... and {} more clients (--json)\n", f.clients.size() - kShown);
+  return o;
+}
+
 class TerminalReporter : public Reporter {
  public:
+  explicit TerminalReporter(const TerminalOptions &opt) : opt_(opt) {}
   Status write(const Analysis &a, std::ostream &os) const override {
     const RunAnalysis &r = *a.runs.front();
     const LatencyStats &l = r.latency;
@@ -180,6 +216,11 @@ class TerminalReporter : public Reporter {
     o += a.paper ? "variance tree (terms >= 1%):\n"
                  : "variance tree (shares >= 1%; --contribution paper for the var/cov terms):\n";
     tree_lines(a.tree, 0, a.paper, o);
+    if (opt_.by_type) {
+      if (a.types.labeled) o += type_trees_text(a);
+      else o += "\n(--by-type: no interval has a type label)\n";
+    }
+    if (a.clients.labeled) o += clients_text(a.clients);
     if (!a.blame.empty()) {
       o += "\nblocked on other work (blame):\n";
       for (size_t i = 0; i < a.blame.size() && i < 5; ++i) {
@@ -214,10 +255,15 @@ class TerminalReporter : public Reporter {
     if (!os) return Error{"cannot write the report"};
     return Status::Ok();
   }
+
+ private:
+  TerminalOptions opt_;
 };
 
 }  // namespace
 
-std::unique_ptr<Reporter> make_terminal_reporter() { return std::make_unique<TerminalReporter>(); }
+std::unique_ptr<Reporter> make_terminal_reporter(const TerminalOptions &opt) {
+  return std::make_unique<TerminalReporter>(opt);
+}
 
 }  // namespace vprof::analyzer

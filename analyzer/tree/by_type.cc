@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "analyzer/tree/merge_runs.h"
+
 namespace vprof::analyzer {
 
 TypeSplit split_by_type(const CriticalPaths &cp, const Columns &c,
@@ -38,6 +40,38 @@ TypeSplit split_by_type(const CriticalPaths &cp, const Columns &c,
     out.between_fraction = between / total_var;
   }
   return out;
+}
+
+void type_trees(TypeSplit &split, const std::vector<TypeRun> &runs, const std::string &root_label) {
+  if (!split.labeled || runs.empty()) return;
+  // Per run, each type's rows, by the type's name (label numbers are a run's own).
+  std::vector<std::map<std::string, std::vector<Eigen::Index>>> rows(runs.size());
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const TypeRun &run = runs[r];
+    std::map<uint32_t, std::vector<Eigen::Index>> by_label;
+    for (size_t i = 0; i < run.paths->rows.size(); ++i)
+      by_label[run.paths->rows[i].type_label].push_back(Eigen::Index(i));
+    for (auto &[l, v] : by_label) {
+      std::string name = l < run.labels->size() ? (*run.labels)[l] : std::string();
+      auto &into = rows[r][name];
+      into.insert(into.end(), v.begin(), v.end());
+    }
+  }
+  for (TypeStats &t : split.types) {
+    std::vector<VarNode> trees;
+    for (size_t r = 0; r < runs.size(); ++r) {
+      auto it = rows[r].find(t.type);
+      // Runs merge by fractions of the base's tree: none without the base's.
+      if (it == rows[r].end()) {
+        if (r == 0) break;
+        continue;
+      }
+      std::sort(it->second.begin(), it->second.end());
+      Columns c = select_rows(*runs[r].columns, it->second);
+      trees.push_back(build_variance_tree(c, *runs[r].names, root_label, int(r)));
+    }
+    if (!trees.empty()) t.tree = merge_runs(trees);
+  }
 }
 
 }  // namespace vprof::analyzer

@@ -59,4 +59,21 @@ Columns build_columns(const StackTrie &trie, const CriticalPaths &cp, uint32_t r
   return c;
 }
 
+Columns select_rows(const Columns &c, const std::vector<Eigen::Index> &rows) {
+  Columns out;
+  out.nodes = c.nodes;
+  out.total = c.total(rows, Eigen::all);
+  out.latency = c.latency(rows);
+  // A node has own time in these rows when its total exceeds its children's
+  // in one of them (the times are integer ns: exact).
+  out.has_self.assign(c.nodes.size(), false);
+  Eigen::VectorXd self(out.total.rows());
+  for (size_t n = 0; n < c.nodes.size(); ++n) {
+    if (!c.has_self[n]) continue;
+    out.part_into(int(n), true, self);
+    out.has_self[n] = (self.array() != 0.0).any();
+  }
+  return out;
+}
+
 }  // namespace vprof::analyzer

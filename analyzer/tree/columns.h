@@ -54,6 +54,10 @@ struct Columns {
 // root_fn == 0: the root is the interval latency.
 Columns build_columns(const StackTrie &trie, const CriticalPaths &cp, uint32_t root_fn);
 
+// The same columns for some of the intervals only (rows of c, in that order):
+// the tree within one interval type (tree/by_type.h).
+Columns select_rows(const Columns &c, const std::vector<Eigen::Index> &rows);
+
 }  // namespace vprof::analyzer
 
 #endif  // VPROF_ANALYZER_TREE_COLUMNS_H

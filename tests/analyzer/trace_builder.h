@@ -28,9 +28,11 @@ class ThreadBuilder {
   ThreadBuilder &call(int64_t b, int64_t e, uint32_t site_id, uint32_t fn) {
     return site(b, site_id).enter(b, fn).exit(e, fn).site_end(e, site_id);
   }
-  ThreadBuilder &begin(int64_t ts, uint64_t iv, uint32_t type_label = 0) {
+  // Labels are TraceBuilder::label() numbers (0: none).
+  ThreadBuilder &begin(int64_t ts, uint64_t iv, uint32_t type_label = 0, uint32_t client_label = 0) {
     add(ts, K::IntervalBegin, iv);
     s.events.back().type_label = type_label;
+    s.events.back().client_label = client_label;
     return *this;
   }
   ThreadBuilder &end(int64_t ts, uint64_t iv) { return add(ts, K::IntervalEnd, iv); }

@@ -37,6 +37,29 @@ grep -q "interval_begin interval=1 type='NewOrder' client='alice'" "$tmp/out" &&
   fail=$((fail + 1)); echo "FAIL dump content"; }
 expect "run passes exit status" 2 '' -- "$vprof" run --trace-dir "$tmp/t2" -- "$workload" no-such-mode
 
+# analyze: the trees within types, per-client fairness and --perfetto on the
+# round trip's labeled intervals; a bad value or an unwritable output is one
+# line naming it, exit 2, before any work.
+expect "analyze --by-type" 0 '' -- "$vprof" analyze "$tmp/t1" --by-type --bootstrap 0
+grep -q "^variance tree within type NewOrder (4 intervals" "$tmp/out" && grep -q "^by client: 1 client," "$tmp/out" &&
+  pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL analyze --by-type output:"; cat "$tmp/out"; }
+expect "analyze --perfetto" 0 '' -- "$vprof" analyze "$tmp/t1" --perfetto "$tmp/p.json" --perfetto-intervals 2
+head -1 "$tmp/p.json" | grep -q '^{"traceEvents": \[' && grep -q '"ph":"b"' "$tmp/p.json" &&
+  pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL analyze --perfetto wrote:"; head -5 "$tmp/p.json"; }
+expect "perfetto: no such directory" 2 "^vprof: error: --perfetto $tmp/none/p.json: cannot write there: No such file or directory \\($tmp/none\\)$" -- \
+  "$vprof" analyze "$tmp/t1" --perfetto "$tmp/none/p.json"
+expect "perfetto: a directory" 2 "^vprof: error: --perfetto $tmp: is a directory$" -- "$vprof" analyze "$tmp/t1" --perfetto "$tmp"
+expect "perfetto: stdout" 2 '^vprof: error: --perfetto -: ' -- "$vprof" analyze "$tmp/t1" --perfetto -
+expect "perfetto: intervals 0" 2 '^vprof: error: --perfetto-intervals: must be between 1 and 1000, not 0$' -- \
+  "$vprof" analyze "$tmp/t1" --perfetto "$tmp/q.json" --perfetto-intervals 0
+expect "perfetto: intervals alone" 2 '^vprof: error: --perfetto-intervals requires --perfetto$' -- \
+  "$vprof" analyze "$tmp/t1" --perfetto-intervals 3
+[ ! -e "$tmp/q.json" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL a refused --perfetto wrote its file"; }
+# Perfetto's trace processor loads it where one is installed; else one line says it skipped.
+expect "perfetto-check" 0 '' -- "$(dirname "$0")/../../scripts/perfetto-check.sh" "$tmp/p.json"
+grep -Eq '^perfetto-check: (skipped: |.*: slices = [1-9])' "$tmp/out" && pass=$((pass + 1)) ||
+  { fail=$((fail + 1)); echo "FAIL perfetto-check said:"; cat "$tmp/out"; }
+
 # A damaged file: one error line naming the file and offset, exit 2.
 cp -r "$tmp/t1" "$tmp/t3"
 f=$(ls "$tmp"/t3/t-*.vpt | head -1)

@@ -6,13 +6,20 @@
 // every interval of the child blocks on it. The child's latency varies only
 // with the parent's hold: its intervals must blame function 5, in the
 // parent's process, through the wake-up edge the ownership map gives.
+#include <map>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "analyzer/pipeline/analyze.h"
 #include "analyzer/read/trace_reader.h"
+#include "analyzer/read/trace_stream.h"
+#include "analyzer/report/perfetto.h"
 #include "tests/runtime/run_workload.h"
+#include "tests/support/perfetto_schema.h"
 #include "tests/support/temp_dir.h"
 
 using vprof::trace::Kind;
@@ -76,4 +83,41 @@ TEST(CrossProcess, Issue14_AWaitInOneProcessBlamesTheHolderInAnother) {
   EXPECT_GE(top.ns, 0.9 * total);
   // The holds (0.3-2.3 ms each, 200 of them: about 260 ms) are what the waits were.
   EXPECT_GT(top.ns, 0.1e9);
+}
+
+// --perfetto on the same workload, through its trace files as `vprof analyze`
+// reads them: a track per thread in each process, named from the trace, and
+// the holder's releases flowing to the waiter's wake-ups across the processes.
+TEST(CrossProcess, PerfettoExportShowsBothProcessesAndTheWakeUpsBetweenThem) {
+  using namespace vprof::analyzer;
+  using nlohmann::json;
+  std::string dir = vprof::testing::fresh_dir("vprof-xproc", "perfetto");
+  ASSERT_EQ(run_workload(dir, {"xproc", "40"}, {{"VPROF_PREEMPT", "0"}}), 0);
+  auto stream = vprof::trace::TraceStream::open(dir);
+  ASSERT_TRUE(stream);
+  const vprof::trace::Trace meta = (*stream)->summary();
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  auto run = analyze_run(**stream, Names{}, opt, 0);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  auto again = vprof::trace::TraceStream::open(dir);
+  std::stringstream out;
+  ASSERT_TRUE(write_perfetto((*again)->sources(), meta, **run, choose_intervals((*run)->paths, 5), 1, out).ok());
+  vprof::testing::check_schema(out.str());
+  json doc = json::parse(out.str());
+  std::set<int64_t> processes;
+  size_t across = 0, intervals = 0;
+  std::map<int64_t, int64_t> flow_pid;  // id -> the s event's pid
+  for (const json &e : doc["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") {
+      processes.insert(e["pid"].get<int64_t>());
+      EXPECT_EQ(e["args"]["name"], "runtime_workloa");  // the comm, 15 characters
+    }
+    if (e["ph"] == "b" && e["cat"] == "interval") ++intervals;
+    if (e["ph"] == "s") flow_pid[e["id"]] = e["pid"];
+    if (e["ph"] == "f") across += flow_pid.at(e["id"]) != e["pid"].get<int64_t>();
+  }
+  EXPECT_EQ(processes.size(), 2u);
+  EXPECT_EQ(intervals, 10u);  // the 5 slowest and the 5 nearest the median
+  EXPECT_GT(across, 0u);
 }

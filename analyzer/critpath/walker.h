@@ -1,0 +1,300 @@
+// The critical-path walk (METHOD §3, the paper's Algorithm 2) behind
+// compute_critical_paths and record_path (critical_path.h): one interval at a
+// time, backwards from its end, across threads along wake-up and created-by
+// edges. A template over what it records beside the tiling: NoRecord for the
+// analysis, a recorder of the path for record_path (path_record.cc).
+//
+// Internal to critpath/, and in an unnamed namespace on purpose: each of the
+// two files that include it compiles its own copy with internal linkage, and
+// critical_path.cc holds only the analysis's, so GCC inlines and lays it out
+// as before the walk could record. With both copies in that file its
+// per-epoch loop came out a fifth larger, inlined differently, and `vprof
+// analyze` measured 1-2% more task-clock (docs/performance.md).
+#ifndef VPROF_ANALYZER_CRITPATH_WALKER_H
+#define VPROF_ANALYZER_CRITPATH_WALKER_H
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "analyzer/critpath/critical_path.h"
+#include "analyzer/util/gallop.h"
+
+namespace vprof::analyzer {
+namespace {  // NOLINT(build/namespaces): see above
+
+
+// A cell's node with this bit is the (preempted) leaf under that node: the
+// walk's trie is shared and read-only, so the leaves are made after it.
+constexpr uint32_t kPreemptedMark = 0x80000000u;
+
+// What the walk tells a Rec besides the tiling (record_path): nothing, for the
+// analysis, so that its walk compiles to what it was without the hooks.
+struct NoRecord {
+  void on_thread(uint32_t, int64_t, int64_t) {}
+  void on_queue(int64_t, int64_t) {}
+  void on_untracked(int64_t, int64_t) {}
+  void on_edge(bool, uint32_t, int64_t, uint32_t, int64_t) {}
+};
+
+// Walks one interval at a time; one Walker per worker thread.
+template <class Rec>
+class Walker : public Rec {
+ public:
+  Walker(const Timeline &tl, const PathOptions &opt) : tl_(tl), opt_(opt) {}
+
+  // Sizes the scratch row for the trie as it now is (it grows by epochs).
+  void prepare(size_t nodes) {
+    hints_.assign(tl_.threads.size(), Hints{});  // the windows may have moved
+    if (acc_.size() < nodes) {
+      acc_.resize(nodes, 0.0);
+      stamp_.resize(nodes, 0);
+    }
+  }
+
+  // Tiles interval `iv` and appends its non-zero leaves to `out`.
+  // Returns false when the path crossed lost data.
+  bool walk(const IntervalInfo &iv, std::vector<PathCell> &out) {
+    s_ = iv.id;
+    iv_end_ = iv.end_ts;
+    lossy_ = false;
+    gap_ = false;
+    ++serial_;
+    touched_.clear();
+    preempted_.clear();
+    int64_t j = cover(iv.end_thread, iv.begin_ts, iv.end_ts, 0);
+    if (j > iv.begin_ts) {
+      // Nothing on the path explains [begin, j): no thread worked for the
+      // interval there and no created-by edge leads to one.
+      add(StackTrie::kUntracked, j - iv.begin_ts);
+      this->on_untracked(iv.begin_ts, j);
+      gap_ = true;
+    }
+    // In the order first touched: rows are sorted once nodes have their
+    // canonical numbers, at the end.
+    for (uint32_t n : touched_)
+      if (acc_[n] != 0.0) CriticalPaths::append(out, n, acc_[n]);
+    // Marked: the caller hangs them under their nodes as (preempted) leaves.
+    for (auto &[n, ns] : preempted_) CriticalPaths::append(out, n | kPreemptedMark, double(ns));
+    saw_preemption_ = saw_preemption_ || !preempted_.empty();
+    return !lossy_;
+  }
+
+  bool gap() const { return gap_; }
+  bool saw_preemption() const { return saw_preemption_; }
+  PathCounters counters;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, int64_t> blame;
+
+ private:
+  // Attributes [a, b) on thread th through its stack timeline.
+  void run_stack(const ThreadTimeline &th, int64_t a, int64_t b) {
+    if (a >= b) return;
+    this->on_thread(uint32_t(&th - tl_.threads.data()), a, b);
+    if (th.drop_begin_ts >= 0 && b > th.drop_begin_ts) lossy_ = true;
+    const StackChange *it = first_change_after(th, a);
+    int64_t t = a;
+    uint32_t node = it == th.stack.begin() ? StackTrie::kRoot : std::prev(it)->node;
+    // Tested once here, not per step, and out of line: this loop stays small
+    // enough to be inlined into cover().
+    if (__builtin_expect(!th.preempted.empty(), 0)) return run_stack_preempted(th, it, node, t, b);
+    while (t < b) {
+      int64_t next = it == th.stack.end() ? b : std::min(b, it->ts);
+      add(node, next - t);
+      t = next;
+      if (it != th.stack.end()) node = (it++)->node;
+    }
+  }
+
+  // run_stack() on a thread the kernel preempted somewhere in the trace.
+  [[gnu::noinline]] void run_stack_preempted(const ThreadTimeline &th, const StackChange *it,
+                                             uint32_t node, int64_t t, int64_t b) {
+    while (t < b) {
+      int64_t next = it == th.stack.end() ? b : std::min(b, it->ts);
+      add_running(th, node, t, next);
+      t = next;
+      if (it != th.stack.end()) node = (it++)->node;
+    }
+  }
+
+  // [a, b) in `node` on th, less the involuntary off-CPU time in it, which
+  // goes to the node's (preempted) leaf: each ns still in exactly one leaf.
+  void add_running(const ThreadTimeline &th, uint32_t node, int64_t a, int64_t b) {
+    const Preemption *p = std::upper_bound(
+        th.preempted.begin(), th.preempted.end(), a,
+        [](int64_t v, const Preemption &x) { return v < x.in; });
+    int64_t off = 0;
+    for (; p != th.preempted.end() && p->out < b; ++p)
+      off += std::min(b, p->in) - std::max(a, p->out);
+    add(node, b - a - off);
+    if (off == 0) return;
+    for (auto &e : preempted_)
+      if (e.first == node) {
+        e.second += off;
+        return;
+      }
+    preempted_.push_back({node, off});
+  }
+
+  // Per thread, where the last search of each kind ended. Intervals are
+  // walked in end order and a walk steps back in small steps, so the next
+  // search on a thread is usually close to the last one: gallop from there
+  // instead of a binary search over the whole window. Reset each epoch
+  // (trimming moves the windows).
+  struct Hints {
+    const Segment *seg = nullptr;
+    const StackChange *stack = nullptr;
+    const Dequeue *deq = nullptr;
+  };
+
+  // The first element of [b, e) whose key is greater than v.
+  template <class T, class Key>
+  static const T *search(const T *b, const T *e, const T *&hint, int64_t v, Key key) {
+    const T *it = hint ? upper_bound_from(b, e, hint, v, key)
+                       : std::upper_bound(b, e, v, [&](int64_t x, const T &y) { return x < key(y); });
+    hint = it;
+    return it;
+  }
+
+  Hints &hints(const ThreadTimeline &th) { return hints_[size_t(&th - tl_.threads.data())]; }
+
+  // The first stack change on th later than a.
+  const StackChange *first_change_after(const ThreadTimeline &th, int64_t a) {
+    return search(th.stack.begin(), th.stack.end(), hints(th).stack, a,
+                  [](const StackChange &c) { return c.ts; });
+  }
+
+  void add(uint32_t node, int64_t ns) {
+    if (stamp_[node] != serial_) {
+      stamp_[node] = serial_;
+      acc_[node] = 0.0;
+      touched_.push_back(node);
+    }
+    acc_[node] += double(ns);
+  }
+
+  uint64_t label_at(uint32_t ti, int64_t t) {
+    int32_t i = segment_before(ti, t);
+    return i < 0 ? 0 : tl_.threads[ti].segs[i].label;
+  }
+
+  // The innermost stack node on th during the nanosecond (t-1, t].
+  uint32_t node_before(const ThreadTimeline &th, int64_t t) {
+    const StackChange *it = first_change_after(th, t - 1);
+    return it == th.stack.begin() ? StackTrie::kRoot : std::prev(it)->node;
+  }
+
+  // Index of the segment of thread ti holding the nanosecond (t-1, t], or -1.
+  int32_t segment_before(uint32_t ti, int64_t t) {
+    const ThreadTimeline &th = tl_.threads[ti];
+    // The segment with begin < t <= end (contiguous, I1): the first with end > t - 1.
+    const Segment *it = search(th.segs.begin(), th.segs.end(), hints(th).seg, t - 1,
+                               [](const Segment &g) { return g.end; });
+    if (it == th.segs.end() || it->begin >= t) return -1;
+    return static_cast<int32_t>(it - th.segs.begin());
+  }
+
+  // The latest dequeue on th in [lo, t] of a task enqueued while working for s.
+  const Dequeue *created_by(const ThreadTimeline &th, int64_t lo, int64_t t) {
+    const Dequeue *it = search(th.dequeues.begin(), th.dequeues.end(), hints(th).deq, t,
+                               [](const Dequeue &d) { return d.ts; });
+    while (it != th.dequeues.begin()) {
+      --it;
+      if (it->ts < lo) break;
+      if (it->enq.ts >= 0 && it->enq.label == s_ && it->enq.ts <= it->ts) return &*it;
+    }
+    return nullptr;
+  }
+
+  // Covers [lo, hi) backwards starting on thread `ti`, which worked for s just
+  // before hi. Returns j: [j, hi) is attributed, [lo, j) is the caller's.
+  int64_t cover(uint32_t ti, int64_t lo, int64_t hi, int depth) {
+    int64_t t = hi;
+    int32_t hint = -1;  // the previous segment when the walk stays on one thread
+    int stalled = 0;    // created-by steps that did not move back in time
+    while (t > lo) {
+      const ThreadTimeline *th = &tl_.threads[ti];
+      // Segments are contiguous (merge invariant I1): stepping back on the same
+      // thread is the previous index, no search needed.
+      int32_t si = hint >= 0 ? hint : segment_before(ti, t);
+      hint = -1;
+      if (si < 0) return t;  // before the thread's first record
+      const Segment &seg = th->segs[si];
+      if (seg.label != s_) {
+        // The thread took up s here; follow the created-by edge if one exists.
+        const Dequeue *d = created_by(*th, std::max(lo, seg.begin), t);
+        if (!d) return t;
+        run_stack(*th, d->ts, t);  // picked the task up, not yet joined: dispatch
+        int64_t q = std::max(lo, d->enq.ts);
+        add(StackTrie::kQueue, d->ts - q);
+        this->on_queue(q, d->ts);
+        this->on_edge(true, d->enq.thread, d->enq.ts, ti, d->ts);
+        ++counters.created_by_edges_followed;
+        // Edges at one instant can form a cycle (A enqueues what B dequeues and
+        // back, all at time t); without progress in time, stop following.
+        if (q == t && ++stalled > 16) return t;
+        if (q < t) stalled = 0;
+        t = q;
+        ti = d->enq.thread;
+        continue;
+      }
+      int64_t a = std::max(lo, seg.begin);
+      if (!seg.waiting()) {
+        run_stack(*th, a, t);
+        t = a;
+        hint = si - 1;
+        continue;
+      }
+      // A wait that outlasts the interval did not end within it: whoever
+      // ended it later is not on this interval's path (and the data that
+      // says who may not be merged yet).
+      int64_t wk = seg.waker_tid && seg.wait_end <= iv_end_ ? tl_.thread_of(seg.waker_tid) : -1;
+      bool released_during_wait = wk >= 0 && uint32_t(wk) != ti && seg.release_ts >= seg.wait_begin;
+      if (released_during_wait) {
+        const ThreadTimeline &wt = tl_.threads[wk];
+        uint64_t wl = label_at(uint32_t(wk), seg.release_ts);
+        int64_t r = std::min(seg.release_ts, t);
+        if (wl == s_) {
+          if (r > a && depth < opt_.max_wake_depth) {
+            // The waker worked for s: the path moves to it for the blocked
+            // stretch; the wake-up latency [r, t) stays with the wait.
+            run_stack(*th, r, t);
+            ++counters.wake_edges_followed;
+            this->on_edge(false, uint32_t(wk), seg.release_ts, ti, seg.wait_end);
+            int64_t j = cover(uint32_t(wk), a, r, depth + 1);
+            run_stack(*th, a, j);
+            t = a;
+            hint = si - 1;
+            continue;
+          }
+          if (r > a) ++counters.depth_limit_hits;
+        } else {
+          // The holder/signaller worked for someone else: the time stays with
+          // the wait call site and the waker is blamed.
+          blame[{node_before(*th, t), seg.waker_tid, node_before(wt, seg.release_ts), wl}] += t - a;
+        }
+      }
+      run_stack(*th, a, t);
+      t = a;
+      hint = si - 1;
+    }
+    return t;
+  }
+
+  const Timeline &tl_;
+  const PathOptions &opt_;
+  uint64_t s_ = 0;
+  int64_t iv_end_ = 0;
+  std::vector<double> acc_;     // scratch row, valid where stamp_ == serial_
+  std::vector<uint32_t> stamp_;
+  std::vector<uint32_t> touched_;
+  uint32_t serial_ = 0;
+  std::vector<Hints> hints_;  // per thread
+  std::vector<std::pair<uint32_t, int64_t>> preempted_;  // node -> off-CPU ns, this interval
+  bool lossy_ = false, gap_ = false, saw_preemption_ = false;
+};
+
+}  // namespace
+}  // namespace vprof::analyzer
+
+#endif  // VPROF_ANALYZER_CRITPATH_WALKER_H
