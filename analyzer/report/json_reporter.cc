@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analyzer/report/histogram.h"
 #include "analyzer/report/preemption.h"
 #include "analyzer/report/reporter.h"
 
@@ -65,6 +66,15 @@ json factor_json(const Factor &f) {
           {"top_0.1%", f.top_share ? num(*f.top_share) : json(nullptr)},
           {"max_one", f.max_one ? num(*f.max_one) : json(nullptr)},
           {"fragile", f.fragile}};
+}
+
+json histogram_json(const LatencyHistogram &h) {
+  json by_type = json::array();
+  for (const auto &t : h.by_type)
+    by_type.push_back({{"type", t.type}, {"counts", t.counts}, {"zero", t.zero}});
+  return {{"scale", "log10"},           {"bins_per_decade", h.bins_per_decade},
+          {"edges_ns", h.edges_ns},     {"counts", h.counts},
+          {"zero", h.zero},             {"by_type", std::move(by_type)}};
 }
 
 // What damage cost the runs: totals and one entry per damaged file.
@@ -187,7 +197,8 @@ json to_json(const Analysis &a) {
           {"latency",
            {{"mean_ns", num(l.mean_ns)}, {"variance_ns2", num(l.variance_ns2)},
             {"stddev_ns", num(l.stddev_ns)}, {"p50_ns", num(l.p50_ns)}, {"p90_ns", num(l.p90_ns)},
-            {"p99_ns", num(l.p99_ns)}, {"p999_ns", num(l.p999_ns)}, {"max_ns", num(l.max_ns)}}},
+            {"p99_ns", num(l.p99_ns)}, {"p999_ns", num(l.p999_ns)}, {"max_ns", num(l.max_ns)},
+            {"histogram", histogram_json(latency_histogram(a))}}},
           {"preemption", preemption_json(base)},
           {"tree", node_json(a.tree)},
           {"factors", std::move(factors)},
