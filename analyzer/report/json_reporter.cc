@@ -132,11 +132,15 @@ json quality_json(const RunAnalysis &r) {
 
 class JsonReporter : public Reporter {
  public:
+  explicit JsonReporter(json extra) : extra_(std::move(extra)) {}
   Status write(const Analysis &a, std::ostream &out) const override {
-    out << to_json(a).dump(2) << '\n';
+    out << to_json(a, extra_).dump(2) << '\n';
     if (!out) return Error{"cannot write the JSON report"};
     return Status::Ok();
   }
+
+ private:
+  json extra_;
 };
 
 }  // namespace
@@ -215,6 +219,15 @@ json to_json(const Analysis &a) {
           {"runs", std::move(runs)}};
 }
 
-std::unique_ptr<Reporter> make_json_reporter() { return std::make_unique<JsonReporter>(); }
+json to_json(const Analysis &a, const json &extra) {
+  json doc = to_json(a);
+  if (extra.is_object())
+    for (const auto &[k, v] : extra.items()) doc[k] = v;
+  return doc;
+}
+
+std::unique_ptr<Reporter> make_json_reporter(json extra) {
+  return std::make_unique<JsonReporter>(std::move(extra));
+}
 
 }  // namespace vprof::analyzer

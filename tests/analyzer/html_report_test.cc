@@ -1,5 +1,8 @@
-// The latency histogram the HTML report draws: every interval falls in the
-// bin its edges say.
+// The HTML report and the latency histogram it draws: the page embeds the JSON
+// document unchanged (so it shows the JSON's numbers), nothing in a name can
+// end the script element it sits in, the page can load nothing, and every
+// interval falls in the histogram bin its edges say. Whether the page renders
+// in a browser is tests/report/html_report_test.py's job.
 #include <cmath>
 #include <sstream>
 
@@ -37,6 +40,71 @@ std::unique_ptr<Analysis> analysis_of(const std::vector<int64_t> &latencies,
   std::vector<std::unique_ptr<RunAnalysis>> runs;
   runs.push_back(analyze_run(tb.build(), names, opt, 0).value());
   return combine(std::move(runs), opt);
+}
+
+// The JSON document embedded in a page, as the page's script reads it.
+json embedded(const std::string &page) {
+  const std::string open = "<script type=\"application/json\" id=\"vprof-data\">";
+  size_t b = page.find(open);
+  EXPECT_NE(b, std::string::npos);
+  b += open.size();
+  size_t e = page.find("</script>", b);
+  EXPECT_NE(e, std::string::npos);
+  return json::parse(page.substr(b, e - b));
+}
+
+std::string page_of(const Analysis &a, json extra = json::object()) {
+  std::stringstream ss;
+  EXPECT_TRUE(make_html_reporter(std::move(extra))->write(a, ss).ok());
+  return ss.str();
+}
+
+TEST(HtmlReport, EmbedsTheJsonDocumentUnchanged) {
+  auto a = analysis_of({100, 200, 400, 800, 1600, 3200});
+  std::string page = page_of(*a);
+  EXPECT_EQ(embedded(page), to_json(*a));
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+}
+
+TEST(HtmlReport, ExtraKeysReachTheJsonAndThePageAlike) {
+  auto a = analysis_of({100, 200, 300});
+  json extra = {{"iterations", json::array({{{"iteration", 1}, {"run", 0}}})},
+                {"session", {{"stop_reason", "fixed point"}}}};
+  std::stringstream js;
+  ASSERT_TRUE(make_json_reporter(extra)->write(*a, js).ok());
+  json doc = json::parse(js.str());
+  EXPECT_EQ(doc["iterations"][0]["iteration"], 1);
+  EXPECT_EQ(doc, embedded(page_of(*a, extra)));
+  EXPECT_EQ(doc, to_json(*a, extra));
+}
+
+TEST(HtmlReport, ANameCannotEndTheScriptElement) {
+  // A function named like markup: its '<' must not reach the page as '<'.
+  const std::string evil = "f</script><script>alert(1)</script><!--";
+  auto a = analysis_of({100, 200, 400, 800}, evil);
+  std::string page = page_of(*a);
+  json doc = embedded(page);  // parses only if the element ended where it should
+  EXPECT_EQ(doc, to_json(*a));
+  EXPECT_NE(doc.dump().find(evil), std::string::npos);
+  EXPECT_EQ(page.find("alert(1)</script>"), std::string::npos);
+  EXPECT_EQ(page.find("<!--\""), std::string::npos);
+}
+
+TEST(HtmlReport, ThePageMayLoadNothing) {
+  std::string page = page_of(*analysis_of({100, 200}));
+  size_t csp = page.find("http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';");
+  EXPECT_NE(csp, std::string::npos);
+  EXPECT_NE(page.find("script-src 'sha256-", csp), std::string::npos);
+  // No address to fetch: the one "http" in the page is the SVG namespace's name.
+  size_t n = 0;
+  for (size_t at = page.find("http"); at != std::string::npos; at = page.find("http", at + 1)) {
+    if (page.compare(at, 4, "http") == 0 && (page.compare(at, 7, "http://") == 0 ||
+                                             page.compare(at, 8, "https://") == 0)) {
+      EXPECT_EQ(page.compare(at, 26, "http://www.w3.org/2000/svg"), 0) << page.substr(at, 40);
+      ++n;
+    }
+  }
+  EXPECT_EQ(n, 1u);
 }
 
 TEST(Histogram, EveryIntervalInTheBinItsEdgesSay) {
@@ -98,6 +166,7 @@ TEST(Histogram, NoIntervalsNoBins) {
   LatencyHistogram h = latency_histogram(*a);
   EXPECT_TRUE(h.edges_ns.empty());
   EXPECT_TRUE(h.counts.empty());
+  EXPECT_TRUE(page_of(*a).find("vprof-data") != std::string::npos);
 }
 
 }  // namespace
