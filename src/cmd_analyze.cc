@@ -2,6 +2,10 @@
 // and the top-k factors (docs/analyze.md). More than one trace directory
 // merges refinement runs by fractions, the first being the base run.
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <filesystem>
@@ -24,7 +28,7 @@ namespace {
 
 struct AnalyzeCliOptions {
   std::vector<std::string> dirs;
-  std::string root, json, csv, manifest, callgraph, save;
+  std::string root, json, csv, html, manifest, callgraph, save;
   int k = 3;
   double d = 0.05, e = 2.0;
   unsigned threads = 1;
@@ -59,6 +63,27 @@ std::vector<Input> inputs_of(const AnalyzeCliOptions &o) {
   return in;
 }
 
+// Whether path can be written: an existing file we may write, or a new one
+// in a directory that exists and we may write in. "PATH: cannot write: why".
+Status writable(const std::string &path) {
+  namespace fs = std::filesystem;
+  if (access(path.c_str(), F_OK) == 0) {
+    if (access(path.c_str(), W_OK) != 0)
+      return Error{fmt::format("{}: cannot write: {}", path, std::strerror(errno))};
+    return Status::Ok();
+  }
+  fs::path dir = fs::path(path).parent_path();
+  std::string d = dir.empty() ? "." : dir.string();
+  struct stat st;
+  if (stat(d.c_str(), &st) != 0)
+    return Error{fmt::format("{}: cannot write: {} ({})", path, std::strerror(errno), d)};
+  if (!S_ISDIR(st.st_mode))
+    return Error{fmt::format("{}: cannot write: {} is not a directory", path, d)};
+  if (access(d.c_str(), W_OK) != 0)
+    return Error{fmt::format("{}: cannot write: {} ({})", path, std::strerror(errno), d)};
+  return Status::Ok();
+}
+
 // Before any work: no report may be written over a file the analysis reads
 // (compared by identity, so links and other spellings count; a path that
 // does not exist yet is fine), two reports may not share a file, and at most
@@ -67,9 +92,10 @@ Status check_outputs(const AnalyzeCliOptions &o) {
   std::vector<std::pair<std::string, std::string>> outs;  // (option, path)
   if (!o.json.empty()) outs.push_back({"--json", o.json});
   if (!o.csv.empty()) outs.push_back({"--csv", o.csv});
+  if (!o.html.empty()) outs.push_back({"--html", o.html});
   if (!o.save.empty()) outs.push_back({"--save", o.save});
-  if (o.json == "-" && o.csv == "-")
-    return Error{"--json - and --csv - would both write to stdout; at most one report may be '-'"};
+  if ((o.json == "-") + (o.csv == "-") + (o.html == "-") > 1)
+    return Error{"--json -, --csv - and --html -: each writes to stdout; at most one report may be '-'"};
   std::vector<Input> inputs = inputs_of(o);
   namespace fs = std::filesystem;
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -78,6 +104,8 @@ Status check_outputs(const AnalyzeCliOptions &o) {
     struct stat st;
     bool exists = stat(path.c_str(), &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) return Error{fmt::format("{} {}: is a directory", flag, path)};
+    // Said now, not after minutes of analysis: a file that cannot be written.
+    if (Status w = writable(path); !w.ok()) return Error{fmt::format("{} {}", flag, w.message())};
     for (const Input &in : inputs)
       if (exists && in.dev == st.st_dev && in.ino == st.st_ino)
         return Error{fmt::format("{} {}: is an input of this analysis ({}); the report would "
@@ -98,9 +126,11 @@ Status write_file(const std::string &path, const analyzer::Reporter &rep,
                   const analyzer::Analysis &a) {
   if (path == "-") return rep.write(a, std::cout);
   std::ofstream out(path);
-  if (!out) return Error{path + ": cannot open for writing"};
+  if (!out) return Error{fmt::format("{}: cannot write: {}", path, std::strerror(errno))};
   Status s = rep.write(a, out);
   if (!s.ok()) return Error{path + ": " + s.message()};
+  out.close();  // the last buffer's write can fail too (a full disk)
+  if (!out) return Error{fmt::format("{}: cannot write: {}", path, std::strerror(errno))};
   return Status::Ok();
 }
 
@@ -137,11 +167,15 @@ int run(const AnalyzeCliOptions &o) {
     Status s = write_file(o.csv, *analyzer::make_csv_reporter(), *a);
     if (!s.ok()) return fail(s.message());
   }
+  if (!o.html.empty()) {
+    Status s = write_file(o.html, *analyzer::make_html_reporter(), *a);
+    if (!s.ok()) return fail(s.message());
+  }
   if (!o.save.empty()) {
     Status s = analyzer::save_profile(analyzer::make_profile(*a, analyzer::build_info()), o.save);
     if (!s.ok()) return fail(s.message());
   }
-  if (o.json != "-" && o.csv != "-") {
+  if (o.json != "-" && o.csv != "-" && o.html != "-") {
     Status s = analyzer::make_terminal_reporter()->write(*a, std::cout);
     if (!s.ok()) return fail(s.message());
   }
@@ -162,6 +196,8 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
   sub.add_option("-e,--exponent", o->e, "specificity exponent")->check(above(0));
   sub.add_option("--json", o->json, "write the JSON report to FILE ('-': stdout, no table)");
   sub.add_option("--csv", o->csv, "write the per-interval leaf matrix to FILE ('-': stdout)");
+  sub.add_option("--html", o->html,
+                 "write the HTML report to FILE: one page, no network, opens from disk ('-': stdout)");
   sub.add_option("--save", o->save, "write a saved profile to FILE, for vprof diff and vprof gate");
   sub.add_option("--manifest", o->manifest,
                  "the instrumenter's manifest (default: TRACE_DIR/manifest.json)");
