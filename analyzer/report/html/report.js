@@ -32,7 +32,7 @@
   }
   // Appends kids, leaving out null/undefined/false (DOM append would print "null").
   function put(parent, ...kids) {
-    for (const k of kids.flat()) {
+    for (const k of kids.flat(Infinity)) {
       if (k === undefined || k === null || k === false) continue;
       parent.appendChild(typeof k === 'string' || typeof k === 'number' ? document.createTextNode(String(k)) : k);
     }
@@ -229,13 +229,15 @@
     });
     // Latency axis: decades labelled, 2..9 ticked.
     g.appendChild(svg('line', { class: 'axis', x1: ml, x2: W - mr, y1: H - mb, y2: H - mb }));
+    const fewDecades = lx1 - lx0 < 3;  // then 2x and 5x are labelled too
     for (let d = Math.floor(lx0); d <= Math.ceil(lx1); ++d) {
       for (let m = 1; m < 10; ++m) {
         const v = m * Math.pow(10, d);
         if (v < e[0] * 0.999 || v > e[n] * 1.001) continue;
         const xv = x(v);
         g.appendChild(svg('line', { class: 'axis', x1: xv, x2: xv, y1: H - mb, y2: H - mb + (m === 1 ? 6 : 3) }));
-        if (m === 1) g.appendChild(svg('text', { x: xv, y: H - mb + 18, 'text-anchor': 'middle' }, durShort(v)));
+        if (m === 1 || (fewDecades && (m === 2 || m === 5)))
+          g.appendChild(svg('text', { x: xv, y: H - mb + 18, 'text-anchor': 'middle' }, durShort(v)));
       }
     }
     // Percentiles: a dashed line each, named at its top; names that would
@@ -251,10 +253,11 @@
       rowEnd[row] = xv;
       const ty = mt - 4 - 11 * row;
       g.appendChild(svg('line', { class: 'pline', stroke: color, x1: xv, x2: xv, y1: ty + 2, y2: H - mb }));
-      const t = svg('text', { class: 'plabel', x: xv, y: ty - 1, 'text-anchor': 'middle', fill: color,
-                              'data-ns': v }, name);
-      t.appendChild(svg('title', null, `${name} ${dur(v)}`));
-      g.appendChild(t);
+      const label = svg('g', null);
+      label.appendChild(svg('title', null, `${name} ${dur(v)}`));
+      label.appendChild(svg('text', { class: 'plabel', x: xv, y: ty - 1, 'text-anchor': 'middle', fill: color,
+                                      'data-ns': v }, name));
+      g.appendChild(label);
     }
     return g;
   }
@@ -444,14 +447,19 @@
     if (!ty) return false;
     const entries = Array.isArray(ty) ? ty : (ty.by_type || []);
     if (isNum(ty.within_fraction)) {
-      const split = el('div', { class: 'split', id: 'type-split' },
-        el('div', { text: `within types ${pct(ty.within_fraction)} — to explain` }),
-        el('div', { text: `between types ${pct(ty.between_fraction)} — requested work` }));
-      split.children[0].style.flex = String(Math.max(ty.within_fraction, 0.001));
-      split.children[0].style.background = '#2f6fdd';
-      split.children[1].style.flex = String(Math.max(ty.between_fraction, 0.001));
-      split.children[1].style.background = '#9aa4b2';
+      const split = el('div', { class: 'split', id: 'type-split' }, el('div', null), el('div', null));
+      const parts = [[ty.within_fraction, '#2f6fdd', `within types ${pct(ty.within_fraction)} — to explain`],
+                     [ty.between_fraction, '#9aa4b2', `between types ${pct(ty.between_fraction)} — requested work`]];
+      const legend = el('div', { class: 'legend flush' });
+      parts.forEach(([f, color, text], i) => {
+        split.children[i].style.flex = String(Math.max(f, 0.001));
+        split.children[i].style.background = color;
+        const sw = el('span', { class: 'swatch' });
+        sw.style.background = color;
+        legend.appendChild(el('span', null, sw, text));
+      });
       s.appendChild(split);
+      s.appendChild(legend);
       s.appendChild(el('p', { class: 'note', text:
         'Var(L) = E[Var(L | type)] + Var(E[L | type]): the variance within types is what the tree should explain; between types, work the user asked for.' }));
     }
