@@ -183,6 +183,31 @@ def main():
         check(any("Content Security Policy" in e for e in r["errors"]),
               f"a blocked load is reported as an error: {r['errors']}")
 
+        # The keys the per-type trees and per-client fairness add (issue 16
+        # part 3: types.by_type[].tree, clients, unfairness, mean_client_cv),
+        # hand-made here in their shape, drawn when present.
+        extra = json.loads(json.dumps(doc))
+        for t in extra["types"]["by_type"]:
+            t["tree"] = doc["tree"]
+        extra["clients"] = [{"client": f"conn-{i}", "intervals": 100 - 10 * i, "share": (100 - 10 * i) / 450,
+                             "cv": 0.5 + i / 10, "mean_ns": 1e6 * (i + 1)} for i in range(5)]
+        extra.update(unfairness=0.3333333333333333, mean_client_cv=0.7, unlabeled_client_intervals=3)
+        data = json.dumps(extra).replace("<", "\\u003c")
+        more = tmp / "more.html"
+        more.write_text(re.sub(r'(id="vprof-data">).*?(</script>)', lambda m: m.group(1) + data + m.group(2),
+                               page, count=1, flags=re.S))
+        r = browser.open(more, expression="""JSON.stringify({
+          render: document.body.dataset.render,
+          unfairness: document.getElementById('unfairness').dataset.value,
+          clients: document.querySelectorAll('#client-table tr[data-client]').length,
+          typeTrees: document.querySelectorAll('#types details.type-tree .trow').length,
+        })""")
+        m = json.loads(r["dom"]) if isinstance(r["dom"], str) else {}
+        check(r["errors"] == [] and m.get("render") == "ok", f"types and clients: rendered {m} {r['errors']}")
+        check(m.get("unfairness") == "0.3333333333333333" and m.get("clients") == 5,
+              f"types and clients: unfairness and clients on the page: {m}")
+        check(m.get("typeTrees", 0) >= len(extra["types"]["by_type"]), f"types and clients: a tree per type: {m}")
+
         # The pages themselves.
         browser_checks("analyze", browser.open(report_html, expression=DOM), doc)
         pathlib.Path(artifacts).mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,7 @@
 // Elements a test (or a script) may read, kept stable:
 //   #top-factor  data-name, data-value (the ranked quantity: share or contribution)
 //   #p50 #p90 #p99 #p999 #mean #max   data-ns (the JSON's number, unrounded)
-//   #unfairness  data-value      (when the document has `unfairness`)
+//   #unfairness, #mean-client-cv  data-value (when the document has them)
 //   body[data-render]            "ok", or "error" when a section failed to render
 //   .render-error                the message of a section that failed
 const main = document.getElementById('report');
@@ -233,7 +233,8 @@ section('types', 'By type', (s) => {
   s.appendChild(t);
   for (const e of entries) {
     if (!e.tree) continue;
-    const d = el('details', null, el('summary', { text: `The tree within ${e.type || '(no type)'}` }));
+    const d = el('details', { class: 'type-tree', 'data-type': e.type },
+      el('summary', { text: `The tree within ${e.type || '(no type)'} (shares of the variance within it)` }));
     d.appendChild(treeView(e.tree));
     s.appendChild(d);
   }
@@ -241,20 +242,22 @@ section('types', 'By type', (s) => {
 
 // ------------------------------------------------------------ by client
 section('clients', 'By client', (s) => {
+  // `clients` [{client, intervals, share, cv, mean_ns}], `unfairness`,
+  // `mean_client_cv`, `unlabeled_client_intervals`: null without client labels.
   const cs = Array.isArray(doc.clients) ? doc.clients : [];
-  if (!cs.length && !isNum(doc.unfairness) && !(doc.unfairness && typeof doc.unfairness === 'object')) return false;
   const u = doc.unfairness;
+  if (!cs.length && !isNum(u)) return false;
   if (isNum(u)) {
     s.appendChild(el('p', null, 'Unfairness U', el('sub', { text: 'f' }), ' = max',
       el('sub', { text: 'i' }), ' |N', el('sub', { text: 'i' }), '/φ', el('sub', { text: 'i' }), ' − H| / H = ',
-      el('b', { id: 'unfairness', 'data-value': u, text: u.toFixed(3) })));
-  } else if (u && typeof u === 'object') {
-    const kv = el('div', { class: 'kv', id: 'unfairness' });
-    for (const [k, v] of Object.entries(u))
-      kv.append(el('span', { class: 'k', text: k }), el('span', { text: isNum(v) ? String(+v.toPrecision(4)) : JSON.stringify(v) }));
-    s.appendChild(kv);
+      el('b', { id: 'unfairness', 'data-value': u, text: u.toFixed(3) }),
+      el('span', { class: 'muted', text: ' (0 when every client completed as many intervals as the others)' })));
   }
-  if (isNum(doc.mean_cv)) s.appendChild(el('p', null, 'Mean per-client coefficient of variation: ', el('b', { text: doc.mean_cv.toFixed(3) })));
+  if (isNum(doc.mean_client_cv))
+    s.appendChild(el('p', null, 'Mean per-client coefficient of variation of latency: ',
+      el('b', { id: 'mean-client-cv', 'data-value': doc.mean_client_cv, text: doc.mean_client_cv.toFixed(3) })));
+  if (doc.unlabeled_client_intervals)
+    s.appendChild(el('p', { class: 'note', text: `${doc.unlabeled_client_intervals} intervals without a client label, counted apart.` }));
   if (!cs.length) return;
   const shown = cs.slice().sort((a, b) => (b.intervals || 0) - (a.intervals || 0)).slice(0, 30);
   const t = el('table', { id: 'client-table' }, el('tr', null, el('th', { text: 'client' }),
