@@ -80,7 +80,9 @@ class Session {
   instr::InstrumentOptions instrument_options(std::vector<std::string> functions) const;
   Status run_iteration(Iteration &it);
   Expected<std::unique_ptr<analyzer::Analysis>> analyze() const;
-  Status write_reports(const analyzer::Analysis &a, const std::string &stem) const;
+  // stem.{json,txt,vprof}; with `session` (the final reports) also stem.html,
+  // and the JSON and the page carry the session's iterations.
+  Status write_reports(const analyzer::Analysis &a, const std::string &stem, bool session = false) const;
   std::string can_break_down(const std::string &f);
 
   const Config &c_;
@@ -185,11 +187,18 @@ Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze() const {
   return analyzer::combine(std::move(runs), opt);
 }
 
-Status Session::write_reports(const analyzer::Analysis &a, const std::string &stem) const {
+Status Session::write_reports(const analyzer::Analysis &a, const std::string &stem, bool session) const {
   std::ofstream json(stem + ".json"), text(stem + ".txt");
   if (!json || !text) return Error{fmt::format("{}: cannot write the reports", stem)};
-  Status s = analyzer::make_json_reporter()->write(a, json);
+  nlohmann::json extra = session ? report_json(s_, dir_) : nlohmann::json::object();
+  Status s = analyzer::make_json_reporter(extra)->write(a, json);
   if (!s) return s;
+  if (session) {
+    std::ofstream html(stem + ".html");
+    if (!html) return Error{fmt::format("{}.html: cannot write the report", stem)};
+    s = analyzer::make_html_reporter(extra)->write(a, html);
+    if (!s) return Error{fmt::format("{}.html: {}", stem, s.message())};
+  }
   // The saved profile, for `vprof diff` and `vprof gate` (docs/gate.md).
   s = analyzer::save_profile(analyzer::make_profile(a, analyzer::build_info()), stem + ".vprof");
   if (!s) return s;
@@ -253,7 +262,8 @@ Expected<Outcome> Session::run() {
     }
     s_.pending.clear();
     for (const auto &g : suggestions) {
-      s_.decisions.push_back({it.number, g.factor, g.break_down ? "break down" : "explained", g.reason});
+      s_.decisions.push_back({it.number, g.factor, g.break_down ? "break down" : "explained",
+                              g.reason, g.contribution, g.fragile});
       log(fmt::format("  {:<48} {:>6.1f}%{}  {}: {}", g.factor, 100 * g.contribution,
                       g.fragile ? " (fragile)" : "", g.break_down ? "break down" : "explained",
                       g.reason));
@@ -280,7 +290,8 @@ Expected<Outcome> Session::run() {
   Outcome out;
   out.final_json = dir_ + "/final-report.json";
   out.final_text = dir_ + "/final-report.txt";
-  Status w = write_reports(*analysis, dir_ + "/final-report");
+  out.final_html = dir_ + "/final-report.html";
+  Status w = write_reports(*analysis, dir_ + "/final-report", true);
   if (!w) return Error{w.message()};
   out.analysis = std::move(analysis);
   out.state = s_;

@@ -4,7 +4,8 @@
 // after every iteration:
 //   SESSION/state.json                the session (state.h)
 //   SESSION/iter-N/{build.log,run.log,trace/,report.json,report.txt,report.vprof}
-//   SESSION/final-report.{json,txt,vprof}   the merged analysis at the end
+//   SESSION/final-report.{json,txt,vprof,html}   the merged analysis at the end
+//     (the JSON and the HTML page also carry the iterations and decisions)
 // (.vprof: the saved profile, analyzer/profile/profile.h, for vprof diff/gate)
 // The target tree is restored (byte for byte) when the loop ends, fails, or
 // is interrupted.
@@ -41,7 +42,7 @@ struct SessionOptions {
 struct Outcome {
   std::unique_ptr<analyzer::Analysis> analysis;
   State state;
-  std::string final_json, final_text;  // paths
+  std::string final_json, final_text, final_html;  // paths
 };
 
 Expected<Outcome> run_session(const Config &c, const SessionOptions &o, const Hooks &h);

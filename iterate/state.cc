@@ -32,6 +32,17 @@ std::vector<std::string> State::chain(const std::string &f) const {
   return out;
 }
 
+namespace {
+
+json decision_json(const Decision &d, bool with_iteration) {
+  json j = {{"factor", d.factor}, {"decision", d.decision}, {"reason", d.reason},
+            {"value", d.value ? json(*d.value) : json(nullptr)}, {"fragile", d.fragile}};
+  if (with_iteration) j["iteration"] = d.iteration;
+  return j;
+}
+
+}  // namespace
+
 Expected<State> load_state(const std::string &path) {
   State s;
   if (!fs::exists(path)) return s;
@@ -47,8 +58,12 @@ Expected<State> load_state(const std::string &path) {
     }
     for (const auto &i : j.at("iterations"))
       s.iterations.push_back({i.at("number"), i.at("instrumented"), i.at("trace_dir"), i.at("analyzed")});
-    for (const auto &d : j.at("decisions"))
-      s.decisions.push_back({d.at("iteration"), d.at("factor"), d.at("decision"), d.at("reason")});
+    for (const auto &d : j.at("decisions")) {
+      Decision x{d.at("iteration"), d.at("factor"), d.at("decision"), d.at("reason"), {}, false};
+      if (d.contains("value") && d.at("value").is_number()) x.value = d.at("value").get<double>();
+      x.fragile = d.value("fragile", false);
+      s.decisions.push_back(std::move(x));
+    }
     s.pending = j.at("pending").get<std::vector<std::string>>();
     s.done = j.at("done");
     s.stop_reason = j.value("stop_reason", "");
@@ -71,8 +86,7 @@ Status save_state(const State &s, const std::string &path) {
                                {"trace_dir", i.trace_dir}, {"analyzed", i.analyzed}});
   j["decisions"] = json::array();
   for (const auto &d : s.decisions)
-    j["decisions"].push_back({{"iteration", d.iteration}, {"factor", d.factor},
-                              {"decision", d.decision}, {"reason", d.reason}});
+    j["decisions"].push_back(decision_json(d, true));
   j["pending"] = s.pending;
   j["done"] = s.done;
   j["stop_reason"] = s.stop_reason;
@@ -87,6 +101,23 @@ Status save_state(const State &s, const std::string &path) {
   fs::rename(tmp, path, ec);
   if (ec) return Error{fmt::format("{}: {}", path, ec.message())};
   return Status::Ok();
+}
+
+json report_json(const State &s, const std::string &session_dir) {
+  json iterations = json::array();
+  int run = 0;  // the analysis numbers the analyzed iterations' traces from 0 (session.cc)
+  for (const auto &it : s.iterations) {
+    json decisions = json::array();
+    for (const auto &d : s.decisions)
+      if (d.iteration == it.number) decisions.push_back(decision_json(d, false));
+    iterations.push_back({{"iteration", it.number},
+                          {"run", it.analyzed ? json(run++) : json(nullptr)},
+                          {"instrumented", it.instrumented},
+                          {"trace_dir", it.trace_dir},
+                          {"decisions", std::move(decisions)}});
+  }
+  return {{"session", {{"dir", session_dir}, {"done", s.done}, {"stop_reason", s.stop_reason}}},
+          {"iterations", std::move(iterations)}};
 }
 
 }  // namespace vprof::iterate

@@ -3,9 +3,11 @@
 #ifndef VPROF_ITERATE_STATE_H
 #define VPROF_ITERATE_STATE_H
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <vprof/expected.h>
 
 namespace vprof::iterate {
@@ -24,6 +26,10 @@ struct Decision {
   std::string factor;
   std::string decision;  // "break down" | "explained"
   std::string reason;
+  // What the factor was ranked by (share or contribution) when decided, and
+  // whether it was fragile; absent from sessions saved before they were kept.
+  std::optional<double> value;
+  bool fragile = false;
 };
 
 struct Iteration {
@@ -47,6 +53,12 @@ struct State {
 };
 
 Expected<State> load_state(const std::string &path);  // a missing file is a fresh state
+// What the session's final reports add to the analysis (docs/iterate.md):
+// `session` {dir, done, stop_reason} and `iterations`, one entry per
+// iteration {iteration, run (its index in the report's runs, null if not
+// analyzed), instrumented, trace_dir, decisions: [{factor, decision, reason,
+// value, fragile}]}, so the HTML page can show the refinement path.
+nlohmann::json report_json(const State &s, const std::string &session_dir);
 Status save_state(const State &s, const std::string &path);  // atomic: write then rename
 
 }  // namespace vprof::iterate

@@ -35,3 +35,4 @@ cmake --build b >/dev/null
 echo "demo: vprof iterate --auto (each iteration: instrument, build, run, analyze, decide)"
 "$vprof" iterate --auto --fresh
 echo "demo: done in $(( $(date +%s) - start )) s; the session (every iteration's trace and report) is in $work/minidb/.vprof-session"
+echo "demo: open $work/minidb/.vprof-session/final-report.html in a browser for the report's page"

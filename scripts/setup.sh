@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev                # tests and benchmarks
   libeigen3-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   dpkg-dev                                                  # apt-get source, for real targets
+  chromium python3                                          # the HTML report, checked in a browser (tests/report)
 )
 
 missing=()

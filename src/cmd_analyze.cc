@@ -4,9 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -29,7 +30,7 @@ namespace {
 
 struct AnalyzeCliOptions {
   std::vector<std::string> dirs;
-  std::string root, json, csv, manifest, callgraph, save, perfetto;
+  std::string root, json, csv, html, manifest, callgraph, save, perfetto;
   int perfetto_intervals = 20;
   int k = 3;
   double d = 0.05, e = 2.0;
@@ -66,17 +67,24 @@ std::vector<Input> inputs_of(const AnalyzeCliOptions &o) {
   return in;
 }
 
-// A report can be written at path: into an existing directory we may write
-// in, over a file we may write (checked before the analysis, which can take
-// minutes, rather than after it).
-Status writable(const std::string &flag, const std::string &path, bool exists) {
+// Whether path can be written: an existing file we may write, or a new one
+// in a directory that exists and we may write in. "PATH: cannot write: why".
+Status writable(const std::string &path) {
   namespace fs = std::filesystem;
-  std::string dir = fs::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  if (exists && access(path.c_str(), W_OK) != 0)
-    return Error{fmt::format("{} {}: cannot write it: {}", flag, path, std::strerror(errno))};
-  if (!exists && access(dir.c_str(), W_OK) != 0)
-    return Error{fmt::format("{} {}: cannot write there: {} ({})", flag, path, std::strerror(errno), dir)};
+  if (access(path.c_str(), F_OK) == 0) {
+    if (access(path.c_str(), W_OK) != 0)
+      return Error{fmt::format("{}: cannot write: {}", path, std::strerror(errno))};
+    return Status::Ok();
+  }
+  fs::path dir = fs::path(path).parent_path();
+  std::string d = dir.empty() ? "." : dir.string();
+  struct stat st;
+  if (stat(d.c_str(), &st) != 0)
+    return Error{fmt::format("{}: cannot write: {} ({})", path, std::strerror(errno), d)};
+  if (!S_ISDIR(st.st_mode))
+    return Error{fmt::format("{}: cannot write: {} is not a directory", path, d)};
+  if (access(d.c_str(), W_OK) != 0)
+    return Error{fmt::format("{}: cannot write: {} ({})", path, std::strerror(errno), d)};
   return Status::Ok();
 }
 
@@ -88,12 +96,13 @@ Status check_outputs(const AnalyzeCliOptions &o) {
   std::vector<std::pair<std::string, std::string>> outs;  // (option, path)
   if (!o.json.empty()) outs.push_back({"--json", o.json});
   if (!o.csv.empty()) outs.push_back({"--csv", o.csv});
+  if (!o.html.empty()) outs.push_back({"--html", o.html});
   if (!o.save.empty()) outs.push_back({"--save", o.save});
   if (!o.perfetto.empty()) outs.push_back({"--perfetto", o.perfetto});
-  if (o.json == "-" && o.csv == "-")
-    return Error{"--json - and --csv - would both write to stdout; at most one report may be '-'"};
   if (o.perfetto == "-")
     return Error{"--perfetto -: the trace events go to a file (ui.perfetto.dev opens files); name one"};
+  if ((o.json == "-") + (o.csv == "-") + (o.html == "-") > 1)
+    return Error{"--json -, --csv - and --html -: each writes to stdout; at most one report may be '-'"};
   std::vector<Input> inputs = inputs_of(o);
   namespace fs = std::filesystem;
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -102,7 +111,8 @@ Status check_outputs(const AnalyzeCliOptions &o) {
     struct stat st;
     bool exists = stat(path.c_str(), &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) return Error{fmt::format("{} {}: is a directory", flag, path)};
-    if (Status w = writable(flag, path, exists); !w.ok()) return w;
+    // Said now, not after minutes of analysis: a file that cannot be written.
+    if (Status w = writable(path); !w.ok()) return Error{fmt::format("{} {}", flag, w.message())};
     for (const Input &in : inputs)
       if (exists && in.dev == st.st_dev && in.ino == st.st_ino)
         return Error{fmt::format("{} {}: is an input of this analysis ({}); the report would "
@@ -123,9 +133,11 @@ Status write_file(const std::string &path, const analyzer::Reporter &rep,
                   const analyzer::Analysis &a) {
   if (path == "-") return rep.write(a, std::cout);
   std::ofstream out(path);
-  if (!out) return Error{path + ": cannot open for writing: " + std::strerror(errno)};
+  if (!out) return Error{fmt::format("{}: cannot write: {}", path, std::strerror(errno))};
   Status s = rep.write(a, out);
   if (!s.ok()) return Error{path + ": " + s.message()};
+  out.close();  // the last buffer's write can fail too (a full disk)
+  if (!out) return Error{fmt::format("{}: cannot write: {}", path, std::strerror(errno))};
   return Status::Ok();
 }
 
@@ -137,7 +149,7 @@ Status write_perfetto_file(const AnalyzeCliOptions &o, const analyzer::RunAnalys
   const trace::Trace meta = (*stream)->summary();
   auto chosen = analyzer::choose_intervals(run.paths, size_t(o.perfetto_intervals));
   std::ofstream out(o.perfetto);
-  if (!out) return Error{o.perfetto + ": cannot open for writing: " + std::strerror(errno)};
+  if (!out) return Error{fmt::format("{}: cannot write: {}", o.perfetto, std::strerror(errno))};
   Status s = analyzer::write_perfetto((*stream)->sources(), meta, run, chosen, o.threads, out);
   out.close();
   if (!s.ok() || !out) return Error{o.perfetto + ": cannot write the trace events"};
@@ -177,6 +189,10 @@ int run(const AnalyzeCliOptions &o) {
     Status s = write_file(o.csv, *analyzer::make_csv_reporter(), *a);
     if (!s.ok()) return fail(s.message());
   }
+  if (!o.html.empty()) {
+    Status s = write_file(o.html, *analyzer::make_html_reporter(), *a);
+    if (!s.ok()) return fail(s.message());
+  }
   if (!o.save.empty()) {
     Status s = analyzer::save_profile(analyzer::make_profile(*a, analyzer::build_info()), o.save);
     if (!s.ok()) return fail(s.message());
@@ -185,7 +201,7 @@ int run(const AnalyzeCliOptions &o) {
     Status s = write_perfetto_file(o, *a->runs.front());
     if (!s.ok()) return fail(s.message());
   }
-  if (o.json != "-" && o.csv != "-") {
+  if (o.json != "-" && o.csv != "-" && o.html != "-") {
     analyzer::TerminalOptions table;
     table.by_type = o.by_type;
     Status s = analyzer::make_terminal_reporter(table)->write(*a, std::cout);
@@ -208,6 +224,8 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
   sub.add_option("-e,--exponent", o->e, "specificity exponent")->check(above(0));
   sub.add_option("--json", o->json, "write the JSON report to FILE ('-': stdout, no table)");
   sub.add_option("--csv", o->csv, "write the per-interval leaf matrix to FILE ('-': stdout)");
+  sub.add_option("--html", o->html,
+                 "write the HTML report to FILE: one page, no network, opens from disk ('-': stdout)");
   sub.add_option("--save", o->save, "write a saved profile to FILE, for vprof diff and vprof gate");
   auto *perfetto = sub.add_option("--perfetto", o->perfetto,
                  "write the slowest and the median intervals' timelines to FILE as Chrome Trace Event "

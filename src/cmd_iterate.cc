@@ -84,8 +84,9 @@ int run(const IterateCli &o) {
   }
   std::printf("\n");
   analyzer::make_terminal_reporter()->write(*out->analysis, std::cout);
-  std::printf("\n%zu iterations; %s.\nReports: %s and %s\n", out->state.iterations.size(),
-              out->state.stop_reason.c_str(), out->final_text.c_str(), out->final_json.c_str());
+  std::printf("\n%zu iterations; %s.\nReports: %s, %s and %s\n", out->state.iterations.size(),
+              out->state.stop_reason.c_str(), out->final_text.c_str(), out->final_json.c_str(),
+              out->final_html.c_str());
   return 0;
 }
 

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analyzer/report/histogram.h"
 #include "analyzer/report/preemption.h"
 #include "analyzer/report/reporter.h"
 
@@ -67,6 +68,15 @@ json factor_json(const Factor &f) {
           {"fragile", f.fragile}};
 }
 
+json histogram_json(const LatencyHistogram &h) {
+  json by_type = json::array();
+  for (const auto &t : h.by_type)
+    by_type.push_back({{"type", t.type}, {"counts", t.counts}, {"zero", t.zero}});
+  return {{"scale", "log10"},           {"bins_per_decade", h.bins_per_decade},
+          {"edges_ns", h.edges_ns},     {"counts", h.counts},
+          {"zero", h.zero},             {"by_type", std::move(by_type)}};
+}
+
 // What damage cost the runs: totals and one entry per damaged file.
 json lost_json(const DataLost &d, const std::vector<const RunAnalysis *> &runs) {
   json files = json::array();
@@ -122,11 +132,15 @@ json quality_json(const RunAnalysis &r) {
 
 class JsonReporter : public Reporter {
  public:
+  explicit JsonReporter(json extra) : extra_(std::move(extra)) {}
   Status write(const Analysis &a, std::ostream &out) const override {
-    out << to_json(a).dump(2) << '\n';
+    out << to_json(a, extra_).dump(2) << '\n';
     if (!out) return Error{"cannot write the JSON report"};
     return Status::Ok();
   }
+
+ private:
+  json extra_;
 };
 
 }  // namespace
@@ -198,7 +212,8 @@ json to_json(const Analysis &a) {
           {"latency",
            {{"mean_ns", num(l.mean_ns)}, {"variance_ns2", num(l.variance_ns2)},
             {"stddev_ns", num(l.stddev_ns)}, {"p50_ns", num(l.p50_ns)}, {"p90_ns", num(l.p90_ns)},
-            {"p99_ns", num(l.p99_ns)}, {"p999_ns", num(l.p999_ns)}, {"max_ns", num(l.max_ns)}}},
+            {"p99_ns", num(l.p99_ns)}, {"p999_ns", num(l.p999_ns)}, {"max_ns", num(l.max_ns)},
+            {"histogram", histogram_json(latency_histogram(a))}}},
           {"preemption", preemption_json(base)},
           {"tree", node_json(a.tree)},
           {"factors", std::move(factors)},
@@ -219,6 +234,15 @@ json to_json(const Analysis &a) {
           {"runs", std::move(runs)}};
 }
 
-std::unique_ptr<Reporter> make_json_reporter() { return std::make_unique<JsonReporter>(); }
+json to_json(const Analysis &a, const json &extra) {
+  json doc = to_json(a);
+  if (extra.is_object())
+    for (const auto &[k, v] : extra.items()) doc[k] = v;
+  return doc;
+}
+
+std::unique_ptr<Reporter> make_json_reporter(json extra) {
+  return std::make_unique<JsonReporter>(std::move(extra));
+}
 
 }  // namespace vprof::analyzer

@@ -1,6 +1,7 @@
 // Reporters behind one interface (after google/benchmark's reporter.h): the
-// terminal table, the JSON report (schema in CLI.md, versioned), and the CSV
-// of the per-interval leaf matrix. A reporter writes to a stream and returns a
+// terminal table, the JSON report (schema in CLI.md, versioned), the CSV
+// of the per-interval leaf matrix, and the HTML page that renders the JSON
+// report (one self-contained file, docs/analyze.md). A reporter writes to a stream and returns a
 // Status; it never prints elsewhere or exits.
 #ifndef VPROF_ANALYZER_REPORT_REPORTER_H
 #define VPROF_ANALYZER_REPORT_REPORTER_H
@@ -26,11 +27,16 @@ struct TerminalOptions {
 };
 
 std::unique_ptr<Reporter> make_terminal_reporter(const TerminalOptions &opt = {});
-std::unique_ptr<Reporter> make_json_reporter();
+// `extra`: keys added to the JSON document, as `vprof iterate` adds the
+// session's iterations; the HTML page renders the same document.
+std::unique_ptr<Reporter> make_json_reporter(nlohmann::json extra = nlohmann::json::object());
 std::unique_ptr<Reporter> make_csv_reporter();
+std::unique_ptr<Reporter> make_html_reporter(nlohmann::json extra = nlohmann::json::object());
 
 // The JSON document the JSON reporter writes (for tests and other tools).
 nlohmann::json to_json(const Analysis &a);
+// That document with extra's keys added (replacing any of the same name).
+nlohmann::json to_json(const Analysis &a, const nlohmann::json &extra);
 
 }  // namespace vprof::analyzer
 

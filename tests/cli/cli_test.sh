@@ -35,6 +35,18 @@ expect "run roundtrip" 0 'trace in .*\(2 thread files\)' -- "$vprof" run --trace
 expect "dump roundtrip" 0 '' -- "$vprof" dump "$tmp/t1"
 grep -q "interval_begin interval=1 type='NewOrder' client='alice'" "$tmp/out" && pass=$((pass + 1)) || {
   fail=$((fail + 1)); echo "FAIL dump content"; }
+# analyze --html: one page; an output that cannot be written is one line
+# naming the file, before any analysis (issue 16).
+expect "analyze --html" 0 '' -- "$vprof" analyze "$tmp/t1" --html "$tmp/r.html"
+grep -q '<script type="application/json" id="vprof-data">' "$tmp/r.html" && pass=$((pass + 1)) || {
+  fail=$((fail + 1)); echo "FAIL analyze --html wrote no page"; }
+expect "analyze --html: no such directory" 2 \
+  "^vprof: error: --html $tmp/no/such/r.html: cannot write: No such file or directory \\($tmp/no/such\\)$" -- \
+  "$vprof" analyze "$tmp/t1" --html "$tmp/no/such/r.html"
+expect "analyze --html: not a directory" 2 "^vprof: error: --html $tmp/r.html/x.html: cannot write: $tmp/r.html is not a directory$" -- \
+  "$vprof" analyze "$tmp/t1" --html "$tmp/r.html/x.html"
+[ "$(wc -l < "$tmp/err")" -eq 1 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL not one line"; cat "$tmp/err"; }
+expect "analyze: two reports on stdout" 2 'at most one report may be' -- "$vprof" analyze "$tmp/t1" --html - --json -
 expect "run passes exit status" 2 '' -- "$vprof" run --trace-dir "$tmp/t2" -- "$workload" no-such-mode
 
 # analyze: the trees within types, per-client fairness and --perfetto on the
@@ -46,7 +58,7 @@ grep -q "^variance tree within type NewOrder (4 intervals" "$tmp/out" && grep -q
 expect "analyze --perfetto" 0 '' -- "$vprof" analyze "$tmp/t1" --perfetto "$tmp/p.json" --perfetto-intervals 2
 head -1 "$tmp/p.json" | grep -q '^{"traceEvents": \[' && grep -q '"ph":"b"' "$tmp/p.json" &&
   pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL analyze --perfetto wrote:"; head -5 "$tmp/p.json"; }
-expect "perfetto: no such directory" 2 "^vprof: error: --perfetto $tmp/none/p.json: cannot write there: No such file or directory \\($tmp/none\\)$" -- \
+expect "perfetto: no such directory" 2 "^vprof: error: --perfetto $tmp/none/p.json: cannot write: No such file or directory \\($tmp/none\\)$" -- \
   "$vprof" analyze "$tmp/t1" --perfetto "$tmp/none/p.json"
 expect "perfetto: a directory" 2 "^vprof: error: --perfetto $tmp: is a directory$" -- "$vprof" analyze "$tmp/t1" --perfetto "$tmp"
 expect "perfetto: stdout" 2 '^vprof: error: --perfetto -: ' -- "$vprof" analyze "$tmp/t1" --perfetto -

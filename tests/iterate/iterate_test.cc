@@ -85,6 +85,27 @@ TEST_P(Planted, AutoEndsOnThePlantedFunctionAndRestoresTheTree) {
   EXPECT_EQ(saved->runs.size(), out->state.iterations.size());
   ASSERT_FALSE(saved->factors.empty());
   EXPECT_EQ(saved->factors.front().name, top(*out).name);
+  // Issue 16: the final JSON and final-report.html carry one document, with
+  // the refinement path: every iteration, its run, and its decisions.
+  ASSERT_EQ(j["iterations"].size(), out->state.iterations.size());
+  size_t decisions = 0;
+  for (size_t i = 0; i < j["iterations"].size(); ++i) {
+    const auto &it = j["iterations"][i];
+    EXPECT_EQ(it["iteration"], i + 1);
+    EXPECT_EQ(it["run"], i) << "every iteration was analyzed";
+    for (const auto &d : it["decisions"]) {
+      EXPECT_TRUE(d["value"].is_number()) << d.dump();
+      ++decisions;
+    }
+  }
+  EXPECT_EQ(decisions, out->state.decisions.size());
+  EXPECT_EQ(j["session"]["stop_reason"], out->state.stop_reason);
+  std::string page = slurp(out->final_html);
+  const std::string open = "id=\"vprof-data\">";
+  size_t b = page.find(open);
+  ASSERT_NE(b, std::string::npos) << out->final_html;
+  b += open.size();
+  EXPECT_EQ(nlohmann::json::parse(page.substr(b, page.find("</script>", b) - b)), j);
 }
 
 INSTANTIATE_TEST_SUITE_P(Depths, Planted,
@@ -111,6 +132,10 @@ TEST(Iterate, StoppedSessionResumesWhereItStopped) {
   EXPECT_EQ(second->state.iterations[0].number, 1) << "iteration 1 was kept, not redone";
   EXPECT_EQ(caller_of(*second, "injected_delay"), "stage3");
   EXPECT_EQ(slurp(c.dir + "/planted.cc"), before);
+  // The decisions of iteration 1, saved and loaded again, keep their values.
+  auto j = nlohmann::json::parse(slurp(second->final_json));
+  ASSERT_FALSE(j["iterations"][0]["decisions"].empty());
+  EXPECT_TRUE(j["iterations"][0]["decisions"][0]["value"].is_number());
 }
 
 TEST(Iterate, InterruptedMidIterationRestoresAndResumes) {
