@@ -183,12 +183,17 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
     // once (inside it: Factor::nested_with), so none of them was selected.
     // "Its parts are ranked on their own" must hold: take its first part in
     // ranking order that is not itself broken down, as if it were selected.
+    // A part that is itself a pointer call with every target broken down
+    // hides its parts too (they nest in f as well): pass it by, as a
+    // broken-down function is passed by (PostgreSQL: ExecProcNode outranked
+    // node->ExecProcNode, whose target ExecModifyTable held ExecUpdate).
     for (const auto &part : a.factors) {
       if (part.nested_with != f.name || part.covariance || ends_with(part.name, " (body)")) continue;
       if (part.functions.empty() || part.functions[0].empty() || part.functions[0][0] == '(') continue;
       if (s.is_broken_down(part.functions[0])) continue;
-      bool ignored = false;
-      Suggestion g = one(part, ignored);
+      bool hidden = false;
+      Suggestion g = one(part, hidden);
+      if (hidden) continue;
       g.reason += fmt::format(" (a part of {}, which outranked it)", f.name);
       out.push_back(std::move(g));
       break;

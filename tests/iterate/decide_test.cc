@@ -97,3 +97,39 @@ TEST(Decide, Issue14_APointerCallWhoseTargetsAreBrokenDownHasItsFirstPartDecided
   EXPECT_TRUE(out[0].break_down);
   EXPECT_EQ(out[0].functions, std::vector<std::string>{"ExecProcNodeFirst"});
 }
+
+// Issue 14, the next session (pointer calls keep their targets as nodes, so
+// the pointer call is one level of its own): ExecProcNode, broken down,
+// outranked node->ExecProcNode, a part whose targets are all broken down;
+// taking that part stopped the session on "its parts are ranked on their
+// own" with ExecUpdate, inside the target, never decided.
+TEST(Decide, Issue14_APartThatIsAPointerCallWithItsTargetsBrokenDownIsPassedBy) {
+  analyzer::Analysis a;
+  a.factors.push_back(factor("ExecProcNode", "ExecProcNode", 0.765, 1));
+  a.factors.push_back(factor("fdatasync", "fdatasync", 0.14, 2));
+  analyzer::Factor ptr = factor("node->ExecProcNode", "node->ExecProcNode", 0.765, 0, "ExecProcNode");
+  analyzer::FactorSite site;
+  site.label = "node->ExecProcNode (executor.h:266)";
+  site.call_site = analyzer::CallSiteInfo{};
+  site.call_site->callee = "node->ExecProcNode";
+  site.call_site->indirect = true;
+  site.call_site->targets = {"ExecModifyTable", "ExecProcNodeFirst"};
+  ptr.call_sites.push_back(site);
+  a.factors.push_back(ptr);
+  a.factors.push_back(factor("ExecModifyTable", "ExecModifyTable", 0.76, 0, "ExecProcNode"));
+  a.factors.push_back(factor("ExecUpdate", "ExecUpdate", 0.75, 0, "ExecProcNode"));
+  iterate::State s;
+  s.broken_down.push_back({"ExecProcNode", {"ExecutePlan"}, 8});
+  s.broken_down.push_back({"ExecModifyTable", {"ExecProcNode"}, 9});
+  s.broken_down.push_back({"ExecProcNodeFirst", {"ExecProcNode"}, 9});
+  auto probe = [](const std::string &f) {
+    return f == "fdatasync" ? std::string("no definition") : std::string();
+  };
+  auto out = iterate::suggest(a, s, 0.5, probe);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].factor, "ExecProcNode");
+  EXPECT_EQ(out[1].factor, "ExecUpdate");
+  EXPECT_TRUE(out[1].break_down);
+  EXPECT_EQ(out[1].functions, std::vector<std::string>{"ExecUpdate"});
+  EXPECT_EQ(out[2].factor, "fdatasync");
+}
