@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <tuple>
+#include <unordered_map>
 
 namespace vprof::analyzer {
 
@@ -48,6 +49,9 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   std::vector<std::vector<PathCell>> cells(nw);
   std::vector<Walked> walked;
   std::vector<IntervalInfo> done;
+  // The Held leaves' (wait node, holder node), numbered as first kept.
+  std::vector<std::pair<uint32_t, uint32_t>> held;
+  std::unordered_map<uint64_t, uint32_t> held_index;
   // Reserving address space costs nothing until pages are written; growing
   // by doubling would write (and fault in) every page twice or more.
   // Bounds: a row takes a begin and an end record; a row's cells come from
@@ -91,8 +95,18 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
     for (size_t i = 0; i < done.size(); ++i) {
       if (!walked[i].keep) continue;
       const std::vector<PathCell> &src = cells[i % nw];
+      size_t from = out.cells.size();
       out.cells.insert(out.cells.end(), src.begin() + ptrdiff_t(walked[i].begin),
                        src.begin() + ptrdiff_t(walked[i].end));
+      // A Held cell's index is its walker's: made one numbering for all.
+      for (size_t k = from; k < out.cells.size(); ++k) {
+        PathCell &c = out.cells[k];
+        if ((c.node & (kPreemptedMark | kHeldMark)) != kHeldMark) continue;
+        auto [w, h] = walkers[i % nw].held_pairs()[c.node & ~kHeldMark];
+        auto [it, fresh] = held_index.try_emplace(uint64_t{w} << 32 | h, uint32_t(held.size()));
+        if (fresh) held.push_back({w, h});
+        c.node = kHeldMark | it->second;
+      }
       out.row_start.push_back(out.cells.size());
       const IntervalInfo &iv = done[i];
       out.rows.push_back(
@@ -125,11 +139,23 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   bool preemption = false;
   for (Walker<NoRecord> &w : walkers) preemption = preemption || w.saw_preemption();
   size_t walked_nodes = tl.trie.size();
-  if (preemption) {
+  if (preemption || !held.empty()) {
     StackTrie full = tl.trie;
+    // A Held leaf is named by the holder's innermost frame (held_id): the
+    // same place reached by other paths is one leaf under a wait.
+    std::vector<uint32_t> held_node(held.size());
+    for (size_t i = 0; i < held.size(); ++i) {
+      const StackNode &h = tl.trie[held[i].second];
+      uint32_t id = h.kind == FrameKind::Site ? h.id
+                    : h.kind == FrameKind::Function ? h.id | kHeldFunction
+                    : 0;
+      held_node[i] = full.child(held[i].first, FrameKind::Held, id);
+    }
     for (PathCell &c : out.cells)
       if (c.node & kPreemptedMark)
         c.node = full.child(c.node & ~kPreemptedMark, FrameKind::Preempted, 0);
+      else if (c.node & kHeldMark)
+        c.node = held_node[c.node & ~kHeldMark];
     walked_nodes = full.size();
     result.trie = full.canonical(renum, opt.direct_calls);
     out.nodes = std::max(out.nodes, result.trie.size());  // cells name the leaves made here

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "analyzer/critpath/critical_path.h"
@@ -28,6 +29,10 @@ namespace {  // NOLINT(build/namespaces): see above
 // A cell's node with this bit is the (preempted) leaf under that node: the
 // walk's trie is shared and read-only, so the leaves are made after it.
 constexpr uint32_t kPreemptedMark = 0x80000000u;
+// A cell's node with this bit (and not the one above) is a Held leaf: the
+// rest is an index into its walker's held_pairs() (wait node, holder node),
+// made into trie nodes after the walk like the (preempted) leaves.
+constexpr uint32_t kHeldMark = 0x40000000u;
 
 // What the walk tells a Rec besides the tiling (record_path): nothing, for the
 // analysis, so that its walk compiles to what it was without the hooks.
@@ -77,11 +82,18 @@ class Walker : public Rec {
       if (acc_[n] != 0.0) CriticalPaths::append(out, n, acc_[n]);
     // Marked: the caller hangs them under their nodes as (preempted) leaves.
     for (auto &[n, ns] : preempted_) CriticalPaths::append(out, n | kPreemptedMark, double(ns));
+    for (uint32_t i : held_touched_) {
+      CriticalPaths::append(out, i | kHeldMark, double(held_acc_[i]));
+      held_acc_[i] = 0;
+    }
+    held_touched_.clear();
     saw_preemption_ = saw_preemption_ || !preempted_.empty();
     return !lossy_;
   }
 
   bool gap() const { return gap_; }
+  // (wait node, holder node) of each Held cell's index, in walk numbering.
+  const std::vector<std::pair<uint32_t, uint32_t>> &held_pairs() const { return held_pairs_; }
   bool saw_preemption() const { return saw_preemption_; }
   PathCounters counters;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, int64_t> blame;
@@ -171,6 +183,28 @@ class Walker : public Rec {
       touched_.push_back(node);
     }
     acc_[node] += double(ns);
+  }
+
+  // [a, b) of a wait at node w whose waker on thread wt worked for another
+  // interval or for none: each stretch goes to the Held leaf under w of
+  // the waker's innermost frame then (what the waiter waited for).
+  void add_held(const ThreadTimeline &wt, uint32_t w, int64_t a, int64_t b) {
+    const StackChange *it = first_change_after(wt, a);
+    uint32_t node = it == wt.stack.begin() ? StackTrie::kRoot : std::prev(it)->node;
+    for (int64_t t = a; t < b;) {
+      int64_t next = it == wt.stack.end() ? b : std::min(b, it->ts);
+      auto [pos, fresh] = held_index_.try_emplace(uint64_t{w} << 32 | node, uint32_t(held_pairs_.size()));
+      if (fresh) held_pairs_.push_back({w, node});
+      add_held_cell(pos->second, next - t);
+      t = next;
+      if (it != wt.stack.end()) node = (it++)->node;
+    }
+  }
+
+  void add_held_cell(uint32_t i, int64_t ns) {
+    if (held_acc_.size() <= i) held_acc_.resize(i + 1, 0);
+    if (held_acc_[i] == 0) held_touched_.push_back(i);
+    held_acc_[i] += ns;
   }
 
   uint64_t label_at(uint32_t ti, int64_t t) {
@@ -270,8 +304,22 @@ class Walker : public Rec {
           if (r > a) ++counters.depth_limit_hits;
         } else {
           // The holder/signaller worked for someone else: the time stays with
-          // the wait call site and the waker is blamed.
-          blame[{node_before(*th, t), seg.waker_tid, node_before(wt, seg.release_ts), wl}] += t - a;
+          // the wait call site and the waker is blamed. The blocked stretch
+          // [a, r) is tiled under the wait by where the waker was meanwhile
+          // (Held leaves); the wake-up latency [r, t) is the wait's own.
+          uint32_t w = node_before(*th, t);
+          blame[{w, seg.waker_tid, node_before(wt, seg.release_ts), wl}] += t - a;
+          if (r > a) {
+            run_stack(*th, r, t);
+            this->on_thread(ti, a, r);  // still the waiter's stretch, for a recorded path
+            if ((th->drop_begin_ts >= 0 && r > th->drop_begin_ts) ||
+                (wt.drop_begin_ts >= 0 && r > wt.drop_begin_ts))
+              lossy_ = true;
+            add_held(wt, w, a, r);
+            t = a;
+            hint = si - 1;
+            continue;
+          }
         }
       }
       run_stack(*th, a, t);
@@ -291,6 +339,10 @@ class Walker : public Rec {
   uint32_t serial_ = 0;
   std::vector<Hints> hints_;  // per thread
   std::vector<std::pair<uint32_t, int64_t>> preempted_;  // node -> off-CPU ns, this interval
+  std::vector<std::pair<uint32_t, uint32_t>> held_pairs_;  // Held cell index -> (wait, holder)
+  std::unordered_map<uint64_t, uint32_t> held_index_;     // (wait << 32 | holder) -> index
+  std::vector<int64_t> held_acc_;        // Held cell index -> ns, this interval (0: untouched)
+  std::vector<uint32_t> held_touched_;
   bool lossy_ = false, gap_ = false, saw_preemption_ = false;
 };
 

@@ -329,6 +329,9 @@ Expected<Diff> diff_profiles(const std::vector<const Profile *> &base,
   fo.d = o.d;
   fo.e = o.e;
   fo.bootstrap = 0;
+  // What changed is named: a wait that grew because its holder got slower
+  // names the holder's code (its Held parts), not the wait.
+  fo.held_parts = true;
   std::vector<Factor> factors = rank_factors(tree, h, fo);
 
   // Intervals: for the largest changes and the factors that could be named.
@@ -416,7 +419,18 @@ Expected<Diff> diff_profiles(const std::vector<const Profile *> &base,
       fd.site = top->call_site;
       const NodeDiff &n = *std::find_if(d.nodes.begin(), d.nodes.end(),
                                         [&](const NodeDiff &x) { return x.key == top->key; });
-      for (std::string pk = n.parent_key; !pk.empty();) {
+      std::string pk = n.parent_key;
+      if (is_held_part(*top)) {
+        // Held: the holder's place is its own ("held by CALLER at F (..)",
+        // variance_tree.cc); the wait it held is the parent.
+        const std::string &l = top->label;
+        size_t at = fd.functions.empty() ? std::string::npos : l.rfind(" at " + fd.functions[0] + " (");
+        if (l.rfind("held by ", 0) == 0 && at != std::string::npos && at > 8) fd.caller = l.substr(8, at - 8);
+        auto w = std::find_if(d.nodes.begin(), d.nodes.end(), [&](const NodeDiff &x) { return x.key == pk; });
+        if (w != d.nodes.end() && !w->functions.empty()) fd.held_wait = w->functions.front();
+        pk.clear();
+      }
+      for (; !pk.empty();) {
         auto it = std::find_if(d.nodes.begin(), d.nodes.end(), [&](const NodeDiff &x) { return x.key == pk; });
         if (it == d.nodes.end()) break;
         if (!it->functions.empty() && it->key != "root") {

@@ -87,6 +87,7 @@ struct FactorDiff {
   std::string site_label;   // its largest instance's label
   std::optional<CallSiteInfo> site;
   std::string caller;       // the function the largest instance is called from ("" at the root)
+  std::string held_wait;    // a Held part: the wait it held (its function), else ""
 };
 
 struct Diff {

@@ -144,7 +144,8 @@ json diff_json(const Diff &d, const GateResult *gate) {
     j["factors"].push_back({{"rank", f.rank}, {"name", f.name}, {"functions", f.functions},
                             {"change", f.of_base}, {"ci", ci_json(f.ci)}, {"part", f.part},
                             {"height", f.height}, {"score", f.score}, {"label", f.site_label},
-                            {"call_site", site_json(f.site)}, {"caller", f.caller}});
+                            {"call_site", site_json(f.site)}, {"caller", f.caller},
+                            {"held_wait", f.held_wait.empty() ? json() : json(f.held_wait)}});
   j["nodes"] = json::array();
   for (const NodeDiff &n : d.nodes)
     j["nodes"].push_back({{"key", n.key}, {"label", n.label}, {"parent", n.parent_key},

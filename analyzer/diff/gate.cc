@@ -21,6 +21,7 @@ std::string factor_place(const FactorDiff &f) {
     s += fmt::format(" ({}:{})", file, f.site->line);
   }
   if (!f.caller.empty()) s += " in " + f.caller;
+  if (!f.held_wait.empty()) s += ", held while others waited in " + f.held_wait;
   return s;
 }
 

@@ -41,10 +41,17 @@ bool has_preempted(const VarNode &n) {
   return false;
 }
 
-void collect(const VarNode &n, bool paper, bool preempted, std::multiset<std::string> &active,
-             std::map<std::string, Factor> &out, const std::optional<CallSiteInfo> &parent_site) {
+bool has_held_part(const VarNode &n) {
+  return std::any_of(n.children.begin(), n.children.end(), [](const VarNode &c) { return is_held_part(c); });
+}
+
+void collect(const VarNode &n, bool paper, bool preempted, bool held_parts,
+             std::multiset<std::string> &active, std::map<std::string, Factor> &out,
+             const std::optional<CallSiteInfo> &parent_site) {
   bool counted = false;
   bool candidate = paper || n.kind != VarNode::Kind::Cov;
+  // Held parts stand in for their wait, or are only its breakdown.
+  if (held_parts ? has_held_part(n) : is_held_part(n)) candidate = false;
   if (candidate && !n.factor.empty() && n.key != "root" && !active.count(n.factor)) {
     Factor &f = out[n.factor];
     f.name = n.factor;
@@ -63,7 +70,7 @@ void collect(const VarNode &n, bool paper, bool preempted, std::multiset<std::st
   bool root_fn = n.key == "root" && !n.factor.empty();
   if (counted || root_fn) active.insert(n.factor);
   for (const auto &c : n.children)
-    collect(c, paper, preempted, active, out, n.call_site ? n.call_site : parent_site);
+    collect(c, paper, preempted, held_parts, active, out, n.call_site ? n.call_site : parent_site);
   if (counted || root_fn) active.erase(active.find(n.factor));
 }
 
@@ -104,7 +111,7 @@ void select_first_k(It begin, It end, const FactorOptions &o, bool mark_candidat
 std::vector<Factor> rank_factors(const VarNode &tree, const Heights &h, const FactorOptions &o) {
   std::map<std::string, Factor> by_name;
   std::multiset<std::string> active;
-  collect(tree, o.paper, has_preempted(tree), active, by_name, std::nullopt);
+  collect(tree, o.paper, has_preempted(tree), o.held_parts, active, by_name, std::nullopt);
   std::vector<Factor> all;
   for (auto &[name, f] : by_name) {
     // A body has nothing below it; a covariance takes the larger height.

@@ -98,6 +98,12 @@ struct FactorOptions {
   // The bootstrap's sums are shared out to these workers (null: one thread);
   // the intervals do not depend on it.
   Workers *workers = nullptr;
+  // A wait's Held parts (the blocked time by where the waker, working for
+  // another interval, was: variance_tree.h) as factors in the wait's place:
+  // the holder's code is named instead of the wait. Off: the wait is the
+  // factor and its Held parts only break it down in the tree (analyze,
+  // iterate). On: `vprof diff`/`gate`, which name what changed.
+  bool held_parts = false;
 };
 
 // All factors of the tree, selected ones first in rank order, then the rest

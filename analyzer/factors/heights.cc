@@ -1,5 +1,7 @@
 #include "analyzer/factors/heights.h"
 
+#include "analyzer/factors/factors.h"
+
 #include <algorithm>
 #include <functional>
 
@@ -54,6 +56,9 @@ std::unordered_map<std::string, int> graph_heights(const Graph &g) {
 namespace {
 
 void collect(const VarNode &n, const std::string &caller, Graph &g) {
+  // A Held part is where another interval's thread was, not a call made
+  // by the wait it sits under.
+  if (is_held_part(n)) return;
   std::string self = caller;
   if (n.kind != VarNode::Kind::Cov && !n.body && n.functions.size() == 1) {
     self = n.functions[0];

@@ -60,8 +60,18 @@ namespace vprof::analyzer {
 // What a stack node stands for. Queue/Untracked are leaves hung under the
 // root so that every nanosecond of a tiling lands on some node. Preempted
 // (id 0) is a leaf under the node the thread was in when the kernel switched
-// it out involuntarily; the walk makes them (critical_path.cc).
-enum class FrameKind : uint8_t { Root, Function, Site, Queue, Untracked, Preempted };
+// it out involuntarily; the walk makes them (critical_path.cc). Held is a
+// leaf under a wait whose waker worked for another interval or for none: the
+// blocked stretch, tiled by where the waker (the holder or signaller) was
+// while the waiter waited (METHOD §3 blame, docs/method.md); its id names
+// that place (held_id below), the walk makes them too.
+enum class FrameKind : uint8_t { Root, Function, Site, Queue, Untracked, Preempted, Held };
+
+// A Held leaf's id: the holder's innermost frame, by manifest ids (stable
+// across runs and builds, unlike trie numbers): a call site's id, a
+// function's id with kHeldFunction set, or 0 when the holder was in no
+// instrumented function.
+constexpr uint32_t kHeldFunction = 0x80000000u;
 
 struct StackNode {
   uint32_t parent = 0;

@@ -23,6 +23,12 @@ std::string node_name(const Columns &c, const Names &n, int i) {
     case FrameKind::Queue: return "(queue wait)";
     case FrameKind::Untracked: return "(untracked)";
     case FrameKind::Preempted: return "(preempted)";
+    case FrameKind::Held:
+      if (s.id == 0) return "(held: outside)";
+      if (s.id & kHeldFunction) return "(held: " + n.function(s.id & ~kHeldFunction) + ")";
+      if (const CallSiteInfo *si = n.site(s.id))
+        return fmt::format("(held: {}@{}:{})", si->callee, si->file, si->line);
+      return "(held: " + n.callee(s.id) + ")";
     case FrameKind::Function: return n.function(s.id);
     case FrameKind::Site:
       if (s.callee_fn && n.functions.count(s.callee_fn)) return n.function(s.callee_fn);

@@ -44,14 +44,19 @@ void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &l
            std::vector<Graft> *grafts) {
   if (n.kind == VarNode::Kind::Cov) return;
   const bool pseudo = uninstrumented_part(n) != nullptr;
-  if (n.children.empty() || pseudo) {
+  // Held parts break a wait down by its holders, not by calls: a run that
+  // instruments the function they sit in (the waits then deeper inside it)
+  // breaks it down for real.
+  const bool held = held_only(n);
+  if (n.children.empty() || pseudo || held) {
     auto it = later.find(n.key);
     // A later breakdown that still has such a part wins when it holds less
     // than half as much: on PostgreSQL, instrumenting the 45 targets of
     // node->ExecProcNode left a sliver (0.0%) of it where the run before had
     // 82.5% of Var, and keeping the earlier run's stopped the session there.
     bool usable = it != later.end() && it->second->value_ns2 > 0 &&
-                  !(pseudo && uninstrumented_fraction(*it->second) >= 0.5 * uninstrumented_fraction(n));
+                  !(pseudo && uninstrumented_fraction(*it->second) >= 0.5 * uninstrumented_fraction(n)) &&
+                  !(held && held_only(*it->second));
     if (!usable) {
       for (auto &c : n.children) graft(c, later, grafts);
       return;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <unordered_map>
 
@@ -88,11 +89,25 @@ class Builder {
       case FrameKind::Queue: v.label = "(queue wait)"; v.key = "queue"; return;
       case FrameKind::Untracked: v.label = "(untracked)"; v.key = "untracked"; return;
       case FrameKind::Preempted: v.label = "(preempted)"; v.key = "preempted"; return;
+      case FrameKind::Held: describe_held(s.id, v); return;
       case FrameKind::Function:
       case FrameKind::Site: break;
     }
     std::string f = fn_name(p.node);
     v.functions = {f};
+    if (p.self && s.kind == FrameKind::Site && s.callee_fn == 0 && !has_function_child(s)) {
+      // A wait whose blocked time is in Held parts: the rest of the call
+      // (the wake-up latency, waits on this interval's own work, an
+      // uncontended pass). Its factor is the call's: analyze ranks the wait
+      // as a whole, and the part stays inside it (factors.cc).
+      v.label = f + " (not held)";
+      v.key = "notheld";
+      v.factor = f;
+      v.functions = {f};
+      v.body = true;
+      if (const CallSiteInfo *site = names_.site(s.id)) v.call_site = *site;
+      return;
+    }
     if (p.self && s.kind == FrameKind::Site && s.callee_fn == 0) {
       // A site whose uninstrumented callee re-entered instrumented code in
       // some calls: its own time is the callee's, less what ran in there. Like
@@ -137,6 +152,45 @@ class Builder {
   }
 
 
+  bool has_function_child(const ShapeNode &s) const {
+    return std::any_of(s.children.begin(), s.children.end(),
+                       [&](int ch) { return c_.nodes[size_t(ch)].kind == FrameKind::Function; });
+  }
+
+  // A Held part: the blocked time of the wait above it while its waker, in
+  // another interval or in none, was at one place (held_id, timeline.h).
+  // Named and keyed by that place, not by the waker's path: stable across
+  // runs and builds. Its factor is the place's, as the waker's own node's.
+  void describe_held(uint32_t id, VarNode &v) const {
+    if (id == 0) {
+      v.label = "held by (outside)";
+      v.key = "held:outside";
+      return;
+    }
+    if (id & kHeldFunction) {
+      std::string f = names_.function(id & ~kHeldFunction);
+      v.label = "held by " + f + " (body)";
+      v.key = "held:fn:" + f;
+      v.factor = f + " (body)";
+      v.functions = {f};
+      v.body = true;
+      return;
+    }
+    std::string f = names_.callee(id);
+    v.functions = {f};
+    v.factor = f;
+    if (const CallSiteInfo *site = names_.site(id)) {
+      v.call_site = *site;
+      v.label = fmt::format("held by {} at {} ({}:{})", names_.function(site->function_id), f,
+                            site->file, site->line);
+      v.key = fmt::format("held:site:{}>{}#{}", names_.function(site->function_id), site->callee,
+                          ordinal_.at(id));
+    } else {
+      v.label = fmt::format("held by {} (site#{})", f, id);
+      v.key = fmt::format("held:site#{}", id);
+    }
+  }
+
   void expand(VarNode &out, int n) {
     const ShapeNode &s = c_.nodes[n];
     if (s.children.empty()) return;
@@ -149,9 +203,11 @@ class Builder {
     // in some calls): then its own time stays its own, "<callee>
     // (uninstrumented part)", beside theirs, in every interval (merge_runs
     // lets a run that instruments the callee replace this breakdown).
-    if (s.kind == FrameKind::Site && s.callee_fn == 0 &&
+    // A wait's Held parts are a breakdown of its blocked time, whatever its
+    // callee: they are expanded.
+    if (s.kind == FrameKind::Site && s.callee_fn == 0 && !has_function_child(s) &&
         std::none_of(s.children.begin(), s.children.end(),
-                     [&](int ch) { return c_.nodes[size_t(ch)].kind == FrameKind::Function; }))
+                     [&](int ch) { return c_.nodes[size_t(ch)].kind == FrameKind::Held; }))
       return;
     std::vector<Part> parts;
     if (c_.has_self[size_t(n)]) parts.push_back({n, true});
@@ -242,6 +298,25 @@ VarNode build_variance_tree(const Columns &c, const Names &names, const std::str
 void number_tree(VarNode &root) {
   int next = 0;
   number(root, next);
+}
+
+bool is_held_part(const VarNode &n) {
+  size_t p = n.key.rfind('/');
+  return n.key.compare(p == std::string::npos ? 0 : p + 1, 5, "held:") == 0;
+}
+
+bool held_only(const VarNode &n) {
+  auto ends = [](const std::string &k, const char *tail) {
+    size_t m = std::strlen(tail);
+    return k.size() >= m && k.compare(k.size() - m, m, tail) == 0;
+  };
+  bool held = false;
+  for (const VarNode &c : n.children) {
+    if (is_held_part(c)) held = true;
+    else if (c.kind != VarNode::Kind::Cov && !ends(c.key, "/notheld") && !ends(c.key, "/preempted"))
+      return false;
+  }
+  return held;
 }
 
 double children_contribution(const VarNode &n) {

@@ -51,6 +51,14 @@ struct VarNode {
 
 const char *kind_name(VarNode::Kind k);
 
+// A Held part: a wait's blocked time while its waker, in another interval,
+// was at one place ("held:..." the key's last part; timeline.h, FrameKind).
+bool is_held_part(const VarNode &n);
+// A node broken down into Held parts only (with its "(not held)" rest, its
+// (preempted) leaves and their covariances): no breakdown by calls, which a
+// later run that instruments the callee gives (merge_runs).
+bool held_only(const VarNode &n);
+
 // root_label: "latency" or the root function's name.
 VarNode build_variance_tree(const Columns &c, const Names &names, const std::string &root_label,
                             int run = 0);

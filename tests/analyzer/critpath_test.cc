@@ -14,6 +14,7 @@ namespace {
 
 using analyzer::compute_critical_paths;
 using analyzer::StackTrie;
+using analyzer::kHeldFunction;
 constexpr auto Fn = FrameKind::Function;
 constexpr auto Site = FrameKind::Site;
 
@@ -88,8 +89,12 @@ TEST(CriticalPath, LockHolderWorkingForAnotherIntervalIsBlamed) {
   const auto &cp = tl.paths;
   ASSERT_EQ(cp.rows.size(), 2u);
   size_t r = cp.rows[0].id == 1 ? 0 : 1;
-  // The whole wait [10,31) stays with the lock call site; F body 10 + 9.
-  EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}})), 21);
+  // The whole wait [10,31) stays under the lock call site: the blocked
+  // stretch [10,28) in the Held part of where B was (H's body), the wake-up
+  // [28,30) and the rest of the call [30,31) the site's own; F body 10 + 9.
+  EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}})), 3);
+  EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}, {FrameKind::Held, 3 | kHeldFunction}})),
+            18);
   EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}})), 19);
   EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 3}})), 0);  // H is not on 1's path
   ASSERT_EQ(cp.blame.size(), 1u);

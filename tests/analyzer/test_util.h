@@ -87,6 +87,20 @@ inline analyzer::Names make_names(std::initializer_list<std::pair<uint32_t, std:
   return n;
 }
 
+// A hand-made leaf of a run's tree whose variance, contribution and share
+// are all `share` (for merge_runs tests).
+inline analyzer::VarNode share_leaf(const std::string &key, const std::string &label, double share,
+                                    int run) {
+  analyzer::VarNode n;
+  n.key = key;
+  n.label = label;
+  n.share = share;
+  n.value_ns2 = n.contribution = share;
+  n.run = run;
+  n.kind = analyzer::VarNode::Kind::Leaf;
+  return n;
+}
+
 // The first node (pre-order) whose label equals `label`, or nullptr.
 inline const analyzer::VarNode *find_label(const analyzer::VarNode &n, const std::string &label) {
   if (n.label == label) return &n;

@@ -415,16 +415,7 @@ TEST(VarianceTree, UninstrumentedCalleeIsALeafSoALaterRunsBreakdownWins) {
 // which left a sliver of uninstrumented part (a call reaching none of them).
 // The merge kept run 0's breakdown, and the session stopped on it.
 TEST(VarianceTree, Issue14_ALaterBreakdownWithAMuchSmallerUninstrumentedPartWins) {
-  auto node = [](const std::string &key, const std::string &label, double share, int run) {
-    VarNode n;
-    n.key = key;
-    n.label = label;
-    n.share = share;
-    n.value_ns2 = n.contribution = share;
-    n.run = run;
-    n.kind = VarNode::Kind::Leaf;
-    return n;
-  };
+  auto node = share_leaf;
   const std::string site = "root/site:ExecProcNode>node->ExecProcNode#0";
   auto tree = [&](int run, double uninstrumented, double target) {
     VarNode root = node("root", "exec_simple_query", 1.0, run);

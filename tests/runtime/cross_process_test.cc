@@ -80,7 +80,22 @@ TEST(CrossProcess, Issue14_AWaitInOneProcessBlamesTheHolderInAnother) {
   EXPECT_EQ(top.waker_pid, holder->pid) << "the holder's process";
   EXPECT_EQ(top.waker_tid, holder->tid);
   EXPECT_EQ(top.waker_function, "fn#5") << "the function that held the lock";
-  EXPECT_GE(top.ns, 0.9 * total);
+  // Blame names the function the holder was in at its release. The release
+  // comes a few ns before the holder leaves function 5, and a timestamp
+  // taken on another core can read up to ~2 us late (docs/trace-format.md):
+  // part of the blame then reads "(outside)". What the waits waited for is
+  // in the Held parts under the wait: the holder's frames over the whole
+  // blocked stretch, where a late release costs a sliver only.
+  double held = 0, held_in_5 = 0;
+  const RunAnalysis &run = *a->runs.front();
+  for (const PathCell &c : run.paths.cells) {
+    if (run.trie[c.node].kind != FrameKind::Held) continue;
+    held += c.ns;
+    if (run.trie[c.node].id == (5 | kHeldFunction)) held_in_5 += c.ns;
+  }
+  EXPECT_GE(held_in_5, 0.95 * held);
+  EXPECT_GE(held, 0.9 * total) << "the blocked stretches are Held parts";
+  EXPECT_GE(top.ns, 0.4 * total);
   // The holds (0.3-2.3 ms each, 200 of them: about 260 ms) are what the waits were.
   EXPECT_GT(top.ns, 0.1e9);
 }

@@ -1,0 +1,166 @@
+// Held parts (METHOD §3's blame, docs/method.md): a wait whose waker worked
+// for another interval keeps its time under the wait call site, tiled by
+// where the waker was while the waiter waited. Worked by hand on built
+// traces; then the ranking (analyze keeps the wait as the factor, diff and
+// gate name the holder's code) and a planted regression in a lock holder.
+#include <gtest/gtest.h>
+
+#include "analyzer/critpath/critical_path.h"
+#include "analyzer/diff/diff.h"
+#include "analyzer/diff/gate.h"
+#include "analyzer/pipeline/analyze.h"
+#include "analyzer/profile/profile.h"
+#include "analyzer/tree/merge_runs.h"
+#include "tests/analyzer/test_util.h"
+#include "tests/analyzer/trace_builder.h"
+
+namespace vprof::testing {
+namespace {
+
+using namespace analyzer;
+constexpr auto Fn = FrameKind::Function;
+constexpr auto Site = FrameKind::Site;
+constexpr auto Held = FrameKind::Held;
+
+TEST(Held, TheBlockedStretchIsTiledByWhereTheHolderWas) {
+  // A (interval 1, tid 1) waits at site 1 in F(1) over [10,40), woken at 40
+  // by B's release at 36. B (tid 2) works for interval 2 in H(3): H's body
+  // [0,15), its call site 5 over [15,22), its body again until the release
+  // at 36, then exits at 37.
+  TraceBuilder tb;
+  tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x10).wait_end(40, 0x10, 2, 36)
+      .site_end(41, 1).exit(45, 1).end(45, 1);
+  tb.thread(2).begin(0, 2).enter(0, 3).site(15, 5).site_end(22, 5).release(36, 0x10).exit(37, 3)
+      .end(37, 2);
+  auto tl = compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
+  ASSERT_EQ(cp.rows.size(), 2u);
+  size_t r = cp.rows[0].id == 1 ? 0 : 1;
+  // [10,36): H's body [10,15) + [22,36) = 19, site 5 [15,22) = 7; the site's
+  // own: the wake-up [36,40) and [40,41) = 5; F's body 10 + 4.
+  int64_t wait = node_of(tl.trie, {{Fn, 1}, {Site, 1}});
+  EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, 3 | kHeldFunction}})), 19);
+  EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, 5}})), 7);
+  EXPECT_EQ(leaf_ns(cp, r, wait), 5);
+  EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}})), 14);
+  EXPECT_EQ(cp.counters.tiling_violations, 0u);
+  // B's own interval is not touched by A's wait.
+  EXPECT_EQ(leaf_ns(cp, 1 - r, node_of(tl.trie, {{Fn, 3}, {Site, 5}})), 7);
+  ASSERT_EQ(cp.blame.size(), 1u);
+  EXPECT_EQ(cp.blame[0].ns, 30);  // blame still counts the whole stretch
+}
+
+// A lock holder (tid 2, intervals 1000+i) runs H(2), whose call site 2 (d)
+// lasts D_i, then releases; the waiter (tid 1, interval i) waits at site 1
+// (lock) in f(1) for that release. D_i = 20 + U·spread.
+trace::Trace holder_and_waiter(int n, double spread, uint64_t seed) {
+  TraceBuilder tb;
+  auto &a = tb.thread(1);
+  auto &b = tb.thread(2);
+  uint64_t s = seed;
+  int64_t t = 0;
+  for (int i = 0; i < n; ++i) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    int64_t d = 20 + int64_t(double(s >> 11) / double(1ull << 53) * spread);
+    b.begin(t, uint64_t(1000 + i)).enter(t, 2).site(t + 1, 2).site_end(t + 1 + d, 2)
+        .release(t + 2 + d, 0x10).exit(t + 3 + d, 2).end(t + 3 + d, uint64_t(1000 + i));
+    a.begin(t, uint64_t(i + 1)).enter(t, 1).site(t + 1, 1).wait(t + 1, 0x10)
+        .wait_end(t + 4 + d, 0x10, 2, t + 2 + d).site_end(t + 5 + d, 1).exit(t + 6 + d, 1)
+        .end(t + 6 + d, uint64_t(i + 1));
+    t += d + 20;
+  }
+  return tb.build();
+}
+
+Names holder_names() { return make_names({{1, "f"}, {2, "H"}}, {{1, 1, "lock", 10}, {2, 2, "d", 20}}); }
+
+std::unique_ptr<Analysis> analysis_of(const trace::Trace &t) {
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(t, holder_names(), opt, 0).value());
+  return combine(std::move(runs), opt);
+}
+
+TEST(Held, AnalyzeKeepsTheWaitAsTheFactorAndShowsWhatHeldIt) {
+  auto a = analysis_of(holder_and_waiter(400, 200, 3));
+  const VarNode *held = find_label(a->tree, "held by H at d (t.cc:20)");
+  ASSERT_NE(held, nullptr);
+  EXPECT_EQ(held->key, "root/fn:f/site:f>lock#0/held:site:H>d#0");
+  const VarNode *rest = find_label(a->tree, "lock (not held)");
+  ASSERT_NE(rest, nullptr);
+  // The waiter's whole spread is its wait's blocked stretch (d + 1); the
+  // wait's own 3 ns are in the waiter's rows only, a sliver of Cov with the
+  // root over both threads' rows.
+  const VarNode *wait = find_label(a->tree, "lock (t.cc:10)");
+  ASSERT_NE(wait, nullptr);
+  EXPECT_NEAR(held->share.value(), wait->share.value(), 0.002);
+  EXPECT_GT(held->share.value(), 0.4);
+  bool lock_ranked = false, held_ranked = false;
+  for (const Factor &f : a->factors) {
+    if (f.rank > 0 && f.name == "lock") lock_ranked = true;
+    for (const VarNode *v : f.instances) held_ranked = held_ranked || v == held;
+  }
+  std::string ranked;
+  for (const Factor &f : a->factors) ranked += f.name + " rank " + std::to_string(f.rank) + " share " + std::to_string(f.share) + "\n";
+  EXPECT_TRUE(lock_ranked) << ranked;
+  EXPECT_FALSE(held_ranked) << "a Held part is only the wait's breakdown in analyze";
+}
+
+Profile profile_of(const trace::Trace &t) {
+  Profile p = make_profile(*analysis_of(t), BuildInfo{});
+  p.source = "mem";
+  return p;
+}
+
+// Issue 15's detection case in small: the holder's d spreads 6x wider, which
+// lengthens the waiter's lock waits as much. The gate names d in H first,
+// not the lock wait it made longer.
+TEST(Held, TheGateNamesTheHoldersCodeNotTheWaitItLengthened) {
+  Profile b = profile_of(holder_and_waiter(600, 100, 5)), h = profile_of(holder_and_waiter(600, 600, 6));
+  auto d = diff_profiles({&b}, {&h}, DiffOptions{});
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  GateResult g = decide(*d, GateOptions{});
+  EXPECT_TRUE(g.regression) << g.summary;
+  ASSERT_FALSE(g.grew.empty());
+  EXPECT_EQ(g.grew.front()->name, "d") << g.summary;
+  EXPECT_EQ(g.grew.front()->caller, "H") << g.summary;
+  EXPECT_NE(g.summary.find("of the increase from d (t.cc:20) in H"), std::string::npos) << g.summary;
+  // Both halves, the holder's own d and the waits it held, are d's: the
+  // factor carries (nearly) all of the increase.
+  EXPECT_GT(g.grew.front()->part, 0.95) << g.summary;
+}
+
+// Found on minidb's planted-delay session: run 0 times execute_step as a call
+// site only, and the sync pack's waits inside it gave it Held parts; run 1
+// instruments execute_step. Held parts are no breakdown by calls: run 1's
+// is merged in (before, the session stopped on "already broken down").
+TEST(Held, ALaterRunsBreakdownByCallsReplacesHeldPartsOnly) {
+  auto node = share_leaf;
+  const std::string site = "root/site:run_transaction>execute_step#0";
+  VarNode r0 = node("root", "run_transaction", 1.0, 0);
+  VarNode s0 = node(site, "execute_step", 0.9, 0);
+  s0.children.push_back(node(site + "/held:fn:commit", "held by commit (body)", 0.7, 0));
+  s0.children.push_back(node(site + "/notheld", "execute_step (not held)", 0.2, 0));
+  s0.kind = r0.kind = VarNode::Kind::Var;
+  r0.children.push_back(s0);
+  VarNode r1 = node("root", "run_transaction", 1.0, 1);
+  VarNode s1 = node(site, "execute_step", 0.9, 1);
+  s1.children.push_back(node(site + "/site:execute_step>read_row#0", "read_row", 0.8, 1));
+  s1.children.push_back(node(site + "/body", "execute_step (body)", 0.1, 1));
+  s1.kind = r1.kind = VarNode::Kind::Var;
+  r1.children.push_back(s1);
+  EXPECT_TRUE(held_only(s0));
+  EXPECT_FALSE(held_only(s1));
+  VarNode merged = merge_runs({r0, r1});
+  const VarNode *m = find_label(merged, "read_row");
+  ASSERT_NE(m, nullptr) << "run 1's breakdown of execute_step is merged in";
+  EXPECT_EQ(m->run, 1);
+  EXPECT_EQ(find_label(merged, "held by commit (body)"), nullptr);
+  // The other way round, run 0's calls stay: Held parts never replace them.
+  merged = merge_runs({r1, r0});
+  EXPECT_NE(find_label(merged, "read_row"), nullptr);
+}
+
+}  // namespace
+}  // namespace vprof::testing
