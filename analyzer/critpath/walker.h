@@ -185,10 +185,37 @@ class Walker : public Rec {
     acc_[node] += double(ns);
   }
 
-  // [a, b) of a wait at node w whose waker on thread wt worked for another
+  // [a, b) of a wait at node w whose waker on thread wi worked for another
   // interval or for none: each stretch goes to the Held leaf under w of
-  // the waker's innermost frame then (what the waiter waited for).
-  void add_held(const ThreadTimeline &wt, uint32_t w, int64_t a, int64_t b) {
+  // where the waker was then (what the waiter waited for). Where the waker
+  // was itself blocked, woken later by a third thread, that stretch is
+  // where the third thread was, and so on 8 deep: a lock convoy names the
+  // code its head ran, not the waits of those queued behind it.
+  void add_held(uint32_t wi, uint32_t w, int64_t a, int64_t b, int depth = 0) {
+    const ThreadTimeline &wt = tl_.threads[wi];
+    for (int64_t t = b; t > a;) {
+      int32_t si = segment_before(wi, t);
+      if (si < 0) return held_stack(wt, w, a, t);
+      const Segment &seg = wt.segs[si];
+      int64_t x = std::max(a, seg.begin);
+      int64_t wk = seg.waiting() && seg.waker_tid && seg.wait_end <= iv_end_ && depth < 8
+                       ? tl_.thread_of(seg.waker_tid) : -1;
+      if (wk >= 0 && uint32_t(wk) != wi && seg.release_ts >= seg.wait_begin) {
+        int64_t r = std::min(seg.release_ts, t);
+        if (r > x) {
+          held_stack(wt, w, r, t);
+          add_held(uint32_t(wk), w, x, r, depth + 1);
+          t = x;
+          continue;
+        }
+      }
+      held_stack(wt, w, x, t);
+      t = x;
+    }
+  }
+
+  // [a, b) on wt by its innermost frames, into the Held leaves under w.
+  void held_stack(const ThreadTimeline &wt, uint32_t w, int64_t a, int64_t b) {
     const StackChange *it = first_change_after(wt, a);
     uint32_t node = it == wt.stack.begin() ? StackTrie::kRoot : std::prev(it)->node;
     for (int64_t t = a; t < b;) {
@@ -315,7 +342,7 @@ class Walker : public Rec {
             if ((th->drop_begin_ts >= 0 && r > th->drop_begin_ts) ||
                 (wt.drop_begin_ts >= 0 && r > wt.drop_begin_ts))
               lossy_ = true;
-            add_held(wt, w, a, r);
+            add_held(uint32_t(wk), w, a, r);
             t = a;
             hint = si - 1;
             continue;

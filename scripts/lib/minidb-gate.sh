@@ -15,7 +15,7 @@ minidb_gate_build() {
    cmake -S . -B b -G Ninja -DCMAKE_BUILD_TYPE=Release \
      -DVPROF_INCLUDE_DIR="$("$vprof" config --include-dir)" -DVPROF_LIB_DIR="$("$vprof" config --lib-dir)" >/dev/null &&
    cmake --build b >/dev/null &&
-   "$vprof" instrument -p b $(for f in $minidb_gate_functions; do echo --function "$f"; done) >/dev/null 2>&1 &&
+   "$vprof" instrument -p b --sync stdcxx --all-files $(for f in $minidb_gate_functions; do echo --function "$f"; done) >/dev/null 2>&1 &&
    cmake --build b >/dev/null)
 }
 

@@ -50,6 +50,33 @@ TEST(Held, TheBlockedStretchIsTiledByWhereTheHolderWas) {
   EXPECT_EQ(cp.blame[0].ns, 30);  // blame still counts the whole stretch
 }
 
+TEST(Held, AHolderThatWasItselfBlockedPassesTheStretchToWhatBlockedIt) {
+  // A convoy: A (interval 1) waits at site 1 in F(1) over [10,50) for B's
+  // release at 46. B (interval 2) in G(2) was itself blocked at its site 2
+  // over [12,40) on C's release at 36; C (interval 3) ran H(3)'s body.
+  TraceBuilder tb;
+  tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x10).wait_end(50, 0x10, 2, 46)
+      .site_end(51, 1).exit(52, 1).end(52, 1);
+  tb.thread(2).begin(0, 2).enter(0, 2).site(12, 2).wait(12, 0x20).wait_end(40, 0x20, 3, 36)
+      .site_end(41, 2).release(46, 0x10).exit(47, 2).end(47, 2);
+  tb.thread(3).begin(0, 3).enter(0, 3).release(36, 0x20).exit(38, 3).end(38, 3);
+  auto tl = compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
+  size_t r = 0;
+  while (cp.rows[r].id != 1) ++r;
+  // A's [10,46): B's G body before its wait [10,12) and after it [41,46) =
+  // 7; B's site 2 from C's release to B's return [36,41) = 5; while B was
+  // blocked, [12,36), C's H body = 24.
+  auto held = [&](uint32_t id) {
+    return leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, id}}));
+  };
+  EXPECT_EQ(held(3 | kHeldFunction), 24);
+  EXPECT_EQ(held(2), 5);  // site 2
+  EXPECT_EQ(held(2 | kHeldFunction), 7);
+  EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}})), 5);  // [46,51)
+  EXPECT_EQ(cp.counters.tiling_violations, 0u);
+}
+
 // A lock holder (tid 2, intervals 1000+i) runs H(2), whose call site 2 (d)
 // lasts D_i, then releases; the waiter (tid 1, interval i) waits at site 1
 // (lock) in f(1) for that release. D_i = 20 + U·spread.
