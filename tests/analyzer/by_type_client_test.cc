@@ -24,9 +24,7 @@ std::unique_ptr<Analysis> analyze(const TraceBuilder &tb, const Names &names) {
   AnalyzeOptions opt;
   opt.factors.d = 0.0;
   opt.factors.bootstrap = 0;
-  std::vector<std::unique_ptr<RunAnalysis>> runs;
-  runs.push_back(analyze_run(tb.build(), names, opt, 0).value());
-  return combine(std::move(runs), opt);
+  return analyze_one(tb.build(), names, opt);
 }
 
 // Intervals of type A vary only in f, intervals of type B only in g; the

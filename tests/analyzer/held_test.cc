@@ -104,9 +104,7 @@ Names holder_names() { return make_names({{1, "f"}, {2, "H"}}, {{1, 1, "lock", 1
 std::unique_ptr<Analysis> analysis_of(const trace::Trace &t) {
   AnalyzeOptions opt;
   opt.factors.bootstrap = 0;
-  std::vector<std::unique_ptr<RunAnalysis>> runs;
-  runs.push_back(analyze_run(t, holder_names(), opt, 0).value());
-  return combine(std::move(runs), opt);
+  return analyze_one(t, holder_names(), opt);
 }
 
 TEST(Held, AnalyzeKeepsTheWaitAsTheFactorAndShowsWhatHeldIt) {

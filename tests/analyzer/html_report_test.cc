@@ -37,9 +37,7 @@ std::unique_ptr<Analysis> analysis_of(const std::vector<int64_t> &latencies,
   AnalyzeOptions opt;
   opt.factors.d = 0.0;
   opt.factors.bootstrap = 0;
-  std::vector<std::unique_ptr<RunAnalysis>> runs;
-  runs.push_back(analyze_run(tb.build(), names, opt, 0).value());
-  return combine(std::move(runs), opt);
+  return analyze_one(tb.build(), names, opt);
 }
 
 // The JSON document embedded in a page, as the page's script reads it.

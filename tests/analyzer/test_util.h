@@ -9,6 +9,7 @@
 #include "analyzer/critpath/critical_path.h"
 #include "analyzer/merge/timeline.h"
 #include "analyzer/names/names.h"
+#include "analyzer/pipeline/analyze.h"
 #include "analyzer/tree/variance_tree.h"
 
 namespace vprof::testing {
@@ -99,6 +100,15 @@ inline analyzer::VarNode share_leaf(const std::string &key, const std::string &l
   n.run = run;
   n.kind = analyzer::VarNode::Kind::Leaf;
   return n;
+}
+
+// One trace analysed as `vprof analyze` does, as a one-run analysis.
+inline std::unique_ptr<analyzer::Analysis> analyze_one(const trace::Trace &t,
+                                                       const analyzer::Names &names,
+                                                       const analyzer::AnalyzeOptions &opt) {
+  std::vector<std::unique_ptr<analyzer::RunAnalysis>> runs;
+  runs.push_back(analyzer::analyze_run(t, names, opt, 0).value());
+  return analyzer::combine(std::move(runs), opt);
 }
 
 // The first node (pre-order) whose label equals `label`, or nullptr.

@@ -88,6 +88,32 @@ static void unlocked(pthread_mutex_t *m) {
   pthread_mutex_unlock(m);
 }
 
+// A mutex handed from thread A to thread B, which is surely blocked on it
+// when A releases; A first takes and drops it `uncontended` times.
+static void handoff(int uncontended) {
+  static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  static std::atomic<int> stage{0};
+  std::thread a([uncontended] {
+    for (int i = 0; i < uncontended; ++i) {
+      locked(&m);
+      unlocked(&m);
+    }
+    locked(&m);
+    stage = 1;
+    while (stage != 2) std::this_thread::yield();
+    usleep(20000);
+    unlocked(&m);
+  });
+  std::thread b([] {
+    while (stage != 1) std::this_thread::yield();
+    stage = 2;
+    locked(&m);
+    unlocked(&m);
+  });
+  a.join();
+  b.join();
+}
+
 static int cross_process(int n) {
   void *mem = mmap(nullptr, sizeof(SharedRound), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return 3;
@@ -175,63 +201,12 @@ int main(int argc, char **argv) {
   } else if (mode == "handoff") {
     // Thread A holds the mutex until B is surely blocked on it, then releases:
     // B's wait must end naming A and A's release.
-    static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-    static std::atomic<int> stage{0};
-    std::thread a([] {
-      vprof_sync_wait_begin(&m, VPROF_SYNC_MUTEX);
-      pthread_mutex_lock(&m);
-      vprof_sync_wait_end(&m, VPROF_SYNC_MUTEX, 1);
-      stage = 1;
-      while (stage != 2) std::this_thread::yield();
-      usleep(20000);
-      vprof_sync_release(&m, VPROF_SYNC_MUTEX);
-      pthread_mutex_unlock(&m);
-    });
-    std::thread b([] {
-      while (stage != 1) std::this_thread::yield();
-      stage = 2;
-      vprof_sync_wait_begin(&m, VPROF_SYNC_MUTEX);
-      pthread_mutex_lock(&m);
-      vprof_sync_wait_end(&m, VPROF_SYNC_MUTEX, 1);
-      vprof_sync_release(&m, VPROF_SYNC_MUTEX);
-      pthread_mutex_unlock(&m);
-    });
-    a.join();
-    b.join();
+    handoff(0);
   } else if (mode == "shortwaits") {
     // 1000 uncontended acquires of one mutex, then the handoff's contended
     // one: with the default VPROF_MIN_WAIT_NS only the contended wait is
     // kept (runtime_test.cc).
-    static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-    static std::atomic<int> stage{0};
-    std::thread a([] {
-      for (int i = 0; i < 1000; ++i) {
-        vprof_sync_wait_begin(&m, VPROF_SYNC_MUTEX);
-        pthread_mutex_lock(&m);
-        vprof_sync_wait_end(&m, VPROF_SYNC_MUTEX, 1);
-        vprof_sync_release(&m, VPROF_SYNC_MUTEX);
-        pthread_mutex_unlock(&m);
-      }
-      vprof_sync_wait_begin(&m, VPROF_SYNC_MUTEX);
-      pthread_mutex_lock(&m);
-      vprof_sync_wait_end(&m, VPROF_SYNC_MUTEX, 1);
-      stage = 1;
-      while (stage != 2) std::this_thread::yield();
-      usleep(20000);
-      vprof_sync_release(&m, VPROF_SYNC_MUTEX);
-      pthread_mutex_unlock(&m);
-    });
-    std::thread b([] {
-      while (stage != 1) std::this_thread::yield();
-      stage = 2;
-      vprof_sync_wait_begin(&m, VPROF_SYNC_MUTEX);
-      pthread_mutex_lock(&m);
-      vprof_sync_wait_end(&m, VPROF_SYNC_MUTEX, 1);
-      vprof_sync_release(&m, VPROF_SYNC_MUTEX);
-      pthread_mutex_unlock(&m);
-    });
-    a.join();
-    b.join();
+    handoff(1000);
   } else if (mode == "manifests") {
     for (int i = 2; i < argc; ++i) vprof_register_manifest(argv[i], "/nonexistent/manifest.json");
     pairs(1);
