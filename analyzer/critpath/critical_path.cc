@@ -44,7 +44,7 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   // they are and whether the interval is kept; assembled in epoch order.
   struct Walked {
     size_t begin, end;
-    bool keep;
+    bool keep, held;
   };
   std::vector<std::vector<PathCell>> cells(nw);
   std::vector<Walked> walked;
@@ -52,6 +52,8 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   // The Held leaves' (wait node, holder node), numbered as first kept.
   std::vector<std::pair<uint32_t, uint32_t>> held;
   std::unordered_map<uint64_t, uint32_t> held_index;
+  std::vector<std::vector<uint32_t>> held_global(nw);  // per walker: its index -> held's
+  std::vector<size_t> held_at;  // where the Held cells are in out.cells
   // Reserving address space costs nothing until pages are written; growing
   // by doubling would write (and fault in) every page twice or more.
   // Bounds: a row takes a begin and an end record; a row's cells come from
@@ -67,7 +69,7 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   rows_ahead(out.rows);
   starts_ahead(out.row_start);
   while (merger.next_epoch(done)) {
-    walked.assign(done.size(), {0, 0, false});
+    walked.assign(done.size(), {0, 0, false, false});
     for (auto &c : cells) c.clear();
     auto work = [&](unsigned w) {
       Walker<NoRecord> &wk = walkers[w];
@@ -88,7 +90,7 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
           cells[w].resize(from);
           continue;
         }
-        walked[i] = {from, cells[w].size(), true};
+        walked[i] = {from, cells[w].size(), true, wk.held_cells()};
       }
     };
     merger.workers().run(work);
@@ -99,13 +101,20 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
       out.cells.insert(out.cells.end(), src.begin() + ptrdiff_t(walked[i].begin),
                        src.begin() + ptrdiff_t(walked[i].end));
       // A Held cell's index is its walker's: made one numbering for all.
-      for (size_t k = from; k < out.cells.size(); ++k) {
+      for (size_t k = from; walked[i].held && k < out.cells.size(); ++k) {
         PathCell &c = out.cells[k];
         if ((c.node & (kPreemptedMark | kHeldMark)) != kHeldMark) continue;
-        auto [w, h] = walkers[i % nw].held_pairs()[c.node & ~kHeldMark];
-        auto [it, fresh] = held_index.try_emplace(uint64_t{w} << 32 | h, uint32_t(held.size()));
-        if (fresh) held.push_back({w, h});
-        c.node = kHeldMark | it->second;
+        std::vector<uint32_t> &g = held_global[i % nw];
+        uint32_t local = c.node & ~kHeldMark;
+        if (g.size() <= local) g.resize(local + 1, UINT32_MAX);
+        if (g[local] == UINT32_MAX) {
+          auto [w, h] = walkers[i % nw].held_pairs()[local];
+          auto [it, fresh] = held_index.try_emplace(uint64_t{w} << 32 | h, uint32_t(held.size()));
+          if (fresh) held.push_back({w, h});
+          g[local] = it->second;
+        }
+        c.node = kHeldMark | g[local];
+        held_at.push_back(k);
       }
       out.row_start.push_back(out.cells.size());
       const IntervalInfo &iv = done[i];
@@ -151,11 +160,12 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
                     : 0;
       held_node[i] = full.child(held[i].first, FrameKind::Held, id);
     }
-    for (PathCell &c : out.cells)
-      if (c.node & kPreemptedMark)
-        c.node = full.child(c.node & ~kPreemptedMark, FrameKind::Preempted, 0);
-      else if (c.node & kHeldMark)
-        c.node = held_node[c.node & ~kHeldMark];
+    if (preemption) {
+      for (PathCell &c : out.cells)
+        if (c.node & kPreemptedMark)
+          c.node = full.child(c.node & ~kPreemptedMark, FrameKind::Preempted, 0);
+    }
+    for (size_t k : held_at) out.cells[k].node = held_node[out.cells[k].node & ~kHeldMark];
     walked_nodes = full.size();
     result.trie = full.canonical(renum, opt.direct_calls);
     out.nodes = std::max(out.nodes, result.trie.size());  // cells name the leaves made here

@@ -82,6 +82,7 @@ class Walker : public Rec {
       if (acc_[n] != 0.0) CriticalPaths::append(out, n, acc_[n]);
     // Marked: the caller hangs them under their nodes as (preempted) leaves.
     for (auto &[n, ns] : preempted_) CriticalPaths::append(out, n | kPreemptedMark, double(ns));
+    held_cells_ = held_touched_.size();
     for (uint32_t i : held_touched_) {
       CriticalPaths::append(out, i | kHeldMark, double(held_acc_[i]));
       held_acc_[i] = 0;
@@ -92,6 +93,8 @@ class Walker : public Rec {
   }
 
   bool gap() const { return gap_; }
+  // Whether the last walk appended Held cells.
+  bool held_cells() const { return held_cells_ != 0; }
   // (wait node, holder node) of each Held cell's index, in walk numbering.
   const std::vector<std::pair<uint32_t, uint32_t>> &held_pairs() const { return held_pairs_; }
   bool saw_preemption() const { return saw_preemption_; }
@@ -220,12 +223,21 @@ class Walker : public Rec {
     uint32_t node = it == wt.stack.begin() ? StackTrie::kRoot : std::prev(it)->node;
     for (int64_t t = a; t < b;) {
       int64_t next = it == wt.stack.end() ? b : std::min(b, it->ts);
-      auto [pos, fresh] = held_index_.try_emplace(uint64_t{w} << 32 | node, uint32_t(held_pairs_.size()));
-      if (fresh) held_pairs_.push_back({w, node});
-      add_held_cell(pos->second, next - t);
+      add_held_cell(held_cell(w, node), next - t);
       t = next;
       if (it != wt.stack.end()) node = (it++)->node;
     }
+  }
+
+  // The Held cell index of (wait w, holder node); a holder's stretches come
+  // in runs of the same pair, so the last one is kept at hand.
+  uint32_t held_cell(uint32_t w, uint32_t node) {
+    uint64_t key = uint64_t{w} << 32 | node;
+    if (key == held_last_key_ && !held_pairs_.empty()) return held_last_;
+    auto [pos, fresh] = held_index_.try_emplace(key, uint32_t(held_pairs_.size()));
+    if (fresh) held_pairs_.push_back({w, node});
+    held_last_key_ = key;
+    return held_last_ = pos->second;
   }
 
   void add_held_cell(uint32_t i, int64_t ns) {
@@ -370,6 +382,9 @@ class Walker : public Rec {
   std::unordered_map<uint64_t, uint32_t> held_index_;     // (wait << 32 | holder) -> index
   std::vector<int64_t> held_acc_;        // Held cell index -> ns, this interval (0: untouched)
   std::vector<uint32_t> held_touched_;
+  size_t held_cells_ = 0;
+  uint64_t held_last_key_ = 0;
+  uint32_t held_last_ = 0;
   bool lossy_ = false, gap_ = false, saw_preemption_ = false;
 };
 
