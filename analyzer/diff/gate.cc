@@ -56,6 +56,12 @@ GateResult decide(const Diff &d, const GateOptions &o) {
         g.grew.push_back(&f);
         break;
       }
+  // Surest first: by the lower end of each one's interval, where all have
+  // one. A factor that grew in one run alone (a stall) can outscore the one
+  // that grew in every run; resampling the runs puts its lower end near 0.
+  if (std::all_of(g.grew.begin(), g.grew.end(), [](const FactorDiff *f) { return f->ci.has_value(); }))
+    std::stable_sort(g.grew.begin(), g.grew.end(),
+                     [](const FactorDiff *a, const FactorDiff *b) { return a->ci->first > b->ci->first; });
   std::string reasons;
   for (const GateCheck &c : g.checks) {
     if (!c.failed && g.regression) continue;

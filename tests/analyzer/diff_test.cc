@@ -347,5 +347,33 @@ TEST(Gate, RunsThatDisagreeWidenTheInterval) {
   EXPECT_LT(two->dist.variance.ci->first, 1.0);
 }
 
+// A stall in one head run makes g's change the largest, pooled; h grew in
+// every head run. The gate names h first: resampling the runs leaves g's
+// lower bound near zero, not h's.
+TEST(Gate, AFactorThatGrewInEveryRunIsNamedBeforeOneRunsStall) {
+  std::vector<Profile> base, head;
+  for (uint64_t k = 0; k < 5; ++k) {
+    base.push_back(profile_of(shaped(400, 100, 100, 20 + k), names_at(10)));
+    head.push_back(profile_of(shaped(400, k == 2 ? 3000 : 100, 300, 30 + k), names_at(10)));
+  }
+  std::vector<const Profile *> b, h;
+  for (size_t k = 0; k < 5; ++k) b.push_back(&base[k]), h.push_back(&head[k]);
+  auto d = diff_profiles(b, h, DiffOptions{});
+  ASSERT_TRUE(d.ok());
+  const FactorDiff *g_f = nullptr, *h_f = nullptr;
+  for (const FactorDiff &f : d->factors) {
+    if (f.name == "g") g_f = &f;
+    if (f.name == "h") h_f = &f;
+  }
+  ASSERT_TRUE(g_f && h_f);
+  EXPECT_GT(g_f->of_base, h_f->of_base);  // pooled, the stall is the larger change
+  ASSERT_TRUE(g_f->ci && h_f->ci);
+  EXPECT_GT(h_f->ci->first, g_f->ci->first);
+  GateResult r = decide(*d, GateOptions{});
+  EXPECT_TRUE(r.regression) << r.summary;
+  ASSERT_FALSE(r.grew.empty());
+  EXPECT_EQ(r.grew.front()->name, "h") << r.summary;
+}
+
 }  // namespace
 }  // namespace vprof::testing
