@@ -7,7 +7,8 @@
 //     least m of its own variance (the code itself varies), otherwise its
 //     parts are ranked on their own and it needs nothing more;
 //   - any other function is broken down if it has calls in its body (the
-//     `probe` callback says why not: no calls, or defined outside the tree);
+//     `probe` callback says why not: no calls, defined outside the tree, or
+//     a wait the session's sync packs name: its body is only the waiting);
 //   - a call through a pointer or a virtual call (the manifest's `indirect`
 //     sites) is broken down by instrumenting the functions the manifest says
 //     it may reach (`targets`), once; with none it is explained, saying so.

@@ -20,6 +20,8 @@
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/report/reporter.h"
 #include "instrumenter/instrument.h"
+#include "instrumenter/names.h"
+#include "instrumenter/sync_pack.h"
 #include "instrumenter/tree.h"
 
 namespace fs = std::filesystem;
@@ -84,12 +86,15 @@ class Session {
   // and the JSON and the page carry the session's iterations.
   Status write_reports(const analyzer::Analysis &a, const std::string &stem, bool session = false) const;
   std::string can_break_down(const std::string &f);
+  // f's rule when the session's sync packs say f waits (acquires), else null.
+  const instr::SyncRule *sync_wait(const std::string &f);
 
   const Config &c_;
   const SessionOptions &o_;
   const Hooks &h_;
   std::string dir_, build_dir_;
   State s_;
+  std::optional<instr::SyncRules> sync_rules_;  // loaded on first use
 };
 
 instr::InstrumentOptions Session::instrument_options(std::vector<std::string> functions) const {
@@ -103,7 +108,25 @@ instr::InstrumentOptions Session::instrument_options(std::vector<std::string> fu
   return io;
 }
 
+const instr::SyncRule *Session::sync_wait(const std::string &f) {
+  if (!sync_rules_) {
+    sync_rules_.emplace();
+    for (const std::string &p : c_.sync_packs)  // a pack that fails has failed the instrumenter
+      (void)instr::load_sync_pack(p, o_.annotations_dir, *sync_rules_);
+  }
+  auto it = sync_rules_->by_name.find(instr::normalize_qualified(f));
+  return it != sync_rules_->by_name.end() && it->second.op == instr::SyncOp::Acquire ? &it->second : nullptr;
+}
+
 std::string Session::can_break_down(const std::string &f) {
+  // A wait the sync packs name (WaitLatch, LWLockAcquire): inside is only
+  // the waiting (PostgreSQL: WaitLatch -> WaitEventSetWait -> epoll_wait, a
+  // run each); what it waited for is the waker's work, in its blame and its
+  // Held parts, and on the path when the waker worked for the same interval.
+  if (const instr::SyncRule *w = sync_wait(f))
+    return fmt::format("a wait of the {} sync pack: its time is another thread's work, in its Held parts "
+                       "and blame",
+                       w->pack);
   // A dry run on f alone: cheap (only the files that define f are parsed)
   // and exact about whether f's body holds calls vprof can time.
   instr::InstrumentOptions io = instrument_options({f});

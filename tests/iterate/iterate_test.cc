@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -154,6 +155,101 @@ TEST(Iterate, InterruptedMidIterationRestoresAndResumes) {
   EXPECT_TRUE(second->state.done);
   EXPECT_EQ(caller_of(*second, "injected_delay"), "stage2");
   EXPECT_EQ(slurp(c.dir + "/planted.cc"), before);
+}
+
+// A wait the session's sync pack names is where a session stops: its body
+// is only the waiting (PostgreSQL went WaitLatch -> WaitEventSetWait ->
+// epoll_wait, one run each). Here the program's own lock_table, named in a
+// pack of the test's, is held by a background thread for an exponential
+// time; the session explains it as a wait in its first run, and the holder's
+// time is under it as Held parts.
+TEST(Iterate, AWaitOfTheSyncPackIsExplainedNotBrokenDown) {
+  namespace fs = std::filesystem;
+  fs::path dir = vprof::testing::fresh_dir("vprof-it", "syncwait");
+  std::ofstream(dir / "waits.cc") << R"(#include <vprof/vprof.h>
+#include <pthread.h>
+#include <atomic>
+#include <random>
+#include <thread>
+static pthread_mutex_t table = PTHREAD_MUTEX_INITIALIZER;
+static std::atomic<bool> stop{false};
+void busy(long n) { for (volatile long i = 0; i < n; i = i + 1) {} }
+void lock_table(pthread_mutex_t *m) { pthread_mutex_lock(m); }
+void unlock_table(pthread_mutex_t *m) { pthread_mutex_unlock(m); }
+void flush_log(long n) { busy(n); }
+void background() {
+  std::mt19937 rng(7);
+  std::exponential_distribution<double> d(1.0 / 300000);
+  while (!stop) {
+    lock_table(&table);
+    flush_log(1000 + (long)d(rng));
+    unlock_table(&table);
+    busy(100000);
+  }
+}
+void handle() {
+  busy(5000);
+  lock_table(&table);
+  busy(2000);
+  unlock_table(&table);
+}
+int main() {
+  std::thread t(background);
+  for (uint64_t i = 1; i <= 300; ++i) {
+    vprof_interval_begin(i);
+    handle();
+    vprof_interval_end(i);
+  }
+  stop = true;
+  t.join();
+}
+)";
+  std::ofstream(dir / "tablelock.json")
+      << R"({"schema_version": 1, "name": "tablelock", "functions": [
+  {"name": "lock_table", "op": "acquire", "role": "mutex", "object": "{0}"},
+  {"name": "unlock_table", "op": "release", "role": "mutex", "object": "{0}"}]})";
+  std::ofstream(dir / "CMakeLists.txt")
+      << "cmake_minimum_required(VERSION 3.18)\nproject(waits CXX)\n"
+      << "set(CMAKE_EXPORT_COMPILE_COMMANDS ON)\nset(CMAKE_BUILD_TYPE Release)\n"
+      << "find_package(Threads REQUIRED)\nadd_executable(waits waits.cc)\n"
+      << "target_include_directories(waits PRIVATE " << VPROF_INCLUDE_DIR << ")\n"
+      << "target_link_libraries(waits PRIVATE " << VPROF_RUNTIME_LIB << " Threads::Threads)\n";
+  std::string configure = "cmake -S " + dir.string() + " -B " + (dir / "b").string() + " -G Ninja > " +
+                          (dir / "configure.log").string() + " 2>&1";
+  ASSERT_EQ(std::system(configure.c_str()), 0);
+  Config c;
+  c.path = (dir / "vprof.json").string();
+  c.dir = dir.string();
+  c.root = "handle";
+  c.build_dir = "b";
+  c.build_command = "cmake --build b";
+  c.run_command = "./b/waits";
+  c.sync_packs = {(dir / "tablelock.json").string()};
+  c.k = 2;
+  c.max_iterations = 4;
+  std::string before = slurp(c.dir + "/waits.cc");
+  auto out = run_session(c, options(), Hooks{});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->state.stop_reason, "fixed point: every selected factor is explained");
+  EXPECT_EQ(out->state.iterations.size(), 1u) << "lock_table's body was not instrumented";
+  bool explained = false;
+  for (const auto &d : out->state.decisions)
+    if (d.factor == "lock_table") {
+      EXPECT_EQ(d.decision, "explained");
+      EXPECT_NE(d.reason.find("a wait of the tablelock sync pack"), std::string::npos) << d.reason;
+      explained = true;
+    }
+  EXPECT_TRUE(explained) << "lock_table was a selected factor";
+  EXPECT_EQ(top(*out).name, "lock_table");
+  // The holder worked for no interval: the wait is tiled by where it was.
+  bool held = false;
+  std::function<void(const vprof::analyzer::VarNode &)> walk = [&](const vprof::analyzer::VarNode &n) {
+    held = held || vprof::analyzer::is_held_part(n);
+    for (const auto &ch : n.children) walk(ch);
+  };
+  walk(out->analysis->tree);
+  EXPECT_TRUE(held) << "Held parts under the wait";
+  EXPECT_EQ(slurp(c.dir + "/waits.cc"), before) << "restored byte for byte";
 }
 
 TEST(Iterate, BadConfigNamesTheFileAndField) {
