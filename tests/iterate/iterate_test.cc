@@ -208,24 +208,8 @@ int main() {
       << R"({"schema_version": 1, "name": "tablelock", "functions": [
   {"name": "lock_table", "op": "acquire", "role": "mutex", "object": "{0}"},
   {"name": "unlock_table", "op": "release", "role": "mutex", "object": "{0}"}]})";
-  std::ofstream(dir / "CMakeLists.txt")
-      << "cmake_minimum_required(VERSION 3.18)\nproject(waits CXX)\n"
-      << "set(CMAKE_EXPORT_COMPILE_COMMANDS ON)\nset(CMAKE_BUILD_TYPE Release)\n"
-      << "find_package(Threads REQUIRED)\nadd_executable(waits waits.cc)\n"
-      << "target_include_directories(waits PRIVATE " << VPROF_INCLUDE_DIR << ")\n"
-      << "target_link_libraries(waits PRIVATE " << VPROF_RUNTIME_LIB << " Threads::Threads)\n";
-  std::string configure = "cmake -S " + dir.string() + " -B " + (dir / "b").string() + " -G Ninja > " +
-                          (dir / "configure.log").string() + " 2>&1";
-  ASSERT_EQ(std::system(configure.c_str()), 0);
-  Config c;
-  c.path = (dir / "vprof.json").string();
-  c.dir = dir.string();
-  c.root = "handle";
-  c.build_dir = "b";
-  c.build_command = "cmake --build b";
-  c.run_command = "./b/waits";
+  Config c = vprof::testing::make_target_project(dir, "CXX", "waits", "waits.cc", "Threads::Threads", "handle", "");
   c.sync_packs = {(dir / "tablelock.json").string()};
-  c.k = 2;
   c.max_iterations = 4;
   std::string before = slurp(c.dir + "/waits.cc");
   auto out = run_session(c, options(), Hooks{});

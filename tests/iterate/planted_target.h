@@ -23,30 +23,43 @@ inline std::string slurp(const std::string &p) {
   return ss.str();
 }
 
-// `victim` is the stage the planted delay is called from; `seed` its run's seed.
-inline iterate::Config make_planted_target(const std::string &name, const std::string &victim, int seed) {
-  namespace fs = std::filesystem;
-  fs::path dir = fresh_dir("vprof-it", name);
-  fs::copy_file(PLANTED_SOURCE, dir / "planted.cc");
+// A CMake project in `dir` that builds `exe` from `source` (already in dir;
+// LANG C or CXX) against vprof's runtime and `libs`, configured into dir/b,
+// and a session config for it: `root`, run `./b/EXE ARGS`, k = 2, 8
+// iterations at most.
+inline iterate::Config make_target_project(const std::filesystem::path &dir, const std::string &lang,
+                                           const std::string &exe, const std::string &source,
+                                           const std::string &libs, const std::string &root,
+                                           const std::string &args) {
   std::ofstream(dir / "CMakeLists.txt")
-      << "cmake_minimum_required(VERSION 3.18)\nproject(planted CXX)\n"
+      << "cmake_minimum_required(VERSION 3.18)\nproject(" << exe << " " << lang << ")\n"
       << "set(CMAKE_EXPORT_COMPILE_COMMANDS ON)\nset(CMAKE_BUILD_TYPE Release)\n"
-      << "add_executable(planted planted.cc)\n"
-      << "target_include_directories(planted PRIVATE " << VPROF_INCLUDE_DIR << ")\n"
-      << "target_link_libraries(planted PRIVATE " << VPROF_RUNTIME_LIB << ")\n";
+      << "find_package(Threads REQUIRED)\n"
+      << "add_executable(" << exe << " " << source << ")\n"
+      << "target_include_directories(" << exe << " PRIVATE " << VPROF_INCLUDE_DIR << ")\n"
+      << "target_link_libraries(" << exe << " PRIVATE " << VPROF_RUNTIME_LIB << " " << libs << ")\n";
   std::string configure = "cmake -S " + dir.string() + " -B " + (dir / "b").string() + " -G Ninja > " +
                           (dir / "configure.log").string() + " 2>&1";
   EXPECT_EQ(std::system(configure.c_str()), 0);
   iterate::Config c;
   c.path = (dir / "vprof.json").string();
   c.dir = dir.string();
-  c.root = "handle";
+  c.root = root;
   c.build_dir = "b";
   c.build_command = "cmake --build b";
-  c.run_command = "./b/planted " + victim + " " + std::to_string(seed);
+  c.run_command = "./b/" + exe + " " + args;
   c.k = 2;
   c.max_iterations = 8;
   return c;
+}
+
+// `victim` is the stage the planted delay is called from; `seed` its run's seed.
+inline iterate::Config make_planted_target(const std::string &name, const std::string &victim, int seed) {
+  namespace fs = std::filesystem;
+  fs::path dir = fresh_dir("vprof-it", name);
+  fs::copy_file(PLANTED_SOURCE, dir / "planted.cc");
+  return make_target_project(dir, "CXX", "planted", "planted.cc", "", "handle",
+                             victim + " " + std::to_string(seed));
 }
 
 }  // namespace vprof::testing

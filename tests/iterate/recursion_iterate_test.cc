@@ -25,6 +25,7 @@
 #include "iterate/config.h"
 #include "iterate/decide.h"
 #include "iterate/session.h"
+#include "tests/iterate/planted_target.h"
 #include "tests/support/temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -32,12 +33,7 @@ using namespace vprof::iterate;
 
 namespace {
 
-std::string slurp(const std::string &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using vprof::testing::slurp;
 
 struct Shape {
   const char *name;
@@ -53,25 +49,8 @@ Config make_target(const Shape &shape) {
   fs::path dir = vprof::testing::fresh_dir("vprof-it", std::string("reentrant-") + shape.name + "-" +
                                                            std::to_string(seed));
   fs::copy_file(REENTRANT_SOURCE, dir / "reentrant.c");
-  std::ofstream(dir / "CMakeLists.txt")
-      << "cmake_minimum_required(VERSION 3.18)\nproject(reentrant C)\n"
-      << "set(CMAKE_EXPORT_COMPILE_COMMANDS ON)\nset(CMAKE_BUILD_TYPE Release)\n"
-      << "add_executable(reentrant reentrant.c)\n"
-      << "target_include_directories(reentrant PRIVATE " << VPROF_INCLUDE_DIR << ")\n"
-      << "target_link_libraries(reentrant PRIVATE " << VPROF_RUNTIME_LIB << " m)\n";
-  std::string configure = "cmake -S " + dir.string() + " -B " + (dir / "b").string() +
-                          " -G Ninja > " + (dir / "configure.log").string() + " 2>&1";
-  EXPECT_EQ(std::system(configure.c_str()), 0);
-  Config c;
-  c.path = (dir / "vprof.json").string();
-  c.dir = dir.string();
-  c.root = "step";
-  c.build_dir = "b";
-  c.build_command = "cmake --build b";
-  c.run_command = "./b/reentrant " + std::to_string(seed) + " " + shape.name;
-  c.k = 2;
-  c.max_iterations = 8;
-  return c;
+  return vprof::testing::make_target_project(dir, "C", "reentrant", "reentrant.c", "m", "step",
+                                              std::to_string(seed) + " " + shape.name);
 }
 
 SessionOptions options() {
