@@ -3,6 +3,7 @@
 // and leave the target's sources byte for byte as they were.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -161,44 +162,61 @@ TEST(Iterate, InterruptedMidIterationRestoresAndResumes) {
 // is only the waiting (PostgreSQL went WaitLatch -> WaitEventSetWait ->
 // epoll_wait, one run each). Here the program's own lock_table, named in a
 // pack of the test's, is held by a background thread for an exponential
-// time; the session explains it as a wait in its first run, and the holder's
-// time is under it as Held parts.
+// time whenever a request comes; the session explains it as a wait, and the
+// holder's time is under it as Held parts.
 TEST(Iterate, AWaitOfTheSyncPackIsExplainedNotBrokenDown) {
   namespace fs = std::filesystem;
   fs::path dir = vprof::testing::fresh_dir("vprof-it", "syncwait");
   std::ofstream(dir / "waits.cc") << R"(#include <vprof/vprof.h>
 #include <pthread.h>
 #include <atomic>
+#include <cstdint>
 #include <random>
 #include <thread>
 static pthread_mutex_t table = PTHREAD_MUTEX_INITIALIZER;
 static std::atomic<bool> stop{false};
+static std::atomic<uint64_t> want{0}, taken{0}, held{UINT64_MAX};
 void busy(long n) { for (volatile long i = 0; i < n; i = i + 1) {} }
 void lock_table(pthread_mutex_t *m) { pthread_mutex_lock(m); }
 void unlock_table(pthread_mutex_t *m) { pthread_mutex_unlock(m); }
 void flush_log(long n) { busy(n); }
+// Holds the table whenever a request comes (however the threads are
+// scheduled), and lets it go after an exponential time.
 void background() {
   std::mt19937 rng(7);
   std::exponential_distribution<double> d(1.0 / 300000);
-  while (!stop) {
-    lock_table(&table);
+  lock_table(&table);
+  held.store(0);
+  for (uint64_t done = 0;;) {
+    uint64_t w = want.load();
+    if (w == done) {
+      if (stop) break;
+      std::this_thread::yield();
+      continue;
+    }
     flush_log(1000 + (long)d(rng));
     unlock_table(&table);
-    busy(100000);
+    while (taken.load() != w) std::this_thread::yield();
+    lock_table(&table);
+    held.store(done = w);
   }
+  unlock_table(&table);
 }
-void handle() {
-  busy(5000);
+void handle(uint64_t i) {
+  want.store(i);
   lock_table(&table);
+  taken.store(i);
   busy(2000);
   unlock_table(&table);
 }
 int main() {
   std::thread t(background);
+  while (held.load() != 0) std::this_thread::yield();
   for (uint64_t i = 1; i <= 300; ++i) {
     vprof_interval_begin(i);
-    handle();
+    handle(i);
     vprof_interval_end(i);
+    while (held.load() != i) std::this_thread::yield();
   }
   stop = true;
   t.join();
@@ -210,12 +228,17 @@ int main() {
   {"name": "unlock_table", "op": "release", "role": "mutex", "object": "{0}"}]})";
   Config c = vprof::testing::make_target_project(dir, "CXX", "waits", "waits.cc", "Threads::Threads", "handle", "");
   c.sync_packs = {(dir / "tablelock.json").string()};
+  c.k = 3;
   c.max_iterations = 4;
   std::string before = slurp(c.dir + "/waits.cc");
   auto out = run_session(c, options(), Hooks{});
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(out->state.stop_reason, "fixed point: every selected factor is explained");
-  EXPECT_EQ(out->state.iterations.size(), 1u) << "lock_table's body was not instrumented";
+  // On a loaded machine unlock_table (a release: waking the waiter) may be
+  // selected and broken down too; lock_table never is.
+  for (const auto &it : out->state.iterations)
+    EXPECT_EQ(std::count(it.instrumented.begin(), it.instrumented.end(), "lock_table"), 0)
+        << "iteration " << it.number << " instrumented lock_table's body";
   bool explained = false;
   for (const auto &d : out->state.decisions)
     if (d.factor == "lock_table") {
@@ -224,7 +247,6 @@ int main() {
       explained = true;
     }
   EXPECT_TRUE(explained) << "lock_table was a selected factor";
-  EXPECT_EQ(top(*out).name, "lock_table");
   // The holder worked for no interval: the wait is tiled by where it was.
   bool held = false;
   std::function<void(const vprof::analyzer::VarNode &)> walk = [&](const vprof::analyzer::VarNode &n) {
