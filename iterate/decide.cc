@@ -141,16 +141,20 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
     g.factor = f.name;
     g.contribution = analyzer::ranked_value(f, a.paper);  // what the factor was ranked by
     g.fragile = f.fragile;
+    // A call through a pointer is named by its expression, which may start
+    // with '(' as the leaves that are no function do: PostgreSQL's index
+    // scan, (*accessMtd)(node), was left "not a function".
+    std::vector<std::string> targets;
+    const bool indirect = !f.covariance && indirect_site(f, targets);
     if (f.covariance) {
       g.reason = "a covariance: read both functions together";
     } else if (ends_with(f.name, " (body)")) {
       g.reason = "the function's own code (its body) varies";
-    } else if (f.functions.empty() || f.functions[0].empty() || f.functions[0][0] == '(') {
+    } else if (f.functions.empty() || f.functions[0].empty() || (f.functions[0][0] == '(' && !indirect)) {
       g.reason = "not a function";
     } else {
       g.function = f.functions[0];
-      std::vector<std::string> targets;
-      if (!s.is_broken_down(g.function) && indirect_site(f, targets)) {
+      if (!s.is_broken_down(g.function) && indirect) {
         // Every target already broken down: as for a broken-down function,
         // its parts may sit unlisted inside it (PostgreSQL: node->ExecProcNode
         // outranked ExecUpdate's table_tuple_lock and ExecUpdateAct, and the

@@ -133,3 +133,29 @@ TEST(Decide, Issue14_APartThatIsAPointerCallWithItsTargetsBrokenDownIsPassedBy) 
   EXPECT_EQ(out[1].functions, std::vector<std::string>{"ExecUpdate"});
   EXPECT_EQ(out[2].factor, "fdatasync");
 }
+
+// Issue 14, PostgreSQL at scale 16: the index scan's call through a pointer,
+// (*accessMtd)(node), carried 31% of Var and the session ended on it as "not
+// a function" (its name starts with '(' like (outside)'s). It is broken down
+// by the functions it may reach; a leaf that is no function stays explained.
+TEST(Decide, Issue14_APointerCallNamedWithAParenthesisIsBrokenDownByItsTargets) {
+  analyzer::Analysis a;
+  analyzer::Factor ptr = factor("(*accessMtd)", "(*accessMtd)", 0.314, 1);
+  analyzer::FactorSite site;
+  site.label = "(*accessMtd) (execScan.c:140)";
+  site.call_site = analyzer::CallSiteInfo{};
+  site.call_site->callee = "(*accessMtd)";
+  site.call_site->indirect = true;
+  site.call_site->targets = {"IndexNext", "SeqNext"};
+  ptr.call_sites.push_back(site);
+  a.factors.push_back(ptr);
+  a.factors.push_back(factor("(preempted)", "(preempted)", 0.2, 2));
+  iterate::State s;
+  s.broken_down.push_back({"ExecScanFetch", {"ExecScan"}, 10});
+  auto out = iterate::suggest(a, s, 0.5, [](const std::string &) { return std::string(); });
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(out[0].break_down) << out[0].reason;
+  EXPECT_EQ(out[0].functions, (std::vector<std::string>{"IndexNext", "SeqNext"}));
+  EXPECT_FALSE(out[1].break_down);
+  EXPECT_EQ(out[1].reason, "not a function");
+}
