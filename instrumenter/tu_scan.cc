@@ -321,6 +321,24 @@ class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
     return true;
   }
 
+  // A function cast to a function pointer type may be called through that
+  // type too: PostgreSQL passes (ExecScanAccessMtd) IndexNext, whose own type
+  // takes an IndexScanState *, to ExecScan, which calls (*accessMtd)(node)
+  // with a ScanState *.
+  bool VisitExplicitCastExpr(ExplicitCastExpr *e) {
+    const Expr *sub = e->getSubExpr()->IgnoreParenImpCasts();
+    if (const auto *u = dyn_cast<UnaryOperator>(sub); u && u->getOpcode() == UO_AddrOf)
+      sub = u->getSubExpr()->IgnoreParenImpCasts();
+    const auto *ref = dyn_cast<DeclRefExpr>(sub);
+    const auto *fd = ref ? dyn_cast<FunctionDecl>(ref->getDecl()) : nullptr;
+    if (!fd || !in_tree(e->getBeginLoc())) return true;
+    if (const auto *md = dyn_cast<CXXMethodDecl>(fd); md && md->isInstance()) return true;
+    std::string type = function_type(e->getType(), cx_.ast);
+    if (!type.empty())
+      cx_.out.address_taken.emplace_back(type, normalize_qualified(fd->getQualifiedNameAsString()));
+    return true;
+  }
+
   bool VisitCXXMethodDecl(CXXMethodDecl *md) {
     if (!md->isVirtual() || !md->doesThisDeclarationHaveABody() || !in_tree(md->getLocation())) return true;
     std::string name = normalize_qualified(md->getQualifiedNameAsString());

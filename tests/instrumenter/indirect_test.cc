@@ -36,6 +36,34 @@ const nlohmann::json *site(const nlohmann::json &m, const std::string &callee_te
 
 }  // namespace
 
+// Issue 14, PostgreSQL: ExecScan's access method is passed with a cast,
+// (ExecScanAccessMtd) IndexNext, as IndexNext takes an IndexScanState *. A
+// function cast to the call's pointer type is one of its targets; one cast
+// to another type is not.
+TEST(Indirect, Issue14_AFunctionCastToThePointersTypeIsATarget) {
+  vprof::test::TestTree t;
+  t.add("scan.c",
+        "typedef struct ScanState { int n; } ScanState;\n"
+        "typedef struct IndexScanState { ScanState ss; int key; } IndexScanState;\n"
+        "typedef int (*AccessMtd)(ScanState *);\n"
+        "typedef long (*OtherMtd)(long);\n"
+        "int ExecScan(ScanState *node, AccessMtd accessMtd) { return (*accessMtd)(node); }\n"
+        "static int IndexNext(IndexScanState *node) { return node->key; }\n"
+        "static int SeqNext(ScanState *node) { return node->n; }\n"
+        "static int BitmapNext(IndexScanState *node) { return node->key + 1; }\n"
+        "static int Unrelated(IndexScanState *node) { return node->key + 2; }\n"
+        "int ExecIndexScan(IndexScanState *node) {\n"
+        "  return ExecScan(&node->ss, (AccessMtd) IndexNext) + ExecScan(&node->ss, SeqNext) +\n"
+        "         ExecScan(&node->ss, (AccessMtd) &BitmapNext) + (int)((OtherMtd) Unrelated)(1);\n"
+        "}\n");
+  t.compile("scan.c", "-std=c99");
+  nlohmann::json m = instrument(t, {"ExecScan"});
+  const nlohmann::json *p = site(m, "(*accessMtd)(node)");
+  ASSERT_NE(p, nullptr) << m.dump(2);
+  EXPECT_EQ(p->value("indirect", false), true);
+  EXPECT_EQ(p->at("targets"), nlohmann::json({"BitmapNext", "IndexNext", "SeqNext"}));
+}
+
 TEST(Indirect, Case13_PointerCallListsTheFunctionsOfItsTypeWhoseAddressIsTaken) {
   vprof::test::TestTree t;
   // The table is in another file than the call; `twice` has the type but its
