@@ -23,6 +23,20 @@ analyzer::Factor factor(const std::string &name, const std::string &fn, double s
   return f;
 }
 
+// A call through a pointer, `expr`, at `where`, that may reach `targets`.
+analyzer::Factor pointer_call(const std::string &expr, const std::string &where, double share, int rank,
+                              std::vector<std::string> targets, const std::string &nested_with = "") {
+  analyzer::Factor f = factor(expr, expr, share, rank, nested_with);
+  analyzer::FactorSite site;
+  site.label = expr + " (" + where + ")";
+  site.call_site = analyzer::CallSiteInfo{};
+  site.call_site->callee = expr;
+  site.call_site->indirect = true;
+  site.call_site->targets = std::move(targets);
+  f.call_sites.push_back(site);
+  return f;
+}
+
 }  // namespace
 
 TEST(Decide, Case13_ABrokenDownFunctionThatOutranksItsPartsHasItsFirstPartDecided) {
@@ -59,14 +73,8 @@ TEST(Decide, Case13_ABrokenDownFunctionThatOutranksItsPartsHasItsFirstPartDecide
 // none ranked.
 TEST(Decide, Issue14_APointerCallWhoseTargetsAreBrokenDownHasItsFirstPartDecided) {
   analyzer::Analysis a;
-  analyzer::Factor ptr = factor("node->ExecProcNode", "node->ExecProcNode", 0.847, 1);
-  analyzer::FactorSite site;
-  site.label = "node->ExecProcNode (executor.h:266)";
-  site.call_site = analyzer::CallSiteInfo{};
-  site.call_site->callee = "node->ExecProcNode";
-  site.call_site->indirect = true;
-  site.call_site->targets = {"ExecModifyTable", "ExecProcNodeFirst"};
-  ptr.call_sites.push_back(site);
+  analyzer::Factor ptr = pointer_call("node->ExecProcNode", "executor.h:266", 0.847, 1,
+                                      {"ExecModifyTable", "ExecProcNodeFirst"});
   a.factors.push_back(ptr);
   a.factors.push_back(factor("fdatasync", "fdatasync", 0.14, 2));
   a.factors.push_back(factor("ExecUpdate", "ExecUpdate", 0.845, 0, "node->ExecProcNode"));
@@ -107,14 +115,8 @@ TEST(Decide, Issue14_APartThatIsAPointerCallWithItsTargetsBrokenDownIsPassedBy) 
   analyzer::Analysis a;
   a.factors.push_back(factor("ExecProcNode", "ExecProcNode", 0.765, 1));
   a.factors.push_back(factor("fdatasync", "fdatasync", 0.14, 2));
-  analyzer::Factor ptr = factor("node->ExecProcNode", "node->ExecProcNode", 0.765, 0, "ExecProcNode");
-  analyzer::FactorSite site;
-  site.label = "node->ExecProcNode (executor.h:266)";
-  site.call_site = analyzer::CallSiteInfo{};
-  site.call_site->callee = "node->ExecProcNode";
-  site.call_site->indirect = true;
-  site.call_site->targets = {"ExecModifyTable", "ExecProcNodeFirst"};
-  ptr.call_sites.push_back(site);
+  analyzer::Factor ptr = pointer_call("node->ExecProcNode", "executor.h:266", 0.765, 0,
+                                      {"ExecModifyTable", "ExecProcNodeFirst"}, "ExecProcNode");
   a.factors.push_back(ptr);
   a.factors.push_back(factor("ExecModifyTable", "ExecModifyTable", 0.76, 0, "ExecProcNode"));
   a.factors.push_back(factor("ExecUpdate", "ExecUpdate", 0.75, 0, "ExecProcNode"));
@@ -140,14 +142,7 @@ TEST(Decide, Issue14_APartThatIsAPointerCallWithItsTargetsBrokenDownIsPassedBy) 
 // by the functions it may reach; a leaf that is no function stays explained.
 TEST(Decide, Issue14_APointerCallNamedWithAParenthesisIsBrokenDownByItsTargets) {
   analyzer::Analysis a;
-  analyzer::Factor ptr = factor("(*accessMtd)", "(*accessMtd)", 0.314, 1);
-  analyzer::FactorSite site;
-  site.label = "(*accessMtd) (execScan.c:140)";
-  site.call_site = analyzer::CallSiteInfo{};
-  site.call_site->callee = "(*accessMtd)";
-  site.call_site->indirect = true;
-  site.call_site->targets = {"IndexNext", "SeqNext"};
-  ptr.call_sites.push_back(site);
+  analyzer::Factor ptr = pointer_call("(*accessMtd)", "execScan.c:140", 0.314, 1, {"IndexNext", "SeqNext"});
   a.factors.push_back(ptr);
   a.factors.push_back(factor("(preempted)", "(preempted)", 0.2, 2));
   iterate::State s;
