@@ -312,12 +312,7 @@ class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
 
   bool VisitDeclRefExpr(DeclRefExpr *e) {
     const auto *fd = dyn_cast<FunctionDecl>(e->getDecl());
-    if (!fd || callees_.count(e)) return true;
-    if (const auto *md = dyn_cast<CXXMethodDecl>(fd); md && md->isInstance()) return true;
-    if (!in_tree(e->getLocation())) return true;
-    std::string type = function_type(fd->getType(), cx_.ast);
-    if (!type.empty())
-      cx_.out.address_taken.emplace_back(type, normalize_qualified(fd->getQualifiedNameAsString()));
+    if (fd && !callees_.count(e) && in_tree(e->getLocation())) take_address(fd, fd->getType());
     return true;
   }
 
@@ -331,12 +326,17 @@ class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
       sub = u->getSubExpr()->IgnoreParenImpCasts();
     const auto *ref = dyn_cast<DeclRefExpr>(sub);
     const auto *fd = ref ? dyn_cast<FunctionDecl>(ref->getDecl()) : nullptr;
-    if (!fd || !in_tree(e->getBeginLoc())) return true;
-    if (const auto *md = dyn_cast<CXXMethodDecl>(fd); md && md->isInstance()) return true;
-    std::string type = function_type(e->getType(), cx_.ast);
-    if (!type.empty())
-      cx_.out.address_taken.emplace_back(type, normalize_qualified(fd->getQualifiedNameAsString()));
+    if (fd && in_tree(e->getBeginLoc())) take_address(fd, e->getType());
     return true;
+  }
+
+  // fd's address is taken as a `type` (its own, or what it is cast to): a
+  // call through a pointer of that type may reach it. Not for an instance
+  // method (a pointer to member has no targets we list).
+  void take_address(const FunctionDecl *fd, QualType type) {
+    if (const auto *md = dyn_cast<CXXMethodDecl>(fd); md && md->isInstance()) return;
+    std::string t = function_type(type, cx_.ast);
+    if (!t.empty()) cx_.out.address_taken.emplace_back(t, normalize_qualified(fd->getQualifiedNameAsString()));
   }
 
   bool VisitCXXMethodDecl(CXXMethodDecl *md) {

@@ -1,7 +1,5 @@
 #include "analyzer/factors/heights.h"
 
-#include "analyzer/factors/factors.h"
-
 #include <algorithm>
 #include <functional>
 

@@ -95,7 +95,7 @@ class Builder {
     }
     std::string f = fn_name(p.node);
     v.functions = {f};
-    if (p.self && s.kind == FrameKind::Site && s.callee_fn == 0 && !has_function_child(s)) {
+    if (p.self && s.kind == FrameKind::Site && s.callee_fn == 0 && !has_child(s, FrameKind::Function)) {
       // A wait whose blocked time is in Held parts: the rest of the call
       // (the wake-up latency, waits on this interval's own work, an
       // uncontended pass). Its factor is the call's: analyze ranks the wait
@@ -152,9 +152,9 @@ class Builder {
   }
 
 
-  bool has_function_child(const ShapeNode &s) const {
+  bool has_child(const ShapeNode &s, FrameKind kind) const {
     return std::any_of(s.children.begin(), s.children.end(),
-                       [&](int ch) { return c_.nodes[size_t(ch)].kind == FrameKind::Function; });
+                       [&](int ch) { return c_.nodes[size_t(ch)].kind == kind; });
   }
 
   // A Held part: the blocked time of the wait above it while its waker, in
@@ -205,9 +205,8 @@ class Builder {
     // lets a run that instruments the callee replace this breakdown).
     // A wait's Held parts are a breakdown of its blocked time, whatever its
     // callee: they are expanded.
-    if (s.kind == FrameKind::Site && s.callee_fn == 0 && !has_function_child(s) &&
-        std::none_of(s.children.begin(), s.children.end(),
-                     [&](int ch) { return c_.nodes[size_t(ch)].kind == FrameKind::Held; }))
+    if (s.kind == FrameKind::Site && s.callee_fn == 0 && !has_child(s, FrameKind::Function) &&
+        !has_child(s, FrameKind::Held))
       return;
     std::vector<Part> parts;
     if (c_.has_self[size_t(n)]) parts.push_back({n, true});
