@@ -163,20 +163,21 @@ TEST(Held, TheGateNamesTheHoldersCodeNotTheWaitItLengthened) {
 TEST(Held, ALaterRunsBreakdownByCallsReplacesHeldPartsOnly) {
   auto node = share_leaf;
   const std::string site = "root/site:run_transaction>execute_step#0";
-  VarNode r0 = node("root", "run_transaction", 1.0, 0);
-  VarNode s0 = node(site, "execute_step", 0.9, 0);
-  s0.children.push_back(node(site + "/held:fn:commit", "held by commit (body)", 0.7, 0));
-  s0.children.push_back(node(site + "/notheld", "execute_step (not held)", 0.2, 0));
-  s0.kind = r0.kind = VarNode::Kind::Var;
-  r0.children.push_back(s0);
-  VarNode r1 = node("root", "run_transaction", 1.0, 1);
-  VarNode s1 = node(site, "execute_step", 0.9, 1);
-  s1.children.push_back(node(site + "/site:execute_step>read_row#0", "read_row", 0.8, 1));
-  s1.children.push_back(node(site + "/body", "execute_step (body)", 0.1, 1));
-  s1.kind = r1.kind = VarNode::Kind::Var;
-  r1.children.push_back(s1);
-  EXPECT_TRUE(held_only(s0));
-  EXPECT_FALSE(held_only(s1));
+  // run_transaction -> execute_step (0.9) -> parts, in run `run`.
+  auto run_tree = [&](int run, std::vector<VarNode> parts) {
+    VarNode r = node("root", "run_transaction", 1.0, run);
+    VarNode s = node(site, "execute_step", 0.9, run);
+    s.children = std::move(parts);
+    s.kind = r.kind = VarNode::Kind::Var;
+    r.children.push_back(s);
+    return r;
+  };
+  VarNode r0 = run_tree(0, {node(site + "/held:fn:commit", "held by commit (body)", 0.7, 0),
+                            node(site + "/notheld", "execute_step (not held)", 0.2, 0)});
+  VarNode r1 = run_tree(1, {node(site + "/site:execute_step>read_row#0", "read_row", 0.8, 1),
+                            node(site + "/body", "execute_step (body)", 0.1, 1)});
+  EXPECT_TRUE(held_only(r0.children[0]));
+  EXPECT_FALSE(held_only(r1.children[0]));
   VarNode merged = merge_runs({r0, r1});
   const VarNode *m = find_label(merged, "read_row");
   ASSERT_NE(m, nullptr) << "run 1's breakdown of execute_step is merged in";

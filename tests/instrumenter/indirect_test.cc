@@ -34,6 +34,15 @@ const nlohmann::json *site(const nlohmann::json &m, const std::string &callee_te
   return nullptr;
 }
 
+// The pointer or virtual call `callee_text` is marked indirect and may reach
+// `targets` (sorted).
+void expect_targets(const nlohmann::json &m, const std::string &callee_text, const nlohmann::json &targets) {
+  const nlohmann::json *p = site(m, callee_text);
+  ASSERT_NE(p, nullptr) << m.dump(2);
+  EXPECT_EQ(p->value("indirect", false), true);
+  EXPECT_EQ(p->at("targets"), targets);
+}
+
 }  // namespace
 
 // Issue 14, PostgreSQL: ExecScan's access method is passed with a cast,
@@ -58,10 +67,7 @@ TEST(Indirect, Issue14_AFunctionCastToThePointersTypeIsATarget) {
         "}\n");
   t.compile("scan.c", "-std=c99");
   nlohmann::json m = instrument(t, {"ExecScan"});
-  const nlohmann::json *p = site(m, "(*accessMtd)(node)");
-  ASSERT_NE(p, nullptr) << m.dump(2);
-  EXPECT_EQ(p->value("indirect", false), true);
-  EXPECT_EQ(p->at("targets"), nlohmann::json({"BitmapNext", "IndexNext", "SeqNext"}));
+  expect_targets(m, "(*accessMtd)(node)", {"BitmapNext", "IndexNext", "SeqNext"});
 }
 
 TEST(Indirect, Case13_PointerCallListsTheFunctionsOfItsTypeWhoseAddressIsTaken) {
@@ -90,13 +96,8 @@ TEST(Indirect, Case13_PointerCallListsTheFunctionsOfItsTypeWhoseAddressIsTaken) 
   t.compile("exec.c", "-std=c99");
   t.compile("nodes.c", "-std=c99");
   nlohmann::json m = instrument(t, {"run"});
-  const nlohmann::json *p = site(m, "f(x)");
-  ASSERT_NE(p, nullptr) << m.dump(2);
-  EXPECT_EQ(p->value("indirect", false), true);
-  EXPECT_EQ(p->at("targets"), nlohmann::json({"join", "scan", "sort_node"}));
-  const nlohmann::json *q = site(m, "(*table[0])(x)");
-  ASSERT_NE(q, nullptr) << m.dump(2);
-  EXPECT_EQ(q->at("targets"), p->at("targets"));
+  expect_targets(m, "f(x)", {"join", "scan", "sort_node"});
+  expect_targets(m, "(*table[0])(x)", {"join", "scan", "sort_node"});
   const nlohmann::json *d = site(m, "scan(x)");
   ASSERT_NE(d, nullptr);
   EXPECT_FALSE(d->contains("indirect")) << "a direct call names its callee";
@@ -113,8 +114,5 @@ TEST(Indirect, Case13_VirtualCallListsTheMethodAndItsOverriders) {
         "long drive(Node *n) { return n->exec(1); }\n");
   t.compile("plan.cc", "-std=c++17");
   nlohmann::json m = instrument(t, {"drive"});
-  const nlohmann::json *v = site(m, "n->exec(1)");
-  ASSERT_NE(v, nullptr) << m.dump(2);
-  EXPECT_EQ(v->value("indirect", false), true);
-  EXPECT_EQ(v->at("targets"), nlohmann::json({"HashJoin::exec", "Join::exec", "Node::exec", "Scan::exec"}));
+  expect_targets(m, "n->exec(1)", {"HashJoin::exec", "Join::exec", "Node::exec", "Scan::exec"});
 }
