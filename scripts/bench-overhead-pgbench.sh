@@ -12,6 +12,13 @@
 #              of the functions below exec_simple_query in breadth-first order,
 #              `vprof callgraph`) + the postgres sync pack in every file, as a
 #              `vprof iterate` session records; each run records a trace
+#   vprof-sess100, vprof-sess500
+#              the sets a `vprof iterate` session instrumented at scale 16
+#              (docs/case-studies/postgres.md): iteration 3's 5 functions (129
+#              call sites) and iteration 19's 20 (429), + the sync pack in
+#              every file, as the session ran them
+#   V:P0       variant V run with VPROF_PREEMPT=0 (no context-switch events):
+#              what recording preemptions costs, by difference
 #   pg         built with -pg (what uftrace needs), run plain, and under
 #   uftrace    `uftrace record -F exec_simple_query -D 2` (it follows the forks)
 # The binaries are built once each (the tree is instrumented, built, installed
@@ -19,10 +26,14 @@
 # times each. Printed: median tps, spread, p99 latency (pgbench -l), the loss
 # against plain, probes fired per transaction.
 # Last line: pgbench_overhead_100=<pct> pgbench_overhead_500=<pct> pgbench_uftrace_over_vprof=<x>
-# (throughput loss of vprof-100 and vprof-500 against plain; uftrace's added
-# time per transaction over vprof-esq's, both over plain).
+# (throughput loss of vprof-sess100 and vprof-sess500 against plain, the line
+# above it gives the breadth-first sets'; uftrace's added time per
+# transaction over vprof-esq's, both over plain).
 # Usage: scripts/bench-overhead-pgbench.sh [WORK_DIR]   (default /tmp/vprof-overhead-pg)
 # Env:   VPROF (build/src/vprof)  RUNS (5)  CLIENTS (4)  TXNS per client (5000)
+#        PERF (1: then one run of each under perf record -a: CPU by process and object)
+#        ONLY (the variants to run, e.g. "vprof-sess100 vprof-sess100:P0"; plain
+#        always runs; default: all)
 #        SCALE (16: little row contention, so the probes' CPU shows)  JOBS (2)
 #        PGUSER (nobody)  PORT (5498)
 set -euo pipefail
@@ -114,6 +125,12 @@ for target in (100, 500):
     print(target, " ".join(prefix))
 EOF
 fi
+# What a session instruments: a chain, not a breadth-first prefix into the
+# allocator. The scale-16 session's iterations 3 and 19.
+grep -q '^sess100 ' sets.txt || cat >> sets.txt <<'EOF'
+sess100 exec_simple_query CommitTransactionCommand finish_xact_command PortalRunMulti PortalRun
+sess500 exec_simple_query ProcSleep WaitOnLock LockAcquireExtended LockAcquire XactLockTableWait heap_update heapam_tuple_update table_tuple_update ExecUpdateAct ExecUpdate ExecModifyTable ExecProcNode ExecutePlan standard_ExecutorRun ExecutorRun ProcessQuery PortalRunMulti PortalRun ExecProcNodeFirst
+EOF
 cat sets.txt | cut -c1-150 >&2
 
 variants="plain"
@@ -165,13 +182,14 @@ RUN
 if [ "$(id -u)" = 0 ]; then chown -R "$pguser" "$work"; fi
 
 one_run() {  # VARIANT -> "tps p99_ms records dropped"
-  local v=$1 out rec="0 0"
+  local v=$1 out rec="0 0" build=${1%:P*} env=()
+  [ "$v" = "$build" ] || env=(VPROF_PREEMPT=${v##*:P})  # V:P0
   pg_as_user rm -rf "$work/lat" trace-run "$work/uftrace.data"
   pg_as_user mkdir -p "$work/lat"
   case $v in
     vprof-*)
-      out=$(pg_as_user "$vprof" run --trace-dir trace-run --manifest "manifest-${v#vprof-}.json" -- \
-        sh "$work/run-$v.sh" 2>&1)
+      out=$(pg_as_user env "${env[@]}" "$vprof" run --trace-dir trace-run --manifest "manifest-${build#vprof-}.json" -- \
+        sh "$work/run-$build.sh" 2>&1)
       rec=$(printf '%s\n' "$out" | sed -n 's/.*: \([0-9]*\) records, \([0-9]*\) dropped.*/\1 \2/p' | tail -1) ;;
     *) out=$(pg_as_user env -u VPROF_TRACE_DIR sh "$work/run-$v.sh" 2>&1) ;;
   esac
@@ -183,6 +201,15 @@ one_run() {  # VARIANT -> "tps p99_ms records dropped"
   echo "$tps $p99 ${rec:-0 0}"
 }
 
+for b in $variants; do case $b in vprof-*) variants="$variants $b:P0" ;; esac; done
+if [ -n "${ONLY:-}" ]; then  # any variant, and V:P<n> for VPROF_PREEMPT=n
+  keep="plain"
+  for v in $ONLY; do
+    case " $variants " in *" ${v%:P[0-2]} "*) ;; *) die "ONLY: no variant $v (have: $variants)" ;; esac
+    [ "$v" = plain ] || keep="$keep $v"
+  done
+  variants=$keep
+fi
 step "run alternately: $runs x ($variants), $clients clients x $txns transactions, scale $scale"
 : > results.txt
 for r in $(seq 1 "$runs"); do
@@ -190,6 +217,30 @@ for r in $(seq 1 "$runs"); do
     echo "$v $(one_run "$v")" >> results.txt
   done
 done
+# PERF=1: where the CPU went, one more run of each vprof variant and of plain
+# under `perf record -a` (cpu-clock samples of the whole machine): busy
+# microseconds a transaction by process name and object (the probes inlined
+# in postgres's own code count as postgres's).
+if [ "${PERF:-0}" = 1 ]; then
+  command -v perf >/dev/null || die "PERF=1: no perf (apt-get install linux-perf)"
+  step "PERF=1: CPU a transaction by process and object, one run each under perf record -a"
+  for v in $variants; do
+    case $v in plain|vprof-*) ;; *) continue ;; esac
+    perf record -a -q -o "$work/perf.data" >/dev/null 2>&1 &
+    rec=$!
+    sleep 1
+    one_run "$v" >/dev/null
+    kill -INT "$rec"
+    wait "$rec" || true
+    perf report -i "$work/perf.data" --sort comm,dso -F period,comm,dso 2>/dev/null | grep -v '^#' |
+      awk -v v="$v" -v n="$((clients * txns))" '
+        NF >= 3 && $2 != "swapper" { ns = $1; busy += ns; k = $2 "/" $3; s[k] += ns }
+        END { printf "%-17s busy %6.1f us/tx:", v, busy / n / 1000
+              for (k in s) if (s[k] / n / 1000 >= 0.5) printf " %s %.1f", k, s[k] / n / 1000
+              print "" }'
+  done | tee perf-split.txt
+  rm -f "$work/perf.data"
+fi
 pg_as_user rm -rf trace-run "$work/uftrace.data" "$work/lat"
 
 python3 - "$((clients * txns))" "$clients" <<'EOF'
@@ -218,9 +269,16 @@ for v, r in res.items():
           f"{p99[v]:>7.2f} {p99[v] / p99[base]:>6.2f} {added:>12.1f} {probes:>10.1f} "
           f"{sum(d for _, _, _, d in r):>8}")
 per_tx = lambda v: clients / tps[v] - clients / tps["plain"]
-ratio = per_tx("uftrace") / per_tx("vprof-esq") if per_tx("vprof-esq") > 0 else float("inf")
-print(f"uftrace adds {per_tx('uftrace') * 1e6:.1f} us of wall time per transaction over plain; "
-      f"vprof-esq, the same functions, {per_tx('vprof-esq') * 1e6:.1f}: {ratio:.1f}x")
-o100, o500 = (1 - tps["vprof-100"] / tps["plain"]) * 100, (1 - tps["vprof-500"] / tps["plain"]) * 100
-print(f"pgbench_overhead_100={o100:.1f} pgbench_overhead_500={o500:.1f} pgbench_uftrace_over_vprof={ratio:.1f}")
+ratio = float("nan")
+if "uftrace" in tps and "vprof-esq" in tps:
+    ratio = per_tx("uftrace") / per_tx("vprof-esq") if per_tx("vprof-esq") > 0 else float("inf")
+    print(f"uftrace adds {per_tx('uftrace') * 1e6:.1f} us of wall time per transaction over plain; "
+          f"vprof-esq, the same functions, {per_tx('vprof-esq') * 1e6:.1f}: {ratio:.1f}x")
+loss = lambda v: (1 - tps[v] / tps["plain"]) * 100 if v in tps else float("nan")
+if "vprof-100" in tps or "vprof-500" in tps:
+    print(f"breadth-first prefixes (functions called thousands of times a transaction): "
+          f"~100 sites {loss('vprof-100'):.1f}%, ~500 sites {loss('vprof-500'):.1f}%")
+# The goals' figures: the sets a session instruments, as a session records them.
+print(f"pgbench_overhead_100={loss('vprof-sess100'):.1f} pgbench_overhead_500={loss('vprof-sess500'):.1f} "
+      f"pgbench_uftrace_over_vprof={ratio:.1f}")
 EOF
