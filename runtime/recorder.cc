@@ -114,7 +114,7 @@ static void measure_floor() {
   vprof_tls = &tmp;
   double probe[kBatches], interval[kBatches];
   for (unsigned b = 0; b < kBatches; ++b) {
-    tmp.pos = scratch;
+    tmp.start = tmp.pos = scratch;
     tmp.end = scratch + 2 * kPairs + 32;
     tmp.tsc_base = vprof_now();
     uint64_t t0 = vprof_now();

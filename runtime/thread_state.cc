@@ -114,7 +114,7 @@ static bool map_ring(ThreadState *t, int fd) {
   }
   t->rings[0] = m;
   t->cur = 0;
-  t->hot.pos = m;
+  t->hot.start = t->hot.pos = m;
   t->hot.end = m + t->chunk_slots - 2;
   __atomic_store_n(&t->header->ring_valid, 1u, __ATOMIC_RELEASE);
   return true;
@@ -142,7 +142,7 @@ static bool make_file(ThreadState *t) {
   fill_header(t->header, t->hot.tid, t->hot.tsc_base);
   if (!map_ring(t, fd)) {  // drops, counted in the header, from the first record
     t->dropping = true;
-    t->hot.pos = t->hot.end = no_ring;
+    t->hot.start = t->hot.pos = t->hot.end = no_ring;
   }
   close(fd);
   return true;
@@ -174,7 +174,7 @@ ThreadState *thread_create() {
       // No file (fd limit, no space, refused): a state without one, so that
       // each record is counted once, in the process file, without retrying.
       t->dropping = true;
-      t->hot.pos = t->hot.end = no_ring;
+      t->hot.start = t->hot.pos = t->hot.end = no_ring;
       __atomic_fetch_add(g.loss.threads, 1, __ATOMIC_RELAXED);
     } else {
       switches_open(t);
@@ -307,7 +307,7 @@ bool thread_next_chunk(ThreadState *t) {
   t->cur = other;
   ++t->ring_switches;
   t->pending.store(1, std::memory_order_release);
-  t->hot.pos = t->ring();
+  t->hot.start = t->hot.pos = t->ring();
   t->hot.end = t->ring() + t->chunk_slots - 2;
   update_anchor(t);
   writer_wake();

@@ -236,7 +236,7 @@ bool Decoder::next_chunk() {
 constexpr uint32_t kPlainKinds =
     ((1u << VPROF_K_MAX_) - 1) & ~((1u << VPROF_K_NONE) | (1u << VPROF_K_IV_BEGIN_LABELED) |
                                    (1u << VPROF_K_PREEMPTED) | (1u << VPROF_K_STRING) | (1u << VPROF_K_DROP_BEGIN) |
-                                   (1u << VPROF_K_THREAD_EXIT));
+                                   (1u << VPROF_K_THREAD_EXIT) | (1u << VPROF_K_SITE_SPAN));
 static_assert(VPROF_K_MAX_ <= 32, "kPlainKinds holds one bit per kind");
 inline bool is_plain(uint32_t kind) { return kind < 32 && ((kPlainKinds >> kind) & 1u); }
 
@@ -290,9 +290,26 @@ bool Decoder::odd_step(const vprof_slot &s, uint32_t kind, uint64_t off, uint64_
   return false;
 }
 
+// A SITE_SPAN's two events: the site's begin at the record's tick, its end
+// `length` ticks later.
+inline void span_events(uint32_t site, uint64_t begin, uint64_t end, const Clock &clock,
+                        Event &b, Event &e) {
+  b = Event{};
+  b.ts = clock.ns(begin);
+  b.arg = site;
+  b.kind = Kind::SiteBegin;
+  e = Event{};
+  e.ts = clock.ns(end);
+  e.arg = site;
+  e.kind = Kind::SiteEnd;
+}
+
 // After fill(): fills what the kind adds (only the sync kinds add
 // anything; the others return at the first test, inlined into the loops).
+// A site's begin keeps its id only: a kill while its end turned it into a
+// SITE_SPAN may have left the length in the high half.
 inline void Decoder::plain(uint32_t kind, const vprof_slot &s, Event &e, uint32_t &wake_delta) {
+  if (kind == VPROF_K_SITE_BEGIN) e.arg = static_cast<uint32_t>(s.arg);
   if (kind < VPROF_K_WAIT_BEGIN || kind > VPROF_K_RELEASE) return;
   switch (kind) {
     case VPROF_K_WAIT_BEGIN:
@@ -320,6 +337,14 @@ inline void Decoder::plain(uint32_t kind, const vprof_slot &s, Event &e, uint32_
 }
 
 bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
+  if (span_end_) {
+    span_end_ = false;
+    tick = last_tick_ = span_end_tick_;
+    Event unused;
+    span_events(span_site_, tick, tick, clock_, unused, e);
+    wake_delta = 0;
+    return true;
+  }
   while (true) {
     if (ended_) return false;
     if (!in_chunk_ && !next_chunk()) return false;
@@ -403,6 +428,19 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
         keep = false;
         break;
       }
+      case VPROF_K_SITE_SPAN: {
+        // The end is given by the next call. A damaged length would put every
+        // later record before it: the next record's time caps it.
+        uint64_t end = tick + (s.arg >> 32), after;
+        if ((s.arg >> 32) > kMaxStep && peek_tick(next, after) && after < end)
+          end = std::max(after, tick);
+        Event unused;
+        span_events(static_cast<uint32_t>(s.arg), tick, end, clock_, e, unused);
+        span_end_ = true;
+        span_site_ = static_cast<uint32_t>(s.arg);
+        span_end_tick_ = end;
+        break;
+      }
       case VPROF_K_DROP_BEGIN:
         drop_begin_ts_ = e.ts;
         break;
@@ -423,7 +461,7 @@ size_t Decoder::next_batch(Event *__restrict e, TickDelta *__restrict a, size_t 
   while (k < n) {
     // Plain records inside the current chunk, with the position and the
     // last tick in locals; anything else goes through next().
-    if (in_chunk_ && !ended_) {
+    if (in_chunk_ && !ended_ && !span_end_) {
       const uint8_t *const base = base_;
       const uint64_t tsc_base = h_.tsc_base;
       uint64_t off = off_, last = last_tick_;
@@ -439,7 +477,19 @@ size_t Decoder::next_batch(Event *__restrict e, TickDelta *__restrict a, size_t 
         const uint32_t kind = static_cast<uint32_t>(s.w0 & VPROF_KIND_MASK);
         const uint64_t tick = tsc_base + (s.w0 >> VPROF_TS_SHIFT);
         // One test for a step back and a step far ahead: next() sorts them.
-        if (!is_plain(kind) || tick - last > kMaxStep) break;
+        if (!is_plain(kind) || tick - last > kMaxStep) {
+          // A call's span, both events here when they fit; a long one
+          // (its length checked against the next record) goes to next().
+          const uint64_t length = s.arg >> 32;
+          if (kind != VPROF_K_SITE_SPAN || tick - last > kMaxStep || length > kMaxStep || k + 1 >= n)
+            break;
+          span_events(static_cast<uint32_t>(s.arg), tick, tick + length, clock_, e[k], e[k + 1]);
+          a[k] = {tick, 0};
+          a[k + 1] = {tick + length, 0};
+          last = tick + length;
+          ++k;  // and the loop's: two events from one slot
+          continue;
+        }
         last = tick;
         a[k].tick = tick;
         fill(s, kind, tick, e[k]);

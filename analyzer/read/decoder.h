@@ -232,6 +232,10 @@ class Decoder {
   uint64_t jumps_ = 0, first_jump_ = 0;
   uint64_t pending_obj_ = 0;
   uint8_t pending_role_ = 0;
+  // A SITE_SPAN gave its begin; next() gives its end before anything else.
+  bool span_end_ = false;
+  uint32_t span_site_ = 0;
+  uint64_t span_end_tick_ = 0;
   bool ended_ = false, in_chunk_ = false;
   bool eof_in_ring_ = false;  // the ring's data ran into the end of the file
   uint64_t chunk_start_ = 0;

@@ -18,6 +18,7 @@
  *   C function:     { __attribute__((cleanup(vprof_fn_cleanup))) uint32_t vprof_fn_ = 17;
  *                     vprof_fn_enter(17); ...body... }
  *   call site:      vprof_site_begin(42); call(...); vprof_site_end(42);
+ *                   (a call that recorded nothing leaves one SITE_SPAN slot)
  *   sync:           vprof_sync_wait_begin(&m, VPROF_SYNC_MUTEX); lock(&m);
  *                   vprof_sync_wait_end(&m, VPROF_SYNC_MUTEX, 1);
  *                   vprof_sync_release(&m, VPROF_SYNC_MUTEX); unlock(&m);
@@ -44,6 +45,7 @@ struct vprof_thread {
   uint64_t tsc_base;        /* timestamps are stored relative to this */
   uint32_t busy;            /* re-entry guard (signal handlers) */
   uint32_t tid;
+  struct vprof_slot *start; /* first slot of the current ring: slots from here to pos are this pass's */
   /* Cold state follows, owned by the runtime (runtime/thread_state.h). */
 };
 
@@ -113,7 +115,40 @@ static inline void vprof_emit(uint32_t kind, uint64_t arg) {
 static inline void vprof_fn_enter(uint32_t id) { vprof_emit(VPROF_K_FUNC_ENTER, id); }
 static inline void vprof_fn_exit(uint32_t id) { vprof_emit(VPROF_K_FUNC_EXIT, id); }
 static inline void vprof_site_begin(uint32_t id) { vprof_emit(VPROF_K_SITE_BEGIN, id); }
-static inline void vprof_site_end(uint32_t id) { vprof_emit(VPROF_K_SITE_END, id); }
+
+/* A call site's end. When the newest slot of this ring pass is the same
+ * site's begin (the callee recorded nothing: most calls of a session's
+ * sites), that slot becomes a SITE_SPAN holding the call's length, and no
+ * slot is written: half the records to write out and to read. The arg goes
+ * first, then the kind: a kill in between leaves the begin (the reader reads
+ * its id from the low 32 bits), as a kill during the call would. */
+static inline void vprof_site_end(uint32_t id) {
+  struct vprof_thread *t = vprof_tls;
+  struct vprof_slot *b;
+  uint64_t now, began;
+  if (__builtin_expect(t == 0 || t->pos >= t->end || t->busy, 0)) {
+    vprof_rt_emit_slow(VPROF_K_SITE_END, id);
+    return;
+  }
+  now = vprof_now();
+  t->busy = 1;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  b = t->pos - 1;
+  if (b >= t->start && b->arg == id && (b->w0 & VPROF_KIND_MASK) == VPROF_K_SITE_BEGIN) {
+    began = (b->w0 >> VPROF_TS_SHIFT) + t->tsc_base;
+    if (now - began < (1ull << 32)) {
+      b->arg = id | ((now - began) << 32);
+      __atomic_signal_fence(__ATOMIC_SEQ_CST);
+      b->w0 = (b->w0 & ~VPROF_KIND_MASK) | VPROF_K_SITE_SPAN;
+      __atomic_signal_fence(__ATOMIC_SEQ_CST);
+      t->busy = 0;
+      return;
+    }
+  }
+  t->busy = 0;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  vprof_write_slot(t, VPROF_K_SITE_END, id, now);
+}
 
 /* For C: `__attribute__((cleanup(vprof_fn_cleanup))) uint32_t v = ID;` runs the
  * exit probe on every way out of the scope (return, goto, break out of a

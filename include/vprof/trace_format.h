@@ -48,6 +48,9 @@
  *      files: version 3 adds `preemption`.
  *   3  two rings (above); no record changes, but a version-2 reader would
  *      read data chunk 0 from the wrong place, so min_readable 3.
+ *   4  SITE_SPAN records (kind 19): a call with nothing recorded inside it
+ *      is one slot, not a begin and an end. A version-3 reader would stop at
+ *      the unknown kind, so min_readable 4.
  */
 #ifndef VPROF_TRACE_FORMAT_H
 #define VPROF_TRACE_FORMAT_H
@@ -55,8 +58,8 @@
 #include <stdint.h>
 
 #define VPROF_TRACE_MAGIC "VPROFTRC"       /* 8 bytes, no terminator on disk */
-#define VPROF_TRACE_VERSION 3u
-#define VPROF_TRACE_MIN_READABLE 3u       /* oldest reader that can read what we write */
+#define VPROF_TRACE_VERSION 4u
+#define VPROF_TRACE_MIN_READABLE 4u       /* oldest reader that can read what we write */
 #define VPROF_HEADER_BYTES 4096u
 #define VPROF_SLOT_BYTES 16u
 
@@ -94,7 +97,12 @@ enum vprof_kind {
                                  record's own time is when the runtime drained the switches (at
                                  interval end, a full ring, thread exit): the off-CPU stretch
                                  lies before it, among records already written */
-  VPROF_K_MAX_ = 19
+  VPROF_K_SITE_SPAN = 19,    /* a whole call at a call site, in one slot: the site's begin turned
+                                 into this when its end came next (nothing recorded in between,
+                                 the call shorter than 2^32 ticks). Time: the begin; arg: call-site
+                                 id (low 32) | ticks from begin to end (high 32). Read as a
+                                 SITE_BEGIN and a SITE_END */
+  VPROF_K_MAX_ = 20
 };
 
 /* Sync roles, the top byte of WAIT_BEGIN / RELEASE arguments. */

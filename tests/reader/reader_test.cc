@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -312,4 +313,38 @@ TEST(Reader, Issue14_TwoRingsReadDataThenThePendingRingThenTheCurrentOne) {
   ASSERT_TRUE(t2.ok());
   EXPECT_EQ(t2->count(Severity::Error), 0u) << dump(*t2);
   EXPECT_EQ(function_ids(*t2), (std::vector<uint64_t>{1, 3}));
+}
+
+// Trace format 4: a call with nothing inside is one SITE_SPAN slot. It reads
+// as the site's begin and end; a length past the reader's step check is
+// kept; a damaged length that runs past the next record stops there; a begin
+// whose span was cut short by a kill (its length written, not its kind)
+// reads as a begin of the same site.
+TEST(Reader, SpansReadAsABeginAndAnEnd) {
+  std::string dir = vprof::testing::fresh_dir("vprof-reader", "spans");
+  {
+    SynthThread a(dir, 1, 11);
+    a.fn_enter(1000, 1);
+    a.site_span(1010, 7, 25);
+    a.site_span(1040, 8, 5000000);         // 5 ms: longer than the step check
+    a.site_span(5001100, 9, 4000000000u);  // damaged: past the next record
+    a.fn_enter(5002000, 2);
+    a.raw((5003000ull << VPROF_TS_SHIFT) | VPROF_K_SITE_BEGIN, 10 | (123ull << 32));  // cut short
+    a.fn_exit(5004000, 2);
+    a.fn_exit(5005000, 1);
+    a.close();
+  }
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->threads.size(), 1u);
+  EXPECT_EQ(t->count(Severity::Warning), 0u);
+  std::vector<std::tuple<Kind, uint64_t, int64_t>> got, want = {
+      {Kind::FuncEnter, 1, 1000},     {Kind::SiteBegin, 7, 1010},    {Kind::SiteEnd, 7, 1035},
+      {Kind::SiteBegin, 8, 1040},     {Kind::SiteEnd, 8, 5001040},   {Kind::SiteBegin, 9, 5001100},
+      {Kind::SiteEnd, 9, 5002000},    {Kind::FuncEnter, 2, 5002000}, {Kind::SiteBegin, 10, 5003000},
+      {Kind::FuncExit, 2, 5004000},   {Kind::FuncExit, 1, 5005000}};
+  for (const auto &e : t->threads[0].events)
+    if (e.kind != Kind::ThreadExit) got.emplace_back(e.kind, e.arg, e.ts);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << "event " << i;
 }

@@ -138,6 +138,8 @@ TEST(Stream, DecoderPathsAgreeOnDamagedAndIrregularFiles) {
       a.wait_begin(t + 2, 0x40);
       a.wait_end(t + 4, 22, t + 3);
       a.site_end(t + 5, 3);
+      a.site_span(t + 5, 4, 1);  // spans: two events from one slot
+      if (i % 50 == 7) a.site_span(t + 5, 5, 0);
       a.fn_exit(t + 6, 1);
       a.enqueue(t + 6, 0x900 + i);
       b.dequeue(t + 7, 0x900 + i);

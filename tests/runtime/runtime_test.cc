@@ -173,6 +173,54 @@ TEST(Runtime, Issue14_AnUncontendedAcquireLeavesNoWaitRecords) {
   }
 }
 
+// A call that records nothing inside is one SITE_SPAN slot (trace format
+// 4): the reader gives back the begin and the end, in order and in time,
+// wherever the span cannot be used (a record inside, a ring switch between
+// begin and end) the two records are there as before, and the file holds
+// about one slot a call, not two.
+TEST(Runtime, Spans_ACallWithNothingInsideIsOneSlotAndReadsAsABeginAndAnEnd) {
+  std::string dir = fresh_dir("spans");
+  const uint32_t n = 20000;
+  ASSERT_EQ(run_counted(dir, {"spans", std::to_string(n)}, {{"VPROF_CHUNK_KB", "4"}}), 0);
+  Trace t = read_ok(dir);
+  ASSERT_EQ(t.threads.size(), 1u);
+  const auto &s = t.threads[0];
+  std::vector<std::pair<Kind, uint64_t>> got;
+  std::vector<int64_t> ts;
+  for (const auto &e : s.events) {
+    if (e.kind == Kind::SiteBegin || e.kind == Kind::SiteEnd || e.kind == Kind::FuncEnter ||
+        e.kind == Kind::FuncExit) {
+      got.emplace_back(e.kind, e.arg);
+      ts.push_back(e.ts);
+    }
+  }
+  const Kind B = Kind::SiteBegin, E = Kind::SiteEnd;
+  std::vector<std::pair<Kind, uint64_t>> want = {
+      {B, 1}, {E, 1}, {B, 2}, {B, 3}, {E, 3}, {E, 2}, {B, 4}, {B, 4}, {E, 4}, {E, 4},
+      {B, 5}, {Kind::FuncEnter, 6}, {Kind::FuncExit, 6}, {E, 5}, {B, 7}, {E, 7}};
+  for (uint32_t i = 0; i < n; ++i) {
+    want.emplace_back(B, 8);
+    want.emplace_back(E, 8);
+  }
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(got[i], want[i]) << "event " << i;
+    if (i) ASSERT_GE(ts[i], ts[i - 1]) << "event " << i;
+  }
+  EXPECT_GE(ts[15] - ts[14], 2000000) << "site 7's 2 ms call keeps its length";
+  EXPECT_LT(ts[15] - ts[14], 1000000000);
+  // ~20 000 calls in 4 KiB rings of 254 slots: ~158 data chunks as begin and
+  // end records, ~79 as spans.
+  vprof_file_header h;
+  FILE *f = std::fopen(s.file.c_str(), "rb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fread(&h, sizeof h, 1, f), 1u);
+  std::fclose(f);
+  EXPECT_EQ(h.version, VPROF_TRACE_VERSION);
+  EXPECT_LE(h.data_chunks, 85u) << "one slot a call";
+  EXPECT_GE(h.data_chunks, 78u);
+}
+
 // Issue 14: PostgreSQL's make, without --enable-depend, did not rebuild the
 // files that include a header vprof instrumented, and the session's binary
 // held code of two instrumentations. The process file says so, and the

@@ -11,6 +11,11 @@
 //                               one interval: the kernel must preempt them
 //   workload manifests ID...    registers each ID as its instrumentation's manifest (as
 //                               the constructors of instrumented files do), then one pair
+//   workload spans N            call sites (runtime_test.cc, Spans): a call with nothing
+//                               recorded inside (site 1), nested (2 around 3), recursive
+//                               (4 in 4), around a function (5 around 6), 2 ms long (7),
+//                               then N calls of site 8 (across ring switches with a small
+//                               VPROF_CHUNK_KB)
 //   workload xproc N            two processes (fork, no exec) share a PTHREAD_PROCESS_SHARED
 //                               mutex in MAP_SHARED memory: the parent holds it in function 5
 //                               for a varying time (0.3-2.3 ms, seeded), the child's N
@@ -210,6 +215,28 @@ int main(int argc, char **argv) {
   } else if (mode == "manifests") {
     for (int i = 2; i < argc; ++i) vprof_register_manifest(argv[i], "/nonexistent/manifest.json");
     pairs(1);
+  } else if (mode == "spans") {
+    vprof_site_begin(1);
+    vprof_site_end(1);
+    vprof_site_begin(2);
+    vprof_site_begin(3);
+    vprof_site_end(3);
+    vprof_site_end(2);
+    vprof_site_begin(4);
+    vprof_site_begin(4);
+    vprof_site_end(4);
+    vprof_site_end(4);
+    vprof_site_begin(5);
+    vprof_fn_enter(6);
+    vprof_fn_exit(6);
+    vprof_site_end(5);
+    vprof_site_begin(7);
+    usleep(2000);  // longer than the reader's step check (2^20 ticks)
+    vprof_site_end(7);
+    for (uint32_t i = 0, n = arg(2); i < n; ++i) {
+      vprof_site_begin(8);
+      vprof_site_end(8);
+    }
   } else if (mode == "xproc") {
     return cross_process((int)arg(2));
   } else if (mode == "budget") {

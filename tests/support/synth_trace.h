@@ -30,6 +30,10 @@ class SynthThread {
   void fn_exit(uint64_t ts, uint32_t id) { rec(ts, VPROF_K_FUNC_EXIT, id); }
   void site_begin(uint64_t ts, uint32_t id) { rec(ts, VPROF_K_SITE_BEGIN, id); }
   void site_end(uint64_t ts, uint32_t id) { rec(ts, VPROF_K_SITE_END, id); }
+  // A call with nothing recorded inside, as the runtime's site end leaves it.
+  void site_span(uint64_t ts, uint32_t id, uint32_t length) {
+    rec(ts, VPROF_K_SITE_SPAN, id | (uint64_t)length << 32);
+  }
   void interval_begin(uint64_t ts, uint64_t id, const char *type = nullptr,
                       const char *client = nullptr) {
     if (!type && !client) return rec(ts, VPROF_K_IV_BEGIN, id);
