@@ -290,18 +290,14 @@ bool Decoder::odd_step(const vprof_slot &s, uint32_t kind, uint64_t off, uint64_
   return false;
 }
 
-// A SITE_SPAN's two events: the site's begin at the record's tick, its end
-// `length` ticks later.
-inline void span_events(uint32_t site, uint64_t begin, uint64_t end, const Clock &clock,
-                        Event &b, Event &e) {
-  b = Event{};
-  b.ts = clock.ns(begin);
-  b.arg = site;
-  b.kind = Kind::SiteBegin;
-  e = Event{};
-  e.ts = clock.ns(end);
+// One of a SITE_SPAN's two events: the site's begin at the record's tick,
+// its end `length` ticks later.
+inline Event site_event(Kind kind, uint32_t site, uint64_t tick, const Clock &clock) {
+  Event e{};
+  e.ts = clock.ns(tick);
   e.arg = site;
-  e.kind = Kind::SiteEnd;
+  e.kind = kind;
+  return e;
 }
 
 // After fill(): fills what the kind adds (only the sync kinds add
@@ -340,8 +336,7 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
   if (span_end_) {
     span_end_ = false;
     tick = last_tick_ = span_end_tick_;
-    Event unused;
-    span_events(span_site_, tick, tick, clock_, unused, e);
+    e = site_event(Kind::SiteEnd, span_site_, tick, clock_);
     wake_delta = 0;
     return true;
   }
@@ -434,10 +429,9 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
         uint64_t end = tick + (s.arg >> 32), after;
         if ((s.arg >> 32) > kMaxStep && peek_tick(next, after) && after < end)
           end = std::max(after, tick);
-        Event unused;
-        span_events(static_cast<uint32_t>(s.arg), tick, end, clock_, e, unused);
-        span_end_ = true;
         span_site_ = static_cast<uint32_t>(s.arg);
+        e = site_event(Kind::SiteBegin, span_site_, tick, clock_);
+        span_end_ = true;
         span_end_tick_ = end;
         break;
       }
@@ -483,7 +477,8 @@ size_t Decoder::next_batch(Event *__restrict e, TickDelta *__restrict a, size_t 
           const uint64_t length = s.arg >> 32;
           if (kind != VPROF_K_SITE_SPAN || tick - last > kMaxStep || length > kMaxStep || k + 1 >= n)
             break;
-          span_events(static_cast<uint32_t>(s.arg), tick, tick + length, clock_, e[k], e[k + 1]);
+          e[k] = site_event(Kind::SiteBegin, static_cast<uint32_t>(s.arg), tick, clock_);
+          e[k + 1] = site_event(Kind::SiteEnd, static_cast<uint32_t>(s.arg), tick + length, clock_);
           a[k] = {tick, 0};
           a[k + 1] = {tick + length, 0};
           last = tick + length;
