@@ -12,8 +12,14 @@
 //      then delete DIR/.old and print the summary.
 // If vprof itself dies between 3 and the end, the next run finds DIR/.old: it
 // is kept and put back when DIR holds no trace files, deleted otherwise.
+//
+// Before any of it, vprof takes an exclusive flock on DIR/.lock: a second run
+// into DIR fails at once instead of moving the first's live files away. CMD
+// inherits the lock's descriptor on purpose: if vprof is killed, CMD (and what
+// it starts) still writes into DIR, and the lock lasts as long as they do.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -133,6 +139,41 @@ void restore_old_trace(const fs::path &dir) {
   if (move_trace(dir / ".old", dir).empty()) fs::remove_all(dir / ".old", ec);
 }
 
+// Takes DIR/.lock (see the top of this file) and writes our pid in it for the
+// message of a run that finds it taken. The descriptor (close-on-exec; the
+// child clears the flag), or -1 with `why` set: the error line.
+int lock_trace_dir(const fs::path &dir, std::string &why) {
+  fs::path path = dir / ".lock";
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    why = fmt::format("{}: cannot write in the trace directory: {}", dir.string(), std::strerror(errno));
+    return -1;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    char buf[32] = {};
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    close(fd);
+    long pid = n > 0 ? std::strtol(buf, nullptr, 10) : 0;
+    if (e != EWOULDBLOCK)
+      why = fmt::format("{}: cannot lock {}: {}", dir.string(), path.string(), std::strerror(e));
+    else if (pid <= 0)
+      why = fmt::format("{}: another vprof run is recording here", dir.string());
+    else if (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM)
+      why = fmt::format("{}: another vprof run (pid {}) is recording here", dir.string(), pid);
+    else  // killed: the lock is its command's (fuser names the holders)
+      why = fmt::format("{}: the command of a killed vprof run (pid {}) is still recording here (fuser {})",
+                        dir.string(), pid, path.string());
+    return -1;
+  }
+  // The pid, then the length: a reader in between reads the new pid (an
+  // older, longer pid's tail follows its newline).
+  std::string pid = fmt::format("{}\n", getpid());
+  if (pwrite(fd, pid.data(), pid.size(), 0) == static_cast<ssize_t>(pid.size()))
+    (void)!ftruncate(fd, static_cast<off_t>(pid.size()));
+  return fd;
+}
+
 // Creates and removes a file in `dir`: the only sure test that the runtime
 // will be able to (permissions, read-only mounts, immutable flags, root).
 std::string probe_writable(const fs::path &dir) {
@@ -204,9 +245,10 @@ void install_forwarding() {
   }
 }
 
-[[noreturn]] void child_main(const RunOptions &o, const std::string &dir, int go, int err,
+[[noreturn]] void child_main(const RunOptions &o, const std::string &dir, int go, int err, int lock,
                              const sigset_t &mask) {
   sigprocmask(SIG_SETMASK, &mask, nullptr);
+  fcntl(lock, F_SETFD, 0);  // CMD holds the lock too (the top of this file)
   char c;
   ssize_t r;
   while ((r = read(go, &c, 1)) < 0 && errno == EINTR) {
@@ -270,6 +312,8 @@ int run(const RunOptions &o) {
   if (ec) return fail(fmt::format("{}: cannot create the trace directory: {}", o.trace_dir, ec.message()));
   fs::path dir = fs::canonical(o.trace_dir, ec);
   if (ec) return fail(fmt::format("{}: {}", o.trace_dir, ec.message()));
+  int lock = lock_trace_dir(dir, why);
+  if (lock < 0) return fail(why);
   if (why = probe_writable(dir); !why.empty())
     return fail(fmt::format("{}: cannot write in the trace directory: {}", dir.string(), why));
 
@@ -283,7 +327,7 @@ int run(const RunOptions &o) {
   if (pid == 0) {
     close(go[1]);
     close(err[0]);
-    child_main(o, dir.string(), go[0], err[1], mask);
+    child_main(o, dir.string(), go[0], err[1], lock, mask);
   }
   close(go[0]);
   close(err[1]);

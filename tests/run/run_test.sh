@@ -1,6 +1,7 @@
 #!/bin/bash
 # `vprof run` never loses a trace and never kills the program it records
-# (issue 12, cases 6, 8, 9, 10, 11). One case per call:
+# (issue 12, cases 6, 8, 9, 10, 11; issue 25, items 4, 5, 6: the cases named
+# after their defect). One case per call:
 #   run_test.sh CASE VPROF RUN_TARGET
 # Exit 0 pass, 1 fail, 77 skipped (the mechanism a case needs is not
 # available here; the reason is printed).
@@ -8,7 +9,10 @@ set -u
 CASE=$1 VPROF=$2 TARGET=$3
 WORK=$(mktemp -d /tmp/vprof-run-test.XXXXXX)
 MNT=""
+BG=""  # background processes a failed case leaves running
 cleanup() {
+  local p
+  for p in $BG; do kill -TERM "$p" 2>/dev/null; done
   [ -n "$MNT" ] && umount "$MNT" 2>/dev/null
   chattr -R -i "$WORK" 2>/dev/null
   rm -rf "$WORK"
@@ -19,8 +23,9 @@ cd "$WORK"
 fail() { echo "FAIL ($CASE): $*" >&2; exit 1; }
 skip() { echo "SKIP ($CASE): $*" >&2; exit 77; }
 lines() { grep -c '' "$1"; }
-# A fingerprint of a trace directory's files (names and contents).
-fingerprint() { (cd "$1" && find . -maxdepth 1 -type f | sort | xargs -r sha256sum); }
+# A fingerprint of a trace directory's files (names and contents); not the
+# lock, which is not part of a trace (each run writes its pid in it).
+fingerprint() { (cd "$1" && find . -maxdepth 1 -type f ! -name .lock | sort | xargs -r sha256sum); }
 
 # A previous trace in $1 (with a manifest), and its fingerprint in $1.fp.
 make_old_trace() {
@@ -231,8 +236,10 @@ start_term_target() {
   # Job control on: without it, bash starts background commands with SIGINT
   # ignored, and an ignored signal stays ignored (vprof keeps it so).
   set -m
+  rm -f ready
   "$VPROF" run --trace-dir T -- "$TARGET" term ready >out 2>err &
   PID=$!
+  BG="$BG $PID"  # vprof forwards SIGTERM to the program
   for _ in $(seq 300); do [ -e ready ] && return; sleep 0.1; done
   fail "the program never started recording: $(cat err)"
 }
@@ -266,6 +273,52 @@ case11_sigint_forwarded() {
   [ $rc -eq 130 ] || fail "exit $rc, not 130: $(cat err)"
   read -r files records dropped _ <<<"$(summary)"
   [ "$files" -eq 1 ] && [ "$records" -gt 0 ] || fail "summary: $(cat err)"
+}
+
+# Whether process $1 still runs (not a zombie its new parent has not reaped).
+running() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
+
+two_runs_one_dir() {
+  # Issue 25, item 4: with no lock, a second run into T moved the first's
+  # live files into T/.old and deleted them, and the first printed the
+  # second's counts as its own. Now the second fails at once, touching nothing.
+  start_term_target
+  local names
+  names=$(ls -a T)
+  "$VPROF" run --trace-dir T -- "$TARGET" hello ran-new >out2 2>err2 && fail "the second run succeeded: $(cat err2)"
+  local rc=$?
+  [ $rc -eq 2 ] || fail "second run: exit $rc, not 2: $(cat err2)"
+  [ "$(lines err2)" -eq 1 ] && grep -q "^vprof: error: $PWD/T: another vprof run (pid $PID) is recording here$" err2 ||
+    fail "second run: $(cat err2)"
+  [ ! -e ran-new ] || fail "the second run's command ran"
+  [ "$(ls -a T)" = "$names" ] || fail "the first run's files changed: $names -> $(ls -a T)"
+  kill -TERM "$PID"
+  wait_for_vprof SIGTERM
+  rc=$?
+  [ $rc -eq 0 ] || fail "first run: exit $rc: $(cat err)"
+  read -r files records dropped _ <<<"$(summary)"
+  [ "$files" -eq 1 ] && [ "$records" -gt 1 ] || fail "first run's summary: $(cat err)"
+  # vprof killed while its command records: the command holds the lock on.
+  start_term_target
+  local cmd
+  cmd=$(pgrep -P "$PID") || fail "no command under vprof $PID"
+  BG="$BG $cmd"
+  kill -KILL "$PID"
+  wait "$PID" 2>/dev/null
+  "$VPROF" run --trace-dir T -- "$TARGET" hello ran-new >out2 2>err2 && fail "a run beside a killed vprof's command succeeded"
+  rc=$?
+  [ $rc -eq 2 ] && [ "$(lines err2)" -eq 1 ] && grep -q "$PWD/T: .*vprof run (pid $PID).*recording here" err2 ||
+    fail "a run beside a killed vprof's command: exit $rc: $(cat err2)"
+  [ ! -e ran-new ] || fail "the command ran beside a killed vprof's command"
+  kill -TERM "$cmd"
+  for _ in $(seq 300); do running "$cmd" || break; sleep 0.1; done
+  running "$cmd" && fail "the killed vprof's command did not end"
+  "$VPROF" run --trace-dir T -- "$TARGET" hello ran-new >out2 2>err2 || fail "the run after: exit $?: $(cat err2)"
+  [ -e ran-new ] || fail "the run after did not run its command"
+  # The lock is no trace file: analyze and dump read the trace beside it.
+  [ -e T/.lock ] || fail "no T/.lock"
+  "$VPROF" analyze T >out2 2>err2 || fail "analyze beside the lock: $(cat err2)"
+  "$VPROF" dump T >out2 2>err2 || fail "dump beside the lock: $(cat err2)"
 }
 
 "$CASE"
