@@ -25,7 +25,9 @@ int process_file_create() {
   }
   if (fd < 0) return EEXIST;
   void *p = MAP_FAILED;
-  int err = posix_fallocate(fd, 0, VPROF_HEADER_BYTES);  // no SIGBUS on a full disk
+  // Space reserved before the mapping (no SIGBUS on a full disk), never past
+  // ulimit -f (no SIGXFSZ).
+  int err = file_may_grow_to(VPROF_HEADER_BYTES) ? posix_fallocate(fd, 0, VPROF_HEADER_BYTES) : EFBIG;
   if (err == 0) {
     p = mmap(nullptr, VPROF_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) err = errno;

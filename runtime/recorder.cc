@@ -212,7 +212,7 @@ static void vprof_runtime_init() {
   if (!g.owners.init(g.opt.ownership_slots))
     fprintf(stderr, "vprof: cannot map the ownership map; wake-up edges will be missing\n");
   if (int err = process_file_create(); err != 0 && err != ENOSPC && err != EMFILE &&
-                                       err != ENFILE && err != EDQUOT && err != ENOMEM) {
+                                       err != ENFILE && err != EDQUOT && err != ENOMEM && err != EFBIG) {
     // Not a passing shortage: the directory refuses files. Recording would
     // only lose every thread: leave the program alone, and say so once.
     fprintf(stderr, "vprof: cannot write in trace directory %s: %s; recording is off\n", g.dir,

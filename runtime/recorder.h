@@ -140,6 +140,12 @@ void thread_never_records();  // the calling thread is the runtime's own
 // place). thread_state.cc.
 bool append_pending(ThreadState *t);
 
+// Whether one of our files may be grown to `end` bytes: not past the soft
+// RLIMIT_FSIZE (`ulimit -f`), read at each growth since the program may
+// lower it. Past it the kernel sends SIGXFSZ, whose default action kills the
+// program; what does not fit is dropped and counted, as on a full disk.
+bool file_may_grow_to(uint64_t end);
+
 // Creates and maps this process's p-<pid>.vpp; 0 or an errno value (then the
 // loss counters stay in memory).
 int process_file_create();

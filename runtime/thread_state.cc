@@ -6,16 +6,17 @@
 // (it appends the pending ring itself), and when it exits.
 //
 // Failure never reaches the program: space is reserved before each mapping
-// (a store into a mapped hole on a full file system is SIGBUS), no
-// descriptor stays open once a call returns (a program near its fd limit
-// keeps its own open() calls), and what cannot be written is dropped and
-// counted: in the thread's header when it has a file, else in the process
-// file (process_file.cc).
+// (a store into a mapped hole on a full file system is SIGBUS), no file
+// grows past RLIMIT_FSIZE (SIGXFSZ: file_may_grow_to), no descriptor stays
+// open once a call returns (a program near its fd limit keeps its own open()
+// calls), and what cannot be written is dropped and counted: in the thread's
+// header when it has a file, else in the process file (process_file.cc).
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -56,9 +57,15 @@ static int open_trace_file(ThreadState *t) {
   return -1;
 }
 
-// Space for [off, off + len), reserved before it is mapped.
+bool file_may_grow_to(uint64_t end) {
+  struct rlimit r;
+  return getrlimit(RLIMIT_FSIZE, &r) != 0 || r.rlim_cur == RLIM_INFINITY || end <= r.rlim_cur;
+}
+
+// Space for [off, off + len), reserved before it is mapped. EFBIG (a file
+// size limit) fails like ENOSPC.
 static bool reserve_space(int fd, off_t off, off_t len) {
-  return posix_fallocate(fd, off, len) == 0;
+  return file_may_grow_to((uint64_t)(off + len)) && posix_fallocate(fd, off, len) == 0;
 }
 
 static void fill_header(vprof_file_header *h, uint32_t tid, uint64_t tsc_base) {
@@ -241,6 +248,7 @@ bool append_pending(ThreadState *t) {
   vprof_slot *ring = t->rings[1 - t->cur];
   const uint64_t n = t->header->pending_chunk;
   const off_t off = (off_t)(VPROF_HEADER_BYTES + (2 + n) * g.chunk_bytes);
+  if (!file_may_grow_to((uint64_t)off + t->pending_used)) return false;  // as if no space
   char path[4200];
   path_of(t, path, sizeof path);
   int fd = open(path, O_WRONLY | O_CLOEXEC);  // no descriptor kept open

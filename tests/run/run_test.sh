@@ -321,5 +321,39 @@ two_runs_one_dir() {
   "$VPROF" dump T >out2 2>err2 || fail "dump beside the lock: $(cat err2)"
 }
 
+ulimit_f_does_not_kill() {
+  # Issue 25, item 6: under `ulimit -f` the runtime grew its files past the
+  # limit (posix_fallocate of a ring, pwrite of a chunk) and the kernel killed
+  # the program with SIGXFSZ (exit 153). It must drop and count instead. The
+  # 1 MiB default ring is past a 64 KiB limit at once; 16 KiB rings fit and
+  # their third chunk does not. Appends by the writer thread and (VPROF_WRITER=0)
+  # by the program's own threads.
+  local chunk writer rc f
+  for chunk in 1024 16; do
+    for writer in 1 0; do
+      rm -rf D
+      (ulimit -f 64 && VPROF_CHUNK_KB=$chunk VPROF_WRITER=$writer VPROF_TRACE_DIR=$PWD/D \
+        "$TARGET" threads 2 20000) >out 2>err
+      rc=$?
+      [ $rc -eq 0 ] || fail "chunk $chunk KiB, writer $writer: exit $rc, not 0: $(cat err)"
+      for f in D/*; do
+        [ "$(stat -c %s "$f")" -le 65536 ] || fail "chunk $chunk KiB, writer $writer: $f is past the limit"
+      done
+    done
+  done
+  # Under vprof run: the summary counts every record, recorded or dropped.
+  for writer in 1 0; do
+    rm -rf T
+    (ulimit -f 64 && VPROF_CHUNK_KB=16 VPROF_WRITER=$writer "$VPROF" run --trace-dir T -- "$TARGET" threads 2 20000) \
+      >out 2>err || fail "vprof run, writer $writer: exit $?: $(cat err)"
+    read -r files records dropped lost_threads lost_records <<<"$(summary)"
+    lost_records=${lost_records:-0}
+    [ "$files" -eq 3 ] && [ "$records" -gt 0 ] && [ "$dropped" -gt 0 ] ||
+      fail "vprof run, writer $writer: summary: $(cat err)"
+    [ $((records + dropped + lost_records)) -eq 120000 ] ||
+      fail "vprof run, writer $writer: records + dropped + lost != 120000: $(cat err)"
+  done
+}
+
 "$CASE"
 echo "PASS ($CASE)"
