@@ -2,19 +2,45 @@
 // file of their own lost (trace_format.h). Made at start-up and in each
 // forked child, before any thread file, so that a later failure (fd limit,
 // full file system) still has a place to be counted that survives a kill.
+// A process that cannot make its own counts in p-0.vpp, when `vprof run`
+// made one.
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "recorder.h"
 
 namespace vprof::rt {
 
-int process_file_create() {
-  ErrnoKeeper keep_errno;
+// No process file of our own (a full file system, no descriptor): count in
+// DIR/p-0.vpp, the page `vprof run` wrote for such processes, if there is
+// one (its page allocated: a store is no SIGBUS); else in memory.
+static void use_spare() {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/p-0.vpp", g.dir);
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st;
+  void *p = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= VPROF_HEADER_BYTES &&
+      st.st_blocks * 512 >= VPROF_HEADER_BYTES)
+    p = mmap(nullptr, VPROF_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return;
+  auto *h = static_cast<vprof_process_header *>(p);
+  if (memcmp(h->magic, VPROF_PROCESS_MAGIC, 8) != 0 || h->pid != 0) {
+    munmap(p, VPROF_HEADER_BYTES);
+    return;
+  }
+  g.spare = h;
+  g.loss = {&h->lost_threads, &h->lost_records};
+}
+
+static int create_own() {
   char path[4200];
   int fd = -1;
   for (int n = 0; n < 1000 && fd < 0; ++n) {
@@ -53,9 +79,17 @@ int process_file_create() {
   return 0;
 }
 
+int process_file_create() {
+  ErrnoKeeper keep_errno;
+  int err = create_own();
+  if (err != 0) use_spare();
+  return err;
+}
+
 void process_file_drop() {
   if (g.proc) munmap(g.proc, VPROF_HEADER_BYTES);
-  g.proc = nullptr;
+  if (g.spare) munmap(g.spare, VPROF_HEADER_BYTES);
+  g.proc = g.spare = nullptr;
   g.fallback_lost[0] = g.fallback_lost[1] = 0;
   g.loss = {&g.fallback_lost[0], &g.fallback_lost[1]};
 }

@@ -166,9 +166,9 @@ static void on_process_exit() {
   ThreadState *self = reinterpret_cast<ThreadState *>(vprof_tls);
   threads_mark_process_exit(self);
   if (self) thread_finish(self);
-  // Without a process file, stderr is the only place left to say it.
+  // Without a process file (ours or p-0.vpp), stderr is the only place left to say it.
   uint64_t threads = __atomic_load_n(g.loss.threads, __ATOMIC_RELAXED);
-  if (!g.proc && threads)
+  if (!g.proc && !g.spare && threads)
     fprintf(stderr, "vprof: %llu threads of process %u got no trace file in %s; %llu records lost\n",
             (unsigned long long)threads, g.pid, g.dir,
             (unsigned long long)__atomic_load_n(g.loss.records, __ATOMIC_RELAXED));

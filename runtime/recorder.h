@@ -70,7 +70,8 @@ static_assert(offsetof(ThreadState, hot) == 0, "vprof_tls is a ThreadState*");
 static_assert(offsetof(ThreadState, header) == 64, "the hot state has its own cache line");
 
 // What threads without a file lost: in the process file's mapping, or, when
-// that file could not be made, in `fallback` (reported on stderr at exit).
+// that file could not be made, in p-0.vpp's, or else in `fallback` (reported
+// on stderr at exit).
 struct LossCounters {
   uint64_t *threads;
   uint64_t *records;
@@ -97,6 +98,7 @@ struct Process {
   ThreadState *threads = nullptr;
   pthread_key_t exit_key;
   vprof_process_header *proc = nullptr;  // p-<pid>.vpp, mapped; nullptr if it could not be made
+  vprof_process_header *spare = nullptr;  // else p-0.vpp (vprof run's), mapped, if there is one
   char manifest_id[24] = {};             // vprof_register_manifest's, kept for a forked child's file
   char manifest_path[1024] = {};
   uint64_t fallback_lost[2] = {};
@@ -147,9 +149,9 @@ bool append_pending(ThreadState *t);
 bool file_may_grow_to(uint64_t end);
 
 // Creates and maps this process's p-<pid>.vpp; 0 or an errno value (then the
-// loss counters stay in memory).
+// loss counters are p-0.vpp's if `vprof run` made one, else in memory).
 int process_file_create();
-void process_file_drop();  // unmap (a forked child drops its parent's)
+void process_file_drop();  // unmap (a forked child drops its parent's, and p-0.vpp)
 void threads_after_fork_in_child();
 void threads_mark_process_exit(ThreadState *self);
 

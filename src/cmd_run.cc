@@ -1,17 +1,27 @@
 // vprof run [--trace-dir DIR] [--manifest FILE] -- CMD [ARGS...]
 // Runs CMD with the recorder on (VPROF_TRACE_DIR set) and says in one line
 // what the run recorded. One directory holds one run, and a run never costs
-// the previous trace unless it starts:
+// the previous trace unless it records:
 //   1. check everything that can be checked: CMD is an executable file, the
 //      manifest is readable (read into memory now: it may be DIR's own
-//      manifest.json), DIR can be created and written (a probe file);
+//      manifest.json), DIR can be created and written: a probe file with a
+//      whole page written (an empty file needs no block: it passed on a full
+//      file system), which becomes p-0.vpp (below);
 //   2. fork; the child waits;
 //   3. move the old trace (t-*.vpt, p-*.vpp, manifest.json) into DIR/.old,
-//      write the new manifest, let the child exec;
-//   4. exec failed: put the old trace back, exit 2. Started: wait for CMD,
-//      then delete DIR/.old and print the summary.
-// If vprof itself dies between 3 and the end, the next run finds DIR/.old: it
-// is kept and put back when DIR holds no trace files, deleted otherwise.
+//      rename the probe to DIR/p-0.vpp, write the new manifest, let the
+//      child exec;
+//   4. exec failed: put the old trace back, exit 2. Started: wait for CMD and
+//      print the summary; then delete DIR/.old if the new trace holds a
+//      record, else keep it and say so (and exit 2 if records were lost).
+// Whenever DIR's trace holds no record (vprof died between 3 and the end
+// before CMD recorded, or the run recorded nothing), DIR/.old is the latest
+// trace with data: the next run puts it back before it retires it, and
+// deletes it otherwise.
+//
+// p-0.vpp is a process file (trace_format.h) of no process, its page
+// allocated: a process of CMD that cannot make its own (a full file system)
+// counts what its threads lose there, so that the summary can report it.
 //
 // Before any of it, vprof takes an exclusive flock on DIR/.lock: a second run
 // into DIR fails at once instead of moving the first's live files away. CMD
@@ -20,6 +30,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,6 +45,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <vprof/trace_format.h>
 
 #include "command.h"
 #include "trace_summary.h"
@@ -119,9 +131,10 @@ std::string retire_old_trace(const fs::path &dir) {
   fs::path old = dir / ".old";
   std::error_code ec;
   if (fs::is_directory(old, ec)) {
-    if (trace_files(dir).empty()) {
-      // vprof died after retiring it and before a new run wrote anything:
-      // this is the latest trace.
+    if (summarize_trace(dir).records == 0) {
+      // The last run recorded nothing, or vprof died after retiring it and
+      // before a record: this is the latest trace with data.
+      for (const fs::path &p : trace_files(dir)) fs::remove(p, ec);
       if (std::string err = move_trace(old, dir); !err.empty()) return err;
     }
     fs::remove_all(old, ec);
@@ -174,17 +187,34 @@ int lock_trace_dir(const fs::path &dir, std::string &why) {
   return fd;
 }
 
-// Creates and removes a file in `dir`: the only sure test that the runtime
-// will be able to (permissions, read-only mounts, immutable flags, root).
-std::string probe_writable(const fs::path &dir) {
-  fs::path probe = dir / fmt::format(".vprof-probe-{}", getpid());
+// Step 1's probe (see the top of this file): DIR/.vprof-probe-PID, a process
+// file of no process (pid 0) with its page written: the only sure test that
+// the runtime will be able to write (permissions, read-only mounts,
+// immutable flags, root, a full file system). "" or why not.
+std::string make_probe(const fs::path &probe) {
+  struct rlimit lim;  // a page past ulimit -f would be SIGXFSZ
+  if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < VPROF_HEADER_BYTES)
+    return fmt::format("the file size limit (ulimit -f) is {} bytes", lim.rlim_cur);
   int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0 && errno == EEXIST && unlink(probe.c_str()) == 0)  // left by a killed vprof
     fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return std::strerror(errno);
-  close(fd);
+  vprof_process_header h{};
+  std::memcpy(h.magic, VPROF_PROCESS_MAGIC, 8);
+  h.version = VPROF_PROCESS_VERSION;
+  h.min_readable = 1;
+  h.header_bytes = VPROF_HEADER_BYTES;
+  h.ppid = static_cast<uint32_t>(getpid());
+  std::snprintf(h.comm, sizeof h.comm, "vprof run");
+  int err = posix_fallocate(fd, 0, sizeof h);  // the runtime maps it: its page must be allocated
+  if (err == 0) {
+    ssize_t w = pwrite(fd, &h, sizeof h, 0);
+    if (w != static_cast<ssize_t>(sizeof h)) err = w < 0 ? errno : ENOSPC;
+  }
+  if (close(fd) != 0 && err == 0) err = errno;
+  if (err == 0) return "";
   unlink(probe.c_str());
-  return "";
+  return std::strerror(err);
 }
 
 bool read_file(const std::string &path, std::string &out, std::string &why) {
@@ -314,16 +344,22 @@ int run(const RunOptions &o) {
   if (ec) return fail(fmt::format("{}: {}", o.trace_dir, ec.message()));
   int lock = lock_trace_dir(dir, why);
   if (lock < 0) return fail(why);
-  if (why = probe_writable(dir); !why.empty())
+  fs::path probe = dir / fmt::format(".vprof-probe-{}", getpid());
+  if (why = make_probe(probe); !why.empty())
     return fail(fmt::format("{}: cannot write in the trace directory: {}", dir.string(), why));
 
   int go[2], err[2];
-  if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
+  if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+    unlink(probe.c_str());
     return fail(fmt::format("pipe failed: {}", std::strerror(errno)));
+  }
   sigset_t forwarded = forwarded_set(), mask;
   sigprocmask(SIG_BLOCK, &forwarded, &mask);  // none is lost between fork and the handlers
   pid_t pid = fork();
-  if (pid < 0) return fail(fmt::format("fork failed: {}", std::strerror(errno)));
+  if (pid < 0) {
+    unlink(probe.c_str());
+    return fail(fmt::format("fork failed: {}", std::strerror(errno)));
+  }
   if (pid == 0) {
     close(go[1]);
     close(err[0]);
@@ -342,7 +378,11 @@ int run(const RunOptions &o) {
     }
     return fail(message);
   };
-  if (std::string e = retire_old_trace(dir); !e.empty()) return give_up(e);
+  if (std::string e = retire_old_trace(dir); !e.empty()) {
+    unlink(probe.c_str());
+    return give_up(e);
+  }
+  if (rename(probe.c_str(), (dir / "p-0.vpp").c_str()) != 0) unlink(probe.c_str());  // none: counts on stderr
   if (!manifest_path.empty() && !write_file(dir / "manifest.json", manifest)) {
     restore_old_trace(dir);
     return give_up(fmt::format("{}: cannot write the manifest", (dir / "manifest.json").string()));
@@ -363,19 +403,34 @@ int run(const RunOptions &o) {
     restore_old_trace(dir);
     return fail(fmt::format("{}: cannot execute: {}", o.command[0], std::strerror(exec_errno)));
   }
-  fs::remove_all(dir / ".old", ec);  // the new run exists: the old one goes
   TraceSummary sum = summarize_trace(dir);
   std::fprintf(stderr, "vprof: trace in %s %s\n", dir.c_str(), describe(sum).c_str());
   keep_registered_manifest(dir, sum, manifest_path);
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
+  int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+  if (sum.records > 0) {
+    fs::remove_all(dir / ".old", ec);  // the new run holds data: the old one goes
+    return rc;
+  }
+  // Nothing recorded: the previous trace stays in DIR/.old (the next run
+  // puts it back first). Records lost are a failed run, whatever CMD did;
+  // CMD's own failure is the status then, else 2.
+  std::string kept;
+  if (fs::is_directory(dir / ".old", ec))
+    kept = fmt::format("; the previous trace is kept in {}", (dir / ".old").string());
+  const uint64_t lost = sum.dropped + sum.processes.lost_records;
+  if (lost) {
+    std::fprintf(stderr, "vprof: error: %s: nothing recorded: %llu records lost%s\n", dir.c_str(),
+                 static_cast<unsigned long long>(lost), kept.c_str());
+    return rc != 0 ? rc : 2;
+  }
+  if (!kept.empty()) std::fprintf(stderr, "vprof: warning: %s: nothing recorded%s\n", dir.c_str(), kept.c_str());
+  return rc;
 }
 
 Registrar reg("run", "run a command with the recorder on", [](CLI::App &sub) -> Runner {
   auto o = std::make_shared<RunOptions>();
   sub.add_option("--trace-dir", o->trace_dir,
-                 "directory for the trace (the previous trace in it is replaced once CMD starts)")
+                 "directory for the trace (the previous trace in it is replaced once CMD records)")
       ->capture_default_str();
   sub.add_option("--manifest", o->manifest,
                  "instrumenter manifest to keep with the trace (default: $VPROF_MANIFEST)");

@@ -192,10 +192,11 @@ case9_full_disk() {
   [ $rc -lt 128 ] || fail "dump died of signal $((rc - 128)) reading a trace with a hole on a full disk"
   rm -f mnt/fill
   # Full before the program starts: not even the process file fits, so the
-  # runtime says on stderr what it lost.
+  # runtime says on stderr what it lost. (vprof run refuses to start there:
+  # full_disk_keeps_old_trace.)
   rm -rf mnt/T
   dd if=/dev/zero of=mnt/fill bs=64k 2>/dev/null
-  "$VPROF" run --trace-dir mnt/T -- "$TARGET" threads 4 200000 >out 2>err ||
+  VPROF_TRACE_DIR=$PWD/mnt/T "$TARGET" threads 4 200000 >out 2>err ||
     fail "full from the start: exit $?: $(cat err)"
   grep -q "^vprof: 5 threads of process [0-9]* got no trace file in .*; 2000000 records lost$" err ||
     fail "full from the start: $(cat err)"
@@ -353,6 +354,47 @@ ulimit_f_does_not_kill() {
     [ $((records + dropped + lost_records)) -eq 120000 ] ||
       fail "vprof run, writer $writer: records + dropped + lost != 120000: $(cat err)"
   done
+}
+
+full_disk_keeps_old_trace() {
+  # Issue 25, item 5: on a full file system the writability probe passed (an
+  # empty file needs no block), the previous trace was deleted, vprof exited
+  # 0 and its summary said "0 records, 0 dropped" while the runtime printed
+  # 12000 records lost.
+  mkdir mnt
+  mount -t tmpfs -o size=200k tmpfs mnt 2>err || skip "cannot mount a tmpfs: $(cat err)"
+  MNT=$PWD/mnt
+  local T=mnt/T rc
+  VPROF_CHUNK_KB=4 make_old_trace $T
+  # Full before the run: refused before anything moves.
+  dd if=/dev/zero of=mnt/fill bs=4k 2>/dev/null
+  expect_usage_error "$PWD/$T: cannot write in the trace directory: No space left on device" \
+    run --trace-dir $T -- "$TARGET" hello ran-new
+  [ ! -e ran-new ] || fail "the command ran on a full file system"
+  old_trace_intact $T
+  rm mnt/fill
+  # Full once the command runs (it fills the file system, then starts the
+  # recorded program): not even the program's process file fits. The old
+  # trace stays in T/.old; the summary counts the 3 threads' 12000 records as
+  # lost; vprof exits 2, or the command's status when that failed.
+  local fill="dd if=/dev/zero of=$PWD/mnt/fill bs=4k 2>/dev/null"
+  for status in 0 3; do
+    "$VPROF" run --trace-dir $T -- sh -c "$fill; \"\$0\" threads 2 2000; exit $status" "$TARGET" >out 2>err
+    rc=$?
+    rm mnt/fill
+    [ $rc -eq $((status ? status : 2)) ] || fail "command status $status: vprof exit $rc: $(cat err)"
+    read -r files records dropped lost_threads lost_records <<<"$(summary)"
+    [ "$records $((dropped + ${lost_records:-0}))" = "0 12000" ] || fail "command status $status: summary: $(cat err)"
+    grep -q "^vprof: error: $PWD/$T: nothing recorded: 12000 records lost; the previous trace is kept in $PWD/$T/.old$" err ||
+      fail "command status $status: no error line: $(cat err)"
+    [ "$(lines err)" -eq 2 ] || fail "command status $status: not the summary and the error line: $(cat err)"
+    fingerprint $T/.old | cmp -s - $T.fp || fail "command status $status: the old trace in $T/.old changed"
+  done
+  # The next run that records puts it back first, then replaces it.
+  VPROF_CHUNK_KB=4 "$VPROF" run --trace-dir $T -- "$TARGET" hello ran-new >out 2>err || fail "with room: exit $?: $(cat err)"
+  [ ! -e $T/.old ] || fail "$T/.old left behind by a run that recorded"
+  read -r files records dropped _ <<<"$(summary)"
+  [ "$files $records $dropped" = "1 2 0" ] || fail "with room: summary: $(cat err)"
 }
 
 "$CASE"
