@@ -602,9 +602,17 @@ void Merger::fold_intervals(std::vector<IntervalInfo> &completed) {
       continue;
     }
     IntervalInfo &iv = *intervals_.try_emplace(e.id).first;
+    if (e.begin && iv.end_ts >= 0 && !(iv.begin_ts < 0 && iv.end_ts == e.ts)) {
+      // A begin after the id's end: the id was reused (a pooled request
+      // object, a connection handle), a new interval from here on. (An end
+      // at the same instant on another stream, ordered first, is its own.)
+      retire(iv);
+      iv = IntervalInfo{};
+      ++counters_.reused_ids;
+    }
     iv.id = e.id;
     if (e.begin) {
-      if (iv.begin_ts >= 0) {
+      if (iv.begin_ts >= 0) {  // begun again while open: which end is whose cannot be told
         ++counters_.duplicate_begins;
         continue;
       }
@@ -693,14 +701,15 @@ bool Merger::next_epoch(std::vector<IntervalInfo> &completed) {
       counters_.nested_waits += c.nested_waits;
       counters_.callee_mismatches += c.callee_mismatches;
     }
-    for (size_t i = 0; i < intervals_.size(); ++i) {
-      const IntervalInfo &iv = intervals_.value_at(i);
-      if (iv.begin_ts < 0) ++counters_.end_without_begin;
-      if (iv.abandoned) ++abandoned_;
-      else if (iv.begin_ts < 0 || iv.end_ts < 0) ++incomplete_;
-    }
+    for (size_t i = 0; i < intervals_.size(); ++i) retire(intervals_.value_at(i));
   }
   return true;
+}
+
+void Merger::retire(const IntervalInfo &iv) {
+  if (iv.begin_ts < 0) ++counters_.end_without_begin;
+  if (iv.abandoned) ++abandoned_;
+  else if (iv.begin_ts < 0 || iv.end_ts < 0) ++incomplete_;
 }
 
 void Merger::trim() {
@@ -709,8 +718,8 @@ void Merger::trim() {
     while (!open_.empty()) {
       auto [begin, id] = open_.top();
       const IntervalInfo &iv = *intervals_.find(id);
-      if (iv.end_ts >= 0 || iv.abandoned) {
-        open_.pop();  // closed since
+      if (iv.end_ts >= 0 || iv.abandoned || iv.begin_ts != begin) {
+        open_.pop();  // closed since (or its id reused by a later one)
         continue;
       }
       w = std::min(w, begin);

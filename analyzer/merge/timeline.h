@@ -16,10 +16,13 @@
 //   A3 a tid names one thread for the whole trace (Linux tids are system-wide;
 //      a tid seen in two streams is counted in duplicate_tids and the first
 //      stream, in (pid, tid) order, wins edges that name it);
-//   A4 interval ids are unique per run; a second begin of an id is counted and
-//      the interval keeps its first in time (ties: the first stream in (pid,
-//      tid) order); the same for ends. The thread that began it again still
-//      works for it from then on.
+//   A4 an interval id names one interval at a time: a begin of an id whose
+//      interval has ended starts a new interval (ids of pooled request
+//      objects are reused; counted in reused_ids). A second begin while the
+//      id's interval is open is counted (duplicate_begins) and the interval
+//      keeps its first in time (ties: the first stream in (pid, tid) order);
+//      an end when none is open is counted (duplicate_ends). The thread that
+//      began it again still works for it from then on.
 // Invariants of the result:
 //   I1 every thread's segments tile [first_ts, the epoch's end) in order,
 //      without gaps; each has one label (interval id or 0) and is either
@@ -247,6 +250,7 @@ struct MergeCounters {
   uint64_t unmatched_wait_ends = 0;
   uint64_t nested_waits = 0;
   uint64_t callee_mismatches = 0;    // one call site entering different functions
+  uint64_t reused_ids = 0;           // intervals begun with the id of one that had ended
 };
 
 // What the walk reads: the window of every thread, the trie, the threads by tid.
@@ -302,6 +306,7 @@ class Merger {
  private:
   int64_t epoch_end();  // decodes every source ahead as far as it looks
   void fold_intervals(std::vector<IntervalInfo> &completed);
+  void retire(const IntervalInfo &iv);  // counts what it ended as: incomplete, abandoned
   void resolve_dequeues();
   struct Scratch;  // per-epoch buffers, kept to reuse their memory
 
@@ -315,7 +320,7 @@ class Merger {
   std::vector<std::unique_ptr<ThreadBuilder>> builders_;
   MergeCounters counters_;
   MergeStats stats_;
-  FlatMap<IntervalInfo> intervals_;  // every id seen (one entry each)
+  FlatMap<IntervalInfo> intervals_;  // every id seen: its latest interval
   FlatMap<Enqueue> last_enqueue_;     // task -> its latest enqueue
   // Open intervals by begin, for the window start; closed ones are skipped lazily.
   std::priority_queue<std::pair<int64_t, uint64_t>, std::vector<std::pair<int64_t, uint64_t>>,

@@ -124,6 +124,7 @@ json quality_json(const RunAnalysis &r) {
           {"unmatched_wait_ends", m.unmatched_wait_ends},
           {"nested_waits", m.nested_waits},
           {"callee_mismatches", m.callee_mismatches},
+          {"reused_ids", m.reused_ids},
           {"reader_errors", r.diag_errors},
           {"reader_warnings", r.diag_warnings},
           {"diagnostics", r.first_diagnostics},
@@ -134,7 +135,7 @@ class JsonReporter : public Reporter {
  public:
   explicit JsonReporter(json extra) : extra_(std::move(extra)) {}
   Status write(const Analysis &a, std::ostream &out) const override {
-    out << to_json(a, extra_).dump(2) << '\n';
+    out << to_json(a, extra_).dump(2, ' ', false, json::error_handler_t::replace) << '\n';
     if (!out) return Error{"cannot write the JSON report"};
     return Status::Ok();
   }

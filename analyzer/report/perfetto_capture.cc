@@ -94,8 +94,9 @@ bool inside(const std::vector<ThreadWindow> &w, int64_t t) {
 Capture capture_windows(const std::vector<trace::EventSource *> &sources,
                         const std::vector<ChosenInterval> &chosen, unsigned threads) {
   Capture cap;
-  std::unordered_map<uint64_t, size_t> wanted;
-  for (size_t i = 0; i < chosen.size(); ++i) wanted.emplace(chosen[i].id, i);
+  // By (id, begin): an id may name several intervals, one after another.
+  std::map<std::pair<uint64_t, int64_t>, size_t> wanted;
+  for (size_t i = 0; i < chosen.size(); ++i) wanted.emplace(std::make_pair(chosen[i].id, chosen[i].begin_ts), i);
   std::vector<std::vector<ThreadWindow>> windows(sources.size());
   // Edges seen in the windows, by their waiter's end: two overlapping
   // windows see the same ones.
@@ -107,7 +108,7 @@ Capture capture_windows(const std::vector<trace::EventSource *> &sources,
   std::vector<IntervalInfo> done;
   while (merger.next_epoch(done)) {
     for (const IntervalInfo &iv : done) {
-      auto it = wanted.find(iv.id);
+      auto it = wanted.find({iv.id, iv.begin_ts});
       if (it == wanted.end()) continue;
       found.push_back({chosen[it->second], iv, record_path(tl, iv, po)});
       const int64_t a = iv.begin_ts, b = iv.end_ts;
@@ -158,7 +159,7 @@ Capture capture_windows(const std::vector<trace::EventSource *> &sources,
   });
   // In the order chosen (slowest first, then the median ones).
   std::sort(found.begin(), found.end(), [&](const CapturedInterval &x, const CapturedInterval &y) {
-    return wanted.at(x.chosen.id) < wanted.at(y.chosen.id);
+    return wanted.at({x.chosen.id, x.chosen.begin_ts}) < wanted.at({y.chosen.id, y.chosen.begin_ts});
   });
   cap.intervals = std::move(found);
   cap.windows = std::move(windows);

@@ -250,7 +250,15 @@ class TerminalReporter : public Reporter {
             (m.zero_id_intervals
                  ? fmt::format(", {} intervals with id 0 ignored (0 means no interval)",
                                m.zero_id_intervals)
-                 : std::string()));
+                 : std::string()) +
+            (m.duplicate_begins + m.duplicate_ends
+                 ? fmt::format(", {} begins of an open id and {} ends of none ignored (ambiguous)",
+                               m.duplicate_begins, m.duplicate_ends)
+                 : std::string()) +
+            (m.reused_ids ? fmt::format(", {} ids reused after their interval ended (each a new "
+                                        "interval)",
+                                        m.reused_ids)
+                          : std::string()));
     os << o;
     if (!os) return Error{"cannot write the report"};
     return Status::Ok();

@@ -42,10 +42,13 @@ extern "C" {
 #ifndef VPROF_DISABLE
 
 /* A new interval starts now on this thread, and this thread works for it.
- * Requires: `id` is unique among the intervals of this run (a transaction id, a
- * request counter) and not 0, which means "no interval" to the analyzer (an
- * interval with id 0 is counted and ignored). Reusing a live id makes the
- * analyzer count the older interval as incomplete. */
+ * Requires: `id` is not 0, which means "no interval" to the analyzer (an
+ * interval with id 0 is counted and ignored), and names no interval that is
+ * still open. An id may be reused once its interval has ended (a pointer to a
+ * pooled request object, a connection's handle): a begin after the id's end
+ * is a new interval. A begin of an id whose interval is still open is
+ * ambiguous (which end is whose cannot be told): the analyzer counts it and
+ * ignores it, and the interval keeps its first begin. */
 void vprof_interval_begin(uint64_t id);
 
 /* Same as vprof_interval_begin, with labels. `type` groups intervals of the same
@@ -56,8 +59,9 @@ void vprof_interval_begin(uint64_t id);
 void vprof_interval_begin_labeled(uint64_t id, const char *type, const char *client);
 
 /* The interval `id` is complete now. It may end on a different thread (and
- * process) than it began on. Requires: `id` was begun. Ending an unknown id is
- * counted by the analyzer and otherwise ignored. */
+ * process) than it began on. Requires: `id` was begun. Ending an unknown id, or
+ * one whose interval has already ended, is counted by the analyzer and
+ * otherwise ignored. */
 void vprof_interval_end(uint64_t id);
 
 /* This thread now works on behalf of interval `id` (task-based servers: a

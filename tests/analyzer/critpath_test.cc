@@ -380,5 +380,58 @@ TEST(Merge, AnIntervalThatNeverEndsIsAbandonedBeyondTheWindowLimit) {
   EXPECT_EQ(cut.paths.cells, all.paths.cells);
 }
 
+
+// Issue 25 item 13: servers mark requests by a pointer to a pooled request
+// object, reused for the next request once the last one ended. 4 threads of
+// 3 000 intervals whose ids come from a pool of 5 addresses read as 12 000
+// intervals, each with its own latency and tiling, not as 5 merged ones.
+TEST(Merge, IdsReusedAfterTheirIntervalEndedAreNewIntervals) {
+  TraceBuilder tb;
+  const uint64_t pool[5] = {0x55d0c0a01040, 0x55d0c0a010a0, 0x55d0c0a01100, 0x55d0c0a01160,
+                            0x55d0c0a011c0};
+  int64_t total = 0;
+  for (int th = 0; th < 4; ++th)
+    for (int i = 0; i < 3000; ++i) {
+      // Thread th uses pool[th] and pool[4] alternately; pool[4] is shared
+      // but never live on two threads at once (each owns it in its slot of time).
+      int64_t b = int64_t(i) * 100 + th * 25;
+      uint64_t id = (i % 2) ? pool[th] : pool[4];
+      int64_t len = 5 + (i * 7 + th) % 13;
+      tb.thread(uint32_t(th + 1)).begin(b, id).enter(b + 1, 1).exit(b + len - 1, 1).end(b + len, id);
+      total += len;
+    }
+  // A second begin while open (ambiguous: counted, ignored) and an end of an
+  // id already ended (counted, ignored).
+  tb.thread(9).begin(400000, 77).begin(400005, 77).end(400010, 77).end(400020, 77);
+  auto tl = analyzer::compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
+  ASSERT_EQ(cp.rows.size(), 12001u);
+  int64_t sum = 0;
+  for (const auto &r : cp.rows) sum += r.latency_ns;
+  EXPECT_EQ(sum, total + 10);
+  EXPECT_EQ(cp.counters.incomplete_intervals, 0u);
+  EXPECT_EQ(cp.counters.tiling_violations, 0u);
+  EXPECT_EQ(tl.merge.reused_ids, 12000u - 5u);
+  EXPECT_EQ(tl.merge.duplicate_begins, 1u);
+  EXPECT_EQ(tl.merge.duplicate_ends, 1u);
+  // Every interval's time is its own thread's function body and outside.
+  for (size_t r = 0; r < cp.rows.size(); ++r)
+    ASSERT_EQ(leaf_ns(cp, r, StackTrie::kRoot) + leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}})),
+              cp.rows[r].latency_ns)
+        << "row " << r;
+}
+
+// An end whose begin came before the trace started, then the id reused: the
+// first is counted as never begun, the second is an interval of its own.
+TEST(Merge, AnEndWithoutBeginThenTheSameIdIsANewInterval) {
+  TraceBuilder tb;
+  tb.thread(1).end(5, 42).begin(10, 42).enter(11, 1).exit(19, 1).end(20, 42);
+  auto tl = analyzer::compute_critical_paths(tb.build());
+  ASSERT_EQ(tl.paths.rows.size(), 1u);
+  EXPECT_EQ(tl.paths.rows[0].latency_ns, 10);
+  EXPECT_EQ(tl.merge.end_without_begin, 1u);
+  EXPECT_EQ(tl.paths.counters.incomplete_intervals, 1u);
+}
+
 }  // namespace
 }  // namespace vprof::testing

@@ -72,6 +72,7 @@ inline void expect_same(const analyzer::TracePaths &a, const analyzer::TracePath
   EXPECT_EQ(m.unmatched_wait_ends, n.unmatched_wait_ends);
   EXPECT_EQ(m.nested_waits, n.nested_waits);
   EXPECT_EQ(m.callee_mismatches, n.callee_mismatches);
+  EXPECT_EQ(m.reused_ids, n.reused_ids);
 }
 
 struct SiteSpec {
