@@ -35,6 +35,7 @@ Status regular_input(const std::string &path) {
 // the program's is refused: it would put wrong names on every factor.
 Expected<analyzer::Names> names_for(const std::string &dir, const std::string &explicit_file) {
   auto processes = trace::read_process_files(dir);
+  for (const std::string &w : processes.warnings) std::fprintf(stderr, "vprof: warning: %s\n", w.c_str());
   if (std::string e = trace::build_mismatch(processes, dir); !e.empty()) return Error{e};
   auto registered = processes.manifests;
   std::string path = explicit_file;

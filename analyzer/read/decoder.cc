@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/util/utf8.h"
+
 namespace vprof::trace::detail {
 
 bool check_header(const std::string &path, const MappedFile &f, vprof_file_header &h,
@@ -31,11 +33,46 @@ bool check_header(const std::string &path, const MappedFile &f, vprof_file_heade
   if (!(h.ticks_per_ns > 0) || !std::isfinite(h.ticks_per_ns))
     return fail(48, fmt::format("clock calibration {} ticks/ns is not a positive number",
                                 h.ticks_per_ns));
+  // Fields that pick the layout, cross-checked: a damaged one read as it
+  // stands would put every chunk in the wrong place or drop a ring, silently.
+  auto warn = [&](uint64_t off, std::string msg) {
+    diags.push_back({Severity::Warning, path, off, std::move(msg)});
+  };
+  if (h.version == 0 && h.min_readable == 0)
+    return fail(8, "format version 0 and min_readable 0: the header is damaged (no version is 0)");
+  if (h.version < h.min_readable) {
+    // Every writer sets min_readable <= version; a file of version v needs a
+    // reader of min_readable: the larger is the truer layout.
+    warn(8, fmt::format("format version {} is below its min_readable {}: the header is damaged; "
+                        "read as version {}",
+                        h.version, h.min_readable, h.min_readable));
+    h.version = h.min_readable;
+  }
+  if (h.version >= 3) {
+    if (h.cur_ring > 1) {
+      warn(208, fmt::format("cur_ring {} is neither 0 nor 1: the header is damaged; ring 0 is read as "
+                            "the current one",
+                            h.cur_ring));
+    }
+    if (h.ring_valid > 1)
+      warn(200, fmt::format("ring_valid {} is neither 0 nor 1: the header is damaged; read as 1",
+                            h.ring_valid));
+    // No ring pending is UINT64_MAX; a pending ring becomes chunk data_chunks.
+    if (h.pending_chunk != UINT64_MAX && h.pending_chunk > h.data_chunks) {
+      const uint64_t other = VPROF_HEADER_BYTES + (1 - vprof_current_ring(&h)) * h.chunk_bytes;
+      bool holds = other + VPROF_SLOT_BYTES <= f.size() && (f.data()[other] != 0);
+      warn(216, fmt::format("pending_chunk {} is past data_chunks {}: the header is damaged; ring {} "
+                            "{}",
+                            h.pending_chunk, h.data_chunks, 1 - vprof_current_ring(&h),
+                            holds ? "holds records and is read as pending" : "is empty"));
+      if (holds) h.pending_chunk = h.data_chunks;
+    }
+  }
   return true;
 }
 
 namespace {
-std::string fixed_string(const char *s, size_t n) { return std::string(s, strnlen(s, n)); }
+std::string fixed_string(const char *s, size_t n) { return analyzer::valid_utf8(std::string_view(s, strnlen(s, n))); }
 }  // namespace
 
 Expected<std::vector<std::string>> list_trace_files(const std::string &dir) {
@@ -417,7 +454,8 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
           skip_rest(off);
           next = chunk_end_;
         } else {
-          strings_[sid] = std::string(reinterpret_cast<const char *>(base_ + next), len);
+          // Labels come from clients: any bytes (analyzer/util/utf8.h).
+          strings_[sid] = analyzer::valid_utf8(std::string_view(reinterpret_cast<const char *>(base_ + next), len));
           next += slots * VPROF_SLOT_BYTES;
         }
         keep = false;

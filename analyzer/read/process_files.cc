@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include "include/vprof/trace_format.h"
@@ -13,15 +14,22 @@ namespace vprof::trace {
 
 namespace {
 
-bool read_one(const std::string &path, vprof_process_header &h) {
+// "" when h was read and can be used, else why not.
+std::string read_one(const std::string &path, vprof_process_header &h) {
   int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0) return std::string("cannot read: ") + std::strerror(errno);
   struct stat st {};
-  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-            pread(fd, &h, sizeof h, 0) == static_cast<ssize_t>(sizeof h) &&
-            std::memcmp(h.magic, VPROF_PROCESS_MAGIC, 8) == 0;
+  std::string why;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) why = "not a regular file";
+  else if (pread(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h))
+    why = "truncated: a process file is " + std::to_string(sizeof h) + " bytes";
+  else if (std::memcmp(h.magic, VPROF_PROCESS_MAGIC, 8) != 0) why = "not a vprof process file (bad magic)";
+  else if (h.version == 0 || h.min_readable > VPROF_PROCESS_VERSION || h.min_readable > h.version)
+    why = "process file version " + std::to_string(h.version) + " (min_readable " +
+          std::to_string(h.min_readable) + ") is not one this reader knows (it reads " +
+          std::to_string(VPROF_PROCESS_VERSION) + ")";
   close(fd);
-  return ok;
+  return why;
 }
 
 }  // namespace
@@ -34,7 +42,12 @@ ProcessFiles read_process_files(const std::string &dir) {
     std::string name = e->d_name;
     if (name.size() < 7 || name.compare(0, 2, "p-") != 0 || name.compare(name.size() - 4, 4, ".vpp") != 0) continue;
     vprof_process_header h;
-    if (!read_one(dir + "/" + name, h)) continue;
+    if (std::string why = read_one(dir + "/" + name, h); !why.empty()) {
+      out.warnings.push_back(dir + "/" + name + ": " + why +
+                             "; not read (what threads without a trace file lost, and the program's "
+                             "manifest, are unknown for its process)");
+      continue;
+    }
     ++out.files;
     out.lost_threads += h.lost_threads;
     out.lost_records += h.lost_records;

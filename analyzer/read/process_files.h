@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace vprof::trace {
 
@@ -24,6 +25,9 @@ struct ProcessFiles {
   // measured: a thread refused may still leave others measured.
   uint32_t preemption = 0;
   bool preemption_measured() const { return preemption & 1u; }
+  // One line per p-*.vpp file that could not be used ("FILE: why"): not
+  // read, or of a version this reader does not know.
+  std::vector<std::string> warnings;
 };
 
 ProcessFiles read_process_files(const std::string &dir);

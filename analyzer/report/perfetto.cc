@@ -352,7 +352,7 @@ Status write_perfetto(const std::vector<trace::EventSource *> &sources, const tr
                  {{"an_end_outside_the_windows", cap.edges_outside},
                   {"release_after_the_wake_up", cap.edges_backwards}}},
                 {"time_unit", "us from the trace's first timestamp"}};
-  out << "\n],\n\"otherData\": " << other.dump() << "}\n";
+  out << "\n],\n\"otherData\": " << other.dump(-1, ' ', false, json::error_handler_t::replace) << "}\n";
   if (!out) return Error{"cannot write the Perfetto JSON"};
   return Status::Ok();
 }

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -22,6 +24,7 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/pipeline/analyze.h"
+#include "analyzer/read/process_files.h"
 #include "analyzer/read/trace_stream.h"
 #include "analyzer/report/reporter.h"
 #include "tests/support/synth_trace.h"
@@ -316,4 +319,120 @@ TEST(Damage, Case12_DamageInALaterRunShowsInTheFirstLine) {
   EXPECT_EQ(j["runs"][0]["data_quality"]["data_lost"]["damaged_files"], 0);
   EXPECT_EQ(j["runs"][1]["data_quality"]["data_lost"]["damaged_files"], 1);
   EXPECT_EQ(j["data_lost"]["files"][0]["file"], f);
+}
+
+namespace {
+
+// Overwrites `n` bytes of `file` at `off` with `v`'s.
+template <class T>
+void poke(const std::string &file, uint64_t off, T v) {
+  std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
+  io.seekp(std::streamoff(off));
+  io.write(reinterpret_cast<const char *>(&v), sizeof v);
+}
+
+std::string diagnostics(const Result &r) { return r.json["data_quality"]["diagnostics"].dump(); }
+
+}  // namespace
+
+// Issue 25, case 11: the header's fields that choose the layout are
+// cross-checked. A current file whose version field reads 2 was read with
+// version 2's layout (one ring): its chunks from the wrong places, intervals
+// lost without a word. Now: a warning naming the file and the field, and the
+// file read whole as the version its min_readable says.
+TEST(Damage, Case25_11_AVersionBelowMinReadableIsAWarningAndReadAsMinReadable) {
+  const std::string pristine = fresh_dir("version-pristine");
+  write_trace(pristine);
+  const std::string dir = fresh_dir("version");
+  for (uint16_t v : {0, 1, 2}) {
+    SCOPED_TRACE("version " + std::to_string(v));
+    std::string f = copy_trace(pristine, dir);
+    poke<uint16_t>(f, 8, v);
+    Result r = analyze(dir);
+    ASSERT_TRUE(r.readable);
+    EXPECT_EQ(r.intervals_by_tid[kDamaged], kIntervals) << "the damaged file read whole";
+    expect_others_whole(r, "version " + std::to_string(v));
+    EXPECT_NE(diagnostics(r).find("t-1-12.vpt:8: warning: format version " + std::to_string(v) +
+                                  " is below its min_readable 4"),
+              std::string::npos)
+        << diagnostics(r);
+  }
+  // Both zero: nothing says which layout; the file is refused, the others read.
+  std::string f = copy_trace(pristine, dir);
+  poke<uint16_t>(f, 8, 0);
+  poke<uint16_t>(f, 10, 0);
+  Result r = analyze(dir);
+  expect_others_whole(r, "version 0, min_readable 0");
+  EXPECT_NE(diagnostics(r).find("format version 0 and min_readable 0"), std::string::npos) << diagnostics(r);
+}
+
+// Issue 25, case 11: a damaged pending_chunk dropped a whole ring, silently.
+// The file is laid out as the runtime leaves a thread killed with a full
+// ring pending (its last chunk still in ring 1, not yet appended); then
+// pending_chunk is damaged: a warning names the field, and the ring is read.
+TEST(Damage, Case25_11_ADamagedPendingChunkIsAWarningAndItsRingIsRead) {
+  const std::string pristine = fresh_dir("pending-pristine");
+  const std::string file = write_trace(pristine);
+  // The last data chunk moves into ring 1, pending.
+  vprof_file_header h;
+  {
+    std::ifstream in(file, std::ios::binary);
+    in.read(reinterpret_cast<char *>(&h), sizeof h);
+  }
+  ASSERT_GE(h.data_chunks, 2u);
+  const uint64_t last = VPROF_HEADER_BYTES + (2 + h.data_chunks - 1) * kChunk;
+  std::string chunk(kChunk, '\0');
+  {
+    std::ifstream in(file, std::ios::binary);
+    in.seekg(std::streamoff(last));
+    in.read(chunk.data(), std::streamsize(kChunk));
+  }
+  {
+    std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
+    io.seekp(std::streamoff(VPROF_HEADER_BYTES + kChunk));
+    io.write(chunk.data(), std::streamsize(kChunk));
+  }
+  fs::resize_file(file, last);
+  poke<uint64_t>(file, offsetof(vprof_file_header, data_chunks), h.data_chunks - 1);
+  poke<uint64_t>(file, offsetof(vprof_file_header, pending_chunk), h.data_chunks - 1);
+  Result whole = analyze(pristine);
+  ASSERT_EQ(whole.intervals_by_tid[kDamaged], kIntervals) << "laid out as the runtime leaves it";
+  EXPECT_EQ(diagnostics(whole).find("warning"), std::string::npos) << diagnostics(whole);
+
+  const std::string dir = fresh_dir("pending");
+  std::string f = copy_trace(pristine, dir);
+  poke<uint64_t>(f, offsetof(vprof_file_header, pending_chunk), 0x1234567ull);
+  Result r = analyze(dir);
+  EXPECT_EQ(r.intervals_by_tid[kDamaged], kIntervals) << diagnostics(r);
+  expect_others_whole(r, "pending_chunk");
+  EXPECT_NE(diagnostics(r).find("t-1-12.vpt:216: warning: pending_chunk 19088743 is past data_chunks"),
+            std::string::npos)
+      << diagnostics(r);
+}
+
+// Issue 25, case 11: a process file this reader cannot use (another
+// version, bad magic, cut short) was ignored silently.
+TEST(Damage, Case25_11_AProcessFileOfUnknownVersionIsNamed) {
+  const std::string dir = fresh_dir("process");
+  vprof_process_header p{};
+  std::memcpy(p.magic, VPROF_PROCESS_MAGIC, 8);
+  p.header_bytes = VPROF_HEADER_BYTES;
+  p.version = 0;
+  { std::ofstream(dir + "/p-7.vpp", std::ios::binary).write(reinterpret_cast<const char *>(&p), sizeof p); }
+  p.version = 9;
+  p.min_readable = 9;
+  { std::ofstream(dir + "/p-8.vpp", std::ios::binary).write(reinterpret_cast<const char *>(&p), sizeof p); }
+  p.version = VPROF_PROCESS_VERSION;
+  p.min_readable = 1;
+  p.lost_records = 5;
+  { std::ofstream(dir + "/p-9.vpp", std::ios::binary).write(reinterpret_cast<const char *>(&p), sizeof p); }
+  { std::ofstream(dir + "/p-10.vpp", std::ios::binary) << "short"; }
+  trace::ProcessFiles pf = trace::read_process_files(dir);
+  EXPECT_EQ(pf.files, 1u);
+  EXPECT_EQ(pf.lost_records, 5u);
+  ASSERT_EQ(pf.warnings.size(), 3u);
+  std::string all = pf.warnings[0] + pf.warnings[1] + pf.warnings[2];
+  EXPECT_NE(all.find("p-7.vpp: process file version 0"), std::string::npos) << all;
+  EXPECT_NE(all.find("p-8.vpp: process file version 9 (min_readable 9)"), std::string::npos) << all;
+  EXPECT_NE(all.find("p-10.vpp: truncated"), std::string::npos) << all;
 }
