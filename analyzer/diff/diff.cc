@@ -238,7 +238,18 @@ Expected<Diff> diff_profiles(const std::vector<const Profile *> &base,
     for (const ProfileRun *r : s->runs())
       for (const ProfileNode &n : r->nodes)
         if (seen.insert(n.key).second) keys.push_back(n.key);
-  for (const std::string &k : keys) common += k != "root" && bs.has(k) && hs.has(k);
+  // A part of the program (a function, a call site, a holder's) is shared
+  // when both sides have it. The leaves every tree has, (outside) first, do
+  // not make two programs comparable: they count only when neither side has
+  // a named part (intervals with nothing instrumented: latency alone).
+  auto named = [](const std::string &k) {
+    return k.find("/fn:") != std::string::npos || k.find("/site") != std::string::npos ||
+           k.find("/held:") != std::string::npos;
+  };
+  bool any_named = false;
+  for (const std::string &k : keys) any_named = any_named || named(k);
+  for (const std::string &k : keys)
+    common += k != "root" && (named(k) || !any_named) && bs.has(k) && hs.has(k);
   if (common == 0)
     return Error{fmt::format("{} and {}: no node of the variance tree below the root in common "
                              "(other programs, or instrumented differently): nothing to compare",

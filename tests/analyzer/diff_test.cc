@@ -287,6 +287,41 @@ TEST(Diff, AnotherRootOrNoNodeInCommonIsAnErrorNamingBoth) {
       << d.error().message;
 }
 
+// Issue 25, case 8: two programs whose intervals both spend time outside
+// any instrumented function share the (outside) leaf, and only that: the
+// gate passed (exit 0) where a baseline of another program must be refused.
+// Latency alone (nothing instrumented on either side) is still comparable.
+TEST(Diff, Case25_8_AnotherProgramSharingOnlyTheOutsideLeafIsAnError) {
+  auto program = [](uint32_t fn, uint64_t seed, bool instrumented) {
+    TraceBuilder tb;
+    auto &th = tb.thread(1);
+    Lcg r{seed};
+    int64_t t = 0;
+    for (int i = 0; i < 60; ++i) {
+      int64_t out = 5 + int64_t(r.next() * 50), body = 20 + int64_t(r.next() * 50);
+      th.begin(t, uint64_t(i + 1));
+      if (instrumented) th.enter(t + out, fn).exit(t + out + body, fn);
+      th.end(t + out + body + out, uint64_t(i + 1));
+      t += 2 * out + body + 10;
+    }
+    return tb.build();
+  };
+  Profile b = profile_of(program(1, 3, true), make_names({{1, "server_a::handle"}}, {}));
+  Profile h = profile_of(program(1, 4, true), make_names({{1, "other_b::serve"}}, {}));
+  b.source = "base.vprof";
+  h.source = "head.vprof";
+  auto d = diff_profiles({&b}, {&h}, DiffOptions{});
+  ASSERT_FALSE(d.ok()) << "compared through (outside) alone";
+  EXPECT_NE(d.error().message.find("no node of the variance tree below the root in common"),
+            std::string::npos)
+      << d.error().message;
+  Profile same = profile_of(program(1, 4, true), make_names({{1, "server_a::handle"}}, {}));
+  EXPECT_TRUE(diff_profiles({&b}, {&same}, DiffOptions{}).ok());
+  Profile lb = profile_of(program(1, 3, false), Names{}), lh = profile_of(program(1, 4, false), Names{});
+  auto latency_only = diff_profiles({&lb}, {&lh}, DiffOptions{});
+  EXPECT_TRUE(latency_only.ok()) << latency_only.error().message;
+}
+
 // The diff of two runs of f (names at line 10), with intervals.
 Diff diff_of(const trace::Trace &base, const trace::Trace &head) {
   Profile b = profile_of(base, names_at(10)), h = profile_of(head, names_at(10));
