@@ -22,8 +22,10 @@
 #include "analyzer/read/trace_stream.h"
 #include "analyzer/report/perfetto.h"
 #include "analyzer/report/reporter.h"
+#include "analyzer/util/output_file.h"
 #include "command.h"
 #include "inputs.h"
+#include "outputs.h"
 
 namespace vprof::cli {
 namespace {
@@ -40,105 +42,27 @@ struct AnalyzeCliOptions {
   bool by_type = false;
 };
 
-// The files the analysis reads, by identity (device, inode): every trace
-// file and manifest of each trace directory, --manifest and --callgraph.
-struct Input {
-  dev_t dev;
-  ino_t ino;
-  std::string path;
-};
-std::vector<Input> inputs_of(const AnalyzeCliOptions &o) {
-  std::vector<Input> in;
-  auto add = [&](const std::string &p) {
-    struct stat st;
-    if (stat(p.c_str(), &st) == 0) in.push_back({st.st_dev, st.st_ino, p});
-  };
-  for (const std::string &dir : o.dirs) {
-    std::error_code ec;
-    for (const auto &ent : std::filesystem::directory_iterator(dir, ec)) {
-      std::string name = ent.path().filename().string();
-      bool trace_file = name.size() > 6 && name.rfind("t-", 0) == 0 &&
-                        name.compare(name.size() - 4, 4, ".vpt") == 0;
-      if (trace_file || name == "manifest.json") add(ent.path().string());
-    }
-  }
-  if (!o.manifest.empty()) add(o.manifest);
-  if (!o.callgraph.empty()) add(o.callgraph);
-  return in;
-}
-
-// Whether path can be written: an existing file we may write, or a new one
-// in a directory that exists and we may write in. "PATH: cannot write: why".
-Status writable(const std::string &path) {
-  namespace fs = std::filesystem;
-  if (access(path.c_str(), F_OK) == 0) {
-    if (access(path.c_str(), W_OK) != 0)
-      return Error{fmt::format("{}: cannot write: {}", path, std::strerror(errno))};
-    return Status::Ok();
-  }
-  fs::path dir = fs::path(path).parent_path();
-  std::string d = dir.empty() ? "." : dir.string();
-  struct stat st;
-  if (stat(d.c_str(), &st) != 0)
-    return Error{fmt::format("{}: cannot write: {} ({})", path, std::strerror(errno), d)};
-  if (!S_ISDIR(st.st_mode))
-    return Error{fmt::format("{}: cannot write: {} is not a directory", path, d)};
-  if (access(d.c_str(), W_OK) != 0)
-    return Error{fmt::format("{}: cannot write: {} ({})", path, std::strerror(errno), d)};
-  return Status::Ok();
-}
-
 // Before any work: no report may be written over a file the analysis reads
-// (compared by identity, so links and other spellings count; a path that
-// does not exist yet is fine), two reports may not share a file, and at most
-// one goes to stdout.
+// or into a trace directory it reads (outputs.h), two reports may not share
+// a file, and at most one goes to stdout.
 Status check_outputs(const AnalyzeCliOptions &o) {
-  std::vector<std::pair<std::string, std::string>> outs;  // (option, path)
-  if (!o.json.empty()) outs.push_back({"--json", o.json});
-  if (!o.csv.empty()) outs.push_back({"--csv", o.csv});
-  if (!o.html.empty()) outs.push_back({"--html", o.html});
-  if (!o.save.empty()) outs.push_back({"--save", o.save});
-  if (!o.perfetto.empty()) outs.push_back({"--perfetto", o.perfetto});
   if (o.perfetto == "-")
     return Error{"--perfetto -: the trace events go to a file (ui.perfetto.dev opens files); name one"};
   if ((o.json == "-") + (o.csv == "-") + (o.html == "-") > 1)
     return Error{"--json -, --csv - and --html -: each writes to stdout; at most one report may be '-'"};
-  std::vector<Input> inputs = inputs_of(o);
-  namespace fs = std::filesystem;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    const auto &[flag, path] = outs[i];
-    if (path == "-") continue;
-    struct stat st;
-    bool exists = stat(path.c_str(), &st) == 0;
-    if (exists && S_ISDIR(st.st_mode)) return Error{fmt::format("{} {}: is a directory", flag, path)};
-    // Said now, not after minutes of analysis: a file that cannot be written.
-    if (Status w = writable(path); !w.ok()) return Error{fmt::format("{} {}", flag, w.message())};
-    for (const Input &in : inputs)
-      if (exists && in.dev == st.st_dev && in.ino == st.st_ino)
-        return Error{fmt::format("{} {}: is an input of this analysis ({}); the report would "
-                                 "overwrite it; choose another file",
-                                 flag, path, in.path)};
-    for (size_t j = 0; j < i; ++j) {
-      if (outs[j].second == "-") continue;
-      std::error_code e1, e2;
-      if (fs::weakly_canonical(path, e1) == fs::weakly_canonical(outs[j].second, e2))
-        return Error{fmt::format("{} and {} name the same file ({}); give each report its own",
-                                 outs[j].first, flag, path)};
-    }
-  }
-  return Status::Ok();
+  std::vector<std::string> inputs = o.dirs;
+  inputs.push_back(o.manifest);
+  inputs.push_back(o.callgraph);
+  return cli::check_outputs({{"--json", o.json}, {"--csv", o.csv}, {"--html", o.html}, {"--save", o.save},
+                             {"--perfetto", o.perfetto}},
+                            inputs);
 }
 
+// A report to its file, whole or not at all (analyzer/util/output_file.h), or to stdout.
 Status write_file(const std::string &path, const analyzer::Reporter &rep,
                   const analyzer::Analysis &a) {
   if (path == "-") return rep.write(a, std::cout);
-  std::ofstream out(path);
-  if (!out) return Error{fmt::format("{}: cannot write: {}", path, std::strerror(errno))};
-  Status s = rep.write(a, out);
-  if (!s.ok()) return Error{path + ": " + s.message()};
-  out.close();  // the last buffer's write can fail too (a full disk)
-  if (!out) return Error{fmt::format("{}: cannot write: {}", path, std::strerror(errno))};
-  return Status::Ok();
+  return write_output(path, [&](std::ostream &out) { return rep.write(a, out); });
 }
 
 // --perfetto: the chosen intervals of the base run, from a second pass over
@@ -148,12 +72,9 @@ Status write_perfetto_file(const AnalyzeCliOptions &o, const analyzer::RunAnalys
   if (!stream) return stream.error();
   const trace::Trace meta = (*stream)->summary();
   auto chosen = analyzer::choose_intervals(run.paths, size_t(o.perfetto_intervals));
-  std::ofstream out(o.perfetto);
-  if (!out) return Error{fmt::format("{}: cannot write: {}", o.perfetto, std::strerror(errno))};
-  Status s = analyzer::write_perfetto((*stream)->sources(), meta, run, chosen, o.threads, out);
-  out.close();
-  if (!s.ok() || !out) return Error{o.perfetto + ": cannot write the trace events"};
-  return Status::Ok();
+  return write_output(o.perfetto, [&](std::ostream &out) {
+    return analyzer::write_perfetto((*stream)->sources(), meta, run, chosen, o.threads, out);
+  });
 }
 
 int run(const AnalyzeCliOptions &o) {
@@ -216,7 +137,7 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
   sub.add_option("trace_dir", o->dirs,
                  "trace directory; more than one merges refinement runs (the first is the base)")
       ->required()
-      ->check(CLI::ExistingDirectory);
+      ->check(existing_directory());
   sub.add_option("--root", o->root, "root function (qualified name); default: the interval latency");
   sub.add_option("-k", o->k, "report at most this many factors")->check(at_least(1));
   sub.add_option("-d", o->d, "minimum contribution of a reported factor, a fraction of Var(L)")

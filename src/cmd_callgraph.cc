@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 
+#include "analyzer/util/output_file.h"
 #include "clang_commands.h"
 #include "command.h"
 #include "instrumenter/callgraph.h"
@@ -36,9 +37,11 @@ int run(const CallgraphCli &o) {
   if (!g) return fail(g.error().message);
   auto j = instr::callgraph_json(*g);
   if (!o.json.empty()) {
-    std::ofstream out(o.json);
-    out << j.dump(2) << "\n";
-    if (!out) return fail(o.json + ": cannot write");
+    Status s = write_output(o.json, [&](std::ostream &out) {
+      out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      return Status::Ok();
+    });
+    if (!s) return fail(s.message());
   }
   std::printf("%-7s %s\n", "height", "function");
   for (const auto &f : j["functions"])

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/util/output_file.h"
 #include "diff_common.h"
 
 namespace vprof::cli {
@@ -43,11 +44,12 @@ std::string xml_escape(const std::string &s) {
   return out;
 }
 
-// One JUnit test case: passed, failed (a regression) or in error.
-void write_junit(const std::string &path, const std::string &name, const char *outcome,
-                 const std::string &message, const std::string &details) {
-  if (path.empty()) return;
-  std::ofstream f(path);
+// One JUnit test case: passed, failed (a regression) or in error. A CI job
+// reads this file for the verdict: one that cannot be written is an error.
+Status write_junit(const std::string &path, const std::string &name, const char *outcome,
+                   const std::string &message, const std::string &details) {
+  if (path.empty()) return Status::Ok();
+  return write_output(path, [&](std::ostream &f) {
   bool failed = std::string(outcome) == "failure", error = std::string(outcome) == "error";
   f << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
     << fmt::format("<testsuites><testsuite name=\"vprof\" tests=\"1\" failures=\"{}\" errors=\"{}\">\n",
@@ -58,15 +60,24 @@ void write_junit(const std::string &path, const std::string &name, const char *o
   else
     f << fmt::format("    <system-out>{}</system-out>\n", xml_escape(message));
   f << "  </testcase>\n</testsuite></testsuites>\n";
-  if (!f) std::fprintf(stderr, "vprof: warning: %s: cannot write the JUnit report\n", path.c_str());
+  return Status::Ok();
+  });
 }
 
 int run(Opts o) {
   if (!o.first_baseline.empty()) o.baseline.insert(o.baseline.begin(), o.first_baseline);
   auto error = [&](const std::string &m) {
-    write_junit(o.junit, o.name, "error", m, m);
+    if (Status j = write_junit(o.junit, o.name, "error", m, m); !j) fail(j.message());
     return fail(m);
   };
+  // Before any work, and before any JUnit file is written: outputs that
+  // cannot be written or would overwrite an input (outputs.h).
+  std::vector<std::string> inputs = o.baseline;
+  inputs.insert(inputs.end(), o.head.begin(), o.head.end());
+  if (Status s = check_outputs({{"--json", o.common.json}, {"--markdown", o.common.markdown}, {"--junit", o.junit}},
+                               inputs);
+      !s)
+    return fail(s.message());
   if (o.baseline.empty()) return error("gate: no baseline: give --baseline FILE or --baseline-runs FILE...");
   if (o.head.empty()) return error("gate: nothing to gate: give the new run (or --runs FILE...)");
   auto mv = percent("--max-var-increase", o.max_var);
@@ -80,7 +91,8 @@ int run(Opts o) {
   analyzer::GateOptions go{*mv, *mp};
   analyzer::GateResult g = analyzer::decide(*d, go);
   if (Status s = write_reports(*d, o.common, &g); !s.ok()) return error(s.message());
-  write_junit(o.junit, o.name, g.regression ? "failure" : "pass", g.summary, g.summary);
+  if (Status j = write_junit(o.junit, o.name, g.regression ? "failure" : "pass", g.summary, g.summary); !j)
+    return fail(j.message());
   if (g.regression) std::fprintf(stderr, "vprof: %s\n", g.summary.c_str());
   return g.regression ? 1 : 0;
 }

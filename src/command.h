@@ -8,8 +8,12 @@
 #ifndef VPROF_SRC_COMMAND_H
 #define VPROF_SRC_COMMAND_H
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -69,6 +73,19 @@ inline CLI::Validator above(double lo) {
 inline CLI::Validator between(double lo, double hi) {
   return number_check("between " + num_text(lo) + " and " + num_text(hi),
                       [lo, hi](double v) { return v >= lo && v <= hi; });
+}
+
+// An existing directory, or why not, with the system's reason ("a: Too many
+// levels of symbolic links", not CLI11's "Directory does not exist").
+inline CLI::Validator existing_directory() {
+  return CLI::Validator(
+      [](std::string &s) -> std::string {
+        struct stat st;
+        if (::stat(s.c_str(), &st) != 0) return s + ": " + std::strerror(errno);
+        if (!S_ISDIR(st.st_mode)) return s + ": not a directory";
+        return "";
+      },
+      "DIR");
 }
 
 // Directory holding this executable (resolved through /proc/self/exe).

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "analyzer/diff/diff_report.h"
+#include "analyzer/util/output_file.h"
 #include "inputs.h"
 
 namespace vprof::cli {
@@ -29,10 +30,10 @@ void add_diff_options(CLI::App &sub, DiffCliOptions &o) {
 
 Expected<Sides> load_sides(const std::vector<std::string> &base, const std::vector<std::string> &head,
                            const DiffCliOptions &o) {
-  for (const std::string *out : {&o.json, &o.markdown})
-    for (const auto *side : {&base, &head})
-      for (const std::string &in : *side)
-        if (!out->empty() && *out == in) return Error{*out + ": is an input; the report would overwrite it"};
+  std::vector<std::string> inputs = base;
+  inputs.insert(inputs.end(), head.begin(), head.end());
+  if (Status s = check_outputs({{"--json", o.json}, {"--markdown", o.markdown}}, inputs); !s)
+    return Error{s.message()};
   Sides s;
   for (const std::string &p : base) {
     auto x = load_input(p, o.root, o.threads);
@@ -56,19 +57,23 @@ Expected<analyzer::Diff> run_diff(const Sides &s, const DiffCliOptions &o) {
 
 Status write_reports(const analyzer::Diff &d, const DiffCliOptions &o, const analyzer::GateResult *gate) {
   if (!o.json.empty()) {
-    std::string text = analyzer::diff_json(d, gate).dump(2) + "\n";
+    std::string text = analyzer::diff_json(d, gate).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (o.json == "-") {
       std::cout << text;
-    } else {
-      std::ofstream f(o.json);
-      if (!(f << text)) return Error{o.json + ": cannot write"};
+    } else if (Status s = write_output(o.json, [&](std::ostream &f) {
+                 f << text;
+                 return Status::Ok();
+               });
+               !s) {
+      return s;
     }
   }
   if (!o.markdown.empty()) {
-    std::ofstream f(o.markdown);
-    if (!f) return Error{o.markdown + ": cannot write"};
-    analyzer::write_diff_markdown(d, f, gate, o.nodes);
-    if (!f) return Error{o.markdown + ": cannot write"};
+    Status s = write_output(o.markdown, [&](std::ostream &f) {
+      analyzer::write_diff_markdown(d, f, gate, o.nodes);
+      return Status::Ok();
+    });
+    if (!s) return s;
   }
   if (o.json != "-") analyzer::write_diff_text(d, std::cout, gate, o.nodes);
   return Status::Ok();

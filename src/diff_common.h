@@ -9,6 +9,7 @@
 #include "analyzer/diff/diff.h"
 #include "analyzer/diff/gate.h"
 #include "command.h"
+#include "outputs.h"
 
 namespace vprof::cli {
 
@@ -26,6 +27,8 @@ void add_diff_options(CLI::App &sub, DiffCliOptions &o);
 struct Sides {
   std::vector<analyzer::Profile> base, head;
 };
+// Checks the outputs first (--json, --markdown: none is an input or inside
+// an input trace directory, outputs.h).
 Expected<Sides> load_sides(const std::vector<std::string> &base, const std::vector<std::string> &head,
                            const DiffCliOptions &o);
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <algorithm>
+#include <iostream>
 #include <map>
 #include <vector>
 
@@ -99,7 +100,11 @@ int main(int argc, char **argv) {
   std::string list = fmt::format("{}", fmt::join(names, ", "));
   bool named = false;
   for (int i = 1; i < argc && !named; ++i) {
-    if (argv[i][0] == '-') continue;
+    if (argv[i][0] == '-') {
+      std::string opt = argv[i];
+      if (opt == "-h" || opt == "--help" || opt == "--version") continue;
+      return fail(fmt::format("unknown option '{}' before the command (commands: {}; try --help)", opt, list));
+    }
     if (std::find(names.begin(), names.end(), argv[i]) == names.end()) {
       std::string near = close_match(argv[i], names);
       return fail(fmt::format("unknown command '{}'{} (commands: {})", argv[i],
@@ -117,9 +122,29 @@ int main(int argc, char **argv) {
   } catch (const CLI::CallForVersion &e) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {
+    // CLI11 checks required arguments before it complains of unknown ones:
+    // `analyze --nosuchflag` said "trace_dir is required", hiding the typo.
+    for (auto &[sub, run] : runners)
+      if (sub->parsed())
+        for (const std::string &x : sub->remaining())
+          if (x.size() > 1 && x[0] == '-') return fail(fmt::format("{}: unknown option '{}'", sub->get_name(), x));
     return fail(e.what());
   }
+  int rc = 2;
   for (auto &[sub, run] : runners)
-    if (sub->parsed()) return run();
-  return fail("no command given (try --help)");
+    if (sub->parsed()) {
+      rc = run();
+      break;
+    }
+  if (rc == 2 && std::none_of(runners.begin(), runners.end(), [](const auto &r) { return r.first->parsed(); }))
+    return fail("no command given (try --help)");
+  // A report that did not reach stdout (a full disk, /dev/full) is a failure:
+  // the last buffer is written only now, and only now does its error show.
+  errno = 0;
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    int err = errno;
+    return fail(fmt::format("stdout: cannot write: {}", err ? std::strerror(err) : "write error"));
+  }
+  return rc;
 }

@@ -1,5 +1,7 @@
 #include "analyzer/profile/profile.h"
 
+#include "analyzer/util/output_file.h"
+
 #include <zlib.h>
 
 #include <cmath>
@@ -273,8 +275,6 @@ Status save_profile(const Profile &p, const std::string &path) {
   for (const ProfileRun &r : p.runs) doc["runs"].push_back(run_json(r));
   std::vector<uint8_t> cbor = json::to_cbor(doc), z;
   if (Status s = deflate_to(cbor, z); !s.ok()) return Error{path + ": " + s.message()};
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Error{path + ": cannot open for writing"};
   uint8_t head[kHeader];
   std::memcpy(head, kMagic, 8);
   const uint32_t v = kProfileVersion, min_v = 1;
@@ -282,11 +282,13 @@ Status save_profile(const Profile &p, const std::string &path) {
     head[8 + i] = uint8_t(v >> (8 * i));
     head[12 + i] = uint8_t(min_v >> (8 * i));
   }
-  out.write(reinterpret_cast<const char *>(head), kHeader);
-  out.write(reinterpret_cast<const char *>(z.data()), std::streamsize(z.size()));
-  out.close();
-  if (!out) return Error{path + ": write failed"};
-  return Status::Ok();
+  // Whole or not at all: a baseline refreshed in place on a full disk keeps
+  // its old bytes (output_file.h).
+  return write_output(path, [&](std::ostream &out) {
+    out.write(reinterpret_cast<const char *>(head), kHeader);
+    out.write(reinterpret_cast<const char *>(z.data()), std::streamsize(z.size()));
+    return Status::Ok();
+  });
 }
 
 bool is_profile_file(const std::string &path) {

@@ -36,16 +36,16 @@ case7_analyze_never_writes_over_an_input() {
   rm -rf "$t" && cp -r "$tmp/rt" "$t"
   f=$(ls "$t"/t-*.vpt | head -1)
   cp "$f" "$tmp/c7-orig"
-  expect "case7 --json onto a trace file" 2 "^vprof: error: --json $f: is an input of this analysis" -- \
+  expect "case7 --json onto a trace file" 2 "^vprof: error: --json $f: lies in the trace directory $t, an input" -- \
     "$vprof" analyze "$t" --json "$f"
   cmp -s "$f" "$tmp/c7-orig" && ok || bad "case7: the trace file was changed"
   ln -s "$f" "$tmp/c7-link.json"
-  expect "case7 --csv through a symlink" 2 "is an input of this analysis \\($f\\)" -- \
+  expect "case7 --csv through a symlink" 2 "c7-link.json: lies in the trace directory $t, an input" -- \
     "$vprof" analyze "$t" --csv "$tmp/c7-link.json"
   cmp -s "$f" "$tmp/c7-orig" && ok || bad "case7: the trace file was changed through a link"
   echo '{"functions": [], "call_sites": []}' >"$t/manifest.json"
   cp "$t/manifest.json" "$tmp/c7-manifest"
-  expect "case7 --json onto the manifest" 2 "--json $t/manifest.json: is an input" -- \
+  expect "case7 --json onto the manifest" 2 "--json $t/manifest.json: lies in the trace directory" -- \
     "$vprof" analyze "$t" --json "$t/manifest.json"
   cmp -s "$t/manifest.json" "$tmp/c7-manifest" && ok || bad "case7: the manifest was changed"
   rm "$t/manifest.json"
@@ -58,9 +58,13 @@ case7_analyze_never_writes_over_an_input() {
   [ ! -s "$tmp/out" ] && ok || bad "case7: something was written to stdout"
   expect "case7 two reports in one file" 2 "name the same file" -- \
     "$vprof" analyze "$t" --json "$tmp/c7-r" --csv "$tmp/c7/../c7-r"
-  # A new file, even in the trace directory, is fine.
-  expect "case7 a new file" 0 '' -- "$vprof" analyze "$t" --json "$t/report.json" --csv -
-  grep -q '"schema_version"' "$t/report.json" && ok || bad "case7: no report written"
+  # A new file in the trace directory is refused too (issue 25, case 3): its
+  # p-*.vpp, t-*.vpt and manifest are all inputs, and the next run moves it.
+  expect "case7 a new file in the trace directory" 2 "--json $t/report.json: lies in the trace directory" -- \
+    "$vprof" analyze "$t" --json "$t/report.json"
+  [ ! -e "$t/report.json" ] && ok || bad "case7: a report was written into the trace directory"
+  expect "case7 a new file elsewhere" 0 '' -- "$vprof" analyze "$t" --json "$tmp/c7-report.json" --csv -
+  grep -q '"schema_version"' "$tmp/c7-report.json" && ok || bad "case7: no report written"
 }
 
 case10_fifo_trace_file_does_not_hang() {
@@ -145,10 +149,141 @@ case14_clear_cli_messages() {
   fi
 }
 
+# Issue 25, case 1: the analysis' cost does not depend on the ids' values.
+# Two threads' ids 1.. and 100000001.. took 10 s for 2 x 200 000 (20-47 s
+# on a slower host); the 60 s timeout of expect() is the hang guard, the
+# figures are in docs/performance.md (tests do not time).
+case25_1_sparse_ids() {
+  "$vprof" run --trace-dir "$tmp/c25-1" -- "$workload" sparse 200000 >/dev/null 2>&1 || bad "case25-1: record"
+  expect "case25-1 sparse ids" 0 '' -- "$vprof" analyze "$tmp/c25-1"
+  grep -q "^vprof analyze $tmp/c25-1: 400000 intervals (0 incomplete)" "$tmp/out" && ok ||
+    { bad "case25-1: headline"; head -1 "$tmp/out"; }
+}
+
+# Issue 25, case 2: client labels that are not UTF-8 ("cli\xff", a cut
+# sequence, an overlong '/') aborted analyze --json (SIGABRT, an empty file).
+# Every output holds them as U+FFFD, the same way.
+case25_2_labels_not_utf8() {
+  local t=$tmp/c25-2 f
+  "$vprof" run --trace-dir "$t" -- "$workload" labels 40 >/dev/null 2>&1 || bad "case25-2: record"
+  expect "case25-2 --json" 0 '' -- "$vprof" analyze "$t" --json "$tmp/c25-2.json" --html "$tmp/c25-2.html" \
+    --csv "$tmp/c25-2.csv" --perfetto "$tmp/c25-2.perfetto.json" --save "$tmp/c25-2.vprof"
+  python3 - "$tmp/c25-2.json" "$tmp/c25-2.perfetto.json" <<'PY' && ok || bad "case25-2: the JSON reports"
+import json, sys
+j = json.load(open(sys.argv[1], encoding="utf-8"))
+names = {c["client"] for c in j["clients"]}
+assert names == {"cli\ufffd", "cut\ufffd\ufffd", "slash\ufffd\ufffd", "ok-\u00fc"}, names
+json.load(open(sys.argv[2], encoding="utf-8"))
+PY
+  for f in "$tmp/c25-2.html" "$tmp/c25-2.csv" "$tmp/out"; do
+    iconv -f UTF-8 -t UTF-8 "$f" >/dev/null 2>&1 && ok || bad "case25-2: $f is not valid UTF-8"
+  done
+  grep -q "cli"$'\xef\xbf\xbd' "$tmp/c25-2.csv" && ok || bad "case25-2: the CSV's label"
+  expect "case25-2 diff of the saved profile" 0 '' -- "$vprof" diff "$tmp/c25-2.vprof" "$t" --json "$tmp/c25-2d.json"
+}
+
+# Issue 25, case 3: no report over an input or into an input trace
+# directory, for every command that writes one.
+case25_3_outputs_never_in_inputs() {
+  local b=$tmp/c25-3b h=$tmp/c25-3h p v
+  cp -r "$tmp/rt" "$b" && cp -r "$tmp/rt" "$h"
+  p=$(ls "$b"/p-*.vpp | head -1) v=$(ls "$b"/t-*.vpt | head -1)
+  cp "$p" "$tmp/c25-3p" && cp "$v" "$tmp/c25-3v"
+  expect "case25-3 analyze --json onto a process file" 2 "^vprof: error: --json $p: lies in the trace directory $b" -- \
+    "$vprof" analyze "$b" --json "$p"
+  for flag in --csv --html --save --perfetto; do
+    expect "case25-3 analyze $flag onto a process file" 2 "^vprof: error: $flag $p: lies in the trace directory" -- \
+      "$vprof" analyze "$b" "$flag" "$p"
+  done
+  expect "case25-3 gate --json onto a trace file" 2 "^vprof: error: --json $v: lies in the trace directory $b" -- \
+    "$vprof" gate --baseline "$b" "$h" --json "$v"
+  expect "case25-3 gate --junit onto a process file" 2 "^vprof: error: --junit $p: lies in the trace directory $b" -- \
+    "$vprof" gate --baseline "$b" "$h" --junit "$p"
+  expect "case25-3 diff --markdown onto a trace file" 2 "^vprof: error: --markdown $v: lies in the trace directory" -- \
+    "$vprof" diff "$b" "$h" --markdown "$v"
+  cmp -s "$p" "$tmp/c25-3p" && cmp -s "$v" "$tmp/c25-3v" && ok || bad "case25-3: an input was changed"
+  "$vprof" analyze "$b" --save "$tmp/c25-3.vprof" >/dev/null 2>&1
+  cp "$tmp/c25-3.vprof" "$tmp/c25-3.orig"
+  expect "case25-3 gate --junit onto the baseline profile" 2 "--junit $tmp/c25-3.vprof: is an input" -- \
+    "$vprof" gate --baseline "$tmp/c25-3.vprof" "$h" --junit "$tmp/c25-3.vprof"
+  cmp -s "$tmp/c25-3.vprof" "$tmp/c25-3.orig" && ok || bad "case25-3: the baseline profile was changed"
+}
+
+# Issue 25, case 7: a report or profile is written whole or not at all. A
+# --save over an existing profile that runs out of room (ulimit -f, which
+# like a full disk fails the write; SIGXFSZ ignored as a shell can) keeps
+# the old bytes and leaves no partial or temporary file.
+case25_7_outputs_whole_or_not_at_all() {
+  local d=$tmp/c25-7
+  mkdir -p "$d"
+  "$vprof" analyze "$tmp/rt" --save "$d/base.vprof" >/dev/null 2>&1 || bad "case25-7: save"
+  cp "$d/base.vprof" "$d/orig"
+  for flag in --save --json --perfetto --csv; do
+    cp "$d/orig" "$d/base.vprof"
+    ( ulimit -f 1; trap '' XFSZ; exec "$vprof" analyze "$tmp/c25-1" "$flag" "$d/base.vprof" >/dev/null 2>"$tmp/err" )
+    local rc=$?
+    [ "$rc" -eq 2 ] && grep -q "^vprof: error: $d/base.vprof: cannot write: File too large" "$tmp/err" && ok ||
+      { bad "case25-7 $flag: rc=$rc"; cat "$tmp/err"; }
+    cmp -s "$d/base.vprof" "$d/orig" && ok || bad "case25-7 $flag: the old file was changed"
+    [ -z "$(ls -A "$d" | grep -v -e '^base.vprof$' -e '^orig$')" ] && ok || { bad "case25-7 $flag: leftovers"; ls -A "$d"; }
+  done
+  # /dev/null is written in place, never renamed over.
+  expect "case25-7 --json /dev/null" 0 '' -- "$vprof" analyze "$tmp/rt" --json /dev/null
+  [ -c /dev/null ] && ok || bad "case25-7: /dev/null is no longer a device"
+}
+
+# Issue 25, case 10: a report that does not reach stdout is a failure.
+case25_10_stdout_full() {
+  local cmd
+  for cmd in analyze dump; do
+    timeout 60 "$vprof" "$cmd" "$tmp/rt" >/dev/full 2>"$tmp/err"
+    local rc=$?
+    [ "$rc" -eq 2 ] && grep -q "^vprof: error: stdout: cannot write: No space left on device" "$tmp/err" && ok ||
+      { bad "case25-10 $cmd > /dev/full: rc=$rc"; cat "$tmp/err"; }
+  done
+}
+
+# Issue 25, case 12: gate --junit to a file that cannot be written is an
+# error before any work, never a pass without the file CI reads.
+case25_12_junit_unwritable() {
+  expect "case25-12 gate --junit unwritable" 2 "^vprof: error: --junit $tmp/none/j.xml: cannot write: No such file or directory" -- \
+    "$vprof" gate --baseline "$tmp/rt" "$tmp/rt" --junit "$tmp/none/j.xml"
+}
+
+# Issue 25, case 13: request ids taken from malloc (a pooled object, freed
+# at each end) are reused: 4 threads x 20 000 intervals are 80 000
+# intervals, not the pool's few addresses.
+case25_13_pooled_ids() {
+  "$vprof" run --trace-dir "$tmp/c25-13" -- "$workload" pooled 4 20000 >/dev/null 2>&1 || bad "case25-13: record"
+  expect "case25-13 pooled ids" 0 '' -- "$vprof" analyze "$tmp/c25-13" --json "$tmp/c25-13.json"
+  grep -q "^vprof analyze $tmp/c25-13: 80000 intervals (0 incomplete)" "$tmp/out" && ok ||
+    { bad "case25-13: headline"; head -1 "$tmp/out"; }
+  grep -q "ids reused after their interval ended" "$tmp/out" && ok || bad "case25-13: not said"
+}
+
+# Issue 25's unclear errors: the bad flag named, the system's reason given.
+case25_clear_messages() {
+  expect "case25 vprof --bogus" 2 "^vprof: error: unknown option '--bogus' before the command" -- "$vprof" --bogus
+  expect "case25 analyze --nosuchflag" 2 "^vprof: error: analyze: unknown option '--nosuchflag'" -- \
+    "$vprof" analyze --nosuchflag
+  ln -s "$tmp/loop-b" "$tmp/loop-a" && ln -s "$tmp/loop-a" "$tmp/loop-b"
+  expect "case25 symlink loop" 2 "loop-a: Too many levels of symbolic links" -- "$vprof" analyze "$tmp/loop-a"
+  expect "case25 unwritable report" 2 "^vprof: error: --json $tmp/nodir/r.json: cannot write: No such file or directory \\($tmp/nodir\\)" -- \
+    "$vprof" analyze "$tmp/rt" --json "$tmp/nodir/r.json"
+}
+
 case7_analyze_never_writes_over_an_input
 case10_fifo_trace_file_does_not_hang
 case12_damaged_file_costs_only_its_damaged_part
 case14_clear_cli_messages
+case25_1_sparse_ids
+case25_2_labels_not_utf8
+case25_3_outputs_never_in_inputs
+case25_7_outputs_whole_or_not_at_all
+case25_10_stdout_full
+case25_12_junit_unwritable
+case25_13_pooled_ids
+case25_clear_messages
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

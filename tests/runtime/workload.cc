@@ -20,6 +20,11 @@
 //                               mutex in MAP_SHARED memory: the parent holds it in function 5
 //                               for a varying time (0.3-2.3 ms, seeded), the child's N
 //                               intervals (function 1) each block on it
+//   workload labels N           N intervals whose client labels are not valid UTF-8
+//                               ("cli\xff", a cut sequence, an overlong '/') and one that is
+//   workload pooled T N         T threads x N intervals whose ids are the addresses of
+//                               request objects from malloc, freed when each ends (reused)
+//   workload sparse N           two threads of N intervals, ids 1..N and 100000001..
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
@@ -239,6 +244,42 @@ int main(int argc, char **argv) {
     }
   } else if (mode == "xproc") {
     return cross_process((int)arg(2));
+  } else if (mode == "labels") {
+    const char *clients[] = {"cli\xff", "cut\xe2\x82", "slash\xc0\xaf", "ok-\xc3\xbc"};
+    for (uint32_t i = 0, n = arg(2); i < n; ++i) {
+      vprof_interval_begin_labeled(i + 1, "t\xfe", clients[i % 4]);
+      vprof_fn_enter(1);
+      vprof_fn_exit(1);
+      vprof_interval_end(i + 1);
+    }
+  } else if (mode == "pooled") {
+    uint32_t n = arg(3);
+    std::vector<std::thread> ts;
+    for (uint32_t t = 0; t < arg(2); ++t)
+      ts.emplace_back([n] {
+        for (uint32_t i = 0; i < n; ++i) {
+          void *req = std::malloc(96);
+          vprof_interval_begin((uint64_t)(uintptr_t)req);
+          vprof_fn_enter(1);
+          vprof_fn_exit(1);
+          vprof_interval_end((uint64_t)(uintptr_t)req);
+          std::free(req);
+        }
+      });
+    for (auto &t : ts) t.join();
+  } else if (mode == "sparse") {
+    uint32_t n = arg(2);
+    auto serve = [n](uint64_t first) {
+      for (uint64_t i = 0; i < n; ++i) {
+        vprof_interval_begin(first + i);
+        vprof_fn_enter(1);
+        vprof_fn_exit(1);
+        vprof_interval_end(first + i);
+      }
+    };
+    std::thread a(serve, 1), b(serve, 100000001);
+    a.join();
+    b.join();
   } else if (mode == "budget") {
     run_threads((int)arg(2), arg(3));
   } else {

@@ -1,0 +1,119 @@
+#include "analyzer/util/output_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace vprof {
+
+bool OutputFile::Buf::drain() {
+  const char *p = pbase();
+  while (p < pptr() && err_ == 0) {
+    ssize_t n = ::write(fd_, p, size_t(pptr() - p));
+    if (n > 0) p += n;
+    else if (n < 0 && errno == EINTR) continue;
+    else err_ = n < 0 ? errno : EIO;
+  }
+  setp(buf_, buf_ + sizeof buf_);
+  return err_ == 0;
+}
+
+OutputFile::Buf::int_type OutputFile::Buf::overflow(int_type c) {
+  if (!drain()) return traits_type::eof();
+  if (!traits_type::eq_int_type(c, traits_type::eof())) {
+    *pptr() = traits_type::to_char_type(c);
+    pbump(1);
+  }
+  return traits_type::not_eof(c);
+}
+
+OutputFile::OutputFile(std::string path, std::string tmp, int fd)
+    : path_(std::move(path)), tmp_(std::move(tmp)), fd_(fd), buf_(fd), out_(&buf_) {}
+
+OutputFile::~OutputFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_ && !tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+Status OutputFile::failed(int err) const {
+  return Error{fmt::format("{}: cannot write: {}", path_, std::strerror(err))};
+}
+
+Expected<std::unique_ptr<OutputFile>> OutputFile::open(const std::string &path) {
+  namespace fs = std::filesystem;
+  auto cannot = [&](int err) {
+    return Error{fmt::format("{}: cannot write: {}", path, std::strerror(err))};
+  };
+  struct stat st;
+  std::string dest = path;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return Error{path + ": cannot write: it is a directory"};
+    if (!S_ISREG(st.st_mode)) {  // a device or a FIFO: in place
+      int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0) return cannot(errno);
+      return std::unique_ptr<OutputFile>(new OutputFile(path, "", fd));
+    }
+    if (::access(path.c_str(), W_OK) != 0) return cannot(errno);
+    std::error_code ec;
+    fs::path real = fs::canonical(path, ec);  // through a symlink: its target is replaced
+    if (!ec) dest = real.string();
+  }
+  fs::path d = fs::path(dest).parent_path();
+  std::string tmpl = (d.empty() ? std::string(".") : d.string()) + "/." +
+                     fs::path(dest).filename().string() + ".vprof-XXXXXX";
+  int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    return Error{fmt::format("{}: cannot write: cannot create a file beside it ({}): {}", path,
+                             d.empty() ? "." : d.string(), std::strerror(err))};
+  }
+  // What a plain create would have made: 0666 less the umask.
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  auto f = std::unique_ptr<OutputFile>(new OutputFile(path, tmpl, fd));
+  f->path_ = path;
+  if (dest != path) f->dest_ = dest;
+  return f;
+}
+
+Status OutputFile::commit() {
+  if (committed_) return Status::Ok();
+  out_.flush();
+  if (!buf_.drain() || buf_.error()) return failed(buf_.error() ? buf_.error() : EIO);
+  if (!tmp_.empty() && ::fsync(fd_) != 0) return failed(errno);
+  int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0 && errno != EINTR) return failed(errno);
+  if (!tmp_.empty()) {
+    const std::string &dest = dest_.empty() ? path_ : dest_;
+    if (::rename(tmp_.c_str(), dest.c_str()) != 0) return failed(errno);
+  }
+  committed_ = true;
+  return Status::Ok();
+}
+
+Status OutputFile::status() {
+  out_.flush();
+  return buf_.error() ? failed(buf_.error()) : Status::Ok();
+}
+
+Status write_output(const std::string &path, const std::function<Status(std::ostream &)> &write) {
+  auto f = OutputFile::open(path);
+  if (!f) return f.error();
+  Status s = write((*f)->stream());
+  if (!s) {
+    Status why = (*f)->status();  // the system's reason, when a write failed
+    return why ? Status(Error{fmt::format("{}: {}", path, s.message())}) : why;
+  }
+  return (*f)->commit();
+}
+
+}  // namespace vprof

@@ -1,0 +1,70 @@
+// A report or profile written whole or not at all. The bytes go to a
+// temporary file next to the destination (DIR/.NAME.vprof-XXXXXX) and are
+// renamed over it only when every write, the flush and fsync succeeded: a
+// full disk, a quota or a kill leaves the previous file as it was (a CI
+// baseline refreshed in place) and no partial one. Errors name the path and
+// the system's reason ("out.json: cannot write: No space left on device").
+//
+// A destination that is not a regular file (/dev/null, /dev/stdout, a FIFO)
+// is written in place: renaming over it would replace the device.
+#ifndef VPROF_ANALYZER_UTIL_OUTPUT_FILE_H
+#define VPROF_ANALYZER_UTIL_OUTPUT_FILE_H
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <streambuf>
+#include <string>
+
+#include <vprof/expected.h>
+
+namespace vprof {
+
+class OutputFile {
+ public:
+  // Creates the temporary file (or opens a non-regular destination).
+  static Expected<std::unique_ptr<OutputFile>> open(const std::string &path);
+  ~OutputFile();  // not committed: the temporary file is removed
+  OutputFile(const OutputFile &) = delete;
+  OutputFile &operator=(const OutputFile &) = delete;
+
+  std::ostream &stream() { return out_; }
+  // Flushes, syncs and renames over the destination; the first failure of
+  // any write so far is the error.
+  Status commit();
+  // The first write's failure so far, as "PATH: cannot write: why"; ok if none.
+  Status status();
+
+ private:
+  class Buf : public std::streambuf {
+   public:
+    explicit Buf(int fd) : fd_(fd) { setp(buf_, buf_ + sizeof buf_); }
+    int error() const { return err_; }
+    bool drain();
+
+   protected:
+    int_type overflow(int_type c) override;
+    int sync() override { return drain() ? 0 : -1; }
+
+   private:
+    int fd_;
+    int err_ = 0;
+    char buf_[1 << 16];
+  };
+  OutputFile(std::string path, std::string tmp, int fd);
+  Status failed(int err) const;
+
+  std::string path_, tmp_;  // tmp_ empty: written in place
+  std::string dest_;        // what tmp_ replaces when path_ is a symlink
+  int fd_;
+  Buf buf_;
+  std::ostream out_;
+  bool committed_ = false;
+};
+
+// Opens path, lets write() fill it, commits: the whole file or an error.
+Status write_output(const std::string &path, const std::function<Status(std::ostream &)> &write);
+
+}  // namespace vprof
+
+#endif  // VPROF_ANALYZER_UTIL_OUTPUT_FILE_H
