@@ -19,6 +19,7 @@
 #include "analyzer/read/process_files.h"
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/report/reporter.h"
+#include "analyzer/util/output_file.h"
 #include "instrumenter/instrument.h"
 #include "instrumenter/names.h"
 #include "instrumenter/sync_pack.h"
@@ -211,21 +212,21 @@ Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze() const {
 }
 
 Status Session::write_reports(const analyzer::Analysis &a, const std::string &stem, bool session) const {
-  std::ofstream json(stem + ".json"), text(stem + ".txt");
-  if (!json || !text) return Error{fmt::format("{}: cannot write the reports", stem)};
+  // Each whole or not at all (analyzer/util/output_file.h).
   nlohmann::json extra = session ? report_json(s_, dir_) : nlohmann::json::object();
-  Status s = analyzer::make_json_reporter(extra)->write(a, json);
+  Status s = write_output(stem + ".json",
+                          [&](std::ostream &out) { return analyzer::make_json_reporter(extra)->write(a, out); });
   if (!s) return s;
   if (session) {
-    std::ofstream html(stem + ".html");
-    if (!html) return Error{fmt::format("{}.html: cannot write the report", stem)};
-    s = analyzer::make_html_reporter(extra)->write(a, html);
-    if (!s) return Error{fmt::format("{}.html: {}", stem, s.message())};
+    s = write_output(stem + ".html",
+                     [&](std::ostream &out) { return analyzer::make_html_reporter(extra)->write(a, out); });
+    if (!s) return s;
   }
   // The saved profile, for `vprof diff` and `vprof gate` (docs/gate.md).
   s = analyzer::save_profile(analyzer::make_profile(a, analyzer::build_info()), stem + ".vprof");
   if (!s) return s;
-  return analyzer::make_terminal_reporter()->write(a, text);
+  return write_output(stem + ".txt",
+                      [&](std::ostream &out) { return analyzer::make_terminal_reporter()->write(a, out); });
 }
 
 Expected<Outcome> Session::run() {
@@ -248,8 +249,9 @@ Expected<Outcome> Session::run() {
   std::unique_ptr<analyzer::Analysis> analysis;
   while (!s_.done) {
     if (interrupted()) return Error{"interrupted"};
-    // Resume a run that was stopped before it finished, else start the next.
-    if (s_.iterations.empty() || s_.iterations.back().analyzed) {
+    // Resume an iteration that was stopped before its decisions (in its
+    // run, or after it), else start the next.
+    if (s_.iterations.empty() || s_.iterations.back().decided) {
       int n = (int)s_.iterations.size() + 1;
       if (n > max_it) {  // not done: a later run with a higher limit goes on from here
         s_.stop_reason = fmt::format("stopped at the limit of {} iterations", max_it);
@@ -267,10 +269,15 @@ Expected<Outcome> Session::run() {
       if (!saved) return Error{saved.message()};
     }
     Iteration &it = s_.iterations.back();
-    Status st = run_iteration(it);
-    if (!st) return Error{st.message()};
-    Status saved = save_state(s_, state_path());
-    if (!saved) return Error{saved.message()};
+    if (!it.analyzed) {
+      Status st = run_iteration(it);
+      if (!st) return Error{st.message()};
+      Status saved = save_state(s_, state_path());
+      if (!saved) return Error{saved.message()};
+    } else {
+      log(fmt::format("iteration {}: its run is complete; analyzing it again", it.number));
+    }
+    if (h_.after_run) h_.after_run(it);
 
     auto a = analyze();
     if (!a) return Error{a.error().message};
@@ -301,7 +308,8 @@ Expected<Outcome> Session::run() {
       s_.done = true;
       s_.stop_reason = "fixed point: every selected factor is explained";
     }
-    saved = save_state(s_, state_path());
+    it.decided = true;
+    Status saved = save_state(s_, state_path());
     if (!saved) return Error{saved.message()};
   }
 
@@ -334,7 +342,17 @@ Expected<Outcome> run_session(const Config &c, const SessionOptions &o, const Ho
     if (!*lock) return lock->error();
   }
   Session s(c, o, h);
-  auto out = s.run();
+  // No exception may skip the restore below (a label that was not UTF-8 once
+  // aborted a session after its first run, leaving the tree instrumented).
+  // What a signal kills, `vprof iterate`'s supervisor restores (cmd_iterate.cc).
+  Expected<Outcome> out = Error{"the session did not run"};
+  try {
+    out = s.run();
+  } catch (const std::exception &e) {
+    out = Error{fmt::format("internal error: {}; the tree is restored", e.what())};
+  } catch (...) {
+    out = Error{"internal error: an unknown exception; the tree is restored"};
+  }
   // Whatever happened, the target tree goes back to its pristine bytes.
   instr::RestoreOptions ro;
   ro.build_dir = c.abs(c.build_dir);

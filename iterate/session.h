@@ -30,6 +30,9 @@ struct Hooks {
   // Null: the automatic rule decides.
   std::function<bool(std::vector<Suggestion> &, const analyzer::Analysis &)> decide;
   std::function<bool()> interrupted;  // polled between steps
+  // Called after each iteration's run, before its analysis (tests inject
+  // faults here: whatever it throws, the tree is restored).
+  std::function<void(const Iteration &)> after_run;
 };
 
 struct SessionOptions {

@@ -57,7 +57,8 @@ Expected<State> load_state(const std::string &path) {
       s.broken_down.push_back(std::move(d));
     }
     for (const auto &i : j.at("iterations"))
-      s.iterations.push_back({i.at("number"), i.at("instrumented"), i.at("trace_dir"), i.at("analyzed")});
+      s.iterations.push_back({i.at("number"), i.at("instrumented"), i.at("trace_dir"), i.at("analyzed"),
+                              i.value("decided", bool(i.at("analyzed")))});
     for (const auto &d : j.at("decisions")) {
       Decision x{d.at("iteration"), d.at("factor"), d.at("decision"), d.at("reason"), {}, false};
       if (d.contains("value") && d.at("value").is_number()) x.value = d.at("value").get<double>();
@@ -83,7 +84,8 @@ Status save_state(const State &s, const std::string &path) {
   j["iterations"] = json::array();
   for (const auto &i : s.iterations)
     j["iterations"].push_back({{"number", i.number}, {"instrumented", i.instrumented},
-                               {"trace_dir", i.trace_dir}, {"analyzed", i.analyzed}});
+                               {"trace_dir", i.trace_dir}, {"analyzed", i.analyzed},
+                               {"decided", i.decided}});
   j["decisions"] = json::array();
   for (const auto &d : s.decisions)
     j["decisions"].push_back(decision_json(d, true));
@@ -94,7 +96,7 @@ Status save_state(const State &s, const std::string &path) {
   {
     std::ofstream out(tmp);
     if (!out) return Error{fmt::format("{}: cannot write the session state", tmp)};
-    out << j.dump(2) << "\n";
+    out << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     if (!out.flush()) return Error{fmt::format("{}: write failed", tmp)};
   }
   std::error_code ec;

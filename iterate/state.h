@@ -37,6 +37,10 @@ struct Iteration {
   std::vector<std::string> instrumented;  // functions instrumented for this run
   std::string trace_dir;                  // absolute
   bool analyzed = false;                  // the run finished and was analyzed
+  // Its factors were decided (the next iteration's functions chosen). A
+  // session killed after the run and before this resumes at the decision,
+  // under the same number; states saved before it was kept read it as done.
+  bool decided = false;
 };
 
 struct State {

@@ -3,10 +3,15 @@
 // first, then a question per selected factor), --auto for the rule in
 // METHOD §6. Ctrl-C stops after the current step; the tree is restored.
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <functional>
 #include <iostream>
 #include <memory>
 
@@ -15,6 +20,7 @@
 #include "analyzer/report/reporter.h"
 #include "clang_commands.h"
 #include "command.h"
+#include "instrumenter/instrument.h"
 #include "iterate/session.h"
 
 namespace vprof::cli {
@@ -54,11 +60,58 @@ bool ask(std::vector<iterate::Suggestion> &sugg, const analyzer::Analysis &a) {
   return true;
 }
 
-int run(const IterateCli &o) {
-  if (!o.automatic && !isatty(0))
-    return fail("iterate asks questions: run it in a terminal, or pass --auto");
-  auto cfg = iterate::load_config(o.config);
-  if (!cfg) return fail(cfg.error().message);
+// --- the supervisor -----------------------------------------------------------
+// The session runs in a child process. Whatever kills it (a crash, an abort,
+// SIGKILL from the OOM killer), this process restores the tree, so no signal
+// path leaves the user's sources instrumented; exceptions are caught in the
+// session itself (iterate/session.cc). The child gets the terminal's signals
+// itself (same process group); a signal sent to this process alone (kill,
+// timeout, a CI job) is forwarded to it. If this process is killed outright,
+// the child dies with it (PR_SET_PDEATHSIG), leaving the journal for `vprof
+// restore`, as a killed session always has.
+volatile sig_atomic_t g_session = 0;
+
+void forward(int sig, siginfo_t *si, void *) {
+  if (si && si->si_code == SI_KERNEL) return;  // the terminal's: the child has it too
+  if (g_session > 0) kill(g_session, sig);
+}
+
+int supervise(const std::string &build_dir, const std::function<int()> &session) {
+  const pid_t parent = getpid();
+  std::fflush(nullptr);
+  pid_t child = fork();
+  if (child < 0) return fail(fmt::format("cannot start the session: fork: {}", std::strerror(errno)));
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(128 + SIGKILL);  // the supervisor died before prctl
+    int rc = session();
+    std::fflush(nullptr);
+    _exit(rc);
+  }
+  g_session = child;
+  struct sigaction sa {};
+  sa.sa_sigaction = forward;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
+  int st = 0;
+  while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
+  }
+  g_session = 0;
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  const int sig = WTERMSIG(st);
+  instr::RestoreOptions ro;
+  ro.build_dir = build_dir;
+  auto restored = instr::restore(ro);
+  std::string after = restored ? "the tree is restored and `vprof iterate` resumes"
+                               : "restoring the tree failed: " + restored.error().message +
+                                     "; run `vprof restore`";
+  std::fprintf(stderr, "vprof: error: the session died of signal %d (%s); %s\n", sig, strsignal(sig),
+               after.c_str());
+  return 128 + sig;
+}
+
+int run_session(const IterateCli &o, const iterate::Config &cfg) {
   Dirs d = vprof_dirs();
   iterate::SessionOptions so;
   so.annotations_dir = d.annotations;
@@ -74,7 +127,7 @@ int run(const IterateCli &o) {
   // SIGTERM (a CI job's timeout, `kill`) and SIGHUP (a closed terminal) stop
   // the session as Ctrl-C does: at the next step, with the tree restored.
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
-  auto out = iterate::run_session(*cfg, so, h);
+  auto out = iterate::run_session(cfg, so, h);
   if (!out) {
     if (g_interrupted) {
       std::fprintf(stderr, "vprof: interrupted; the tree is restored and `vprof iterate` resumes\n");
@@ -88,6 +141,14 @@ int run(const IterateCli &o) {
               out->state.stop_reason.c_str(), out->final_text.c_str(), out->final_json.c_str(),
               out->final_html.c_str());
   return 0;
+}
+
+int run(const IterateCli &o) {
+  if (!o.automatic && !isatty(0))
+    return fail("iterate asks questions: run it in a terminal, or pass --auto");
+  auto cfg = iterate::load_config(o.config);
+  if (!cfg) return fail(cfg.error().message);
+  return supervise(cfg->abs(cfg->build_dir), [&] { return run_session(o, *cfg); });
 }
 
 Registrar reg("iterate", clang_command_help("iterate"),

@@ -85,3 +85,50 @@ TEST(IterateKill, Case1_KilledAtRandomMomentsTheTreeComesBack) {
   }
   std::printf("iterate fault injection: %d rounds, %d killed mid-session (seed %u)\n", rounds, killed, seed);
 }
+
+// Issue 25, case 2: no signal path leaves the tree instrumented. The session
+// (the child of `vprof iterate`, its supervisor) dies of SIGSEGV and of
+// SIGABRT mid-run, with the target instrumented and running: the supervisor
+// restores the tree by itself (no `vprof restore`), says so, and exits
+// 128 + the signal.
+TEST(IterateKill, Case25_2_ASessionThatCrashesIsRestoredByItsSupervisor) {
+  vprof::iterate::Config c = vprof::testing::make_planted_target("crash", "stage3", 5);
+  const fs::path dir = c.dir;
+  ASSERT_TRUE(vprof::iterate::save_config(c, c.path).ok());
+  const std::string pristine = slurp((dir / "planted.cc").string());
+  for (int sig : {SIGSEGV, SIGABRT}) {
+    SCOPED_TRACE("signal " + std::to_string(sig));
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (chdir(dir.c_str()) != 0) _exit(127);
+      freopen("/dev/null", "w", stdout);
+      freopen((dir / "crash.log").c_str(), "w", stderr);
+      execl(VPROF_CLANG_BIN, VPROF_CLANG_BIN, "iterate", "--auto", "--fresh", "--config", c.path.c_str(),
+            static_cast<char *>(nullptr));
+      _exit(127);
+    }
+    // Wait for the first run to start: the tree is instrumented then.
+    const fs::path started = dir / ".vprof-session" / "iter-1" / "run.log";
+    int status = 0;
+    bool exited = false;
+    auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+    while (!fs::exists(started) && std::chrono::steady_clock::now() < give_up &&
+           !(exited = waitpid(pid, &status, WNOHANG) == pid))
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_FALSE(exited) << slurp((dir / "crash.log").string());
+    ASSERT_TRUE(fs::exists(started)) << "the first run never started";
+    ASSERT_NE(slurp((dir / "planted.cc").string()), pristine) << "instrumented while it runs";
+    // The session is the supervisor's only child.
+    std::ifstream kids("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+    pid_t session = 0;
+    ASSERT_TRUE(kids >> session) << "no session process under the supervisor";
+    kill(session, sig);
+    waitpid(pid, &status, 0);
+    std::string log = slurp((dir / "crash.log").string());
+    ASSERT_TRUE(WIFEXITED(status)) << log;
+    EXPECT_EQ(WEXITSTATUS(status), 128 + sig) << log;
+    EXPECT_NE(log.find("the tree is restored"), std::string::npos) << log;
+    EXPECT_EQ(slurp((dir / "planted.cc").string()), pristine) << log;
+    EXPECT_FALSE(fs::exists(dir / ".vprof")) << "the journal is gone: restored";
+  }
+}

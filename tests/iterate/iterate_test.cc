@@ -158,6 +158,48 @@ TEST(Iterate, InterruptedMidIterationRestoresAndResumes) {
   EXPECT_EQ(slurp(c.dir + "/planted.cc"), before);
 }
 
+// Issue 25, cases 2 and 9. Case 2: an exception after a run (a label that was
+// not UTF-8 once threw in the JSON report) left the tree instrumented; here
+// one is thrown after iteration 2's run: the session fails saying so, and
+// the tree is restored. Case 9: the session is then resumed; iteration 2 ran
+// and was analyzed but never decided, so the resumed session decides it
+// under its own number, without running it again, and no level is done twice.
+TEST(Iterate, Case25_2and9_AThrowAfterARunRestoresAndTheIterationResumesUnderItsNumber) {
+  Config c = make_target("throw", "stage3", 5);
+  std::string before = slurp(c.dir + "/planted.cc");
+  Hooks h;
+  h.after_run = [](const Iteration &it) {
+    if (it.number == 2) throw std::runtime_error("injected after the run of iteration 2");
+  };
+  auto first = run_session(c, options(), h);
+  ASSERT_FALSE(first.ok());
+  EXPECT_NE(first.error().message.find("injected after the run of iteration 2"), std::string::npos)
+      << first.error().message;
+  EXPECT_EQ(slurp(c.dir + "/planted.cc"), before) << "restored after the exception";
+
+  std::vector<std::string> lines;
+  Hooks again;
+  again.log = [&](const std::string &l) { lines.push_back(l); };
+  auto second = run_session(c, options(), again);
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_TRUE(second->state.done);
+  EXPECT_EQ(caller_of(*second, "injected_delay"), "stage3");
+  EXPECT_EQ(slurp(c.dir + "/planted.cc"), before);
+  auto has = [&](const std::string &what) {
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string &l) { return l.find(what) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("iteration 2: its run is complete"));
+  EXPECT_FALSE(has("iteration 2: running")) << "iteration 2's run was not redone";
+  const auto &its = second->state.iterations;
+  for (size_t i = 0; i < its.size(); ++i) {
+    EXPECT_EQ(its[i].number, int(i) + 1);
+    EXPECT_TRUE(its[i].decided);
+    for (size_t j = 0; j < i; ++j)
+      EXPECT_NE(its[i].instrumented, its[j].instrumented) << "iterations " << j + 1 << " and " << i + 1
+                                                          << " instrumented the same functions";
+  }
+}
+
 // A wait the session's sync pack names is where a session stops: its body
 // is only the waiting (PostgreSQL went WaitLatch -> WaitEventSetWait ->
 // epoll_wait, one run each). Here the program's own lock_table, named in a
