@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -76,8 +77,24 @@ void forward(int sig, siginfo_t *si, void *) {
   if (g_session > 0) kill(g_session, sig);
 }
 
+// What the dead session left running (its build or workload, orphaned to
+// this process, the subreaper): killed and reaped, so that none goes on
+// writing into the tree or the session, or holds the tree's lock (a child
+// between its fork and exec still shares the lock's descriptor).
+void end_orphans() {
+  for (int round = 0; round < 10; ++round) {
+    std::ifstream kids(fmt::format("/proc/self/task/{}/children", getpid()));
+    bool any = false;
+    for (pid_t p; kids >> p;) any = kill(p, SIGKILL) == 0 || any;
+    if (!any) return;
+    while (waitpid(-1, nullptr, 0) > 0) {
+    }
+  }
+}
+
 int supervise(const std::string &build_dir, const std::function<int()> &session) {
   const pid_t parent = getpid();
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   std::fflush(nullptr);
   pid_t child = fork();
   if (child < 0) return fail(fmt::format("cannot start the session: fork: {}", std::strerror(errno)));
@@ -100,9 +117,18 @@ int supervise(const std::string &build_dir, const std::function<int()> &session)
   g_session = 0;
   if (WIFEXITED(st)) return WEXITSTATUS(st);
   const int sig = WTERMSIG(st);
+  end_orphans();
   instr::RestoreOptions ro;
   ro.build_dir = build_dir;
   auto restored = instr::restore(ro);
+  // The lock's last holder may still be going (a descendant that escaped
+  // end_orphans, in exit): wait for it a little.
+  for (int i = 0; i < 50 && !restored &&
+                  restored.error().message.find("is instrumenting or restoring this tree") != std::string::npos;
+       ++i) {
+    usleep(100 * 1000);
+    restored = instr::restore(ro);
+  }
   std::string after = restored ? "the tree is restored and `vprof iterate` resumes"
                                : "restoring the tree failed: " + restored.error().message +
                                      "; run `vprof restore`";
