@@ -566,7 +566,7 @@ struct Merger::Scratch {
   std::vector<EnqueueEvent> enq, enq_tmp;
   std::vector<DequeueRef> deq, deq_tmp;
   std::vector<size_t> bounds;
-  std::vector<const IntervalInfo *> begun;  // this epoch's begins, not ended when seen
+  std::vector<IntervalInfo *> begun;  // this epoch's begins, not ended when seen
 };
 
 void Merger::resolve_dequeues() {
@@ -579,7 +579,12 @@ void Merger::resolve_dequeues() {
   auto apply = [&](const EnqueueEvent &e) {
     last_enqueue_[e.task] = {e.ts, e.thread, e.label};
   };
-  for (const DequeueRef &d : deq) {
+  constexpr size_t kAhead = 8;  // FlatMap::prefetch
+  for (size_t i = 0; i < std::min(kAhead, enq.size()); ++i) last_enqueue_.prefetch(enq[i].task);
+  for (size_t i = 0; i < deq.size(); ++i) {
+    const DequeueRef &d = deq[i];
+    if (i + kAhead < deq.size()) last_enqueue_.prefetch(deq[i + kAhead].task);
+    if (k + kAhead < enq.size()) last_enqueue_.prefetch(enq[k + kAhead].task);
     // The latest enqueue at or before the dequeue, any thread (ties: the last
     // stream in (pid, tid) order).
     for (; k < enq.size() && enq[k].ts <= d.ts; ++k) apply(enq[k]);
@@ -594,7 +599,11 @@ void Merger::fold_intervals(std::vector<IntervalInfo> &completed) {
   Scratch &sc = *scratch_;
   gather_in_time_order(builders_, &ThreadBuilder::iv_events, sc.iv, sc.iv_tmp, sc.bounds);
   sc.begun.clear();
-  for (const IntervalEvent &e : sc.iv) {
+  constexpr size_t kAhead = 8;  // FlatMap::prefetch
+  for (size_t i = 0; i < std::min(kAhead, sc.iv.size()); ++i) intervals_.prefetch(sc.iv[i].id);
+  for (size_t i = 0; i < sc.iv.size(); ++i) {
+    const IntervalEvent &e = sc.iv[i];
+    if (i + kAhead < sc.iv.size()) intervals_.prefetch(sc.iv[i + kAhead].id);
     // Label 0 is "working for no interval" everywhere in the timeline, so an
     // interval with id 0 cannot be walked: it is counted, never analyzed.
     if (e.id == 0) {
@@ -635,8 +644,8 @@ void Merger::fold_intervals(std::vector<IntervalInfo> &completed) {
   }
   // Only what is still open at the epoch's end holds the window (most
   // intervals end within the epoch they began in).
-  for (const IntervalInfo *iv : sc.begun)
-    if (iv->end_ts < 0) open_.push({iv->begin_ts, iv->id});
+  for (IntervalInfo *iv : sc.begun)
+    if (iv->end_ts < 0) open_.push({iv->begin_ts, iv->id, iv});
   std::sort(completed.begin(), completed.end(), [](const IntervalInfo &a, const IntervalInfo &b) {
     return a.end_ts != b.end_ts ? a.end_ts < b.end_ts : a.id < b.id;
   });
@@ -716,8 +725,9 @@ void Merger::trim() {
   while (true) {
     int64_t w = end_;
     while (!open_.empty()) {
-      auto [begin, id] = open_.top();
-      const IntervalInfo &iv = *intervals_.find(id);
+      const Open &o = open_.top();
+      const int64_t begin = o.begin;
+      const IntervalInfo &iv = *o.iv;
       if (iv.end_ts >= 0 || iv.abandoned || iv.begin_ts != begin) {
         open_.pop();  // closed since (or its id reused by a later one)
         continue;
@@ -743,7 +753,7 @@ void Merger::trim() {
     }
     if (held <= max_window_ || open_.empty()) return;
     // The oldest open interval holds too much: give it up.
-    intervals_.find(open_.top().second)->abandoned = true;
+    open_.top().iv->abandoned = true;
     open_.pop();
   }
 }

@@ -322,10 +322,16 @@ class Merger {
   MergeStats stats_;
   FlatMap<IntervalInfo> intervals_;  // every id seen: its latest interval
   FlatMap<Enqueue> last_enqueue_;     // task -> its latest enqueue
-  // Open intervals by begin, for the window start; closed ones are skipped lazily.
-  std::priority_queue<std::pair<int64_t, uint64_t>, std::vector<std::pair<int64_t, uint64_t>>,
-                      std::greater<>>
-      open_;
+  // Open intervals by (begin, id), for the window start; closed ones (and
+  // ones whose id was reused since) are skipped lazily. `iv` points at the
+  // id's entry, which never moves: no lookup by id.
+  struct Open {
+    int64_t begin;
+    uint64_t id;
+    IntervalInfo *iv;
+    bool operator>(const Open &o) const { return begin != o.begin ? begin > o.begin : id > o.id; }
+  };
+  std::priority_queue<Open, std::vector<Open>, std::greater<>> open_;
   int64_t end_ = std::numeric_limits<int64_t>::min();  // current epoch's end
   bool done_ = false;
   uint64_t incomplete_ = 0, inverted_ = 0, abandoned_ = 0;
