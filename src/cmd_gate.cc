@@ -70,6 +70,9 @@ int run(Opts o) {
     if (Status j = write_junit(o.junit, o.name, "error", m, m); !j) fail(j.message());
     return fail(m);
   };
+  if (o.junit == "-") return fail("--junit -: the JUnit file is for CI to read; name a file");
+  if (o.common.json == "-" && o.common.markdown == "-")
+    return fail("--json - and --markdown -: each writes to stdout; at most one report may be '-'");
   // Before any work, and before any JUnit file is written: outputs that
   // cannot be written or would overwrite an input (outputs.h).
   std::vector<std::string> inputs = o.baseline;

@@ -25,11 +25,14 @@ void add_diff_options(CLI::App &sub, DiffCliOptions &o) {
       ->check(between(1, 256));
   sub.add_option("--nodes", o.nodes, "nodes listed in the table")->check(at_least(0));
   sub.add_option("--json", o.json, "write the JSON report to FILE ('-': stdout, and no table)");
-  sub.add_option("--markdown", o.markdown, "write a Markdown report to FILE (a PR comment, a CI summary)");
+  sub.add_option("--markdown", o.markdown,
+                 "write a Markdown report to FILE (a PR comment, a CI summary; '-': stdout, no table)");
 }
 
 Expected<Sides> load_sides(const std::vector<std::string> &base, const std::vector<std::string> &head,
                            const DiffCliOptions &o) {
+  if (o.json == "-" && o.markdown == "-")
+    return Error{"--json - and --markdown -: each writes to stdout; at most one report may be '-'"};
   std::vector<std::string> inputs = base;
   inputs.insert(inputs.end(), head.begin(), head.end());
   if (Status s = check_outputs({{"--json", o.json}, {"--markdown", o.markdown}}, inputs); !s)
@@ -68,14 +71,16 @@ Status write_reports(const analyzer::Diff &d, const DiffCliOptions &o, const ana
       return s;
     }
   }
-  if (!o.markdown.empty()) {
+  if (o.markdown == "-") {
+    analyzer::write_diff_markdown(d, std::cout, gate, o.nodes);
+  } else if (!o.markdown.empty()) {
     Status s = write_output(o.markdown, [&](std::ostream &f) {
       analyzer::write_diff_markdown(d, f, gate, o.nodes);
       return Status::Ok();
     });
     if (!s) return s;
   }
-  if (o.json != "-") analyzer::write_diff_text(d, std::cout, gate, o.nodes);
+  if (o.json != "-" && o.markdown != "-") analyzer::write_diff_text(d, std::cout, gate, o.nodes);
   return Status::Ok();
 }
 

@@ -1,6 +1,7 @@
 #include "analyzer/util/output_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,6 +47,25 @@ Status OutputFile::failed(int err) const {
   return Error{fmt::format("{}: cannot write: {}", path_, std::strerror(err))};
 }
 
+namespace {
+
+// Temporary files of this destination left by a writer that was killed
+// (DIR/.NAME.vprof-PID-XXXXXX whose PID is gone): removed. A live writer's
+// are left alone.
+void remove_orphans(const std::string &dir, const std::string &stem) {
+  std::error_code ec;
+  for (const auto &ent : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = ent.path().filename().string();
+    if (name.compare(0, stem.size(), stem) != 0) continue;
+    char *end = nullptr;
+    long pid = std::strtol(name.c_str() + stem.size(), &end, 10);
+    if (pid <= 0 || *end != '-') continue;
+    if (::kill(pid_t(pid), 0) != 0 && errno == ESRCH) ::unlink(ent.path().c_str());
+  }
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<OutputFile>> OutputFile::open(const std::string &path) {
   namespace fs = std::filesystem;
   auto cannot = [&](int err) {
@@ -66,8 +86,10 @@ Expected<std::unique_ptr<OutputFile>> OutputFile::open(const std::string &path) 
     if (!ec) dest = real.string();
   }
   fs::path d = fs::path(dest).parent_path();
-  std::string tmpl = (d.empty() ? std::string(".") : d.string()) + "/." +
-                     fs::path(dest).filename().string() + ".vprof-XXXXXX";
+  const std::string dir = d.empty() ? std::string(".") : d.string();
+  const std::string stem = "." + fs::path(dest).filename().string() + ".vprof-";
+  remove_orphans(dir, stem);
+  std::string tmpl = dir + "/" + stem + std::to_string(::getpid()) + "-XXXXXX";
   int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
   if (fd < 0) {
     int err = errno;

@@ -1,9 +1,10 @@
 // A report or profile written whole or not at all. The bytes go to a
-// temporary file next to the destination (DIR/.NAME.vprof-XXXXXX) and are
+// temporary file next to the destination (DIR/.NAME.vprof-PID-XXXXXX) and are
 // renamed over it only when every write, the flush and fsync succeeded: a
 // full disk, a quota or a kill leaves the previous file as it was (a CI
 // baseline refreshed in place) and no partial one. Errors name the path and
 // the system's reason ("out.json: cannot write: No space left on device").
+// A killed writer's temporary file is removed by the next write of NAME.
 //
 // A destination that is not a regular file (/dev/null, /dev/stdout, a FIFO)
 // is written in place: renaming over it would replace the device.

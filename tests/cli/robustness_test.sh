@@ -272,6 +272,40 @@ case25_clear_messages() {
     "$vprof" analyze "$tmp/rt" --json "$tmp/nodir/r.json"
 }
 
+# Issue 25, found walking again: '-' names stdout for --markdown as for
+# --json (it wrote a file named '-'), never for --junit; a writer killed
+# mid-report leaves a temporary file that the next write of that report
+# removes.
+case25_walk_outputs() {
+  local d=$tmp/c25-w
+  mkdir -p "$d" && cd "$d" || return
+  expect "case25 --junit -" 2 "^vprof: error: --junit -: the JUnit file is for CI to read" -- \
+    "$vprof" gate --baseline "$tmp/rt" "$tmp/rt" --junit -
+  expect "case25 --markdown -" 0 '' -- "$vprof" diff "$tmp/rt" "$tmp/rt" --markdown -
+  grep -q "^### vprof diff" "$tmp/out" && ok || bad "case25: --markdown - did not reach stdout"
+  expect "case25 --markdown - --json -" 2 "at most one report may be '-'" -- \
+    "$vprof" diff "$tmp/rt" "$tmp/rt" --markdown - --json -
+  [ ! -e ./- ] && ok || bad "case25: a file named '-' was written"
+  cd - >/dev/null || return
+  # SIGKILL once the CSV's temporary file exists (c25-1's 400 000 intervals
+  # take a while to write), then write the same report again.
+  "$vprof" analyze "$tmp/c25-1" --csv "$d/r.csv" >/dev/null 2>&1 &
+  local pid=$! i seen=0
+  for i in $(seq 1 1000); do
+    ls -A "$d" | grep -q '^\.r\.csv\.vprof-' && { seen=1; break; }
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.01
+  done
+  kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  if [ "$seen" -eq 1 ]; then
+    [ ! -e "$d/r.csv" ] && ok || bad "case25: a killed writer left r.csv"
+    expect "case25 the report again" 0 '' -- "$vprof" analyze "$tmp/rt" --csv "$d/r.csv"
+    [ -z "$(ls -A "$d" | grep '^\.r\.csv\.vprof-')" ] && ok || { bad "case25: the killed writer's file stayed"; ls -A "$d"; }
+  else
+    echo "case25: the CSV was written before it could be killed; that part not checked"
+  fi
+}
+
 case7_analyze_never_writes_over_an_input
 case10_fifo_trace_file_does_not_hang
 case12_damaged_file_costs_only_its_damaged_part
@@ -284,6 +318,7 @@ case25_10_stdout_full
 case25_12_junit_unwritable
 case25_13_pooled_ids
 case25_clear_messages
+case25_walk_outputs
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
