@@ -193,7 +193,7 @@ case9_full_disk() {
   rm -f mnt/fill
   # Full before the program starts: not even the process file fits, so the
   # runtime says on stderr what it lost. (vprof run refuses to start there:
-  # full_disk_keeps_old_trace.)
+  # case25_5_full_disk_keeps_old_trace.)
   rm -rf mnt/T
   dd if=/dev/zero of=mnt/fill bs=64k 2>/dev/null
   VPROF_TRACE_DIR=$PWD/mnt/T "$TARGET" threads 4 200000 >out 2>err ||
@@ -279,7 +279,7 @@ case11_sigint_forwarded() {
 # Whether process $1 still runs (not a zombie its new parent has not reaped).
 running() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
 
-two_runs_one_dir() {
+case25_4_two_runs_one_dir() {
   # Issue 25, item 4: with no lock, a second run into T moved the first's
   # live files into T/.old and deleted them, and the first printed the
   # second's counts as its own. Now the second fails at once, touching nothing.
@@ -322,7 +322,7 @@ two_runs_one_dir() {
   "$VPROF" dump T >out2 2>err2 || fail "dump beside the lock: $(cat err2)"
 }
 
-ulimit_f_does_not_kill() {
+case25_6_ulimit_f_does_not_kill() {
   # Issue 25, item 6: under `ulimit -f` the runtime grew its files past the
   # limit (posix_fallocate of a ring, pwrite of a chunk) and the kernel killed
   # the program with SIGXFSZ (exit 153). It must drop and count instead. The
@@ -356,7 +356,7 @@ ulimit_f_does_not_kill() {
   done
 }
 
-full_disk_keeps_old_trace() {
+case25_5_full_disk_keeps_old_trace() {
   # Issue 25, item 5: on a full file system the writability probe passed (an
   # empty file needs no block), the previous trace was deleted, vprof exited
   # 0 and its summary said "0 records, 0 dropped" while the runtime printed
