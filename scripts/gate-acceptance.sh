@@ -51,7 +51,7 @@ run_one() { local dir=$1 out=$2; shift 2; minidb_gate_run "$dir" "$out" "$work/d
 decide() {
   local name=$1 head_dir=$2
   shift 2
-  local fails=0 named=0 d k
+  local fails=0 named=0 unsure=0 d k
   : > "$work/$name.log"
   for d in $(seq 1 "$decisions"); do
     local b=() h=()
@@ -65,6 +65,7 @@ decide() {
     [ $rc -eq 2 ] && { echo "gate error: $msg" >&2; exit 2; }
     msg=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["gate"]["summary"])' "$work/$name-$d.json")
     echo "decision $d: exit $rc: $msg" | tee -a "$work/$name.log"
+    [ $rc -eq 3 ] && unsure=$((unsure + 1))
     if [ $rc -eq 1 ]; then
       fails=$((fails + 1))
       # First named: FUNC itself, or the planted delay's call site in FUNC
@@ -74,7 +75,7 @@ decide() {
       case "$first" in "minidb::$func "*|"minidb::inject_delay "*" in minidb::$func") named=$((named + 1)) ;; esac
     fi
   done
-  echo "$name: $fails of $decisions decisions failed; $func named first in $named of the $fails failures" | tee -a "$work/summary.txt"
+  echo "$name: $fails of $decisions decisions failed, $unsure inconclusive, $((decisions - fails - unsure)) passed; $func named first in $named of the $fails failures" | tee -a "$work/summary.txt"
 }
 
 mkdir -p "$work/data"

@@ -4,7 +4,11 @@
 # instrumented by this vprof at the same functions (scripts/lib/minidb-gate.sh)
 # and run RUNS times each, interleaved (base, head, base, ...), on the
 # contended preset; then one gate decision. Exit: the gate's (0 pass, 1
-# regression, 2 error). Reports in WORK_DIR: gate.md, gate.json, junit.xml.
+# regression, 2 error), except that an inconclusive verdict (3: an interval on
+# both sides of a threshold, usual for a few runs of minidb's heavy tail) is
+# printed with the runs it would take and exits 0 unless INCONCLUSIVE=fail:
+# this job checks the gate end to end and that nothing regressed surely.
+# Reports in WORK_DIR: gate.md, gate.json, junit.xml.
 # Usage: scripts/gate-minidb.sh [WORK_DIR]
 #   env: VPROF (build/src/vprof), BASE_REV (the merge-base), BASE_BRANCH (main),
 #        RUNS (5), CONFIDENCE (0.99: CI must not fail on noise; docs/gate.md)
@@ -40,4 +44,8 @@ rc=0
   --junit "$work/junit.xml" --markdown "$work/gate.md" --json "$work/gate.json" > "$work/gate.txt" || rc=$?
 tail -1 "$work/gate.txt"
 echo "gate-minidb: base $base_rev, $runs runs a side, exit $rc, $(( $(date +%s) - start )) s"
+if [ "$rc" -eq 3 ] && [ "${INCONCLUSIVE:-pass}" != fail ]; then
+  echo "gate-minidb: inconclusive (not a regression); INCONCLUSIVE=fail makes it fail"
+  exit 0
+fi
 exit $rc

@@ -1,7 +1,8 @@
 // vprof gate --baseline BASE HEAD: exit 0 when the latency's variance and p99
-// stay within bounds, 1 when the lower end of an increase's confidence
-// interval exceeds its threshold (naming the factors that grew), 2 on bad
-// input (docs/gate.md).
+// surely stay within bounds (every interval below its threshold), 1 when the
+// lower end of an increase's confidence interval exceeds its threshold
+// (naming the factors that grew), 3 when it cannot tell (an interval on both
+// sides; --inconclusive pass|fail maps it), 2 on bad input (docs/gate.md).
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -18,6 +19,7 @@ struct Opts {
   std::string first_baseline;
   std::vector<std::string> baseline, head;
   std::string max_var = "10%", max_p99 = "5%", junit, name = "vprof gate";
+  std::string inconclusive = "inconclusive";  // or "pass", "fail": what an unsure verdict becomes
   DiffCliOptions common;
 };
 
@@ -50,12 +52,13 @@ Status write_junit(const std::string &path, const std::string &name, const char 
                    const std::string &message, const std::string &details) {
   if (path.empty()) return Status::Ok();
   return write_output(path, [&](std::ostream &f) {
-  bool failed = std::string(outcome) == "failure", error = std::string(outcome) == "error";
+  bool failed = std::string(outcome) == "failure", error = std::string(outcome) == "error",
+       skipped = std::string(outcome) == "skipped";
   f << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
     << fmt::format("<testsuites><testsuite name=\"vprof\" tests=\"1\" failures=\"{}\" errors=\"{}\">\n",
                    failed ? 1 : 0, error ? 1 : 0)
     << fmt::format("  <testcase classname=\"vprof.gate\" name=\"{}\">\n", xml_escape(name));
-  if (failed || error)
+  if (failed || error || skipped)
     f << fmt::format("    <{} message=\"{}\">{}</{}>\n", outcome, xml_escape(message), xml_escape(details), outcome);
   else
     f << fmt::format("    <system-out>{}</system-out>\n", xml_escape(message));
@@ -94,10 +97,15 @@ int run(Opts o) {
   analyzer::GateOptions go{*mv, *mp};
   analyzer::GateResult g = analyzer::decide(*d, go);
   if (Status s = write_reports(*d, o.common, &g); !s.ok()) return error(s.message());
-  if (Status j = write_junit(o.junit, o.name, g.regression ? "failure" : "pass", g.summary, g.summary); !j)
-    return fail(j.message());
-  if (g.regression) std::fprintf(stderr, "vprof: %s\n", g.summary.c_str());
-  return g.regression ? 1 : 0;
+  // Exit 0 pass, 1 regression, 3 inconclusive, unless --inconclusive makes
+  // an unsure verdict a pass or a failure (a CI that must be binary). JUnit:
+  // a failure, or <skipped> for an inconclusive verdict left as it is.
+  int rc = g.verdict == analyzer::Verdict::Regression ? 1 : g.verdict == analyzer::Verdict::Pass ? 0 : 3;
+  if (rc == 3 && o.inconclusive != "inconclusive") rc = o.inconclusive == "fail" ? 1 : 0;
+  const char *outcome = rc == 1 ? "failure" : rc == 3 ? "skipped" : "pass";
+  if (Status j = write_junit(o.junit, o.name, outcome, g.summary, g.summary); !j) return fail(j.message());
+  if (g.verdict != analyzer::Verdict::Pass) std::fprintf(stderr, "vprof: %s\n", g.summary.c_str());
+  return rc;
 }
 
 Registrar reg("gate", "CI gate: exit 1 when latency variance or p99 grew beyond bounds, naming the factor",
@@ -113,6 +121,11 @@ Registrar reg("gate", "CI gate: exit 1 when latency variance or p99 grew beyond 
   sub.add_option("--max-p99-increase", o->max_p99, "fail when the p99 latency grew by more (lower bound)")
       ->capture_default_str();
   sub.add_option("--junit", o->junit, "write a JUnit XML test case to FILE");
+  sub.add_option("--inconclusive", o->inconclusive,
+                 "what an inconclusive verdict (an interval on both sides of a threshold) exits as: "
+                 "`inconclusive` (3), `pass` (0) or `fail` (1)")
+      ->check(CLI::IsMember({"inconclusive", "pass", "fail"}))
+      ->capture_default_str();
   sub.add_option("--name", o->name, "the JUnit test case's name")->capture_default_str();
   add_diff_options(sub, o->common);
   return [o] { return run(*o); };

@@ -158,10 +158,16 @@ json diff_json(const Diff &d, const GateResult *gate) {
   j["appeared"] = d.appeared;
   j["disappeared"] = d.disappeared;
   if (gate) {
-    json g = {{"regression", gate->regression}, {"summary", gate->summary}, {"checks", json::array()}};
+    json g = {{"verdict", verdict_name(gate->verdict)},
+              {"regression", gate->regression},
+              {"runs", gate->runs},
+              {"runs_needed", gate->verdict == Verdict::Inconclusive ? json(gate->runs_needed) : json(nullptr)},
+              {"summary", gate->summary},
+              {"checks", json::array()}};
     for (const GateCheck &c : gate->checks)
       g["checks"].push_back({{"what", c.what}, {"change", c.change}, {"ci", ci_json(c.ci)},
-                             {"threshold", c.threshold}, {"failed", c.failed}});
+                             {"threshold", c.threshold}, {"failed", c.failed}, {"unsure", c.unsure},
+                             {"runs_needed", c.unsure ? json(c.runs_needed) : json(nullptr)}});
     g["factors"] = json::array();
     for (const FactorDiff *f : gate->grew)
       g["factors"].push_back({{"name", f->name}, {"part", f->part}, {"where", factor_place(*f)}});
@@ -173,7 +179,10 @@ json diff_json(const Diff &d, const GateResult *gate) {
 void write_diff_markdown(const Diff &d, std::ostream &out, const GateResult *gate, size_t max_nodes) {
   const int level = int(std::lround(100 * d.confidence));
   if (gate)
-    out << fmt::format("### vprof gate: {}\n\n{}\n\n", gate->regression ? "❌ regression" : "✅ pass",
+    out << fmt::format("### vprof gate: {}\n\n{}\n\n",
+                       gate->verdict == Verdict::Regression     ? "❌ regression"
+                       : gate->verdict == Verdict::Inconclusive ? "⚠️ inconclusive"
+                                                                : "✅ pass",
                        gate->summary);
   else
     out << "### vprof diff\n\n";

@@ -25,9 +25,32 @@ std::string factor_place(const FactorDiff &f) {
   return s;
 }
 
+const char *verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::Pass: return "pass";
+    case Verdict::Regression: return "regression";
+    case Verdict::Inconclusive: return "inconclusive";
+  }
+  return "?";
+}
+
 namespace {
 
-GateCheck check(const char *what, const Ratio &r, double threshold) {
+// The runs a side that would narrow c's interval to one side of its
+// threshold: its half-width on the side facing the threshold scales as
+// 1/sqrt(runs); with one run a side the interval comes from the intervals'
+// bootstrap and the estimate assumes runs vary as much as it says.
+int runs_to_decide(const GateCheck &c, int runs) {
+  const double x = c.change, t = c.threshold;
+  const double half = x <= t ? c.ci->second - x : x - c.ci->first;
+  const double margin = std::fabs(t - x);
+  if (!(margin > 0) || !(half > 0)) return -1;
+  const double n = std::ceil(double(runs) * (half / margin) * (half / margin));
+  if (!(n <= 1000)) return -1;
+  return std::max(int(n), runs + 1);
+}
+
+GateCheck check(const char *what, const Ratio &r, double threshold, int runs) {
   GateCheck c;
   c.what = what;
   c.change = r.ratio - 1;
@@ -35,6 +58,8 @@ GateCheck check(const char *what, const Ratio &r, double threshold) {
   c.threshold = threshold;
   // Without an interval (--bootstrap 0) the point estimate decides.
   c.failed = (c.ci ? c.ci->first : c.change) > threshold;
+  c.unsure = !c.failed && c.ci && c.ci->second > threshold;
+  if (c.unsure) c.runs_needed = runs_to_decide(c, runs);
   return c;
 }
 
@@ -42,9 +67,17 @@ GateCheck check(const char *what, const Ratio &r, double threshold) {
 
 GateResult decide(const Diff &d, const GateOptions &o) {
   GateResult g;
-  g.checks.push_back(check("variance", d.dist.variance, o.max_var_increase));
-  g.checks.push_back(check("p99", d.dist.p99, o.max_p99_increase));
-  for (const GateCheck &c : g.checks) g.regression |= c.failed;
+  g.runs = int(std::max<size_t>(1, std::min(d.base_sources.size(), d.head_sources.size())));
+  g.checks.push_back(check("variance", d.dist.variance, o.max_var_increase, g.runs));
+  g.checks.push_back(check("p99", d.dist.p99, o.max_p99_increase, g.runs));
+  bool unsure = false;
+  for (const GateCheck &c : g.checks) {
+    g.regression |= c.failed;
+    unsure |= c.unsure;
+    if (c.unsure && g.runs_needed >= 0) g.runs_needed = c.runs_needed < 0 ? -1 : std::max(g.runs_needed, c.runs_needed);
+  }
+  g.verdict = g.regression ? Verdict::Regression : unsure ? Verdict::Inconclusive : Verdict::Pass;
+  if (g.verdict != Verdict::Inconclusive) g.runs_needed = 0;
   // The factors that grew: the selected ones (analyze's ranking of the
   // change, which leaves out a factor nested in a selected one), else the
   // first that grew.
@@ -62,20 +95,30 @@ GateResult decide(const Diff &d, const GateOptions &o) {
   if (std::all_of(g.grew.begin(), g.grew.end(), [](const FactorDiff *f) { return f->ci.has_value(); }))
     std::stable_sort(g.grew.begin(), g.grew.end(),
                      [](const FactorDiff *a, const FactorDiff *b) { return a->ci->first > b->ci->first; });
+  // The checks that made the verdict: the failed ones of a regression, the
+  // unsure ones of an inconclusive verdict, all of a pass.
   std::string reasons;
   for (const GateCheck &c : g.checks) {
-    if (!c.failed && g.regression) continue;
+    if (g.verdict == Verdict::Regression && !c.failed) continue;
+    if (g.verdict == Verdict::Inconclusive && !c.unsure) continue;
     if (!reasons.empty()) reasons += "; ";
     reasons += fmt::format("{} {} {} {:+.0f}%", c.what, percent_change(c.change, c.ci),
-                           c.failed ? ">" : "<=", 100 * c.threshold);
+                           c.failed ? ">" : c.unsure ? "reaches both sides of" : "<=", 100 * c.threshold);
   }
+  if (g.verdict == Verdict::Inconclusive)
+    reasons += g.runs_needed > 0
+                   ? fmt::format("; about {} runs a side would decide (from {}, if runs vary as these did)",
+                                 g.runs_needed, g.runs)
+                   : std::string("; more than 1000 runs a side would be needed to decide");
   std::string from;
   if (d.delta_var > 0)
     for (size_t i = 0; i < g.grew.size(); ++i)
       from += fmt::format("{}{:.0f}% of the increase from {}", i ? ", " : "", 100 * g.grew[i]->part,
                           factor_place(*g.grew[i]));
-  g.summary = fmt::format("{}: {}{}", g.regression ? "REGRESSION" : "pass", reasons,
-                          from.empty() ? "" : ": " + from);
+  const char *head = g.verdict == Verdict::Regression     ? "REGRESSION"
+                     : g.verdict == Verdict::Inconclusive ? "INCONCLUSIVE"
+                                                          : "pass";
+  g.summary = fmt::format("{}: {}{}", head, reasons, from.empty() ? "" : ": " + from);
   return g;
 }
 

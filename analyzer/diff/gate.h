@@ -1,8 +1,12 @@
-// The gate's decision (`vprof gate`, docs/gate.md): a regression is declared
-// only when the lower end of a change's confidence interval exceeds its
-// threshold, so noise alone (an interval that reaches below the threshold)
-// passes. Its message names the factors of the change that grew most, with
-// their call sites:
+// The gate's decision (`vprof gate`, docs/gate.md), one of three:
+//   regression    the lower end of a change's confidence interval exceeds its
+//                 threshold (sure it grew that much);
+//   pass          every checked interval lies at or below its threshold (sure
+//                 it did not);
+//   inconclusive  otherwise: an interval reaches both sides of a threshold,
+//                 and the gate says about how many runs a side would decide.
+// Its message names the factors of the change that grew most, with their
+// call sites:
 //   variance +38% [+21%, +57%] > +10%: 81% of the increase from
 //   LockManager::wait_for_grant (lock_manager.cc:84) in LockManager::acquire
 #ifndef VPROF_ANALYZER_DIFF_GATE_H
@@ -20,16 +24,27 @@ struct GateOptions {
   double max_p99_increase = 0.05;
 };
 
+enum class Verdict { Pass, Regression, Inconclusive };
+const char *verdict_name(Verdict v);  // "pass", "regression", "inconclusive"
+
 struct GateCheck {
   std::string what;    // "variance", "p99"
   double change = 0;   // head/base − 1
   Interval ci;         // of the change
   double threshold = 0;
-  bool failed = false;
+  bool failed = false;  // the lower end is above the threshold
+  bool unsure = false;  // not failed, and the upper end is above it
+  // Unsure: the runs a side that would put the interval on one side of the
+  // threshold, if runs vary as these did (the interval's half-width shrinks
+  // as 1/sqrt(runs)); -1: more than 1000 (a change at the threshold needs them all).
+  int runs_needed = 0;
 };
 
 struct GateResult {
-  bool regression = false;
+  Verdict verdict = Verdict::Pass;
+  bool regression = false;  // verdict == Regression
+  int runs = 1;             // the fewer of the two sides' runs
+  int runs_needed = 0;      // inconclusive: the most any unsure check needs (-1: more than 1000)
   std::vector<GateCheck> checks;
   std::vector<const FactorDiff *> grew;  // factors of the increase, largest score first
   std::string summary;                   // one line: the verdict and its reasons

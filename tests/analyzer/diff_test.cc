@@ -343,11 +343,71 @@ TEST(Gate, APlantedSpreadFailsAndNamesTheFunction) {
   EXPECT_GT(d.dist.variance.ci->first, 1.10);
 }
 
-TEST(Gate, TheSameBuildTwicePasses) {
+// The same build twice: never a regression. One run a side of 600 intervals
+// cannot rule out +10% of variance (its interval reaches above, even for the
+// same run against itself: each side is resampled): that is inconclusive,
+// not a pass (issue 30).
+TEST(Gate, TheSameBuildTwiceIsNoRegression) {
   Diff d = diff_of(shaped(600, 100, 300, 11), shaped(600, 100, 300, 12));
   GateResult g = decide(d, GateOptions{});  // points into d
   EXPECT_FALSE(g.regression) << g.summary;
-  EXPECT_EQ(g.summary.rfind("pass: variance", 0), 0u) << g.summary;
+  EXPECT_NE(g.verdict, Verdict::Regression) << g.summary;
+  if (g.verdict == Verdict::Inconclusive) {
+    EXPECT_EQ(g.summary.rfind("INCONCLUSIVE: ", 0), 0u) << g.summary;
+    EXPECT_NE(g.summary.find("runs a side would decide"), std::string::npos) << g.summary;
+  }
+  Diff same = diff_of(shaped(600, 100, 300, 11), shaped(600, 100, 300, 11));
+  GateResult s = decide(same, GateOptions{});
+  EXPECT_EQ(s.verdict, Verdict::Inconclusive) << s.summary;
+  EXPECT_GT(s.runs_needed, 1) << s.summary;
+  // With a wide enough threshold the same data passes.
+  GateResult wide = decide(same, GateOptions{1.0, 1.0});
+  EXPECT_EQ(wide.verdict, Verdict::Pass) << wide.summary;
+  EXPECT_EQ(wide.summary.rfind("pass: variance", 0), 0u) << wide.summary;
+}
+
+// Issue 30: p99 +40% [-2%, +143%] passed, since only a lower end above the
+// threshold was a regression. An interval on both sides of a threshold is
+// inconclusive, and the gate says how many runs a side would decide: the
+// half-width facing the threshold shrinks as 1/sqrt(runs).
+TEST(Gate, Issue30_AnIntervalOnBothSidesIsInconclusiveAndSaysHowManyRuns) {
+  Diff d;
+  d.dist.variance = {100, 101, 1.01, std::make_pair(0.95, 1.08)};  // surely below +10%
+  d.dist.p99 = {100, 140.2, 1.402, std::make_pair(0.984, 2.43)};
+  GateResult g = decide(d, GateOptions{});
+  EXPECT_EQ(g.verdict, Verdict::Inconclusive);
+  EXPECT_FALSE(g.regression);
+  EXPECT_EQ(g.summary.rfind("INCONCLUSIVE: p99 +40.2% [-1.6%, +143.0%] reaches both sides of +5%", 0), 0u)
+      << g.summary;
+  // Facing +5% from +40.2%: half-width 41.8 points, margin 35.2: (41.8/35.2)^2 = 1.41 -> 2 runs.
+  EXPECT_EQ(g.runs_needed, 2) << g.summary;
+  EXPECT_NE(g.summary.find("about 2 runs a side would decide (from 1"), std::string::npos) << g.summary;
+  ASSERT_EQ(g.checks.size(), 2u);
+  EXPECT_FALSE(g.checks[0].unsure);
+  EXPECT_TRUE(g.checks[1].unsure);
+  // Below the threshold, the upper half-width decides: +1% [-10%, +30%] with
+  // 5 runs a side against +10%: (29/9)^2 x 5 = 51.9 -> 52.
+  Diff e;
+  e.base_sources.assign(5, "b");
+  e.head_sources.assign(5, "h");
+  e.dist.variance = {100, 101, 1.01, std::make_pair(0.90, 1.30)};
+  e.dist.p99 = {100, 100, 1.0, std::make_pair(0.98, 1.02)};
+  GateResult h = decide(e, GateOptions{});
+  EXPECT_EQ(h.verdict, Verdict::Inconclusive);
+  EXPECT_EQ(h.runs, 5);
+  EXPECT_EQ(h.runs_needed, 52) << h.summary;
+  // At the threshold no number of runs decides.
+  e.dist.variance = {100, 110, 1.10, std::make_pair(1.0, 1.2)};
+  GateResult at = decide(e, GateOptions{});
+  EXPECT_EQ(at.verdict, Verdict::Inconclusive);
+  EXPECT_EQ(at.runs_needed, -1);
+  EXPECT_NE(at.summary.find("more than 1000 runs"), std::string::npos) << at.summary;
+  // Every interval below: pass; a lower end above: regression, whatever else.
+  e.dist.variance = {100, 101, 1.01, std::make_pair(0.95, 1.09)};
+  EXPECT_EQ(decide(e, GateOptions{}).verdict, Verdict::Pass);
+  e.dist.p99 = {100, 150, 1.5, std::make_pair(1.2, 1.9)};
+  e.dist.variance = {100, 110, 1.10, std::make_pair(0.9, 1.3)};
+  EXPECT_EQ(decide(e, GateOptions{}).verdict, Verdict::Regression);
 }
 
 // The rule itself: the lower bound decides, not the point estimate.
