@@ -105,6 +105,14 @@ int run(Opts o) {
   const char *outcome = rc == 1 ? "failure" : rc == 3 ? "skipped" : "pass";
   if (Status j = write_junit(o.junit, o.name, outcome, g.summary, g.summary); !j) return fail(j.message());
   if (g.verdict != analyzer::Verdict::Pass) std::fprintf(stderr, "vprof: %s\n", g.summary.c_str());
+  // One run a side: the intervals come from that run's intervals alone and
+  // miss how runs differ (minidb's same build against itself at one run a
+  // side: variance -44% [-57%, -23%], a "sure" pass; docs/gate.md).
+  if (g.runs < 3)
+    std::fprintf(stderr,
+                 "vprof: warning: %d run%s a side: the intervals do not include how runs of one build "
+                 "differ; give the gate 3-5 interleaved runs a side (--baseline-runs, --runs)\n",
+                 g.runs, g.runs == 1 ? "" : "s");
   return rc;
 }
 
