@@ -74,12 +74,29 @@ std::string file_loss_line(const trace::FileLoss &l) {
   return s + " (first: " + l.first + ")";
 }
 
+// Text from the traced program (a type or client label) on one table line:
+// control characters escaped ("a\nb" broke the heading in two), and cut to
+// at most `max` bytes at a character's boundary with a '~'.
+std::string one_line(const std::string &text, size_t max = std::string::npos) {
+  std::string s;
+  for (unsigned char c : text) {
+    if (c == '\n') s += "\\n";
+    else if (c == '\t') s += "\\t";
+    else if (c < 0x20 || c == 0x7f) s += fmt::format("\\x{:02x}", c);
+    else s += char(c);
+  }
+  if (s.size() <= max) return s;
+  size_t cut = max - 1;
+  while (cut > 0 && (uint8_t(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+  return s.substr(0, cut) + "~";
+}
+
 // The tree within each type (--by-type), largest type first.
 std::string type_trees_text(const Analysis &a) {
   std::string o;
   for (const TypeStats &t : a.types.types) {
     o += fmt::format("\nvariance tree within type {} ({} intervals, mean {}, stddev {}):\n",
-                     t.type.empty() ? "(none)" : t.type, t.intervals, dur(t.mean_ns),
+                     t.type.empty() ? "(none)" : one_line(t.type), t.intervals, dur(t.mean_ns),
                      dur(std::sqrt(std::max(0.0, t.variance_ns2))));
     tree_lines(t.tree, 0, a.paper, o);
   }
@@ -98,7 +115,7 @@ std::string clients_text(const Fairness &f) {
                    "mean", "cv");
   for (size_t i = 0; i < f.clients.size() && i < kShown; ++i) {
     const ClientStats &c = f.clients[i];
-    std::string name = c.client.size() > 24 ? c.client.substr(0, 23) + "~" : c.client;
+    std::string name = one_line(c.client, 24);
     o += fmt::format("  {:<24} {:>9} {} {:>12} {:>6.3f}\n", name, c.intervals, pct(c.share),
                      dur(c.mean_ns), c.cv);
   }
@@ -147,7 +164,7 @@ class TerminalReporter : public Reporter {
       std::string ci = f.ci95 ? fmt::format("[{:.3f}, {:.3f}]{}", f.ci95->first, f.ci95->second,
                                             f.significant ? "" : "*")
                               : "-";
-      std::string name = f.name.size() > 36 ? f.name.substr(0, 35) + "~" : f.name;
+      std::string name = one_line(f.name, 36);
       std::string tail = f.tail99 ? pct(*f.tail99) : std::string("-");
       std::string top = f.top_share ? pct(*f.top_share) : std::string("-");
       // ci95, p99 and top.1% of a factor from a later run are of its value in

@@ -118,6 +118,28 @@ TEST(TypeTrees, JsonHasATreePerTypeAndTheTableShowsThemWithByType) {
   EXPECT_NE(by_type.str().find("variance tree within type B (8 intervals"), std::string::npos);
 }
 
+// Labels come from clients: a newline in a type broke the table's heading in
+// two, and a client name cut at 24 bytes could end inside a UTF-8 character.
+TEST(TypeTrees, LabelsWithControlCharactersStayOnTheirLine) {
+  TraceBuilder tb;
+  uint32_t a = tb.label("a\nb"), b = tb.label("tab\there");
+  uint32_t c = tb.label("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+  for (int i = 0; i < 8; ++i) {
+    const int64_t t = i * 1000;
+    tb.thread(1).begin(t, uint64_t(i + 1), i % 2 ? a : b, c).enter(t, 1).exit(t + 10 + 7 * i, 1).end(t + 20 + 7 * i, uint64_t(i + 1));
+  }
+  auto an = analyze(tb, two_calls());
+  TerminalOptions opt;
+  opt.by_type = true;
+  std::stringstream out;
+  ASSERT_TRUE(make_terminal_reporter(opt)->write(*an, out).ok());
+  const std::string text = out.str();
+  EXPECT_NE(text.find("variance tree within type a\\nb (4 intervals"), std::string::npos) << text;
+  EXPECT_NE(text.find("variance tree within type tab\\there (4 intervals"), std::string::npos) << text;
+  // 13 two-byte characters are 26 bytes: cut to 11 and a '~' (23 bytes), not mid-character.
+  EXPECT_NE(text.find("  \xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9~ "), std::string::npos) << text;
+}
+
 TEST(TypeTrees, RunsMergeByFractionsWithinEachType) {
   // Run 1 also times f's call of h, which is all of f but 2 ns: within A
   // (where f varies) h carries f's whole share, 1, grafted under run 0's f.
