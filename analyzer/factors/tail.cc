@@ -30,6 +30,11 @@ Tail tail_of(const Eigen::VectorXd &l, double pq) {
   return t;
 }
 
+double variance_of(const Eigen::VectorXd &v) {
+  if (v.size() < 2) return 0;
+  return (v.array() - v.mean()).square().sum() / double(v.size() - 1);
+}
+
 std::optional<double> share(const Eigen::VectorXd &x, const Tail &t) {
   if (t.rows.empty()) return std::nullopt;
   double sum = 0;
@@ -46,6 +51,7 @@ void tail_shares(std::vector<Factor> &factors, const Columns &c, int run) {
   std::vector<double> v(l.data(), l.data() + n);
   auto pq = quantiles(v, {0.99, 0.999});
   const Tail t99 = tail_of(l, pq[0]), t999 = tail_of(l, pq[1]);
+  const double var = variance_of(l);
   for (Factor &f : factors) {
     if (f.rank == 0 || f.covariance || f.run != run) continue;
     Eigen::VectorXd x = Eigen::VectorXd::Zero(n), part(n);
@@ -55,6 +61,12 @@ void tail_shares(std::vector<Factor> &factors, const Columns &c, int run) {
     }
     f.tail99 = share(x, t99);
     f.tail999 = share(x, t999);
+    if (var > 0 && pq[0] > 0) {
+      const Eigen::VectorXd fixed = l - x + Eigen::VectorXd::Constant(n, x.mean());
+      f.fixed_var_change = variance_of(fixed) / var - 1;
+      std::vector<double> fv(fixed.data(), fixed.data() + n);
+      f.fixed_p99_change = quantiles(fv, {0.99})[0] / pq[0] - 1;
+    }
   }
 }
 

@@ -9,7 +9,13 @@
 // covariance factors, for factors no run's own tree holds (Factor::run < 0),
 // and when p_q <= mean.
 //
-// tail_shares fills tail99 and tail999 of the selected factors measured in
+// What a fix would buy: with the factor's time replaced by its mean in every
+// interval, L' = L − X_f + E[X_f] (the other parts kept as measured),
+//   fixed_var_change = Var(L') / Var(L) − 1,  fixed_p99_change = p99(L') / p99(L) − 1.
+// A point estimate: removing a cause can also change what the other parts do
+// (a shorter lock hold shortens the others' waits), which it does not see.
+//
+// tail_shares fills tail99, tail999 and the fixed_* changes of the selected factors measured in
 // `run` (Factor::run, through their run_instances), whose data is `c`, against
 // that run's own root: the quantiles and the tail's rows are found once for
 // all of them.

@@ -61,6 +61,8 @@ json factor_json(const Factor &f) {
           {"significant", f.ci95 ? json(f.significant) : json(nullptr)},
           {"tail", {{"p99", f.tail99 ? num(*f.tail99) : json(nullptr)},
                     {"p999", f.tail999 ? num(*f.tail999) : json(nullptr)}}},
+          {"if_fixed", {{"variance_change", f.fixed_var_change ? num(*f.fixed_var_change) : json(nullptr)},
+                        {"p99_change", f.fixed_p99_change ? num(*f.fixed_p99_change) : json(nullptr)}}},
           {"run", f.run >= 0 ? json(f.run) : json(nullptr)},
           {"run_value", f.run_value ? num(*f.run_value) : json(nullptr)},
           {"top_0.1%", f.top_share ? num(*f.top_share) : json(nullptr)},

@@ -200,6 +200,10 @@ class TerminalReporter : public Reporter {
                                               : "via " + via(*listed[0]),
                          run);
       for (size_t i = 1; i < listed.size(); ++i) o += "        and " + via(*listed[i]) + "\n";
+      if (f.fixed_var_change && f.fixed_p99_change)
+        o += fmt::format("        if fixed (its time at its mean, the rest as measured): Var {:+.1f}%, "
+                         "p99 {:+.1f}%\n",
+                         100 * *f.fixed_var_change, 100 * *f.fixed_p99_change);
     }
     if (!shown) o += "  (none reaches the threshold)\n";
     o += a.paper ? "  (contrib = the factor's var/2cov terms over Var(L);"

@@ -277,6 +277,18 @@ TEST(Factors, TailShareAndTypeSplit) {
   EXPECT_NEAR(*fb->tail99, 9.9 / 19.7, 1e-12);
   EXPECT_NEAR(*fa->tail99, 9.8 / 19.7, 1e-12);
   EXPECT_NEAR(*fa->tail99 + *fb->tail99, 1.0, 1e-12);
+  // What a fix would buy (issue 30, part 4): L' = L - X + E[X].
+  // Var(L): squares about 40.7: 50 x 19.7^2 + 49 x 0.3^2 + 970.3^2 = 960 891 (over 99).
+  // B at its mean 19.9: L' = 30.9 (51 intervals, A = 10) or 50.9 (49): mean
+  // 40.7, squares 51 x 9.8^2 + 49 x 10.2^2 = 9 996; p99 (99th smallest) 50.9.
+  // A at its mean 19.8: L' = 30.8 (99) or 1020.8 (1): squares 99 x 9.9^2 +
+  // 980.1^2 = 970 299 (A low in the slowest interval: fixing it widens L);
+  // p99 30.8.
+  ASSERT_TRUE(fb->fixed_var_change && fb->fixed_p99_change && fa->fixed_var_change && fa->fixed_p99_change);
+  EXPECT_NEAR(*fb->fixed_var_change, 9996.0 / 960891.0 - 1, 1e-9);
+  EXPECT_NEAR(*fb->fixed_p99_change, 50.9 / 41 - 1, 1e-9);
+  EXPECT_NEAR(*fa->fixed_var_change, 970299.0 / 960891.0 - 1, 1e-9);
+  EXPECT_NEAR(*fa->fixed_p99_change, 30.8 / 41 - 1, 1e-9);
   // Types (population moments): x has 51 intervals, mean 2061/51; y 49, mean 41.
   ASSERT_TRUE(a->types.labeled);
   EXPECT_NEAR(a->types.within_fraction + a->types.between_fraction, 1.0, 1e-12);
