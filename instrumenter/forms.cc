@@ -33,17 +33,17 @@ std::string preamble(const std::string &original_sha1, const std::string &manife
          "#if defined(__cplusplus) && !defined(VPROF_INSTRUMENT_HELPERS_)\n"
          "#define VPROF_INSTRUMENT_HELPERS_ 1\n"
          "extern \"C++\" { namespace vprof { namespace detail {\n"
-         "template <class T> inline T &&site_pass(uint32_t id, T &&v) noexcept "
+         "template <class T> inline T &&site_pass(vprof_u32 id, T &&v) noexcept "
          "{ vprof_site_end(id); return static_cast<T &&>(v); }\n"
-         "template <class T> inline T site_value(uint32_t id, T &&v) "
+         "template <class T> inline T site_value(vprof_u32 id, T &&v) "
          "{ vprof_site_end(id); return static_cast<T &&>(v); }\n"
-         "template <class T> inline T sync_always(const void *o, uint32_t r, T &&v) "
+         "template <class T> inline T sync_always(const void *o, vprof_u32 r, T &&v) "
          "{ vprof_sync_wait_end(o, r, 1); return static_cast<T &&>(v); }\n"
-         "template <class T> inline T sync_zero(const void *o, uint32_t r, T &&v) "
+         "template <class T> inline T sync_zero(const void *o, vprof_u32 r, T &&v) "
          "{ vprof_sync_wait_end(o, r, v == 0); return static_cast<T &&>(v); }\n"
-         "template <class T> inline T sync_true(const void *o, uint32_t r, T &&v) "
+         "template <class T> inline T sync_true(const void *o, vprof_u32 r, T &&v) "
          "{ vprof_sync_wait_end(o, r, v ? 1 : 0); return static_cast<T &&>(v); }\n"
-         "struct SyncRelease { const void *o; uint32_t r; "
+         "struct SyncRelease { const void *o; vprof_u32 r; "
          "~SyncRelease() { vprof_sync_release(o, r); } };\n"
          "} } }\n"
          "#endif\n"
@@ -58,7 +58,7 @@ std::string preamble(const std::string &original_sha1, const std::string &manife
 std::string function_probe(Lang lang, uint32_t id) {
   if (lang == Lang::Cxx) return fmt::format(" vprof::detail::FnScope vprof_fn_({});", id);
   return fmt::format(
-      " __attribute__((cleanup(vprof_fn_cleanup), unused)) const uint32_t vprof_fn_ = (vprof_fn_enter({0}), {0}u);", id);
+      " __attribute__((cleanup(vprof_fn_cleanup), unused)) const vprof_u32 vprof_fn_ = (vprof_fn_enter({0}), {0}u);", id);
 }
 
 Wrap site_wrap(Lang lang, ValueForm form, uint32_t id) {

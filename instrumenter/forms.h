@@ -5,7 +5,7 @@
 //
 // Function probes (inserted after the body's '{'):
 //   C++  int f(int x) {                 int f(int x) { vprof::detail::FnScope vprof_fn_(1);
-//   C    int f(int x) {                 int f(int x) { __attribute__((cleanup(vprof_fn_cleanup), unused)) const uint32_t vprof_fn_ = (vprof_fn_enter(1), 1u);
+//   C    int f(int x) {                 int f(int x) { __attribute__((cleanup(vprof_fn_cleanup), unused)) const vprof_u32 vprof_fn_ = (vprof_fn_enter(1), 1u);
 //
 // Call sites, by what the call yields (C++):
 //   void        g(x)   ->  (vprof_site_begin(2), g(x), vprof_site_end(2))
@@ -38,6 +38,13 @@
 // runtime which manifest names its ids, and `#line 1` so the rest of the file
 // keeps its line numbers. A file that starts with a UTF-8 byte order mark
 // keeps it first.
+//
+// Everything inserted, and probes.h with what it includes, names no system
+// header and uses builtin types only (vprof_u32, probes.h: no uint32_t,
+// size_t or NULL): the preamble comes before the file's own feature-test
+// macros (_GNU_SOURCE, _FILE_OFFSET_BITS), which must still be the first to
+// reach glibc's <features.h>, and a C file need not include <stdint.h> for
+// its probes to compile (issue 32; tests/instrumenter/isolation_test.cc).
 #ifndef VPROF_INSTRUMENTER_FORMS_H
 #define VPROF_INSTRUMENTER_FORMS_H
 

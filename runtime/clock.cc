@@ -1,8 +1,19 @@
 #include "clock.h"
 
+#include <stdint.h>
 #include <time.h>
 
+#include <type_traits>
+
 #include <vprof/probes.h>
+
+// probes.h names its types from the compiler's macros, not <stdint.h> (it is
+// included ahead of a rewritten file's feature-test macros): they must be
+// the types this library is built with.
+static_assert(std::is_same<vprof_u64, uint64_t>::value, "vprof_u64 is uint64_t");
+static_assert(std::is_same<vprof_u32, uint32_t>::value, "vprof_u32 is uint32_t");
+static_assert(std::is_same<vprof_u16, uint16_t>::value, "vprof_u16 is uint16_t");
+static_assert(std::is_same<vprof_u8, uint8_t>::value, "vprof_u8 is uint8_t");
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -60,3 +71,6 @@ bool invariant_tsc() {
 }
 
 }  // namespace vprof::rt
+
+// vprof_now() where there is no cycle counter to read inline (probes.h).
+extern "C" uint64_t vprof_rt_clock_ns(void) { return vprof::rt::monotonic_ns(); }

@@ -15,8 +15,8 @@
  *
  * Generated code shapes (the instrumenter's headers have full examples):
  *   C++ function:   { vprof::detail::FnScope vprof_fn_(17); ...body... }
- *   C function:     { __attribute__((cleanup(vprof_fn_cleanup))) uint32_t vprof_fn_ = 17;
- *                     vprof_fn_enter(17); ...body... }
+ *   C function:     { __attribute__((cleanup(vprof_fn_cleanup), unused)) const vprof_u32 vprof_fn_ =
+ *                         (vprof_fn_enter(17), 17u); ...body... }
  *   call site:      vprof_site_begin(42); call(...); vprof_site_end(42);
  *                   (a call that recorded nothing leaves one SITE_SPAN slot)
  *   sync:           vprof_sync_wait_begin(&m, VPROF_SYNC_MUTEX); lock(&m);
@@ -26,12 +26,11 @@
 #ifndef VPROF_PROBES_H
 #define VPROF_PROBES_H
 
-#include <stdint.h>
+/* No system header, here or in trace_format.h: this header comes first in
+ * every rewritten file, ahead of the file's feature-test macros, and must
+ * not change what the file's own includes see (trace_format.h says more).
+ * Builtin types only: vprof_u32 and vprof_u64 are uint32_t and uint64_t. */
 #include <vprof/trace_format.h>
-
-#if !defined(__x86_64__) && !defined(__aarch64__)
-#include <time.h>
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,9 +41,9 @@ extern "C" {
 struct vprof_thread {
   struct vprof_slot *pos;   /* next free slot */
   struct vprof_slot *end;   /* end of the current chunk */
-  uint64_t tsc_base;        /* timestamps are stored relative to this */
-  uint32_t busy;            /* re-entry guard (signal handlers) */
-  uint32_t tid;
+  vprof_u64 tsc_base;       /* timestamps are stored relative to this */
+  vprof_u32 busy;           /* re-entry guard (signal handlers) */
+  vprof_u32 tid;
   struct vprof_slot *start; /* first slot of the current ring: slots from here to pos are this pass's */
   /* Cold state follows, owned by the runtime (runtime/thread_state.h). */
 };
@@ -56,15 +55,15 @@ extern __thread struct vprof_thread *vprof_tls __attribute__((tls_model("initial
 
 /* Slow path: set up the thread's buffer, switch chunks, or count a drop.
  * Writes the record when it can. */
-void vprof_rt_emit_slow(uint32_t kind, uint64_t arg);
+void vprof_rt_emit_slow(vprof_u32 kind, vprof_u64 arg);
 
 /* Sync events need the ownership map: out of line. `obj` is the address of
  * the lock / condvar / semaphore / queue; `role` a VPROF_SYNC_* value. */
-void vprof_sync_wait_begin(const void *obj, uint32_t role);
+void vprof_sync_wait_begin(const void *obj, vprof_u32 role);
 /* `acquired` is 0 when a try-lock failed or a timed wait timed out. */
-void vprof_sync_wait_end(const void *obj, uint32_t role, int acquired);
+void vprof_sync_wait_end(const void *obj, vprof_u32 role, int acquired);
 /* Call just before the real release / unlock / signal / post. */
-void vprof_sync_release(const void *obj, uint32_t role);
+void vprof_sync_release(const void *obj, vprof_u32 role);
 
 /* Which instrumentation this program was built from: a constructor in every
  * rewritten translation unit calls it (instrumenter/forms.h), and the runtime
@@ -72,24 +71,26 @@ void vprof_sync_release(const void *obj, uint32_t role);
  * manifest that names the trace's ids, and refuse one from another run. */
 void vprof_register_manifest(const char *id, const char *path);
 
-static inline uint64_t vprof_now(void) {
+/* CLOCK_MONOTONIC in ns, read by the runtime: the clock of targets with no
+ * cycle counter read here (clock_gettime would need <time.h>). */
+vprof_u64 vprof_rt_clock_ns(void);
+
+static inline vprof_u64 vprof_now(void) {
 #if defined(__x86_64__)
   return __builtin_ia32_rdtsc();
 #elif defined(__aarch64__)
-  uint64_t v;
+  vprof_u64 v;
   __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
   return v;
 #else
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  return vprof_rt_clock_ns();
 #endif
 }
 
 /* Writes one slot at tick `now` on the fast path. Requires: t->pos < t->end
  * and !t->busy (the caller checked). */
-static inline void vprof_write_slot(struct vprof_thread *t, uint32_t kind, uint64_t arg,
-                                    uint64_t now) {
+static inline void vprof_write_slot(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg,
+                                    vprof_u64 now) {
   /* declarations first: C trees build with -Wdeclaration-after-statement */
   struct vprof_slot *s;
   t->busy = 1;
@@ -104,7 +105,7 @@ static inline void vprof_write_slot(struct vprof_thread *t, uint32_t kind, uint6
   t->busy = 0;
 }
 
-static inline void vprof_emit(uint32_t kind, uint64_t arg) {
+static inline void vprof_emit(vprof_u32 kind, vprof_u64 arg) {
   struct vprof_thread *t = vprof_tls;
   if (__builtin_expect(t != 0 && t->pos < t->end && !t->busy, 1))
     vprof_write_slot(t, kind, arg, vprof_now());
@@ -112,9 +113,9 @@ static inline void vprof_emit(uint32_t kind, uint64_t arg) {
     vprof_rt_emit_slow(kind, arg);
 }
 
-static inline void vprof_fn_enter(uint32_t id) { vprof_emit(VPROF_K_FUNC_ENTER, id); }
-static inline void vprof_fn_exit(uint32_t id) { vprof_emit(VPROF_K_FUNC_EXIT, id); }
-static inline void vprof_site_begin(uint32_t id) { vprof_emit(VPROF_K_SITE_BEGIN, id); }
+static inline void vprof_fn_enter(vprof_u32 id) { vprof_emit(VPROF_K_FUNC_ENTER, id); }
+static inline void vprof_fn_exit(vprof_u32 id) { vprof_emit(VPROF_K_FUNC_EXIT, id); }
+static inline void vprof_site_begin(vprof_u32 id) { vprof_emit(VPROF_K_SITE_BEGIN, id); }
 
 /* A call site's end. When the newest slot of this ring pass is the same
  * site's begin (the callee recorded nothing: most calls of a session's
@@ -122,10 +123,10 @@ static inline void vprof_site_begin(uint32_t id) { vprof_emit(VPROF_K_SITE_BEGIN
  * slot is written: half the records to write out and to read. The arg goes
  * first, then the kind: a kill in between leaves the begin (the reader reads
  * its id from the low 32 bits), as a kill during the call would. */
-static inline void vprof_site_end(uint32_t id) {
+static inline void vprof_site_end(vprof_u32 id) {
   struct vprof_thread *t = vprof_tls;
   struct vprof_slot *b;
-  uint64_t now, began;
+  vprof_u64 now, began;
   if (__builtin_expect(t == 0 || t->pos >= t->end || t->busy, 0)) {
     vprof_rt_emit_slow(VPROF_K_SITE_END, id);
     return;
@@ -150,10 +151,10 @@ static inline void vprof_site_end(uint32_t id) {
   vprof_write_slot(t, VPROF_K_SITE_END, id, now);
 }
 
-/* For C: `__attribute__((cleanup(vprof_fn_cleanup))) uint32_t v = ID;` runs the
+/* For C: `__attribute__((cleanup(vprof_fn_cleanup))) vprof_u32 v = ID;` runs the
  * exit probe on every way out of the scope (return, goto, break out of a
  * statement expression); not on longjmp, which the analyzer tolerates. */
-static inline void vprof_fn_cleanup(const uint32_t *id) { vprof_fn_exit(*id); }
+static inline void vprof_fn_cleanup(const vprof_u32 *id) { vprof_fn_exit(*id); }
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -164,25 +165,25 @@ namespace detail {
  * exception). */
 class FnScope {
  public:
-  explicit FnScope(uint32_t id) : id_(id) { vprof_fn_enter(id); }
+  explicit FnScope(vprof_u32 id) : id_(id) { vprof_fn_enter(id); }
   ~FnScope() { vprof_fn_exit(id_); }
   FnScope(const FnScope &) = delete;
   FnScope &operator=(const FnScope &) = delete;
 
  private:
-  uint32_t id_;
+  vprof_u32 id_;
 };
 
 /* Call-site probe: the same shape for one call's duration. */
 class SiteScope {
  public:
-  explicit SiteScope(uint32_t id) : id_(id) { vprof_site_begin(id); }
+  explicit SiteScope(vprof_u32 id) : id_(id) { vprof_site_begin(id); }
   ~SiteScope() { vprof_site_end(id_); }
   SiteScope(const SiteScope &) = delete;
   SiteScope &operator=(const SiteScope &) = delete;
 
  private:
-  uint32_t id_;
+  vprof_u32 id_;
 };
 }  // namespace detail
 }  // namespace vprof

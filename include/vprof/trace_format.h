@@ -55,7 +55,22 @@
 #ifndef VPROF_TRACE_FORMAT_H
 #define VPROF_TRACE_FORMAT_H
 
-#include <stdint.h>
+/* No system header here, nor in probes.h: `vprof instrument` includes
+ * probes.h (and so this header) on the first line of every file it rewrites,
+ * before the file's own feature-test macros (_GNU_SOURCE, _XOPEN_SOURCE,
+ * _FILE_OFFSET_BITS). <stdint.h> there would make glibc fix its feature set
+ * first: siginfo_t gone under -std=c99, a 32-bit off_t on a 32-bit build
+ * (issue 32). The fixed-width types come from the compiler's predefined
+ * macros, which name the very types <stdint.h> does (vprof_u64 is uint64_t;
+ * tests/headers check it), so C++ signatures and layouts are unchanged. */
+#if !defined(__UINT8_TYPE__) || !defined(__UINT16_TYPE__) || !defined(__UINT32_TYPE__) || \
+    !defined(__UINT64_TYPE__)
+#error "vprof's headers need a compiler that predefines __UINT64_TYPE__ and its kin (gcc >= 4.5, clang)"
+#endif
+typedef __UINT8_TYPE__ vprof_u8;
+typedef __UINT16_TYPE__ vprof_u16;
+typedef __UINT32_TYPE__ vprof_u32;
+typedef __UINT64_TYPE__ vprof_u64;
 
 #define VPROF_TRACE_MAGIC "VPROFTRC"       /* 8 bytes, no terminator on disk */
 #define VPROF_TRACE_VERSION 4u
@@ -125,7 +140,7 @@ enum vprof_sync_role {
  * events of a server and their waiters wake microseconds later: the
  * WAIT_END's delta names the release time, and the record is written only
  * with VPROF_MUTEX_RELEASES=1. Signals, posts and enqueues keep theirs. */
-static inline int vprof_release_recorded_by_default(uint32_t role) {
+static inline int vprof_release_recorded_by_default(vprof_u32 role) {
   return role != VPROF_SYNC_MUTEX && role != VPROF_SYNC_MUTEX_TRY && role != VPROF_SYNC_SHARED;
 }
 #define VPROF_OBJ_MASK 0x00ffffffffffffffull
@@ -150,37 +165,37 @@ enum vprof_clock_source {
  */
 struct vprof_file_header {
   char magic[8];                 /*   0 "VPROFTRC" */
-  uint16_t version;              /*   8 */
-  uint16_t min_readable;         /*  10 */
-  uint32_t header_bytes;         /*  12 = 4096 */
-  uint32_t pid;                  /*  16 */
-  uint32_t tid;                  /*  20 */
-  uint32_t ppid;                 /*  24 */
-  uint32_t clock_source;         /*  28 enum vprof_clock_source */
-  uint64_t chunk_bytes;          /*  32 size of the ring and of every data chunk */
-  uint64_t tsc_base;             /*  40 record timestamps are relative to this tick value */
+  vprof_u16 version;             /*   8 */
+  vprof_u16 min_readable;        /*  10 */
+  vprof_u32 header_bytes;        /*  12 = 4096 */
+  vprof_u32 pid;                 /*  16 */
+  vprof_u32 tid;                 /*  20 */
+  vprof_u32 ppid;                /*  24 */
+  vprof_u32 clock_source;        /*  28 enum vprof_clock_source */
+  vprof_u64 chunk_bytes;         /*  32 size of the ring and of every data chunk */
+  vprof_u64 tsc_base;            /*  40 record timestamps are relative to this tick value */
   double ticks_per_ns;           /*  48 start-up calibration */
-  uint64_t anchor0_ticks;        /*  56 a (ticks, CLOCK_MONOTONIC ns) pair taken at process start */
-  uint64_t anchor0_ns;           /*  64 */
-  uint64_t anchor1_ticks;        /*  72 (live) a later pair: chunk switches and exit */
-  uint64_t anchor1_ns;           /*  80 (live) */
-  uint64_t dropped_records;      /*  88 (live) records lost: budget or disk full, no fd, re-entry */
-  uint32_t flags;                /*  96 (live) VPROF_FLAG_* */
-  uint32_t reserved0;            /* 100 */
+  vprof_u64 anchor0_ticks;       /*  56 a (ticks, CLOCK_MONOTONIC ns) pair taken at process start */
+  vprof_u64 anchor0_ns;          /*  64 */
+  vprof_u64 anchor1_ticks;       /*  72 (live) a later pair: chunk switches and exit */
+  vprof_u64 anchor1_ns;          /*  80 (live) */
+  vprof_u64 dropped_records;     /*  88 (live) records lost: budget or disk full, no fd, re-entry */
+  vprof_u32 flags;               /*  96 (live) VPROF_FLAG_* */
+  vprof_u32 reserved0;           /* 100 */
   double probe_pair_ns;          /* 104 measured at process start: one enter/exit probe pair */
   double empty_interval_ns;      /* 112 measured at process start: begin+end of an empty interval */
-  uint64_t start_realtime_ns;    /* 120 CLOCK_REALTIME at process start, for humans */
+  vprof_u64 start_realtime_ns;   /* 120 CLOCK_REALTIME at process start, for humans */
   char comm[32];                 /* 128 process name (NUL-padded) */
   char thread_name[32];          /* 160 thread name at file creation (NUL-padded) */
-  uint64_t data_chunks;          /* 192 (live) chunks appended after the ring(s) */
-  uint32_t ring_valid;           /* 200 (live) 1 when ring cur_ring holds records not yet appended */
-  uint32_t late_switches;        /* 204 (live, v3) ring switches that found the other ring still
+  vprof_u64 data_chunks;         /* 192 (live) chunks appended after the ring(s) */
+  vprof_u32 ring_valid;          /* 200 (live) 1 when ring cur_ring holds records not yet appended */
+  vprof_u32 late_switches;       /* 204 (live, v3) ring switches that found the other ring still
                                     pending: the thread appended it itself (the writer lagged) */
-  uint32_t cur_ring;             /* 208 (live, v3) the ring being written: 0 or 1 */
-  uint32_t reserved1;            /* 212 */
-  uint64_t pending_chunk;        /* 216 (live, v3) ring 1 - cur_ring is full and becomes data
+  vprof_u32 cur_ring;            /* 208 (live, v3) the ring being written: 0 or 1 */
+  vprof_u32 reserved1;           /* 212 */
+  vprof_u64 pending_chunk;       /* 216 (live, v3) ring 1 - cur_ring is full and becomes data
                                     chunk pending_chunk; read only while == data_chunks */
-  uint8_t pad[4096 - 224];
+  vprof_u8 pad[4096 - 224];
 };
 
 #ifdef __cplusplus
@@ -193,10 +208,10 @@ _Static_assert(sizeof(struct vprof_file_header) == VPROF_HEADER_BYTES, "header i
  * before data chunk 0, which ring is current, and whether the other one is a
  * full ring not yet appended (read in place, between the data and the
  * current ring). */
-static inline uint64_t vprof_rings_before_data(const struct vprof_file_header *h) {
+static inline vprof_u64 vprof_rings_before_data(const struct vprof_file_header *h) {
   return h->version >= 3 ? 2u : 1u;
 }
-static inline uint64_t vprof_current_ring(const struct vprof_file_header *h) {
+static inline vprof_u64 vprof_current_ring(const struct vprof_file_header *h) {
   return h->version >= 3 && h->cur_ring == 1 ? 1u : 0u;
 }
 static inline int vprof_ring_pending(const struct vprof_file_header *h) {
@@ -221,22 +236,22 @@ static inline int vprof_ring_pending(const struct vprof_file_header *h) {
 
 struct vprof_process_header {
   char magic[8];                 /*   0 "VPROFPRC" */
-  uint16_t version;              /*   8 VPROF_PROCESS_VERSION */
-  uint16_t min_readable;         /*  10 1 */
-  uint32_t header_bytes;         /*  12 = 4096 */
-  uint32_t pid;                  /*  16 */
-  uint32_t ppid;                 /*  20 */
-  uint64_t lost_threads;         /*  24 (live) threads that recorded but got no trace file */
-  uint64_t lost_records;         /*  32 (live) records of those threads */
-  uint64_t start_realtime_ns;    /*  40 CLOCK_REALTIME at process start */
+  vprof_u16 version;             /*   8 VPROF_PROCESS_VERSION */
+  vprof_u16 min_readable;        /*  10 1 */
+  vprof_u32 header_bytes;        /*  12 = 4096 */
+  vprof_u32 pid;                 /*  16 */
+  vprof_u32 ppid;                /*  20 */
+  vprof_u64 lost_threads;        /*  24 (live) threads that recorded but got no trace file */
+  vprof_u64 lost_records;        /*  32 (live) records of those threads */
+  vprof_u64 start_realtime_ns;   /*  40 CLOCK_REALTIME at process start */
   char comm[32];                 /*  48 process name (NUL-padded) */
   char manifest_id[24];          /*  80 the instrumenter's manifest id (16 hex digits) that the
                                         program's instrumented code registered, NUL-padded; ""
                                         none; "mixed" when two different ones did */
   char manifest_path[1024];      /* 104 where that manifest was written (NUL-terminated) */
-  uint32_t preemption;           /*1128 (live) VPROF_PREEMPT_* bits */
-  uint32_t reserved0;            /*1132 */
-  uint8_t pad[4096 - 1136];
+  vprof_u32 preemption;          /*1128 (live) VPROF_PREEMPT_* bits */
+  vprof_u32 reserved0;           /*1132 */
+  vprof_u8 pad[4096 - 1136];
 };
 
 #ifdef __cplusplus
@@ -246,8 +261,8 @@ _Static_assert(sizeof(struct vprof_process_header) == VPROF_HEADER_BYTES, "proce
 #endif
 
 struct vprof_slot {
-  uint64_t w0; /* kind | ticks << 8 */
-  uint64_t arg;
+  vprof_u64 w0; /* kind | ticks << 8 */
+  vprof_u64 arg;
 };
 
 #ifdef __cplusplus

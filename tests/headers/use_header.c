@@ -2,6 +2,13 @@
 #include <vprof/vprof.h>
 #ifndef VPROF_DISABLE
 #include <vprof/probes.h>
+
+/* probes.h names its types from the compiler's macros (it may include no
+ * system header): they are <stdint.h>'s, which vprof.h included. */
+typedef char u64_is_uint64_t[__builtin_types_compatible_p(vprof_u64, uint64_t) ? 1 : -1];
+typedef char u32_is_uint32_t[__builtin_types_compatible_p(vprof_u32, uint32_t) ? 1 : -1];
+typedef char u16_is_uint16_t[__builtin_types_compatible_p(vprof_u16, uint16_t) ? 1 : -1];
+typedef char u8_is_uint8_t[__builtin_types_compatible_p(vprof_u8, uint8_t) ? 1 : -1];
 #endif
 
 int use_header(void) {

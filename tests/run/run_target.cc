@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
