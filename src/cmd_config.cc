@@ -20,7 +20,14 @@ int run(const ConfigOptions &o) {
     return fail("config: say what to print: --cflags, --libs, --include-dir, --lib-dir or --annotations-dir");
   std::vector<std::string> out;
   if (o.cflags) out.push_back(fmt::format("-I{}", d.include));
-  if (o.libs) out.push_back(fmt::format("-L{0} -Wl,-rpath,{0} -lvprof -pthread", d.lib));
+  // Flags that work wherever a build puts them: before the objects (Redis's
+  // LDFLAGS) as well as after. Linkers that default to --as-needed (Debian's
+  // and Ubuntu's gcc) drop a library named before any object uses it, so
+  // -lvprof is linked with --no-as-needed, and --push-state/--pop-state
+  // leave the rest of the command line as it was (GNU ld >= 2.25, gold, lld).
+  if (o.libs)
+    out.push_back(fmt::format("-L{0} -Wl,-rpath,{0} -Wl,--push-state,--no-as-needed -lvprof -Wl,--pop-state -pthread",
+                              d.lib));
   if (o.include_dir) out.push_back(d.include);
   if (o.lib_dir) out.push_back(d.lib);
   if (o.annotations) out.push_back(d.annotations);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # An installed vprof (any prefix) prints flags that build and record an
-# annotated C program; its pkg-config file and CMake package (vprof::runtime,
+# annotated C program, with the link flags before the objects or after; its
+# pkg-config file and CMake package (vprof::runtime,
 # vprof_add_gate_test) build one too, and the package's gate test passes
 # against its own baseline and fails against a missing one (issue 15, part 5).
 # Usage: install_test.sh BUILD_DIR
@@ -23,6 +24,28 @@ cc -std=c99 "$tmp/app.c" $cflags $libs -o "$tmp/app"
 "$vprof" run --trace-dir "$tmp/trace" -- "$tmp/app" 2>/dev/null
 "$vprof" dump "$tmp/trace" | grep -q "interval_end   interval=1"
 
+# The link flags work wherever a build puts them (issue 32): Redis puts its
+# LDFLAGS before the objects, and a linker with --as-needed (Debian's gcc's
+# default; said here for every distribution) dropped -lvprof named there:
+# "undefined reference to vprof_interval_begin_labeled". After the objects
+# too; and --as-needed holds again for what follows the flags (libm, unused,
+# is not linked). $1: what to call the run; the rest: the link's arguments.
+cc -std=c99 -c "$tmp/app.c" $cflags -o "$tmp/app.o"
+link_and_record() {
+  local what=$1
+  shift
+  cc -Wl,--as-needed "$@" -o "$tmp/app-$what" 2>"$tmp/link-$what.log" ||
+    { echo "FAIL: linking with the flags $what the objects: $(cat "$tmp/link-$what.log")"; exit 1; }
+  "$vprof" run --trace-dir "$tmp/trace-$what" -- "$tmp/app-$what" 2>/dev/null
+  "$vprof" dump "$tmp/trace-$what" | grep -q "interval_end   interval=1" ||
+    { echo "FAIL: the program linked with the flags $what the objects recorded nothing"; exit 1; }
+  if readelf -d "$tmp/app-$what" | grep -q 'NEEDED.*libm\.so'; then
+    echo "FAIL: the flags $what the objects turned --as-needed off for the rest of the link"; exit 1
+  fi
+}
+link_and_record before $libs "$tmp/app.o" -lm
+link_and_record after "$tmp/app.o" $libs -lm
+
 # pkg-config, from the prefix's vprof.pc (relocatable: the prefix is a temp dir).
 pc_flags=$(PKG_CONFIG_PATH=$(dirname "$(find "$tmp/prefix" -name vprof.pc)") pkg-config --cflags --libs vprof)
 case "$pc_flags" in
@@ -32,6 +55,8 @@ esac
 cc -std=c99 "$tmp/app.c" $pc_flags -o "$tmp/app-pc"
 "$vprof" run --trace-dir "$tmp/trace-pc" -- "$tmp/app-pc" 2>/dev/null
 "$vprof" dump "$tmp/trace-pc" | grep -q "interval_end   interval=1"
+pc_libs=$(PKG_CONFIG_PATH=$(dirname "$(find "$tmp/prefix" -name vprof.pc)") pkg-config --libs vprof)
+link_and_record pc-before $pc_libs "$tmp/app.o" -lm
 
 # The CMake package: a project that links vprof::runtime and gates itself.
 mkdir -p "$tmp/proj"
@@ -70,4 +95,4 @@ grep -q 'failures="0" errors="0"' "$tmp/proj/b/vprof-gate/work_gate/junit.xml" |
 if (cd "$tmp/proj/b" && ctest -R work_gate_no_baseline >/dev/null 2>&1); then
   echo "FAIL: a gate test without its baseline passed"; exit 1
 fi
-echo "3 passed, 0 failed"
+echo "6 passed, 0 failed"
