@@ -57,13 +57,49 @@ Expected<int> shell(const std::string &command, const std::string &dir, const st
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-std::string tail(const std::string &path, size_t lines) {
+std::vector<std::string> read_lines(const std::string &path) {
   std::ifstream in(path);
   std::vector<std::string> all;
   for (std::string l; std::getline(in, l);) all.push_back(l);
+  return all;
+}
+
+std::string tail(const std::string &path, size_t lines) {
+  std::vector<std::string> all = read_lines(path);
   std::string out;
   for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i)
     out += "    " + all[i] + "\n";
+  return out;
+}
+
+// A compiler's or linker's error: "file:line:col: error:", "fatal error:",
+// "undefined reference to", "ld returned 1 exit status", "ld.lld: error:".
+bool is_error_line(const std::string &l) {
+  for (const char *what : {": error:", ": fatal error:", "undefined reference to", "ld returned"})
+    if (l.find(what) != std::string::npos) return true;
+  return false;
+}
+
+// Why a build failed, from its log: the first errors (a failed build's last
+// lines are often other files' warnings, or make's summary), then the last
+// lines, each part saying what it is.
+std::string build_failure(const std::string &log, int status) {
+  const size_t kErrors = 5, kLast = 10;
+  std::vector<std::string> all = read_lines(log);
+  std::vector<size_t> errors;
+  for (size_t i = 0; i < all.size() && errors.size() < kErrors; ++i)
+    if (is_error_line(all[i])) errors.push_back(i);
+  std::string out = fmt::format("{}: the build failed (exit {})", log, status);
+  size_t from = all.size() > kLast ? all.size() - kLast : 0;
+  if (errors.empty()) {
+    out += "; no compiler or linker error in its log; its last lines:\n";
+  } else {
+    out += fmt::format("; its first error{}:\n", errors.size() == 1 ? "" : "s");
+    for (size_t i : errors) out += fmt::format("    {}\n", all[i]);
+    if (errors.back() >= from) from = errors.back() + 1;  // shown already
+    if (from < all.size()) out += "  and its last lines:\n";
+  }
+  for (size_t i = from; i < all.size(); ++i) out += fmt::format("    {}\n", all[i]);
   return out;
 }
 
@@ -154,9 +190,7 @@ Status Session::run_iteration(Iteration &it) {
   log(fmt::format("iteration {}: building ({})", it.number, c_.build_command));
   auto b = shell(c_.build_command, c_.dir, build_log, {});
   if (!b) return Error{b.error().message};
-  if (*b != 0)
-    return Error{fmt::format("{}: the build failed (exit {}); its last lines:\n{}", build_log, *b,
-                             tail(build_log, 15))};
+  if (*b != 0) return Error{build_failure(build_log, *b)};
   if (interrupted()) return Error{"interrupted"};
 
   std::error_code ec;

@@ -1,0 +1,135 @@
+// Issue 32, item 3: what a session says around a failed build. On Redis the
+// failure line showed the build log's last 15 lines (warnings, not the
+// error); the resumed session said "after 1 iterations" when none was done;
+// "in 31 files" counted the files a sync pack rewrote as if they held
+// instrumented functions; and a call through a pointer's 254 targets made
+// 4 KB progress lines. The target here is never built: its build command
+// fails at once (a script that prints what a failing make prints), so each
+// test instruments, fails and restores in a second or two.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "iterate/config.h"
+#include "iterate/session.h"
+#include "iterate/state.h"
+#include "tests/support/temp_dir.h"
+
+namespace fs = std::filesystem;
+using namespace vprof::iterate;
+
+namespace {
+
+std::string slurp(const std::string &p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const int kLeaves = 30;
+
+// main.c: the root `handle`, which takes a lock and calls f0..f29; other.c:
+// a lock and an unlock, in no function the session instruments. A compile db
+// by hand (no configure step); build.sh prints a warning, the error, 20 more
+// warnings and make's summary, and fails.
+Config make_target(const std::string &name) {
+  fs::path dir = vprof::testing::fresh_dir("vprof-msg", name);
+  std::string main_c = "#include <pthread.h>\nstatic pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;\n";
+  for (int i = 0; i < kLeaves; ++i)
+    main_c += "int f" + std::to_string(i) + "(int x) { return x + " + std::to_string(i) + "; }\n";
+  main_c += "int handle(int x) {\n  int v = 0;\n  pthread_mutex_lock(&mu);\n";
+  for (int i = 0; i < kLeaves; ++i) main_c += "  v += f" + std::to_string(i) + "(x);\n";
+  main_c += "  pthread_mutex_unlock(&mu);\n  return v;\n}\n";
+  std::ofstream(dir / "main.c") << main_c;
+  std::ofstream(dir / "other.c") << "#include <pthread.h>\nstatic pthread_mutex_t m2 = PTHREAD_MUTEX_INITIALIZER;\n"
+                                    "void touch(void) { pthread_mutex_lock(&m2); pthread_mutex_unlock(&m2); }\n";
+  fs::create_directories(dir / "b");
+  nlohmann::json db = nlohmann::json::array();
+  for (const char *f : {"main.c", "other.c"})
+    db.push_back({{"directory", dir.string()},
+                  {"file", f},
+                  {"command", std::string("cc -std=c99 -c ") + f + " -o b/" + f + ".o"}});
+  std::ofstream(dir / "b" / "compile_commands.json") << db.dump(2);
+  std::ofstream(dir / "build.sh") << "echo 'main.c:1:1: warning: implicit declaration of function unsetenv'\n"
+                                     "echo 'x.c:3:5: error: boom' >&2\n"
+                                     "i=0; while [ $i -lt 20 ]; do\n"
+                                     "  echo \"y.c:$i:1: warning: implicit declaration of function unsetenv\"\n"
+                                     "  i=$((i + 1))\n"
+                                     "done\n"
+                                     "echo 'make: *** [Makefile:10: all] Error 1'\n"
+                                     "exit 1\n";
+  Config c;
+  c.path = (dir / "vprof.json").string();
+  c.dir = dir.string();
+  c.root = "handle";
+  c.build_dir = "b";
+  c.build_command = "sh build.sh";
+  c.run_command = "true";
+  c.sync_packs = {"pthreads"};
+  c.sync_everywhere = true;
+  return c;
+}
+
+SessionOptions options() {
+  SessionOptions o;
+  o.annotations_dir = VPROF_ANNOTATIONS_DIR;
+  o.include_dir = VPROF_INCLUDE_DIR;
+  return o;
+}
+
+struct Logged {
+  vprof::Expected<Outcome> out = vprof::Error{"not run"};
+  std::vector<std::string> lines;
+  bool has(const std::string &what) const {
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string &l) { return l.find(what) != std::string::npos; });
+  }
+  std::string all() const {
+    std::string s;
+    for (const auto &l : lines) s += l + "\n";
+    return s;
+  }
+};
+
+Logged run(const Config &c) {
+  Logged r;
+  Hooks h;
+  h.log = [&r](const std::string &l) { r.lines.push_back(l); };
+  r.out = run_session(c, options(), h);
+  return r;
+}
+
+}  // namespace
+
+// The failure shows the error, then the last lines, and names the log.
+TEST(SessionMessages, AFailedBuildShowsItsFirstErrorThenItsLastLines) {
+  Config c = make_target("first-error");
+  std::string before = slurp(c.dir + "/main.c");
+  Logged r = run(c);
+  ASSERT_FALSE(r.out.ok());
+  const std::string &m = r.out.error().message;
+  std::string log = c.abs(c.session_dir) + "/iter-1/build.log";
+  EXPECT_EQ(m.rfind(log + ": the build failed (exit 1); its first error:\n    x.c:3:5: error: boom\n", 0), 0u) << m;
+  EXPECT_NE(m.find("and its last lines:\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("y.c:19:1: warning"), std::string::npos) << m;
+  EXPECT_NE(m.find("make: *** [Makefile:10: all] Error 1"), std::string::npos) << m;
+  EXPECT_EQ(m.find("y.c:2:1: warning"), std::string::npos) << "the middle of the log stays in the log:\n" << m;
+  EXPECT_EQ(slurp(c.dir + "/main.c"), before) << "restored";
+}
+
+// A log with no compiler error says so and shows its last lines.
+TEST(SessionMessages, AFailedBuildWithNoErrorLineShowsItsLastLines) {
+  Config c = make_target("no-error");
+  c.build_command = "echo 'ninja: build stopped: interrupted by user.'; exit 2";
+  Logged r = run(c);
+  ASSERT_FALSE(r.out.ok());
+  EXPECT_NE(r.out.error().message.find(": the build failed (exit 2); no compiler or linker error in its log; its "
+                                       "last lines:\n    ninja: build stopped: interrupted by user.\n"),
+            std::string::npos)
+      << r.out.error().message;
+}
