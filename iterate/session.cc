@@ -103,6 +103,10 @@ std::string build_failure(const std::string &log, int status) {
   return out;
 }
 
+std::string plural(size_t n, const char *one, const char *many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
 class Session {
  public:
   Session(const Config &c, const SessionOptions &o, const Hooks &h)
@@ -179,9 +183,13 @@ std::string Session::can_break_down(const std::string &f) {
 Status Session::run_iteration(Iteration &it) {
   std::string idir = fmt::format("{}/iter-{}", dir_, it.number);
   fs::create_directories(idir);
+  it.failed.clear();
   log(fmt::format("iteration {}: instrumenting {}", it.number, fmt::join(it.instrumented, ", ")));
   auto ir = instr::instrument(instrument_options(it.instrumented));
-  if (!ir) return Error{ir.error().message};
+  if (!ir) {
+    it.failed = "instrument";
+    return Error{ir.error().message};
+  }
   log(fmt::format("iteration {}: {} functions, {} call sites, {} sync sites in {} files", it.number,
                   ir->functions, ir->call_sites, ir->sync_sites, ir->files_changed));
   if (interrupted()) return Error{"interrupted"};
@@ -190,7 +198,10 @@ Status Session::run_iteration(Iteration &it) {
   log(fmt::format("iteration {}: building ({})", it.number, c_.build_command));
   auto b = shell(c_.build_command, c_.dir, build_log, {});
   if (!b) return Error{b.error().message};
-  if (*b != 0) return Error{build_failure(build_log, *b)};
+  if (*b != 0) {
+    it.failed = "build";
+    return Error{build_failure(build_log, *b)};
+  }
   if (interrupted()) return Error{"interrupted"};
 
   std::error_code ec;
@@ -203,9 +214,11 @@ Status Session::run_iteration(Iteration &it) {
   log(fmt::format("iteration {}: running ({})", it.number, c_.run_command));
   auto r = shell(c_.run_command, c_.dir, run_log, {{"VPROF_TRACE_DIR", it.trace_dir}});
   if (!r) return Error{r.error().message};
-  if (*r != 0)
+  if (*r != 0) {
+    it.failed = "run";
     return Error{fmt::format("{}: the workload failed (exit {}); its last lines:\n{}", run_log, *r,
                              tail(run_log, 15))};
+  }
   // Probes of another iteration's instrumentation would be read under this
   // one's names: stop, saying why, rather than analyse them.
   auto names = analyzer::load_manifest(it.trace_dir + "/manifest.json");
@@ -277,7 +290,22 @@ Expected<Outcome> Session::run() {
     s_.pending = {c_.root};
     s_.broken_down.push_back({c_.root, {}, 1});
   } else if (!s_.done) {
-    log(fmt::format("resuming the session in {} after {} iterations", dir_, s_.iterations.size()));
+    // Completed iterations are those decided; an unfinished one is resumed
+    // under its number (a failed build completed nothing).
+    size_t completed = std::count_if(s_.iterations.begin(), s_.iterations.end(),
+                                     [](const Iteration &i) { return i.decided; });
+    std::string line = fmt::format("resuming the session in {} after {}", dir_,
+                                   plural(completed, "completed iteration", "completed iterations"));
+    if (!s_.iterations.empty() && !s_.iterations.back().decided) {
+      const Iteration &last = s_.iterations.back();
+      std::string why = last.analyzed                ? "its run is complete; its factors are not decided yet"
+                        : last.failed == "build"      ? "its build failed last time"
+                        : last.failed == "run"        ? "its run failed last time"
+                        : last.failed == "instrument" ? "instrumenting it failed last time"
+                                                      : "it was stopped before its run finished";
+      line += fmt::format(", at iteration {} ({})", last.number, why);
+    }
+    log(line);
   }
 
   std::unique_ptr<analyzer::Analysis> analysis;
@@ -298,14 +326,19 @@ Expected<Outcome> Session::run() {
       for (const auto &f : s_.pending)
         for (const auto &g : s_.chain(f))
           if (std::find(need.begin(), need.end(), g) == need.end()) need.push_back(g);
-      s_.iterations.push_back({n, need, fmt::format("{}/iter-{}/trace", dir_, n), false});
+      s_.iterations.push_back({n, need, fmt::format("{}/iter-{}/trace", dir_, n), false, false, ""});
       Status saved = save_state(s_, state_path());
       if (!saved) return Error{saved.message()};
     }
     Iteration &it = s_.iterations.back();
     if (!it.analyzed) {
       Status st = run_iteration(it);
-      if (!st) return Error{st.message()};
+      if (!st) {
+        // Which step failed, for the resumed session to say (an unsaved
+        // state only costs that message).
+        if (!it.failed.empty()) (void)save_state(s_, state_path());
+        return Error{st.message()};
+      }
       Status saved = save_state(s_, state_path());
       if (!saved) return Error{saved.message()};
     } else {

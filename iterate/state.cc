@@ -58,7 +58,7 @@ Expected<State> load_state(const std::string &path) {
     }
     for (const auto &i : j.at("iterations"))
       s.iterations.push_back({i.at("number"), i.at("instrumented"), i.at("trace_dir"), i.at("analyzed"),
-                              i.value("decided", bool(i.at("analyzed")))});
+                              i.value("decided", bool(i.at("analyzed"))), i.value("failed", "")});
     for (const auto &d : j.at("decisions")) {
       Decision x{d.at("iteration"), d.at("factor"), d.at("decision"), d.at("reason"), {}, false};
       if (d.contains("value") && d.at("value").is_number()) x.value = d.at("value").get<double>();
@@ -85,7 +85,7 @@ Status save_state(const State &s, const std::string &path) {
   for (const auto &i : s.iterations)
     j["iterations"].push_back({{"number", i.number}, {"instrumented", i.instrumented},
                                {"trace_dir", i.trace_dir}, {"analyzed", i.analyzed},
-                               {"decided", i.decided}});
+                               {"decided", i.decided}, {"failed", i.failed}});
   j["decisions"] = json::array();
   for (const auto &d : s.decisions)
     j["decisions"].push_back(decision_json(d, true));

@@ -41,6 +41,9 @@ struct Iteration {
   // session killed after the run and before this resumes at the decision,
   // under the same number; states saved before it was kept read it as done.
   bool decided = false;
+  // The step that failed when this iteration last ran ("instrument", "build",
+  // "run"; "" when none did, or it was stopped): what a resumed session says.
+  std::string failed;
 };
 
 struct State {

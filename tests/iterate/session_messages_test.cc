@@ -133,3 +133,21 @@ TEST(SessionMessages, AFailedBuildWithNoErrorLineShowsItsLastLines) {
             std::string::npos)
       << r.out.error().message;
 }
+
+// A failed build completed no iteration: the resumed session says so, and
+// which iteration it resumes and why (it said "after 1 iterations").
+TEST(SessionMessages, AResumedFailedBuildCompletedNothing) {
+  Config c = make_target("resume");
+  Logged first = run(c);
+  ASSERT_FALSE(first.out.ok());
+  Logged second = run(c);
+  ASSERT_FALSE(second.out.ok());
+  EXPECT_TRUE(second.has("resuming the session in " + c.abs(c.session_dir) +
+                         " after 0 completed iterations, at iteration 1 (its build failed last time)"))
+      << second.all();
+  EXPECT_FALSE(second.has("after 1 iterations")) << second.all();
+  auto s = load_state(c.abs(c.session_dir) + "/state.json");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_EQ(s->iterations.size(), 1u) << "the failed iteration is resumed, not followed by another";
+  EXPECT_EQ(s->iterations[0].failed, "build");
+}
