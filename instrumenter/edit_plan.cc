@@ -181,6 +181,15 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
   plan.functions = fns.size();
   plan.sites = sites.size();
   plan.syncs = syncs.size();
+  std::set<std::string> fn_files, sync_only;
+  for (const auto &[key, f] : fns) fn_files.insert(f.file);
+  for (const auto &[key, y] : syncs)
+    if (!fn_files.count(y.at.file)) {
+      sync_only.insert(y.at.file);
+      ++plan.syncs_in_sync_only_files;
+    }
+  plan.function_files = fn_files.size();
+  plan.sync_only_files = sync_only.size();
   return plan;
 }
 

@@ -28,6 +28,10 @@ struct Plan {
                                                 // SHA-1 of the manifest without it
   std::string manifest_id;
   size_t functions = 0, sites = 0, syncs = 0;
+  // Where they are: files with instrumented functions (their call sites are
+  // in them too), and files that hold sync sites alone (a sync pack applied
+  // to every file parsed) with how many sync sites those hold.
+  size_t function_files = 0, sync_only_files = 0, syncs_in_sync_only_files = 0;
 };
 
 // `original` maps each path that may be edited to its original contents

@@ -173,6 +173,9 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   res.functions = plan->functions;
   res.call_sites = plan->sites;
   res.sync_sites = plan->syncs;
+  res.function_files = plan->function_files;
+  res.sync_only_files = plan->sync_only_files;
+  res.syncs_in_sync_only_files = plan->syncs_in_sync_only_files;
   for (const auto &s : scans) {
     res.skipped_macro_sites += s.skipped_macro_sites;
     res.notes.insert(res.notes.end(), s.notes.begin(), s.notes.end());

@@ -42,6 +42,9 @@ struct FileChange {
 struct InstrumentResult {
   size_t functions = 0, call_sites = 0, sync_sites = 0;
   size_t files_parsed = 0, files_in_db = 0, files_changed = 0;
+  // Files with instrumented functions, and files with sync sites alone (and
+  // the sync sites in those): what "in N files" means differs (edit_plan.h).
+  size_t function_files = 0, sync_only_files = 0, syncs_in_sync_only_files = 0;
   size_t skipped_macro_sites = 0, duplicates_dropped = 0;
   std::vector<std::string> dropped_flags;
   std::vector<std::string> notes;  // sites left alone and why

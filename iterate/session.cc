@@ -190,8 +190,19 @@ Status Session::run_iteration(Iteration &it) {
     it.failed = "instrument";
     return Error{ir.error().message};
   }
-  log(fmt::format("iteration {}: {} functions, {} call sites, {} sync sites in {} files", it.number,
-                  ir->functions, ir->call_sites, ir->sync_sites, ir->files_changed));
+  // Files with instrumented functions and files with sync sites alone are
+  // counted apart: a sync pack applied to the whole tree rewrites many files
+  // that hold no instrumented function.
+  std::string where = fmt::format("iteration {}: {}, {} and {} in {}", it.number,
+                                  plural(ir->functions, "function", "functions"),
+                                  plural(ir->call_sites, "call site", "call sites"),
+                                  plural(ir->sync_sites - ir->syncs_in_sync_only_files, "sync site", "sync sites"),
+                                  plural(ir->function_files, "file", "files"));
+  if (ir->sync_only_files)
+    where += fmt::format("; {} in {} more {} no instrumented function",
+                         plural(ir->syncs_in_sync_only_files, "sync site", "sync sites"), ir->sync_only_files,
+                         ir->sync_only_files == 1 ? "file that holds" : "files that hold");
+  log(where);
   if (interrupted()) return Error{"interrupted"};
 
   std::string build_log = idir + "/build.log";

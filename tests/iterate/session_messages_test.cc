@@ -151,3 +151,14 @@ TEST(SessionMessages, AResumedFailedBuildCompletedNothing) {
   ASSERT_EQ(s->iterations.size(), 1u) << "the failed iteration is resumed, not followed by another";
   EXPECT_EQ(s->iterations[0].failed, "build");
 }
+
+// Files with instrumented functions and files with sync sites alone are
+// counted apart (Redis: "in 31 files" for 2 files with functions).
+TEST(SessionMessages, FilesWithFunctionsAndFilesWithSyncSitesAloneAreCountedApart) {
+  Config c = make_target("counts");
+  Logged r = run(c);
+  ASSERT_FALSE(r.out.ok());
+  EXPECT_TRUE(r.has("iteration 1: 1 function, 32 call sites and 2 sync sites in 1 file; 2 sync sites in 1 more "
+                    "file that holds no instrumented function"))
+      << r.all();
+}
