@@ -17,6 +17,13 @@ const analyzer::Factor *find_factor(const analyzer::Analysis &a, const std::stri
 
 }  // namespace
 
+std::string some_names(const std::vector<std::string> &names, size_t shown) {
+  if (names.size() <= shown + 1)  // "and 1 more" would save nothing
+    return fmt::format("{}", fmt::join(names, ", "));
+  std::vector<std::string> first(names.begin(), names.begin() + shown);
+  return fmt::format("{} and {} more", fmt::join(first, ", "), names.size() - shown);
+}
+
 std::string caller_of(const analyzer::Analysis &a, const analyzer::Factor &f) {
   // Function ids are renumbered by every instrumentation: resolve the largest
   // call site in the run of the instance it came from.
@@ -116,9 +123,10 @@ bool break_down_indirect(Suggestion &g, const std::vector<std::string> &targets,
   }
   if (!g.functions.empty()) {
     g.break_down = true;
+    // A few names: the whole list is what the next iteration instruments
+    // (its instrumented.txt, state.json, the final report).
     g.reason = fmt::format("called through a pointer: instrument the {} function{} it may reach ({})",
-                           g.functions.size(), g.functions.size() == 1 ? "" : "s",
-                           fmt::join(g.functions, ", "));
+                           g.functions.size(), g.functions.size() == 1 ? "" : "s", some_names(g.functions));
   } else if (!already.empty()) {
     g.reason = "called through a pointer; what it reaches is broken down: its parts are ranked on their own";
     return already.size() == targets.size();

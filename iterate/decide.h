@@ -37,6 +37,11 @@ struct Suggestion {
   std::string reason;
 };
 
+// The first `shown` names and how many more ("a, b, c, d, e and 249 more"):
+// a call through a pointer may reach hundreds of functions (Redis's
+// c->cmd->proc, 254), and a line a person reads names a few.
+std::string some_names(const std::vector<std::string> &names, size_t shown = 5);
+
 // What CanBreakDown says of a function with no calls in its body.
 inline const char *const kNoCalls = "no calls in its body to break down";
 

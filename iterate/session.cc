@@ -184,7 +184,18 @@ Status Session::run_iteration(Iteration &it) {
   std::string idir = fmt::format("{}/iter-{}", dir_, it.number);
   fs::create_directories(idir);
   it.failed.clear();
-  log(fmt::format("iteration {}: instrumenting {}", it.number, fmt::join(it.instrumented, ", ")));
+  // The whole list goes to a file; the progress line names a few (a call
+  // through a pointer may reach hundreds of functions).
+  std::string list = idir + "/instrumented.txt";
+  {
+    std::ofstream out(list);
+    for (const auto &f : it.instrumented) out << f << "\n";
+  }
+  if (it.instrumented.size() <= 6)
+    log(fmt::format("iteration {}: instrumenting {}", it.number, fmt::join(it.instrumented, ", ")));
+  else
+    log(fmt::format("iteration {}: instrumenting {} functions: {} (all of them: {})", it.number,
+                    it.instrumented.size(), some_names(it.instrumented), list));
   auto ir = instr::instrument(instrument_options(it.instrumented));
   if (!ir) {
     it.failed = "instrument";

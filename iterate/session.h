@@ -3,7 +3,9 @@
 // iteration limit. State and reports persist under the session directory
 // after every iteration:
 //   SESSION/state.json                the session (state.h)
-//   SESSION/iter-N/{build.log,run.log,trace/,report.json,report.txt,report.vprof}
+//   SESSION/iter-N/{instrumented.txt,build.log,run.log,trace/,report.json,report.txt,report.vprof}
+//     (instrumented.txt: the iteration's functions, one a line; the progress
+//     line names a few)
 //   SESSION/final-report.{json,txt,vprof,html}   the merged analysis at the end
 //     (the JSON and the HTML page also carry the iterations and decisions)
 // (.vprof: the saved profile, analyzer/profile/profile.h, for vprof diff/gate)

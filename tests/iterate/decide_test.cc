@@ -154,3 +154,30 @@ TEST(Decide, Issue14_APointerCallNamedWithAParenthesisIsBrokenDownByItsTargets) 
   EXPECT_FALSE(out[1].break_down);
   EXPECT_EQ(out[1].reason, "not a function");
 }
+
+// Issue 32: Redis's c->cmd->proc(c) may reach 254 functions; the reason
+// (printed on the session's decision line, kept in its reports) named every
+// one, 4 KB on one line. It names five and how many more; the suggestion
+// still instruments all of them.
+TEST(Decide, Issue32_APointerCallWithManyTargetsNamesAFewInItsReason) {
+  std::vector<std::string> targets;
+  for (int i = 0; i < 254; ++i) targets.push_back("cmd" + std::to_string(1000 + i) + "Command");
+  analyzer::Analysis a;
+  a.factors.push_back(pointer_call("c->cmd->proc", "server.c:3500", 0.6, 1, targets));
+  iterate::State s;
+  s.broken_down.push_back({"call", {}, 1});
+  auto out = iterate::suggest(a, s, 0.5, [](const std::string &) { return std::string(); });
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].break_down);
+  EXPECT_EQ(out[0].functions, targets);
+  EXPECT_EQ(out[0].reason,
+            "called through a pointer: instrument the 254 functions it may reach (cmd1000Command, cmd1001Command, "
+            "cmd1002Command, cmd1003Command, cmd1004Command and 249 more)");
+}
+
+TEST(Decide, Issue32_SomeNamesListsShortListsWhole) {
+  EXPECT_EQ(iterate::some_names({}), "");
+  EXPECT_EQ(iterate::some_names({"a", "b", "c", "d", "e", "f"}), "a, b, c, d, e, f");
+  EXPECT_EQ(iterate::some_names({"a", "b", "c", "d", "e", "f", "g"}), "a, b, c, d, e and 2 more");
+  EXPECT_EQ(iterate::some_names({"a", "b", "c"}, 1), "a and 2 more");
+}

@@ -162,3 +162,31 @@ TEST(SessionMessages, FilesWithFunctionsAndFilesWithSyncSitesAloneAreCountedApar
                     "file that holds no instrumented function"))
       << r.all();
 }
+
+// 31 functions (as a pointer call's targets make): the progress line names
+// a few and says where the whole list is; the file holds every one.
+TEST(SessionMessages, ALongInstrumentedListIsShortInTheLogAndWholeInItsFile) {
+  Config c = make_target("long-list");
+  std::vector<std::string> fns{"handle"};
+  for (int i = 0; i < kLeaves; ++i) fns.push_back("f" + std::to_string(i));
+  State s;
+  s.broken_down.push_back({"handle", {}, 1});
+  std::string dir = c.abs(c.session_dir);
+  s.iterations.push_back({1, fns, dir + "/iter-1/trace", false, false, ""});
+  fs::create_directories(dir);
+  ASSERT_TRUE(save_state(s, dir + "/state.json").ok());
+
+  Logged r = run(c);
+  ASSERT_FALSE(r.out.ok());
+  EXPECT_TRUE(r.has("after 0 completed iterations, at iteration 1 (it was stopped before its run finished)"))
+      << r.all();
+  std::string list = dir + "/iter-1/instrumented.txt";
+  std::string want = "iteration 1: instrumenting 31 functions: handle, f0, f1, f2, f3 and 26 more (all of them: " +
+                     list + ")";
+  EXPECT_TRUE(r.has(want)) << r.all();
+  for (const auto &l : r.lines) EXPECT_LT(l.size(), 120 + dir.size()) << l;
+  std::string whole;
+  for (const auto &f : fns) whole += f + "\n";
+  EXPECT_EQ(slurp(list), whole);
+  EXPECT_TRUE(r.has("iteration 1: 31 functions, 32 call sites and 2 sync sites in 1 file;")) << r.all();
+}
