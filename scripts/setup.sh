@@ -11,6 +11,9 @@ packages=(
   dpkg-dev                                                  # apt-get source, for real targets
   chromium python3                                          # the HTML report, checked in a browser (tests/report)
 )
+# 32-bit C headers: an instrumented file must build with -m32 as the original
+# does (tests/instrumenter/isolation_test.cc; skipped, saying so, without them).
+if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then packages+=(libc6-dev-i386); fi
 
 missing=()
 for p in "${packages[@]}"; do
