@@ -104,6 +104,14 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
     ins[f.file].push_back({f.insert_at, 1, 0, 0, *text});
     jf.push_back({{"id", id}, {"name", f.name}, {"file", f.file}, {"line", f.decl.line}, {"column", f.decl.column}});
   }
+  // A C call whose value is thrown away gets one (void) before all its
+  // wrapping (layer -1 opens first at equal spans), so that the statement
+  // expression of its value form is not "expression result unused".
+  std::set<std::tuple<std::string, unsigned, unsigned>> voided;
+  auto void_it = [&](const Located &at) {
+    if (!voided.insert({at.file, at.begin, at.end}).second) return;
+    ins[at.file].push_back({at.begin, 2, (long long)at.end - at.begin, -1, "(void)"});
+  };
   next = 1;
   for (const auto &[key, c] : sites) {
     uint32_t id = next++;
@@ -112,6 +120,7 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
     if (!pre) return pre.error();
     if (!post) return post.error();
     long long span = c.at.end - c.at.begin;
+    if (c.discarded) void_it(c.at);
     ins[c.at.file].push_back({c.at.begin, 2, span, 0, *pre});
     ins[c.at.file].push_back({c.at.end, 0, span, 0, *post});
     spans[c.at.file].push_back({c.at.begin, c.at.end});
@@ -132,6 +141,7 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
     if (!pre) return pre.error();
     if (!post) return post.error();
     long long span = y.at.end - y.at.begin;
+    if (y.discarded) void_it(y.at);
     ins[y.at.file].push_back({y.at.begin, 2, span, 1, *pre});
     ins[y.at.file].push_back({y.at.end, 0, span, 1, *post});
     spans[y.at.file].push_back({y.at.begin, y.at.end});

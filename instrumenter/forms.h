@@ -19,7 +19,9 @@
 //                          the type is unknown; the site ends with the full-expression)
 // Call sites (C): void and noreturn as above; a value:
 //   k(x)  ->  __extension__ ({ __auto_type vprof_r4_ = (vprof_site_begin(4), k(x)); vprof_site_end(4); vprof_r4_; })
-//   (the declaration comes first for trees built with -Wdeclaration-after-statement)
+//   (the declaration comes first for trees built with -Wdeclaration-after-statement;
+//   where the code throws the value away, `k(x);`, the plan puts (void) in front:
+//   clang's default -Wunused-value calls such a statement expression unused)
 //
 // Sync wrappers (O: the object address, R: a VPROF_SYNC_* role):
 //   release   unlock(&m)   ->  (vprof_sync_release(O, R), unlock(&m))

@@ -34,6 +34,9 @@ struct SiteIntent {
   // virtual call names. The manifest lists the functions it may reach.
   bool indirect = false;
   std::string callee_type, virtual_method;
+  // C, a value form (a statement expression) whose value the code throws
+  // away: the wrapped call gets a (void) in front (tu_scan.cc, discarded()).
+  bool discarded = false;
 };
 
 struct SyncIntent {
@@ -43,6 +46,7 @@ struct SyncIntent {
   Success success = Success::Always;
   Lang lang = Lang::Cxx;
   std::string object, role, callee;
+  bool discarded = false;  // as SiteIntent::discarded
 };
 
 struct ScanResult {

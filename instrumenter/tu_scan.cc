@@ -2,6 +2,7 @@
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/ASTLambda.h>
+#include <clang/AST/ParentMapContext.h>
 #include <clang/AST/ExprCXX.h>
 #include <clang/Basic/Diagnostic.h>
 
@@ -65,6 +66,32 @@ bool movable(QualType t) {
   for (const CXXConstructorDecl *c : rd->ctors())
     if ((c->isMoveConstructor() || c->isCopyConstructor()) && !c->isDeleted()) return true;
   return rd->needsImplicitMoveConstructor() || rd->needsImplicitCopyConstructor();
+}
+
+// Whether a C call's value is thrown away: it is a statement (of a block,
+// an if's or a loop's body, a label's), a for's init or increment, or the
+// left of a comma. Its value form is a statement expression, which clang's
+// -Wunused-value (on by default) reports as "expression result unused" where
+// the plain call was quiet: a -Werror build then fails (issue 32).
+bool discarded(const CallExpr *ce, ASTContext &ast) {
+  const Stmt *s = ce;
+  for (;;) {
+    auto parents = ast.getParents(*s);
+    if (parents.size() != 1) return false;
+    const DynTypedNode &p = parents[0];
+    if (const auto *pe = p.get<ParenExpr>()) {
+      s = pe;
+      continue;
+    }
+    if (p.get<CompoundStmt>() || p.get<LabelStmt>() || p.get<DefaultStmt>()) return true;
+    if (const auto *cs = p.get<CaseStmt>()) return cs->getSubStmt() == s;
+    if (const auto *is = p.get<IfStmt>()) return is->getThen() == s || is->getElse() == s;
+    if (const auto *ws = p.get<WhileStmt>()) return ws->getBody() == s;
+    if (const auto *ds = p.get<DoStmt>()) return ds->getBody() == s;
+    if (const auto *fs = p.get<ForStmt>()) return fs->getInit() == s || fs->getInc() == s || fs->getBody() == s;
+    if (const auto *bo = p.get<BinaryOperator>()) return bo->getOpcode() == BO_Comma && bo->getLHS() == s;
+    return false;
+  }
 }
 
 ValueForm value_form(const CallExpr *ce, Lang lang) {
@@ -144,6 +171,7 @@ class SiteFinder : public EvaluatedVisitor<SiteFinder> {
     s.at = *at;
     s.form = value_form(ce, cx_.lang);
     s.lang = cx_.lang;
+    s.discarded = s.lang == Lang::C && s.form == ValueForm::Prvalue && discarded(ce, cx_.ast);
     s.function_file = fn_.file;
     s.function_at = fn_.insert_at;
     s.callee = callee_name(ce, cx_);
@@ -256,7 +284,8 @@ class SyncFinder : public EvaluatedVisitor<SyncFinder> {
     if (rule.role_if_arg >= 0 && static_cast<size_t>(rule.role_if_arg) < texts.size() &&
         texts[rule.role_if_arg] == rule.role_if_equals)
       s.role = rule.role_if_role;
-    (void)ce;
+    s.discarded = s.lang == Lang::C && s.form == ValueForm::Prvalue && s.op == SyncOp::Acquire &&
+                  discarded(ce, cx_.ast);
     cx_.out.syncs.push_back(std::move(s));
   }
 

@@ -111,10 +111,59 @@ TEST(Isolation, ThirtyTwoBitBuildKeepsItsOffT) {
         << cc << ": the instrumented file must build with -m32 and keep a 64-bit off_t:\n" << log;
 }
 
+// A C call whose value the code throws away (`pthread_mutex_lock(&mu);`, a
+// call site `get(1);`, a loop's body, a for's increment, a comma's left)
+// keeps it in C's value form, a statement expression, which clang's
+// -Wunused-value (on by default) reported as "expression result unused": a
+// -Werror build of the instrumented tree failed where the original built.
+// The wrapped call gets a (void) in front.
+const char kDiscardedC[] = R"(typedef struct { int locked; } pthread_mutex_t;
+int pthread_mutex_lock(pthread_mutex_t *m);
+int pthread_mutex_unlock(pthread_mutex_t *m);
+int get(int x);
+static pthread_mutex_t mu;
+
+int work(int n) {
+  int i, k = 0;
+  pthread_mutex_lock(&mu);
+  get(1);
+  while (k < n) get(k++);
+  for (i = 0; i < n; get(i++)) k += i;
+  (get(2), k++);
+  (void)get(3);
+  if (get(4) > 0) pthread_mutex_unlock(&mu);
+  return k;
+}
+)";
+
+TEST(Isolation, DiscardedValuesBuildWithoutWarnings) {
+  vprof::test::TestTree tree;
+  tree.add("disc.c", kDiscardedC);
+  tree.compile("disc.c", "-std=c99");
+  const std::string flags = " -std=c99 -Wall -Werror -c -I" VPROF_INCLUDE_DIR " disc.c -o ";
+  std::string log;
+  for (const char *cc : {TEST_CC, TEST_GCC})
+    ASSERT_EQ(shell("cd " + tree.src() + " && " + cc + flags + "orig.o", &log), 0)
+        << cc << ": the original must build:\n" << log;
+  vprof::instr::InstrumentOptions o;
+  o.build_dir = tree.build();
+  o.functions = {"work"};
+  o.sync_packs = {"pthreads"};
+  o.annotations_dir = VPROF_ANNOTATIONS_DIR;
+  auto r = vprof::instr::instrument(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_GE(r->call_sites, 6u);
+  const std::string text = slurp(tree.path("disc.c"));
+  EXPECT_NE(text.find("  (void)__extension__ ({ __auto_type vprof_r1_"), std::string::npos) << text;
+  EXPECT_NE(text.find("for (i = 0; i < n; (void)__extension__"), std::string::npos) << text;
+  EXPECT_EQ(text.find("(void)(void)"), std::string::npos) << "a cast to void of the code's own is enough: " << text;
+  for (const char *cc : {TEST_CC, TEST_GCC})
+    EXPECT_EQ(shell("cd " + tree.src() + " && " + cc + flags + "inst.o", &log), 0)
+        << cc << ": the instrumented file must build as the original did:\n" << log;
+}
+
 // No include at all: pthread's names are declared here, so the sync pack
-// wraps them and the file needs no header of the system's. (Results are
-// used: clang warns, by default, of a discarded call's value kept by C's
-// value form, a matter apart from this test's.)
+// wraps them and the file needs no header of the system's.
 const char kIsoC[] = R"(typedef struct { int locked; } pthread_mutex_t;
 int pthread_mutex_lock(pthread_mutex_t *m);
 int pthread_mutex_trylock(pthread_mutex_t *m);
