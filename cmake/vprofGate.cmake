@@ -8,16 +8,19 @@
 #     [ROOT <function>]                root of the variance tree (default: the latency)
 #     [MAX_VAR_INCREASE <pct>]         default 10%
 #     [MAX_P99_INCREASE <pct>]         default 5%
+#     [INCONCLUSIVE skip|pass|fail]    default skip
 #     [WORKING_DIRECTORY <dir>])
 #
 # The test fails (exit 1) with the gate's verdict, which names the factors
 # that grew, and writes <build>/vprof-gate/<name>/junit.xml, gate.md and
-# gate.json. Run the tests with VPROF_UPDATE_BASELINE=1 in the environment to
+# gate.json. When the gate cannot tell (an interval on both sides of a
+# threshold: vprof gate's exit 3, docs/gate.md) the test is skipped, saying
+# about how many runs would decide, unless INCONCLUSIVE says pass or fail. Run the tests with VPROF_UPDATE_BASELINE=1 in the environment to
 # record the runs as the BASELINE files instead (on the baseline's commit).
 set(_vprof_gate_dir "${CMAKE_CURRENT_LIST_DIR}")
 
 function(vprof_add_gate_test name)
-  cmake_parse_arguments(PARSE_ARGV 1 G "" "RUNS;ROOT;MAX_VAR_INCREASE;MAX_P99_INCREASE;WORKING_DIRECTORY"
+  cmake_parse_arguments(PARSE_ARGV 1 G "" "RUNS;ROOT;MAX_VAR_INCREASE;MAX_P99_INCREASE;INCONCLUSIVE;WORKING_DIRECTORY"
                         "COMMAND;BASELINE")
   if(NOT G_COMMAND OR NOT G_BASELINE)
     message(FATAL_ERROR "vprof_add_gate_test(${name}): COMMAND and BASELINE are required")
@@ -31,6 +34,12 @@ function(vprof_add_gate_test name)
   endif()
   if(NOT G_MAX_P99_INCREASE)
     set(G_MAX_P99_INCREASE 5%)
+  endif()
+  if(NOT G_INCONCLUSIVE)
+    set(G_INCONCLUSIVE skip)
+  endif()
+  if(NOT G_INCONCLUSIVE MATCHES "^(skip|pass|fail)$")
+    message(FATAL_ERROR "vprof_add_gate_test(${name}): INCONCLUSIVE is skip, pass or fail, not ${G_INCONCLUSIVE}")
   endif()
   if(NOT G_WORKING_DIRECTORY)
     set(G_WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
@@ -51,7 +60,8 @@ function(vprof_add_gate_test name)
   add_test(NAME ${name}
     COMMAND ${CMAKE_COMMAND} -DVPROF=${_vprof} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/vprof-gate/${name}
             -DNAME=${name} -DRUNS=${G_RUNS} -DROOT=${G_ROOT} -DMAX_VAR=${G_MAX_VAR_INCREASE}
-            -DMAX_P99=${G_MAX_P99_INCREASE} "-DWORKLOAD=${_cmd}" "-DBASELINE=${_base}"
-            -P ${_vprof_gate_dir}/vprofGateRun.cmake
+            -DMAX_P99=${G_MAX_P99_INCREASE} -DINCONCLUSIVE=${G_INCONCLUSIVE} "-DWORKLOAD=${_cmd}"
+            "-DBASELINE=${_base}" -P ${_vprof_gate_dir}/vprofGateRun.cmake
     WORKING_DIRECTORY ${G_WORKING_DIRECTORY})
+  set_tests_properties(${name} PROPERTIES SKIP_REGULAR_EXPRESSION "vprof gate: inconclusive, skipped")
 endfunction()
