@@ -35,8 +35,8 @@ OutputFile::Buf::int_type OutputFile::Buf::overflow(int_type c) {
   return traits_type::not_eof(c);
 }
 
-OutputFile::OutputFile(std::string path, std::string tmp, int fd)
-    : path_(std::move(path)), tmp_(std::move(tmp)), fd_(fd), buf_(fd), out_(&buf_) {}
+OutputFile::OutputFile(std::string path, std::string dest, std::string tmp, int fd)
+    : path_(std::move(path)), dest_(std::move(dest)), tmp_(std::move(tmp)), fd_(fd), buf_(fd), out_(&buf_) {}
 
 OutputFile::~OutputFile() {
   if (fd_ >= 0) ::close(fd_);
@@ -73,14 +73,16 @@ Expected<std::unique_ptr<OutputFile>> OutputFile::open(const std::string &path) 
   };
   struct stat st;
   std::string dest = path;
+  mode_t mode = 0;  // an existing file's, kept; else what a plain create would make
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) return Error{path + ": cannot write: it is a directory"};
     if (!S_ISREG(st.st_mode)) {  // a device or a FIFO: in place
       int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
       if (fd < 0) return cannot(errno);
-      return std::unique_ptr<OutputFile>(new OutputFile(path, "", fd));
+      return std::unique_ptr<OutputFile>(new OutputFile(path, path, "", fd));
     }
     if (::access(path.c_str(), W_OK) != 0) return cannot(errno);
+    mode = st.st_mode & 07777;
     std::error_code ec;
     fs::path real = fs::canonical(path, ec);  // through a symlink: its target is replaced
     if (!ec) dest = real.string();
@@ -93,17 +95,16 @@ Expected<std::unique_ptr<OutputFile>> OutputFile::open(const std::string &path) 
   int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
-    return Error{fmt::format("{}: cannot write: cannot create a file beside it ({}): {}", path,
-                             d.empty() ? "." : d.string(), std::strerror(err))};
+    return Error{fmt::format("{}: cannot write: cannot create a file beside it ({}): {}", path, dir,
+                             std::strerror(err))};
   }
-  // What a plain create would have made: 0666 less the umask.
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
-  auto f = std::unique_ptr<OutputFile>(new OutputFile(path, tmpl, fd));
-  f->path_ = path;
-  if (dest != path) f->dest_ = dest;
-  return f;
+  if (mode == 0) {  // 0666 less the umask
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  ::fchmod(fd, mode);
+  return std::unique_ptr<OutputFile>(new OutputFile(path, dest, tmpl, fd));
 }
 
 Status OutputFile::commit() {
@@ -114,10 +115,7 @@ Status OutputFile::commit() {
   int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0 && errno != EINTR) return failed(errno);
-  if (!tmp_.empty()) {
-    const std::string &dest = dest_.empty() ? path_ : dest_;
-    if (::rename(tmp_.c_str(), dest.c_str()) != 0) return failed(errno);
-  }
+  if (!tmp_.empty() && ::rename(tmp_.c_str(), dest_.c_str()) != 0) return failed(errno);
   committed_ = true;
   return Status::Ok();
 }

@@ -7,7 +7,8 @@
 // A killed writer's temporary file is removed by the next write of NAME.
 //
 // A destination that is not a regular file (/dev/null, /dev/stdout, a FIFO)
-// is written in place: renaming over it would replace the device.
+// is written in place: renaming over it would replace the device. An existing
+// file keeps its permissions.
 #ifndef VPROF_ANALYZER_UTIL_OUTPUT_FILE_H
 #define VPROF_ANALYZER_UTIL_OUTPUT_FILE_H
 
@@ -52,11 +53,12 @@ class OutputFile {
     int err_ = 0;
     char buf_[1 << 16];
   };
-  OutputFile(std::string path, std::string tmp, int fd);
+  OutputFile(std::string path, std::string dest, std::string tmp, int fd);
   Status failed(int err) const;
 
-  std::string path_, tmp_;  // tmp_ empty: written in place
-  std::string dest_;        // what tmp_ replaces when path_ is a symlink
+  std::string path_;  // as the user named it, for messages
+  std::string dest_;  // the file tmp_ replaces: path_, or a symlink's target
+  std::string tmp_;   // empty: written in place (a device, a FIFO)
   int fd_;
   Buf buf_;
   std::ostream out_;

@@ -227,6 +227,10 @@ case25_7_outputs_whole_or_not_at_all() {
     cmp -s "$d/base.vprof" "$d/orig" && ok || bad "case25-7 $flag: the old file was changed"
     [ -z "$(ls -A "$d" | grep -v -e '^base.vprof$' -e '^orig$')" ] && ok || { bad "case25-7 $flag: leftovers"; ls -A "$d"; }
   done
+  # The file replaced keeps its permissions (a rename would give the new one 0644).
+  chmod 600 "$d/base.vprof"
+  expect "case25-7 --save over a 0600 file" 0 '' -- "$vprof" analyze "$tmp/rt" --save "$d/base.vprof"
+  [ "$(stat -c %a "$d/base.vprof")" = 600 ] && ok || bad "case25-7: permissions $(stat -c %a "$d/base.vprof"), not 600"
   # /dev/null is written in place, never renamed over.
   expect "case25-7 --json /dev/null" 0 '' -- "$vprof" analyze "$tmp/rt" --json /dev/null
   [ -c /dev/null ] && ok || bad "case25-7: /dev/null is no longer a device"
