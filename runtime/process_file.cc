@@ -64,10 +64,7 @@ static int create_own() {
     return err;
   }
   auto *h = static_cast<vprof_process_header *>(p);
-  memcpy(h->magic, VPROF_PROCESS_MAGIC, 8);
-  h->version = VPROF_PROCESS_VERSION;
-  h->min_readable = 1;
-  h->header_bytes = VPROF_HEADER_BYTES;
+  vprof_process_header_identity(h);
   h->pid = g.pid;
   h->ppid = g.ppid;
   h->start_realtime_ns = g.start_realtime_ns;

@@ -201,10 +201,7 @@ std::string make_probe(const fs::path &probe) {
     fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return std::strerror(errno);
   vprof_process_header h{};
-  std::memcpy(h.magic, VPROF_PROCESS_MAGIC, 8);
-  h.version = VPROF_PROCESS_VERSION;
-  h.min_readable = 1;
-  h.header_bytes = VPROF_HEADER_BYTES;
+  vprof_process_header_identity(&h);
   h.ppid = static_cast<uint32_t>(getpid());
   std::snprintf(h.comm, sizeof h.comm, "vprof run");
   int err = posix_fallocate(fd, 0, sizeof h);  // the runtime maps it: its page must be allocated

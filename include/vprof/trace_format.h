@@ -237,7 +237,7 @@ static inline int vprof_ring_pending(const struct vprof_file_header *h) {
 struct vprof_process_header {
   char magic[8];                 /*   0 "VPROFPRC" */
   vprof_u16 version;             /*   8 VPROF_PROCESS_VERSION */
-  vprof_u16 min_readable;        /*  10 1 */
+  vprof_u16 min_readable;        /*  10 VPROF_PROCESS_MIN_READABLE */
   vprof_u32 header_bytes;        /*  12 = 4096 */
   vprof_u32 pid;                 /*  16 */
   vprof_u32 ppid;                /*  20 */
@@ -259,6 +259,17 @@ static_assert(sizeof(vprof_process_header) == VPROF_HEADER_BYTES, "process file 
 #else
 _Static_assert(sizeof(struct vprof_process_header) == VPROF_HEADER_BYTES, "process file is one page");
 #endif
+
+/* What every process file starts with, written in one place: the runtime's
+   own p-<pid>.vpp and the p-0.vpp that `vprof run` makes for processes that
+   cannot make theirs. A reader refuses min_readable above its version. */
+#define VPROF_PROCESS_MIN_READABLE 1u
+static inline void vprof_process_header_identity(struct vprof_process_header *h) {
+  __builtin_memcpy(h->magic, VPROF_PROCESS_MAGIC, 8);
+  h->version = VPROF_PROCESS_VERSION;
+  h->min_readable = VPROF_PROCESS_MIN_READABLE;
+  h->header_bytes = VPROF_HEADER_BYTES;
+}
 
 struct vprof_slot {
   vprof_u64 w0; /* kind | ticks << 8 */
