@@ -1,15 +1,8 @@
 // vprof analyze TRACE_DIR [TRACE_DIR...]: critical paths, the variance tree
 // and the top-k factors (docs/analyze.md). More than one trace directory
 // merges refinement runs by fractions, the first being the base run.
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 

@@ -137,7 +137,7 @@ int supervise(const std::string &build_dir, const std::function<int()> &session)
   return 128 + sig;
 }
 
-int run_session(const IterateCli &o, const iterate::Config &cfg) {
+int session_main(const IterateCli &o, const iterate::Config &cfg) {
   Dirs d = vprof_dirs();
   iterate::SessionOptions so;
   so.annotations_dir = d.annotations;
@@ -174,7 +174,7 @@ int run(const IterateCli &o) {
     return fail("iterate asks questions: run it in a terminal, or pass --auto");
   auto cfg = iterate::load_config(o.config);
   if (!cfg) return fail(cfg.error().message);
-  return supervise(cfg->abs(cfg->build_dir), [&] { return run_session(o, *cfg); });
+  return supervise(cfg->abs(cfg->build_dir), [&] { return session_main(o, *cfg); });
 }
 
 Registrar reg("iterate", clang_command_help("iterate"),

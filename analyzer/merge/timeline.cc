@@ -576,23 +576,24 @@ void Merger::resolve_dequeues() {
   const std::vector<EnqueueEvent> &enq = sc.enq;
   const std::vector<DequeueRef> &deq = sc.deq;
   size_t k = 0;
-  auto apply = [&](const EnqueueEvent &e) {
-    last_enqueue_[e.task] = {e.ts, e.thread, e.label};
-  };
   constexpr size_t kAhead = 8;  // FlatMap::prefetch
   for (size_t i = 0; i < std::min(kAhead, enq.size()); ++i) last_enqueue_.prefetch(enq[i].task);
+  auto apply_next = [&] {
+    if (k + kAhead < enq.size()) last_enqueue_.prefetch(enq[k + kAhead].task);
+    const EnqueueEvent &e = enq[k++];
+    last_enqueue_[e.task] = {e.ts, e.thread, e.label};
+  };
   for (size_t i = 0; i < deq.size(); ++i) {
     const DequeueRef &d = deq[i];
     if (i + kAhead < deq.size()) last_enqueue_.prefetch(deq[i + kAhead].task);
-    if (k + kAhead < enq.size()) last_enqueue_.prefetch(enq[k + kAhead].task);
     // The latest enqueue at or before the dequeue, any thread (ties: the last
     // stream in (pid, tid) order).
-    for (; k < enq.size() && enq[k].ts <= d.ts; ++k) apply(enq[k]);
+    while (k < enq.size() && enq[k].ts <= d.ts) apply_next();
     const Enqueue *q = last_enqueue_.find(d.task);
     if (!q) continue;
     tl_.threads[d.thread].dequeues[d.index].enq = *q;
   }
-  for (; k < enq.size(); ++k) apply(enq[k]);
+  while (k < enq.size()) apply_next();
 }
 
 void Merger::fold_intervals(std::vector<IntervalInfo> &completed) {
