@@ -63,14 +63,32 @@ long work(off_t at) {
 int main(void) { return work(4) == 2 ? 0 : 1; }
 )";
 
+// Builds the tree's file with clang and with gcc (`flags` ends with "-o "):
+// the failures with their logs, "" when both built.
+std::string build_errors(const vprof::test::TestTree &tree, const std::string &flags, const std::string &out) {
+  std::string errors, log;
+  for (const char *cc : {TEST_CC, TEST_GCC})
+    if (shell("cd " + tree.src() + " && " + cc + flags + out, &log) != 0) errors += std::string(cc) + ":\n" + log;
+  return errors;
+}
+
+// Instruments `functions` of the tree, with the sync packs named.
+vprof::Expected<vprof::instr::InstrumentResult> instrument_tree(const vprof::test::TestTree &tree,
+                                                                std::vector<std::string> functions,
+                                                                std::vector<std::string> packs) {
+  vprof::instr::InstrumentOptions o;
+  o.build_dir = tree.build();
+  o.functions = std::move(functions);
+  o.sync_packs = std::move(packs);
+  o.annotations_dir = VPROF_ANNOTATIONS_DIR;
+  return vprof::instr::instrument(o);
+}
+
 // Instruments `work` in a tree holding kFeatureSource as feature.c.
 void instrument_feature(vprof::test::TestTree &tree) {
   tree.add("feature.c", kFeatureSource);
   tree.compile("feature.c", "-std=c99");
-  vprof::instr::InstrumentOptions o;
-  o.build_dir = tree.build();
-  o.functions = {"work"};
-  auto r = vprof::instr::instrument(o);
+  auto r = instrument_tree(tree, {"work"}, {});
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->functions, 1u);
   ASSERT_GE(r->call_sites, 1u);
@@ -81,15 +99,10 @@ TEST(Isolation, FeatureTestMacrosStillReachTheSystemHeadersFirst) {
   vprof::test::TestTree tree;
   tree.add("feature.c", kFeatureSource);
   const std::string flags = " -std=c99 -Wall -Werror -c -I" VPROF_INCLUDE_DIR " feature.c -o ";
-  std::string log;
-  for (const char *cc : {TEST_CC, TEST_GCC})
-    ASSERT_EQ(shell("cd " + tree.src() + " && " + cc + flags + "orig.o", &log), 0)
-        << cc << ": the original must build:\n" << log;
+  ASSERT_EQ(build_errors(tree, flags, "orig.o"), "") << "the original must build";
   instrument_feature(tree);
   if (HasFatalFailure()) return;
-  for (const char *cc : {TEST_CC, TEST_GCC})
-    EXPECT_EQ(shell("cd " + tree.src() + " && " + cc + flags + "inst.o", &log), 0)
-        << cc << ": the instrumented file must build as the original did:\n" << log;
+  EXPECT_EQ(build_errors(tree, flags, "inst.o"), "") << "the instrumented file must build as the original did";
 }
 
 TEST(Isolation, ThirtyTwoBitBuildKeepsItsOffT) {
@@ -101,14 +114,10 @@ TEST(Isolation, ThirtyTwoBitBuildKeepsItsOffT) {
                     "development files, e.g. Debian's libc6-dev-i386): the 32-bit check is skipped";
   tree.add("feature.c", kFeatureSource);
   const std::string flags = " -m32 -std=c99 -Wall -Werror -c -I" VPROF_INCLUDE_DIR " feature.c -o ";
-  for (const char *cc : {TEST_CC, TEST_GCC})
-    ASSERT_EQ(shell("cd " + tree.src() + " && " + cc + flags + "orig.o", &log), 0)
-        << cc << ": the original must build with -m32:\n" << log;
+  ASSERT_EQ(build_errors(tree, flags, "orig.o"), "") << "the original must build with -m32";
   instrument_feature(tree);
   if (HasFatalFailure()) return;
-  for (const char *cc : {TEST_CC, TEST_GCC})
-    EXPECT_EQ(shell("cd " + tree.src() + " && " + cc + flags + "inst.o", &log), 0)
-        << cc << ": the instrumented file must build with -m32 and keep a 64-bit off_t:\n" << log;
+  EXPECT_EQ(build_errors(tree, flags, "inst.o"), "") << "the instrumented file must build with -m32 and keep a 64-bit off_t";
 }
 
 // A C call whose value the code throws away (`pthread_mutex_lock(&mu);`, a
@@ -141,25 +150,15 @@ TEST(Isolation, DiscardedValuesBuildWithoutWarnings) {
   tree.add("disc.c", kDiscardedC);
   tree.compile("disc.c", "-std=c99");
   const std::string flags = " -std=c99 -Wall -Werror -c -I" VPROF_INCLUDE_DIR " disc.c -o ";
-  std::string log;
-  for (const char *cc : {TEST_CC, TEST_GCC})
-    ASSERT_EQ(shell("cd " + tree.src() + " && " + cc + flags + "orig.o", &log), 0)
-        << cc << ": the original must build:\n" << log;
-  vprof::instr::InstrumentOptions o;
-  o.build_dir = tree.build();
-  o.functions = {"work"};
-  o.sync_packs = {"pthreads"};
-  o.annotations_dir = VPROF_ANNOTATIONS_DIR;
-  auto r = vprof::instr::instrument(o);
+  ASSERT_EQ(build_errors(tree, flags, "orig.o"), "") << "the original must build";
+  auto r = instrument_tree(tree, {"work"}, {"pthreads"});
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_GE(r->call_sites, 6u);
   const std::string text = slurp(tree.path("disc.c"));
   EXPECT_NE(text.find("  (void)__extension__ ({ __auto_type vprof_r1_"), std::string::npos) << text;
   EXPECT_NE(text.find("for (i = 0; i < n; (void)__extension__"), std::string::npos) << text;
   EXPECT_EQ(text.find("(void)(void)"), std::string::npos) << "a cast to void of the code's own is enough: " << text;
-  for (const char *cc : {TEST_CC, TEST_GCC})
-    EXPECT_EQ(shell("cd " + tree.src() + " && " + cc + flags + "inst.o", &log), 0)
-        << cc << ": the instrumented file must build as the original did:\n" << log;
+  EXPECT_EQ(build_errors(tree, flags, "inst.o"), "") << "the instrumented file must build as the original did";
 }
 
 // No include at all: pthread's names are declared here, so the sync pack
@@ -232,12 +231,7 @@ TEST(Isolation, InsertedCodeAndProbesHeaderNameNoSystemHeader) {
   tree.add("iso.cc", kIsoCxx);
   tree.compile("iso.c", "-std=c99 -nostdinc");
   tree.compile("iso.cc", "-std=c++17 -nostdinc");
-  vprof::instr::InstrumentOptions o;
-  o.build_dir = tree.build();
-  o.functions = {"work", "measure"};
-  o.sync_packs = {"pthreads", "stdcxx"};
-  o.annotations_dir = VPROF_ANNOTATIONS_DIR;
-  auto r = vprof::instr::instrument(o);
+  auto r = instrument_tree(tree, {"work", "measure"}, {"pthreads", "stdcxx"});
   ASSERT_TRUE(r.ok()) << r.error().message;
   // Every shape is there: a test that inserted nothing would prove nothing.
   std::string c = slurp(tree.path("iso.c")), cxx = slurp(tree.path("iso.cc"));
