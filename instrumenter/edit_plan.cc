@@ -44,6 +44,26 @@ Expected<std::string> read_file(const std::string &path) {
 
 }  // namespace
 
+CallTargets::CallTargets(const std::vector<ScanResult> &scans) {
+  for (const auto &s : scans) {
+    for (const auto &[type, name] : s.address_taken) by_type_[type].insert(name);
+    for (const auto &[base, name] : s.overrides) overriders_[base].insert(name);
+  }
+}
+
+std::vector<std::string> CallTargets::of_type(const std::string &callee_type) const {
+  auto it = callee_type.empty() ? by_type_.end() : by_type_.find(callee_type);
+  if (it == by_type_.end()) return {};
+  return {it->second.begin(), it->second.end()};
+}
+
+std::vector<std::string> CallTargets::of_virtual(const std::string &method) const {
+  std::set<std::string> t;
+  if (auto it = overriders_.find(method); it != overriders_.end()) t = it->second;
+  t.insert(method);  // its own definition, if the tree has one
+  return {t.begin(), t.end()};
+}
+
 Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original,
                          const std::string &manifest_path) {
   // De-duplicate; remember the languages that asked for each edit.
@@ -65,22 +85,9 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
       langs[y.at.file].insert(y.lang);
     }
   }
-  // What an indirect call may reach: the functions of its type whose address
-  // the tree takes, or a virtual method's definitions in the tree.
-  std::map<std::string, std::set<std::string>> by_type, overriders;
-  for (const auto &s : scans) {
-    for (const auto &[type, name] : s.address_taken) by_type[type].insert(name);
-    for (const auto &[base, name] : s.overrides) overriders[base].insert(name);
-  }
+  const CallTargets reach(scans);
   auto targets = [&](const SiteIntent &c) {
-    std::set<std::string> t;
-    if (!c.virtual_method.empty()) {
-      t = overriders[c.virtual_method];
-      t.insert(c.virtual_method);  // its own definition, if the tree has one
-    } else if (!c.callee_type.empty()) {
-      t = by_type[c.callee_type];
-    }
-    return std::vector<std::string>(t.begin(), t.end());
+    return !c.virtual_method.empty() ? reach.of_virtual(c.virtual_method) : reach.of_type(c.callee_type);
   };
   Plan plan;
   std::map<std::string, std::vector<Insertion>> ins;

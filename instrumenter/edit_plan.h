@@ -12,6 +12,7 @@
 #define VPROF_INSTRUMENTER_EDIT_PLAN_H
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,19 @@ struct Plan {
   // in them too), and files that hold sync sites alone (a sync pack applied
   // to every file parsed) with how many sync sites those hold.
   size_t function_files = 0, sync_only_files = 0, syncs_in_sync_only_files = 0;
+};
+
+// What a call through a pointer or a virtual call may reach, over every
+// translation unit scanned: the functions of its type whose address the
+// tree takes, or a virtual method and its overriders defined in the tree.
+class CallTargets {
+ public:
+  explicit CallTargets(const std::vector<ScanResult> &scans);
+  std::vector<std::string> of_type(const std::string &callee_type) const;
+  std::vector<std::string> of_virtual(const std::string &method) const;
+
+ private:
+  std::map<std::string, std::set<std::string>> by_type_, overriders_;
 };
 
 // `original` maps each path that may be edited to its original contents

@@ -35,6 +35,12 @@ std::string contents(const std::string &path, const std::map<std::string, std::s
 
 }  // namespace
 
+std::string fmt_opaque(const OpaqueFunction &f) {
+  return f.where + ": " + f.name + ": " + f.why + "; cannot instrument it" +
+         (f.reaches.empty() ? "; it calls no function defined in the tree"
+                            : "; instrument what it calls instead: " + some_names(f.reaches));
+}
+
 Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   InstrumentResult res;
   InstrumentOptions o = options;
@@ -139,6 +145,7 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
       }
       ScanResult &r = *results[i];
       for (const auto &f : r.functions) matched.insert(f.pattern);
+      for (const auto &f : r.opaque) matched.insert(f.pattern);
       for (const auto &n : r.notes)
         if (n.find("is constexpr") != std::string::npos || n.find("is a coroutine") != std::string::npos)
           for (const auto &p : so.patterns)
@@ -151,7 +158,10 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   if (auto s = run(first); !s) return Error{s.message()};
   bool missing = false;
   for (const auto &p : so.patterns) missing |= !matched.count(p.text);
-  if (missing && !rest.empty()) {
+  // What a function vprof cannot open reaches is known from the whole tree:
+  // which functions have a definition, whose address is taken, of what type.
+  bool opaque = std::any_of(scans.begin(), scans.end(), [](const ScanResult &r) { return !r.opaque.empty(); });
+  if ((missing || opaque) && !rest.empty()) {
     total += rest.size();
     if (auto s = run(rest); !s) return Error{s.message()};
   }
@@ -162,8 +172,36 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
     auto close = close_matches(p.name, seen);
     std::string hint;
     for (const auto &c : close) hint += (hint.empty() ? "" : ", ") + c;
-    return Error{"--function " + p.text + ": no definition in the " + std::to_string(res.files_parsed) +
-                 " files parsed" + (hint.empty() ? "" : "; close matches: " + hint)};
+    std::string e = "--function " + p.text + ": no definition in the " + std::to_string(res.files_parsed) +
+                    " files parsed" + (hint.empty() ? "" : "; close matches: " + hint);
+    if (!o.dry_run) return Error{e};
+    res.undefined.push_back(e);
+  }
+
+  if (opaque) {
+    std::sort(seen.begin(), seen.end());
+    const CallTargets targets(scans);
+    for (const auto &r : scans)
+      for (const auto &f : r.opaque) {
+        OpaqueFunction of{f.name, f.where, f.why, {}};
+        auto add = [&](const std::string &g) {
+          // Defined in the tree (a library's function is no way through), not f itself.
+          if (g != f.name && std::binary_search(seen.begin(), seen.end(), g) &&
+              std::find(of.reaches.begin(), of.reaches.end(), g) == of.reaches.end())
+            of.reaches.push_back(g);
+        };
+        for (const auto &g : f.callees) add(g);
+        for (const auto &t : f.callee_types)
+          for (const auto &g : targets.of_type(t)) add(g);
+        for (const auto &m : f.virtual_methods)
+          for (const auto &g : targets.of_virtual(m)) add(g);
+        if (std::none_of(res.opaque.begin(), res.opaque.end(), [&](auto &o) { return o.name == of.name; }))
+          res.opaque.push_back(std::move(of));
+      }
+    if (!o.dry_run) {
+      const OpaqueFunction &f = res.opaque.front();
+      return Error{fmt_opaque(f)};
+    }
   }
 
   std::map<std::string, std::string> original = *originals;

@@ -39,6 +39,20 @@ struct FileChange {
   std::string path, before, after;
 };
 
+// A selected function vprof cannot instrument (its body comes from a macro,
+// or it is defined outside the source tree), found by a dry run: why, and
+// the functions defined in the tree that its body calls directly or may
+// reach through a pointer or a virtual call. Instrumenting those times
+// what it does (issue 26: Apache's ap_run_handler and its handlers).
+struct OpaqueFunction {
+  std::string name;
+  std::string where, why;  // file:line; "its body's '{' comes from the macro M"
+  std::vector<std::string> reaches;
+};
+
+// "file:line: f: why; cannot instrument it; instrument what it calls instead: a, b"
+std::string fmt_opaque(const OpaqueFunction &f);
+
 struct InstrumentResult {
   size_t functions = 0, call_sites = 0, sync_sites = 0;
   size_t files_parsed = 0, files_in_db = 0, files_changed = 0;
@@ -48,6 +62,11 @@ struct InstrumentResult {
   size_t skipped_macro_sites = 0, duplicates_dropped = 0;
   std::vector<std::string> dropped_flags;
   std::vector<std::string> notes;  // sites left alone and why
+  // Dry runs only, where a real run fails on the first of them: selected
+  // functions vprof cannot instrument (with what they reach), and the
+  // patterns with no definition in the tree (the error a real run gives).
+  std::vector<OpaqueFunction> opaque;
+  std::vector<std::string> undefined;
   std::vector<FileChange> changes;
   std::string manifest_path;
 };

@@ -49,8 +49,22 @@ struct SyncIntent {
   bool discarded = false;  // as SiteIntent::discarded
 };
 
+// A selected function vprof cannot open (its body's '{' comes from a macro,
+// as APR's hook dispatchers are written, or it is defined outside the
+// source tree): what its body calls, so that a session can reach below it
+// by instrumenting those (issue 26).
+struct OpaqueIntent {
+  std::string name, pattern;
+  std::string where;  // file:line
+  std::string why;    // "its body's '{' comes from the macro M", "it is defined outside the source tree (R)"
+  std::vector<std::string> callees;        // direct calls (normalized names)
+  std::vector<std::string> callee_types;   // pointer calls, by type (SiteIntent::callee_type)
+  std::vector<std::string> virtual_methods;
+};
+
 struct ScanResult {
   std::vector<FunctionIntent> functions;
+  std::vector<OpaqueIntent> opaque;
   std::vector<SiteIntent> sites;
   std::vector<SyncIntent> syncs;
   std::vector<std::string> names_seen;  // every definition's name, for "did you mean"

@@ -118,4 +118,15 @@ std::vector<std::string> close_matches(const std::string &wanted, const std::vec
   return out;
 }
 
+std::string some_names(const std::vector<std::string> &names, size_t shown) {
+  if (names.size() <= shown + 1) {  // "and 1 more" would save nothing
+    std::string out;
+    for (const auto &n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  }
+  std::string out;
+  for (size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + names[i];
+  return out + " and " + std::to_string(names.size() - shown) + " more";
+}
+
 }  // namespace vprof::instr

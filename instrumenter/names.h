@@ -41,6 +41,11 @@ bool path_has_suffix(const std::string &path, const std::string &suffix);
 std::vector<std::string> close_matches(const std::string &wanted,
                                        const std::vector<std::string> &known, size_t limit = 5);
 
+// The first `shown` names and how many more ("a, b, c, d, e and 249 more"):
+// a call through a pointer may reach hundreds of functions (Redis's
+// c->cmd->proc, 254), and a line a person reads names a few.
+std::string some_names(const std::vector<std::string> &names, size_t shown = 5);
+
 }  // namespace vprof::instr
 
 #endif

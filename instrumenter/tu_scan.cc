@@ -5,7 +5,9 @@
 #include <clang/AST/ParentMapContext.h>
 #include <clang/AST/ExprCXX.h>
 #include <clang/Basic/Diagnostic.h>
+#include <clang/Lex/Lexer.h>
 
+#include <algorithm>
 #include <set>
 
 #include "instrumenter/evaluated_visitor.h"
@@ -292,6 +294,35 @@ class SyncFinder : public EvaluatedVisitor<SyncFinder> {
   Context &cx_;
 };
 
+// What the body of a function vprof cannot open calls: direct callees by
+// name, pointer calls by type, virtual calls by method (instrument() turns
+// these into the functions of the tree they may reach).
+class ReachFinder : public EvaluatedVisitor<ReachFinder> {
+ public:
+  explicit ReachFinder(OpaqueIntent &out, const ASTContext &ast) : out_(out), ast_(ast) {}
+  bool VisitCallExpr(CallExpr *ce) {
+    if (isa<UserDefinedLiteral>(ce)) return true;
+    if (const auto *op = dyn_cast<CXXOperatorCallExpr>(ce))
+      if (op->getOperator() != OO_Call) return true;
+    const FunctionDecl *fd = ce->getDirectCallee();
+    if (never_wrapped(fd) || (fd && fd->getBuiltinID())) return true;
+    if (const CXXMethodDecl *md = virtual_callee(ce))
+      add(out_.virtual_methods, normalize_qualified(md->getQualifiedNameAsString()));
+    else if (fd)
+      add(out_.callees, normalize_qualified(fd->getQualifiedNameAsString()));
+    else if (!isa<CXXMemberCallExpr>(ce))
+      add(out_.callee_types, function_type(ce->getCallee()->getType(), ast_));
+    return true;
+  }
+
+ private:
+  static void add(std::vector<std::string> &v, std::string s) {
+    if (!s.empty() && std::find(v.begin(), v.end(), s) == v.end()) v.push_back(std::move(s));
+  }
+  OpaqueIntent &out_;
+  const ASTContext &ast_;
+};
+
 std::string signature_of(const FunctionDecl *fd, const PrintingPolicy &pp) {
   std::string s;
   for (const ParmVarDecl *p : fd->parameters()) {
@@ -394,10 +425,23 @@ class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
 
   std::set<const Expr *> callees_;
 
+  // fd cannot be instrumented: what its body calls, for instrument() to
+  // report (an error, or in a dry run the functions it reaches).
+  void opaque(FunctionDecl *fd, const NamePattern &p, std::string why) {
+    OpaqueIntent o;
+    o.name = normalize_qualified(fd->getQualifiedNameAsString());
+    o.pattern = p.text;
+    o.where = cx_.where(fd->getLocation());
+    o.why = std::move(why);
+    ReachFinder reach(o, cx_.ast);
+    reach.TraverseStmt(fd->getBody());
+    cx_.out.opaque.push_back(std::move(o));
+  }
+
   void select(FunctionDecl *fd, const NamePattern &p, const std::string &file) {
     std::string where = cx_.where(fd->getLocation());
     if (!cx_.editable(file)) {
-      error = where + ": " + p.text + " is defined outside the source tree (" + cx_.opt.source_root + ")";
+      opaque(fd, p, "it is defined outside the source tree (" + cx_.opt.source_root + ")");
       return;
     }
     // A probe is not a constant expression; a coroutine's body is not ours to open.
@@ -415,7 +459,15 @@ class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
     auto *cs = dyn_cast<CompoundStmt>(body);
     const SourceManager &sm = cx_.ast.getSourceManager();
     if (!cs || cs->getLBracLoc().isMacroID()) {
-      error = where + ": " + p.text + ": the body's '{' comes from a macro; cannot instrument it";
+      // Name the macro the user sees (APR_IMPLEMENT_EXTERNAL_HOOK_RUN_FIRST
+      // is what a hook's AP_IMPLEMENT_HOOK_RUN_FIRST expands to).
+      std::string macro;
+      if (cs) {
+        SourceLocation at = cs->getLBracLoc();  // the outermost expansion: what the file writes
+        for (SourceLocation up; (up = sm.getImmediateMacroCallerLoc(at)).isMacroID();) at = up;
+        macro = Lexer::getImmediateMacroName(at, sm, cx_.ast.getLangOpts()).str();
+      }
+      opaque(fd, p, "its body's '{' comes from " + (macro.empty() ? std::string("a macro") : "the macro " + macro));
       return;
     }
     FunctionIntent f;

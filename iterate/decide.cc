@@ -17,11 +17,8 @@ const analyzer::Factor *find_factor(const analyzer::Analysis &a, const std::stri
 
 }  // namespace
 
-std::string some_names(const std::vector<std::string> &names, size_t shown) {
-  if (names.size() <= shown + 1)  // "and 1 more" would save nothing
-    return fmt::format("{}", fmt::join(names, ", "));
-  std::vector<std::string> first(names.begin(), names.begin() + shown);
-  return fmt::format("{} and {} more", fmt::join(first, ", "), names.size() - shown);
+const char *decision_word(const Suggestion &g) {
+  return g.break_down ? "break down" : g.unreached ? "unreached" : "explained";
 }
 
 std::string caller_of(const analyzer::Analysis &a, const analyzer::Factor &f) {
@@ -108,19 +105,28 @@ const analyzer::CallSiteInfo *indirect_site(const analyzer::Factor &f, std::vect
 // target with no calls of its own is instrumented all the same (it may be
 // the one); one defined outside the tree cannot be. True when every target
 // is already broken down: the call's parts are then ranked on their own.
-bool break_down_indirect(Suggestion &g, const std::vector<std::string> &targets, const State &s,
-                         const CanBreakDown &probe) {
-  std::vector<std::string> already;
-  std::string why_not;
+// The functions of `targets` a run can instrument, into g.functions (a
+// target with no calls of its own too: it may be the one); those already
+// broken down into `already`; the first reason one cannot be, into why_not.
+void instrumentable(Suggestion &g, const std::vector<std::string> &targets, const State &s,
+                    const CanBreakDown &probe, std::vector<std::string> &already, std::string &why_not) {
   for (const auto &t : targets) {
     if (s.is_broken_down(t)) {
       already.push_back(t);
       continue;
     }
-    std::string w = probe(t);
-    if (w.empty() || w == kNoCalls) g.functions.push_back(t);
-    else if (why_not.empty()) why_not = t + ": " + w;
+    if (std::find(g.functions.begin(), g.functions.end(), t) != g.functions.end()) continue;
+    Probe p = probe(t);
+    if (p.why_not.empty() || p.why_not == kNoCalls) g.functions.push_back(t);
+    else if (why_not.empty()) why_not = t + ": " + p.why_not;
   }
+}
+
+bool break_down_indirect(Suggestion &g, const std::vector<std::string> &targets, const State &s,
+                         const CanBreakDown &probe) {
+  std::vector<std::string> already;
+  std::string why_not;
+  instrumentable(g, targets, s, probe, already, why_not);
   if (!g.functions.empty()) {
     g.break_down = true;
     // A few names: the whole list is what the next iteration instruments
@@ -131,12 +137,47 @@ bool break_down_indirect(Suggestion &g, const std::vector<std::string> &targets,
     g.reason = "called through a pointer; what it reaches is broken down: its parts are ranked on their own";
     return already.size() == targets.size();
   } else if (targets.empty()) {
+    g.unreached = true;
     g.reason = "called through a pointer, and no function in the tree has its type and its address "
                "taken: vprof cannot tell where it goes";
   } else {
+    g.unreached = true;
     g.reason = "called through a pointer; none of the functions it may reach can be instrumented (" +
                why_not + ")";
   }
+  return false;
+}
+
+// A function vprof cannot instrument (p.why_not says why) is broken down
+// through what its body reaches, as a pointer call through its targets:
+// Apache's ap_run_handler, a dispatcher APR's macros write, through the
+// handlers registered with ap_hook_handler. True when all it reaches is
+// broken down already: its parts are then ranked on their own.
+bool break_down_opaque(Suggestion &g, const Probe &p, const State &s, const CanBreakDown &probe) {
+  // "f (uninstrumented part)": f's own time, less what it reached.
+  const bool own_time = ends_with(g.factor, " (uninstrumented part)");
+  std::vector<std::string> already;
+  std::string why_not;
+  instrumentable(g, p.reaches, s, probe, already, why_not);
+  const std::string &why = p.why_not;
+  if (!g.functions.empty()) {
+    g.break_down = true;
+    g.reason = fmt::format("{}: instrument the {} function{} it calls or may reach ({})", why,
+                           g.functions.size(), g.functions.size() == 1 ? "" : "s", some_names(g.functions));
+    return false;
+  }
+  if (!already.empty() && own_time) {  // all that could be timed in it is: the rest is its own code
+    g.unreached = true;
+    g.reason = why + "; what it reaches is broken down, and this is its own time, which vprof cannot "
+                     "time inside";
+    return false;
+  }
+  if (!already.empty()) {
+    g.reason = why + "; what it reaches is broken down: its parts are ranked on their own";
+    return true;
+  }
+  g.unreached = true;
+  g.reason = p.reaches.empty() ? why : why + ", and nothing it reaches can be instrumented (" + why_not + ")";
   return false;
 }
 
@@ -176,11 +217,15 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
                               : "already broken down: its parts are ranked on their own";
         parts_hidden = share < m;
       } else {
-        std::string why_not = probe(g.function);
-        g.break_down = why_not.empty();
-        g.reason = why_not.empty() ? "it has calls to break down" : why_not;
+        Probe p = probe(g.function);
         g.parents = callers_of(a, f);
-        if (g.break_down) g.functions = {g.function};
+        if (p.opaque) {
+          parts_hidden = break_down_opaque(g, p, s, probe);
+        } else {
+          g.break_down = p.why_not.empty();
+          g.reason = p.why_not.empty() ? "it has calls to break down" : p.why_not;
+          if (g.break_down) g.functions = {g.function};
+        }
       }
     }
     return g;

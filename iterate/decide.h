@@ -11,7 +11,11 @@
 //     a wait the session's sync packs name: its body is only the waiting);
 //   - a call through a pointer or a virtual call (the manifest's `indirect`
 //     sites) is broken down by instrumenting the functions the manifest says
-//     it may reach (`targets`), once; with none it is explained, saying so.
+//     it may reach (`targets`), once; with none it is unreached, saying so;
+//   - a function vprof cannot instrument (a macro writes its body, as APR
+//     writes Apache's hook dispatchers, or it is outside the tree) is broken
+//     down through what it reaches: the tree's functions its body calls or
+//     may reach through pointers; with none of those it is unreached.
 #ifndef VPROF_ITERATE_DECIDE_H
 #define VPROF_ITERATE_DECIDE_H
 
@@ -20,6 +24,7 @@
 #include <vector>
 
 #include "analyzer/pipeline/analyze.h"
+#include "instrumenter/names.h"
 #include "iterate/state.h"
 
 namespace vprof::iterate {
@@ -34,19 +39,33 @@ struct Suggestion {
   double contribution = 0;
   bool fragile = false;  // the factor's answer rests on a few intervals (factors.h)
   bool break_down = false;
+  // Not broken down, and not explained either: vprof cannot instrument it
+  // nor anything it reaches (a macro's body with no way through, a
+  // library's function). The session says so; a dead end is no explanation.
+  bool unreached = false;
   std::string reason;
 };
 
-// The first `shown` names and how many more ("a, b, c, d, e and 249 more"):
-// a call through a pointer may reach hundreds of functions (Redis's
-// c->cmd->proc, 254), and a line a person reads names a few.
-std::string some_names(const std::vector<std::string> &names, size_t shown = 5);
+// "break down", "unreached" or "explained": the decision's word in state.json,
+// the reports and the progress lines.
+const char *decision_word(const Suggestion &g);
+
+using instr::some_names;  // instrumenter/names.h
 
 // What CanBreakDown says of a function with no calls in its body.
 inline const char *const kNoCalls = "no calls in its body to break down";
 
-// "" when f can be broken down, else why not.
-using CanBreakDown = std::function<std::string(const std::string &f)>;
+// What a dry run says of breaking f down.
+struct Probe {
+  Probe(std::string w = "") : why_not(std::move(w)) {}  // NOLINT: a reason converts
+  std::string why_not;  // "" when f can be broken down
+  // f cannot be instrumented (why_not says why: a macro's body, outside the
+  // tree, no definition): true, with the functions of the tree its body
+  // calls or may reach through pointers, the way below it (issue 26).
+  bool opaque = false;
+  std::vector<std::string> reaches;
+};
+using CanBreakDown = std::function<Probe(const std::string &f)>;
 
 // The function holding the factor's largest call site ("" when none).
 std::string caller_of(const analyzer::Analysis &a, const analyzer::Factor &f);

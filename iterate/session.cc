@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -126,7 +127,8 @@ class Session {
   // stem.{json,txt,vprof}; with `session` (the final reports) also stem.html,
   // and the JSON and the page carry the session's iterations.
   Status write_reports(const analyzer::Analysis &a, const std::string &stem, bool session = false) const;
-  std::string can_break_down(const std::string &f);
+  Probe can_break_down(const std::string &f);
+  Probe dry_run(const std::string &f) const;
   // f's rule when the session's sync packs say f waits (acquires), else null.
   const instr::SyncRule *sync_wait(const std::string &f);
 
@@ -136,6 +138,7 @@ class Session {
   std::string dir_, build_dir_;
   State s_;
   std::optional<instr::SyncRules> sync_rules_;  // loaded on first use
+  std::map<std::string, Probe> probes_;          // can_break_down's, by function
 };
 
 instr::InstrumentOptions Session::instrument_options(std::vector<std::string> functions) const {
@@ -159,7 +162,7 @@ const instr::SyncRule *Session::sync_wait(const std::string &f) {
   return it != sync_rules_->by_name.end() && it->second.op == instr::SyncOp::Acquire ? &it->second : nullptr;
 }
 
-std::string Session::can_break_down(const std::string &f) {
+Probe Session::can_break_down(const std::string &f) {
   // A wait the sync packs name (WaitLatch, LWLockAcquire): inside is only
   // the waiting (PostgreSQL: WaitLatch -> WaitEventSetWait -> epoll_wait, a
   // run each); what it waited for is the waker's work, in its blame and its
@@ -168,16 +171,34 @@ std::string Session::can_break_down(const std::string &f) {
     return fmt::format("a wait of the {} sync pack: its time is another thread's work, in its Held parts "
                        "and blame",
                        w->pack);
+  // The tree's originals do not change during a session: one dry run a function.
+  if (auto it = probes_.find(f); it != probes_.end()) return it->second;
+  return probes_[f] = dry_run(f);
+}
+
+Probe Session::dry_run(const std::string &f) const {
   // A dry run on f alone: cheap (only the files that define f are parsed)
-  // and exact about whether f's body holds calls vprof can time.
+  // and exact about whether f's body holds calls vprof can time. A function
+  // it cannot open costs a parse of the whole tree, for what f reaches.
   instr::InstrumentOptions io = instrument_options({f});
   io.all_files = false;
   io.sync_packs.clear();
   io.dry_run = true;
   auto r = instr::instrument(io);
   if (!r) return "cannot be instrumented here: " + r.error().message;
-  if (r->call_sites == 0) return kNoCalls;
-  return "";
+  Probe p;
+  if (!r->undefined.empty()) {
+    p.opaque = true;
+    p.why_not = "no definition in the tree (a library's or the system's code)";
+  } else if (!r->opaque.empty()) {
+    p.opaque = true;
+    p.why_not = r->opaque.front().why;
+    p.reaches = r->opaque.front().reaches;
+    if (p.reaches.empty()) p.why_not += ", and it calls no function defined in the tree";
+  } else if (r->call_sites == 0) {
+    p.why_not = kNoCalls;
+  }
+  return p;
 }
 
 Status Session::run_iteration(Iteration &it) {
@@ -380,12 +401,12 @@ Expected<Outcome> Session::run() {
       s_.stop_reason = "stopped by the user";
     }
     s_.pending.clear();
+    std::vector<std::string> unreached;
     for (const auto &g : suggestions) {
-      s_.decisions.push_back({it.number, g.factor, g.break_down ? "break down" : "explained",
-                              g.reason, g.contribution, g.fragile});
+      s_.decisions.push_back({it.number, g.factor, decision_word(g), g.reason, g.contribution, g.fragile});
       log(fmt::format("  {:<48} {:>6.1f}%{}  {}: {}", g.factor, 100 * g.contribution,
-                      g.fragile ? " (fragile)" : "", g.break_down ? "break down" : "explained",
-                      g.reason));
+                      g.fragile ? " (fragile)" : "", decision_word(g), g.reason));
+      if (g.unreached) unreached.push_back(g.factor);
       if (!g.break_down) continue;
       for (const auto &f : g.functions)
         if (!s_.is_broken_down(f)) {
@@ -395,7 +416,12 @@ Expected<Outcome> Session::run() {
     }
     if (!s_.done && s_.pending.empty()) {
       s_.done = true;
-      s_.stop_reason = "fixed point: every selected factor is explained";
+      // A dead end is no explanation: say which factors vprof could not get below.
+      s_.stop_reason = unreached.empty()
+                           ? "fixed point: every selected factor is explained"
+                           : fmt::format("no way further down: {} unreached ({}); the decisions say why",
+                                         plural(unreached.size(), "selected factor is", "selected factors are"),
+                                         some_names(unreached, 3));
     }
     it.decided = true;
     Status saved = save_state(s_, state_path());

@@ -24,7 +24,7 @@ struct BrokenDown {
 struct Decision {
   int iteration = 0;
   std::string factor;
-  std::string decision;  // "break down" | "explained"
+  std::string decision;  // "break down" | "explained" | "unreached" (decide.h)
   std::string reason;
   // What the factor was ranked by (share or contribution) when decided, and
   // whether it was fragile; absent from sessions saved before they were kept.

@@ -77,6 +77,9 @@ int run(const InstrumentCli &o) {
   auto r = instr::instrument(io);
   if (tty && !o.quiet) std::fprintf(stderr, "\n");
   if (!r) return fail(r.error().message);
+  // What fails a real run fails a dry one the same way.
+  if (!r->undefined.empty()) return fail(r->undefined.front());
+  if (!r->opaque.empty()) return fail(instr::fmt_opaque(r->opaque.front()));
   if (o.dry_run)
     for (const auto &c : r->changes) print_diff(c);
   if (o.verbose)

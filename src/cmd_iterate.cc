@@ -41,7 +41,7 @@ bool ask(std::vector<iterate::Suggestion> &sugg, const analyzer::Analysis &a) {
   for (auto &g : sugg) {
     if (g.function.empty() && !g.break_down) continue;  // nothing to ask: not a function
     std::printf("%s (%.1f%%): suggested: %s (%s). [b]reak down, [e]xplained, [q]uit? ",
-                g.factor.c_str(), 100 * g.contribution, g.break_down ? "break down" : "explained",
+                g.factor.c_str(), 100 * g.contribution, iterate::decision_word(g),
                 g.reason.c_str());
     std::fflush(stdout);
     std::string line;
@@ -50,11 +50,12 @@ bool ask(std::vector<iterate::Suggestion> &sugg, const analyzer::Analysis &a) {
       if (g.function.empty()) std::printf("  %s is not a function; left explained\n", g.factor.c_str());
       else {
         g.break_down = true;
+        g.unreached = false;
         g.reason = "chosen by the user";
         if (g.functions.empty()) g.functions = {g.function};
       }
     } else if (line == "e") {
-      g.break_down = false;
+      g.break_down = g.unreached = false;
       g.reason = "explained by the user";
     }
   }

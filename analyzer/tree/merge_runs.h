@@ -11,7 +11,10 @@
 // site broken down only around what its uninstrumented callee re-entered
 // ("<callee> (uninstrumented part)" beside the re-entered functions) yields to
 // a later run's breakdown whose such part holds less than half as much of the
-// node (one that instruments the callee, or a pointer call's targets).
+// node (one that instruments the callee, or a pointer call's targets), or no
+// more of it while it shows a function called there that the earlier does
+// not and that is not on the path above (what a re-entered callee hid: a
+// filter chain's recursion through one pointer call, Apache's, issue 26).
 #ifndef VPROF_ANALYZER_TREE_MERGE_RUNS_H
 #define VPROF_ANALYZER_TREE_MERGE_RUNS_H
 

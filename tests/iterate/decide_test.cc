@@ -181,3 +181,69 @@ TEST(Decide, Issue32_SomeNamesListsShortListsWhole) {
   EXPECT_EQ(iterate::some_names({"a", "b", "c", "d", "e", "f", "g"}), "a, b, c, d, e and 2 more");
   EXPECT_EQ(iterate::some_names({"a", "b", "c"}, 1), "a and 2 more");
 }
+
+// Issue 26, found on Apache httpd: ap_run_handler's body is written by APR's
+// hook macros, so vprof cannot instrument it; every session stopped there
+// calling it explained. It is broken down through what it reaches (the
+// handlers registered by address); with nothing it reaches instrumentable
+// it is unreached, never explained.
+TEST(Decide, Case26_AFunctionVprofCannotOpenIsBrokenDownThroughWhatItReachesOrUnreached) {
+  analyzer::Analysis a;
+  a.factors.push_back(factor("ap_run_handler", "ap_run_handler", 0.944, 1));
+  a.factors.push_back(factor("apr_file_write", "apr_file_write", 0.05, 2));
+  iterate::State s;
+  s.broken_down.push_back({"ap_process_async_request", {}, 1});
+  auto probe = [](const std::string &f) -> iterate::Probe {
+    iterate::Probe p;
+    if (f == "ap_run_handler") {
+      p.opaque = true;
+      p.why_not = "its body's '{' comes from the macro AP_IMPLEMENT_HOOK_RUN_FIRST";
+      p.reaches = {"default_handler", "status_handler", "dispatch_in_a_macro"};
+    } else if (f == "apr_file_write") {
+      p.opaque = true;
+      p.why_not = "no definition in the tree (a library's or the system's code)";
+    } else if (f == "dispatch_in_a_macro") {
+      p.opaque = true;
+      p.why_not = "its body's '{' comes from the macro M";
+    } else if (f == "status_handler") {
+      p.why_not = iterate::kNoCalls;  // instrumented all the same: it may be the one
+    }
+    return p;
+  };
+  auto out = iterate::suggest(a, s, 0.5, probe);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(out[0].break_down) << out[0].reason;
+  EXPECT_FALSE(out[0].unreached);
+  EXPECT_EQ(out[0].functions, (std::vector<std::string>{"default_handler", "status_handler"}));
+  EXPECT_NE(out[0].reason.find("AP_IMPLEMENT_HOOK_RUN_FIRST"), std::string::npos) << out[0].reason;
+  EXPECT_STREQ(iterate::decision_word(out[0]), "break down");
+  EXPECT_FALSE(out[1].break_down);
+  EXPECT_TRUE(out[1].unreached) << "a library's function is a dead end, not an explanation";
+  EXPECT_STREQ(iterate::decision_word(out[1]), "unreached");
+
+  // Its handlers broken down: its parts are ranked on their own, and its own
+  // time (what the handlers leave of it) is unreached.
+  s.broken_down.push_back({"default_handler", {"ap_process_async_request"}, 2});
+  s.broken_down.push_back({"status_handler", {"ap_process_async_request"}, 2});
+  a.factors = {factor("ap_run_handler (uninstrumented part)", "ap_run_handler", 0.4, 1)};
+  out = iterate::suggest(a, s, 0.5, probe);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].unreached) << out[0].reason;
+
+  // Nothing it reaches can be instrumented: unreached, saying why.
+  a.factors = {factor("ap_run_handler", "ap_run_handler", 0.944, 1)};
+  s.broken_down.resize(1);
+  auto nothing = [&](const std::string &f) -> iterate::Probe {
+    iterate::Probe p = probe(f);
+    if (f != "ap_run_handler") {
+      p.opaque = true;
+      p.why_not = "no definition in the tree (a library's or the system's code)";
+    }
+    return p;
+  };
+  out = iterate::suggest(a, s, 0.5, nothing);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FALSE(out[0].break_down);
+  EXPECT_TRUE(out[0].unreached);
+  EXPECT_NE(out[0].reason.find("nothing it reaches can be instrumented"), std::string::npos) << out[0].reason;
+}

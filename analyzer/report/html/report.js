@@ -302,11 +302,11 @@ section('iterations', 'Refinement path', (s) => {
       continue;
     }
     ds.forEach((d, i) => {
-      const down = d.decision === 'break down';
+      const badge = d.decision === 'break down' ? 'down' : d.decision === 'unreached' ? 'unreached' : 'done';
       t.appendChild(el('tr', { 'data-iteration': it.iteration }, i === 0 ? head : null,
         el('td', { class: 'factor-name' }, d.factor, d.fragile ? el('span', { class: 'badge fragile', text: 'fragile' }) : null),
         el('td', { class: 'num', text: pct(d.value) }),
-        el('td', null, el('span', { class: 'badge ' + (down ? 'down' : 'done'), text: d.decision })),
+        el('td', null, el('span', { class: 'badge ' + badge, text: d.decision })),
         el('td', { class: 'small whycell', text: d.reason })));
     });
   }

@@ -1,0 +1,110 @@
+// Issue 26 end to end: `vprof iterate --auto --root process_request` on a
+// request server shaped like Apache httpd (hooks.c): hook dispatchers a
+// macro writes (vprof cannot instrument them), handlers and log hooks
+// registered by address, an output filter chain that recurses through one
+// pointer call. A delay planted in a handler, in the last filter, or in a log
+// hook must be where the session ends (1: through the dispatchers; 2: the
+// run that instruments the filters must reach the merged tree), and time
+// spent inside a macro's body with nothing below it ends the session
+// "unreached", never "explained".
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "iterate/config.h"
+#include "iterate/decide.h"
+#include "iterate/session.h"
+#include "tests/iterate/planted_target.h"
+#include "tests/support/temp_dir.h"
+
+namespace fs = std::filesystem;
+using namespace vprof::iterate;
+
+namespace {
+
+using vprof::testing::slurp;
+
+struct Plant {
+  const char *name;
+  const char *place;  // the function the planted call sits in, on the top factor's path
+};
+
+void PrintTo(const Plant &p, std::ostream *os) { *os << p.name; }
+
+Config make_target(const std::string &plant) {
+  fs::path dir = vprof::testing::fresh_dir("vprof-it", "hooks-" + plant);
+  fs::copy_file(HOOKS_SOURCE, dir / "hooks.c");
+  return vprof::testing::make_target_project(dir, "C", "hooks", "hooks.c", "", "process_request", "1 " + plant);
+}
+
+SessionOptions options() {
+  SessionOptions o;
+  o.annotations_dir = VPROF_ANNOTATIONS_DIR;
+  o.include_dir = VPROF_INCLUDE_DIR;
+  return o;
+}
+
+const vprof::analyzer::Factor *top(const Outcome &out) {
+  for (const auto &f : out.analysis->factors)
+    if (f.rank == 1) return &f;
+  return nullptr;
+}
+
+std::string decisions(const State &s) {
+  std::string log;
+  for (const Decision &d : s.decisions)
+    log += "\n  iteration " + std::to_string(d.iteration) + ": " + d.factor + ": " + d.decision + " (" +
+           d.reason + ")";
+  return log;
+}
+
+}  // namespace
+
+class HookPlants : public ::testing::TestWithParam<Plant> {};
+
+TEST_P(HookPlants, Case26_AutoGoesThroughMacroMadeDispatchersAndEndsOnThePlantedPlace) {
+  const Plant &plant = GetParam();
+  Config c = make_target(plant.name);
+  std::string before = slurp(c.dir + "/hooks.c");
+  auto out = run_session(c, options(), vprof::iterate::Hooks{});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  const State &s = out->state;
+  SCOPED_TRACE("decisions:" + decisions(s));
+  EXPECT_EQ(s.stop_reason, "fixed point: every selected factor is explained");
+  const auto *first = top(*out);
+  ASSERT_NE(first, nullptr);
+  ASSERT_FALSE(first->functions.empty());
+  EXPECT_EQ(first->functions[0], "injected_delay") << first->name;
+  EXPECT_GT(first->share, 0.5);
+  // The planted call's path runs through the place it was planted in, and
+  // the measurement named comes from the session's last run (a run that is
+  // measured reaches the merged tree).
+  auto path = callers_of(*out->analysis, *first);
+  EXPECT_NE(std::find(path.begin(), path.end(), plant.place), path.end())
+      << "path: " << vprof::instr::some_names(path, 20);
+  EXPECT_TRUE(s.is_broken_down(plant.place));
+  EXPECT_EQ(slurp(c.dir + "/hooks.c"), before) << "restored byte for byte";
+}
+
+INSTANTIATE_TEST_SUITE_P(Plants, HookPlants,
+                         ::testing::Values(Plant{"handler", "default_handler"},
+                                           Plant{"filter", "core_output_filter"},
+                                           Plant{"log", "log_transaction"}),
+                         [](const ::testing::TestParamInfo<Plant> &i) { return std::string(i.param.name); });
+
+TEST(HooksUnreached, Case26_TimeInsideAMacroBodyWithNothingBelowEndsUnreachedNotExplained) {
+  Config c = make_target("macro");
+  auto out = run_session(c, options(), vprof::iterate::Hooks{});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  const State &s = out->state;
+  SCOPED_TRACE("decisions:" + decisions(s));
+  EXPECT_NE(s.stop_reason.find("unreached (check_timeout)"), std::string::npos) << s.stop_reason;
+  EXPECT_EQ(s.stop_reason.find("explained"), std::string::npos) << s.stop_reason;
+  bool unreached = std::any_of(s.decisions.begin(), s.decisions.end(), [](const Decision &d) {
+    return d.factor == "check_timeout" && d.decision == "unreached" &&
+           d.reason.find("IMPLEMENT_CHECK") != std::string::npos;
+  });
+  EXPECT_TRUE(unreached);
+}
