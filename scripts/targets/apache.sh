@@ -70,9 +70,11 @@ mkdir -p "$work"
 cd "$work"
 
 source_sums() { (cd src && find . -type f -not -path './.vprof/*' -print0 | sort -z | xargs -0 sha1sum); }
+# sha1sum -c, not a join on the name: the tree has names with spaces
+# (debian/perl-framework/t/htdocs/modules/rewrite/foo bar.html). The tarball
+# ships an empty top-level .deps that `make depend` fills: a build output.
 sources_pristine() {
-  source_sums > restored.sha1
-  join -j 2 <(sort -k2 pristine.sha1) <(sort -k2 restored.sha1) | awk '$2 != $3 {print $1; bad=1} END {exit bad}'
+  grep -v '  \./\.deps$' pristine.sha1 | (cd src && sha1sum --quiet -c -)
 }
 instrumented() { [ -f src/.vprof/state.json ]; }
 patched() { grep -q vprof_interval_begin src/modules/http/http_request.c; }
@@ -201,19 +203,21 @@ apr_pack=apr
 [ -f "$("$vprof" config --annotations-dir)/apr.json" ] || apr_pack=$here/annotations/apr.json
 sync_args=(--sync pthreads --sync "$apr_pack")
 
-# However this ends, the server stops and the tree goes back to its pristine bytes.
-unwind() { stop_httpd
-           if instrumented; then "$vprof" restore -p src >/dev/null; fi
-           unplant
-           if patched; then (cd src && patch -p1 -R -s < "$patchfile"); fi; }
+# However this ends, the server stops, the tree goes back to its pristine
+# bytes, and the sources are checked against the fetch-time sums.
+unwind() {
+  stop_httpd
+  if instrumented; then "$vprof" restore -p src; fi
+  unplant
+  if patched; then (cd src && patch -p1 -R -s < "$patchfile"); fi
+  if sources_pristine; then echo "restored sources identical to the pristine tree"
+  else echo "apache.sh: restored sources differ from the pristine tree" >&2; return 1; fi
+}
 trap unwind EXIT
 restore_and_check() {
   step "restore and un-patch"
-  if instrumented; then "$vprof" restore -p src; fi
-  unplant
-  (cd src && patch -p1 -R -s < "$patchfile")
-  sources_pristine || die "restored sources differ from the pristine tree"
-  echo "restored sources identical to the pristine tree"
+  trap - EXIT
+  unwind || exit 1
 }
 
 if [ $mode = profile ]; then
