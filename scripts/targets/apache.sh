@@ -6,17 +6,17 @@
 #   against the system APR (apr-1-config, apu-1-config), event MPM, every
 #   module static (unixd: User/Group and the children's setuid; authz_core:
 #   Require; mime: Content-Type; log_config: the access log; core and http
-#   are always in) -> `make depend` (so make rebuilds a file whose header vprof
-#   rewrote) -> `bear -- make` (compile db in src/) -> install under
+#   are always in) -> `bear -- make` (compile db in src/) -> `make depend`
+#   (so make rebuilds a file whose header vprof rewrote) -> install under
 #   WORK_DIR/inst, and WORK_DIR/httpd.conf: port PORT, a 4 KiB static page,
 #   an access log, and `User daemon` / `Group daemon`, so the children drop
 #   root as in a real deployment (a server that setuids must still record).
 #   profile: explain the latency variance of ab's requests with
-#   `vprof iterate --auto` from ap_process_async_request: the plain build
-#   measured (ab req/s and p99, recorder off) -> patch http_request.c
-#   (patches/apache-ap_process_async_request-intervals.patch: one interval
-#   per request), and with PLANT=handler|log a planted delay too
-#   (patches/apache-plant-{handler,log}.patch) -> each iteration: rebuild,
+#   `vprof iterate --auto` from ap_process_async_request: patch
+#   http_request.c (patches/apache-ap_process_async_request-intervals.patch:
+#   one interval per request), and with PLANT=handler|log a planted delay too
+#   (patches/apache-plant-{handler,log}.patch) -> the plain build measured
+#   (not instrumented, recorder off: ab req/s and p99) -> each iteration: rebuild,
 #   WORK_DIR/run.sh (start httpd with the recorder on, ab -c 16 then ab -c 64,
 #   stop httpd and wait for it) -> final report -> plain vs recording (the
 #   last iteration's run) -> restore and un-patch (the sources must be
@@ -220,17 +220,19 @@ restore_and_check() {
   unwind || exit 1
 }
 
-if [ $mode = profile ]; then
-  # The pristine tree rebuilt (a previous session left its last instrumented
-  # binary installed), measured with the recorder off.
-  step "plain: the pristine build, recorder off, ab -c ${concurrency// /, -c }"
-  install_httpd
-  env -u VPROF_TRACE_DIR sh "$work/run.sh" | tee "$work/plain.txt"
-fi
-
 step "patch http_request.c: one vprof interval per request${plant:+; plant a delay ($plant)}"
 (cd src && patch -p1 -s < "$patchfile")
 if [ -n "$plant" ]; then (cd src && patch -p1 -s < "$plantfile"); fi
+
+if [ $mode = profile ]; then
+  # The baseline for what recording costs: the same sources (the interval
+  # patch, the planted delay), not instrumented, the recorder off (an
+  # interval call is then one branch). Rebuilt: a previous session left its
+  # last instrumented binary installed.
+  step "plain: the patched build, not instrumented, recorder off, ab -c ${concurrency// /, -c }"
+  install_httpd
+  env -u VPROF_TRACE_DIR sh "$work/run.sh" | tee "$work/plain.txt"
+fi
 
 if [ $mode = once ]; then
   args=()
@@ -256,9 +258,7 @@ cat vprof.json
 step "vprof iterate --auto"
 start=$SECONDS
 "$vprof" iterate --auto --fresh
-echo "session: $((SECONDS - start)) s of wall time"
-step "final report"
-cat .vprof-session/final-report.txt
+echo "session: $((SECONDS - start)) s of wall time (iterate printed the final report)"
 restore_and_check
 step "plain vs recording (the last iteration's run, its functions instrumented)"
 last=$(ls -d .vprof-session/iter-* | sort -t- -k2 -n | tail -1)
