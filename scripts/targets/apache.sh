@@ -78,7 +78,6 @@ sources_pristine() {
 }
 instrumented() { [ -f src/.vprof/state.json ]; }
 patched() { grep -q vprof_interval_begin src/modules/http/http_request.c; }
-planted() { grep -q planted_ src/server/core.c src/modules/loggers/mod_log_config.c; }
 unplant() {
   if grep -q planted_handler_delay src/server/core.c; then (cd src && patch -p1 -R -s < "$patches/apache-plant-handler.patch"); fi
   if grep -q planted_log_delay src/modules/loggers/mod_log_config.c; then (cd src && patch -p1 -R -s < "$patches/apache-plant-log.patch"); fi
@@ -261,7 +260,7 @@ start=$SECONDS
 echo "session: $((SECONDS - start)) s of wall time (iterate printed the final report)"
 restore_and_check
 step "plain vs recording (the last iteration's run, its functions instrumented)"
-last=$(ls -d .vprof-session/iter-* | sort -t- -k2 -n | tail -1)
+last=$(ls -d .vprof-session/iter-* | sort -V | tail -1)  # iter-10 after iter-9
 echo "plain:"
 cat "$work/plain.txt"
 echo "recording ($last):"
