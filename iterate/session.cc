@@ -249,7 +249,9 @@ Status Session::run_iteration(Iteration &it) {
 
   std::error_code ec;
   fs::remove_all(it.trace_dir, ec);
-  fs::create_directories(it.trace_dir);
+  std::string unreachable;
+  if (Status made = make_trace_dir(it.trace_dir, &unreachable); !made) return made;
+  if (!unreachable.empty()) log(fmt::format("iteration {}: warning: {}", it.number, unreachable));
   fs::copy_file(ir->manifest_path, it.trace_dir + "/manifest.json",
                 fs::copy_options::overwrite_existing, ec);
   if (ec) return Error{fmt::format("{}: cannot copy the manifest: {}", ir->manifest_path, ec.message())};
@@ -266,10 +268,12 @@ Status Session::run_iteration(Iteration &it) {
   // one's names: stop, saying why, rather than analyse them.
   auto names = analyzer::load_manifest(it.trace_dir + "/manifest.json");
   if (!names) return Error{names.error().message};
-  if (std::string e = trace::build_mismatch(trace::read_process_files(it.trace_dir), it.trace_dir,
-                                            names->manifest_id);
-      !e.empty())
-    return Error{e};
+  const trace::ProcessFiles procs = trace::read_process_files(it.trace_dir);
+  if (std::string e = trace::build_mismatch(procs, it.trace_dir, names->manifest_id); !e.empty()) return Error{e};
+  // A server that dropped root and could not write its threads' files: say
+  // which process, as whom, before an analysis finds nothing to read.
+  for (const std::string &line : trace::refused_lines(procs, it.trace_dir))
+    log(fmt::format("iteration {}: warning: {}", it.number, line));
   it.analyzed = true;
   return Status::Ok();
 }

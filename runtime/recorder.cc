@@ -147,6 +147,9 @@ static void measure_floor() {
   g.empty_interval_ns = median(interval, kBatches);
 }
 
+// A trace directory made by a process running as root is writable by all,
+// sticky as /tmp is (1777): a server that drops root (httpd's children as
+// www-data) makes its threads' files as its new user.
 static bool make_dirs(const char *path) {
   char buf[4096];
   snprintf(buf, sizeof buf, "%s", path);
@@ -156,7 +159,11 @@ static bool make_dirs(const char *path) {
     mkdir(buf, 0755);
     *p = '/';
   }
-  return mkdir(buf, 0755) == 0 || errno == EEXIST;
+  if (mkdir(buf, 0755) == 0) {
+    if (geteuid() == 0) chmod(buf, 01777);
+    return true;
+  }
+  return errno == EEXIST;
 }
 
 static void on_thread_exit(void *p) { thread_finish(static_cast<ThreadState *>(p)); }

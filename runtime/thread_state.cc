@@ -130,17 +130,49 @@ static bool map_ring(ThreadState *t, int fd) {
 // The thread's header page and ring, mapped from a new file whose descriptor
 // is closed before this returns. False: no usable file, and none left behind
 // (an empty file would read as a truncated trace).
+// The first thread file this process could not make: why (errno), and as
+// whom, in the process file for the reader, and one line on stderr. A
+// server that drops root (httpd, PostgreSQL, MySQL, nginx) makes its
+// threads after setuid: a directory only root may write refuses them all.
+static void note_refused(int err) {
+  vprof_process_header *h = g.proc;
+  if (!h || err == 0) return;
+  uint32_t none = 0;
+  const uint32_t euid = (uint32_t)geteuid();
+  __atomic_store_n(&h->file_euid, euid, __ATOMIC_RELAXED);
+  if (!__atomic_compare_exchange_n(&h->file_errno, &none, (uint32_t)err, false, __ATOMIC_RELAXED,
+                                   __ATOMIC_RELAXED))
+    return;
+  char line[4600];
+  int n = snprintf(line, sizeof line,
+                   "vprof: process %u (%s) running as uid %u cannot create its thread files in %s: %s; "
+                   "their records are lost%s\n",
+                   g.pid, g.comm, euid, g.dir, strerror(err),
+                   err == EACCES || err == EPERM
+                       ? " (make the directory writable, and every directory above it searchable, by "
+                         "that user: `vprof run` and `vprof iterate` make theirs writable when they run as root)"
+                       : "");
+  if (n > 0) (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
 static bool make_file(ThreadState *t) {
   int fd = open_trace_file(t);
-  if (fd < 0) return false;
+  if (fd < 0) {
+    note_refused(errno);
+    return false;
+  }
   void *h = MAP_FAILED;
-  if (reserve_space(fd, 0, VPROF_HEADER_BYTES))
+  int err = ENOSPC;
+  if (reserve_space(fd, 0, VPROF_HEADER_BYTES)) {
     h = mmap(nullptr, VPROF_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    err = errno;
+  }
   if (h == MAP_FAILED) {
     char path[4200];
     path_of(t, path, sizeof path);
     unlink(path);
     close(fd);
+    note_refused(err);
     return false;
   }
   t->header = static_cast<vprof_file_header *>(h);

@@ -48,6 +48,7 @@
 #include <nlohmann/json.hpp>
 #include <vprof/trace_format.h>
 
+#include "analyzer/util/output_file.h"
 #include "command.h"
 #include "trace_summary.h"
 
@@ -336,8 +337,9 @@ int run(const RunOptions &o) {
   if (!manifest_path.empty() && !read_file(manifest_path, manifest, why))
     return fail(fmt::format("{}: cannot read the manifest: {}", manifest_path, why));
   std::error_code ec;
-  fs::create_directories(o.trace_dir, ec);
-  if (ec) return fail(fmt::format("{}: cannot create the trace directory: {}", o.trace_dir, ec.message()));
+  std::string unreachable;
+  if (Status made = make_trace_dir(o.trace_dir, &unreachable); !made) return fail(made.message());
+  if (!unreachable.empty()) std::fprintf(stderr, "vprof: warning: %s\n", unreachable.c_str());
   fs::path dir = fs::canonical(o.trace_dir, ec);
   if (ec) return fail(fmt::format("{}: {}", o.trace_dir, ec.message()));
   int lock = lock_trace_dir(dir, why);
@@ -403,6 +405,8 @@ int run(const RunOptions &o) {
   }
   TraceSummary sum = summarize_trace(dir);
   std::fprintf(stderr, "vprof: trace in %s %s\n", dir.c_str(), describe(sum).c_str());
+  for (const std::string &line : trace::refused_lines(sum.processes, dir.string()))
+    std::fprintf(stderr, "vprof: warning: %s\n", line.c_str());
   keep_registered_manifest(dir, sum, manifest_path);
   int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
   if (sum.records > 0) {

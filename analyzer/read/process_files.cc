@@ -1,10 +1,12 @@
 #include "analyzer/read/process_files.h"
 
 #include <dirent.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -57,9 +59,42 @@ ProcessFiles read_process_files(const std::string &dir) {
       out.manifests[h.manifest_id] = h.manifest_path;
     }
     if (h.version >= 3) out.preemption |= h.preemption;
+    if (h.version >= 4 && h.file_errno != 0) {
+      auto same = std::find_if(out.refused.begin(), out.refused.end(), [&](const ProcessFiles::Refused &r) {
+        return r.euid == h.file_euid && r.err == h.file_errno;
+      });
+      if (same != out.refused.end()) {
+        ++same->processes;
+      } else {
+        h.comm[sizeof h.comm - 1] = '\0';
+        out.refused.push_back({h.pid, h.file_euid, h.file_errno, h.comm, 1});
+      }
+    }
   }
   closedir(d);
   return out;
+}
+
+std::vector<std::string> refused_lines(const ProcessFiles &p, const std::string &dir) {
+  std::vector<std::string> lines;
+  for (const auto &r : p.refused) {
+    std::string out;
+    std::string user = std::to_string(r.euid);
+    struct passwd pw, *found = nullptr;
+    char buf[4096];
+    if (getpwuid_r(r.euid, &pw, buf, sizeof buf, &found) == 0 && found)
+      user = std::string(found->pw_name) + " (uid " + std::to_string(r.euid) + ")";
+    out += "process " + std::to_string(r.pid) + " (" + r.comm + ")";
+    if (r.processes > 1) out += " and " + std::to_string(r.processes - 1) + " more";
+    out += ", running as " + user + ", could not create thread files in " + dir + ": " + std::strerror((int)r.err);
+    if (r.err == EACCES || r.err == EPERM)
+      out += "; its threads recorded nothing. A server that drops root writes as its new user: make the "
+             "directory writable, and every directory above it searchable, by " + user +
+             " (chmod 1777, as `vprof run` and `vprof iterate` do to a trace directory they make as root) "
+             "and run again";
+    lines.push_back(std::move(out));
+  }
+  return lines;
 }
 
 std::string build_mismatch(const ProcessFiles &p, const std::string &dir, const std::string &expected) {

@@ -25,12 +25,24 @@ struct ProcessFiles {
   // measured: a thread refused may still leave others measured.
   uint32_t preemption = 0;
   bool preemption_measured() const { return preemption & 1u; }
+  // Processes whose thread files were refused (process files of version 4):
+  // a server that dropped root, a full disk. The first of each (uid, errno).
+  struct Refused {
+    uint32_t pid = 0, euid = 0, err = 0;
+    std::string comm;
+    uint64_t processes = 0;  // how many processes this one stands for
+  };
+  std::vector<Refused> refused;
   // One line per p-*.vpp file that could not be used ("FILE: why"): not
   // read, or of a version this reader does not know.
   std::vector<std::string> warnings;
 };
 
 ProcessFiles read_process_files(const std::string &dir);
+
+// One line per refusal in p: which process, which user, which directory,
+// why, and what to do.
+std::vector<std::string> refused_lines(const ProcessFiles &p, const std::string &dir);
 
 // One line (naming `dir`) when the traced program's instrumented code is not
 // all of one instrumentation, or not of `expected` (a manifest id; "" takes

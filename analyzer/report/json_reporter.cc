@@ -106,6 +106,7 @@ json quality_json(const RunAnalysis &r) {
   return {{"dropped_records", r.dropped_records},
           {"lost_threads", r.processes.lost_threads},
           {"lost_records", r.processes.lost_records},
+          {"refused", trace::refused_lines(r.processes, r.dir)},
           {"incomplete_intervals", p.incomplete_intervals},
           {"inverted_intervals", p.inverted_intervals},
           {"lossy_intervals", p.lossy_intervals},

@@ -138,6 +138,7 @@ class TerminalReporter : public Reporter {
       o += fmt::format(", {} threads with no trace file ({} records lost)", r.processes.lost_threads,
                        r.processes.lost_records);
     o += lost_clause(data_lost(a), a.runs.size()) + "\n";
+    for (const auto &line : trace::refused_lines(r.processes, r.dir)) o += "warning: " + line + "\n";
     o += fmt::format("latency: mean {}  stddev {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n",
                      dur(l.mean_ns), dur(l.stddev_ns), dur(l.p50_ns), dur(l.p90_ns), dur(l.p99_ns),
                      dur(l.p999_ns), dur(l.max_ns));

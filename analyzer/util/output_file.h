@@ -68,6 +68,15 @@ class OutputFile {
 // Opens path, lets write() fill it, commits: the whole file or an error.
 Status write_output(const std::string &path, const std::function<Status(std::ostream &)> &write);
 
+// Creates a trace directory (and its parents) for a program about to record.
+// Made by root, it is writable by all and sticky, as /tmp is (1777): a
+// server that drops root (httpd's children as daemon, PostgreSQL's as
+// postgres) makes its threads' files as its new user, and no user can
+// remove another's. A directory that exists is left as it is. As root,
+// `warning` says when a directory above it is not searchable by all (a
+// server's workers could not reach it, whatever its own mode).
+Status make_trace_dir(const std::string &dir, std::string *warning = nullptr);
+
 }  // namespace vprof
 
 #endif  // VPROF_ANALYZER_UTIL_OUTPUT_FILE_H

@@ -228,7 +228,7 @@ static inline int vprof_ring_pending(const struct vprof_file_header *h) {
  * mapping, so they survive SIGKILL.
  */
 #define VPROF_PROCESS_MAGIC "VPROFPRC"   /* 8 bytes, no terminator on disk */
-#define VPROF_PROCESS_VERSION 3u /* 2: manifest_id, manifest_path; 3: preemption */
+#define VPROF_PROCESS_VERSION 4u /* 2: manifest_id, manifest_path; 3: preemption; 4: file_errno, file_euid */
 
 /* vprof_process_header.preemption, bits. 0 (and files before version 3): not recorded. */
 #define VPROF_PREEMPT_MEASURED 1u  /* at least one thread recorded its context switches */
@@ -251,7 +251,11 @@ struct vprof_process_header {
   char manifest_path[1024];      /* 104 where that manifest was written (NUL-terminated) */
   vprof_u32 preemption;          /*1128 (live) VPROF_PREEMPT_* bits */
   vprof_u32 reserved0;           /*1132 */
-  vprof_u8 pad[4096 - 1136];
+  vprof_u32 file_errno;          /*1136 (live) why the first thread file the process could not
+                                        create was refused (an errno; 0: none was), and */
+  vprof_u32 file_euid;           /*1140 (live) the process's effective uid then (a server that
+                                        dropped root: EACCES as its new user) */
+  vprof_u8 pad[4096 - 1144];
 };
 
 #ifdef __cplusplus

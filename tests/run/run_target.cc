@@ -9,14 +9,23 @@
 //                             records; on SIGTERM prints "signals=<count>" and
 //                             exits 0.
 //   run_target hello FILE     creates FILE (proof that it ran) and writes 1 pair.
+//   run_target dropuid USER M records 1 pair as root, then forks a child that
+//                             drops root (setgid, setuid to USER) as a server's
+//                             workers do, and writes M pairs there on its main
+//                             thread and M on a thread it starts; the parent
+//                             waits for it. 2 + 4*M records in all.
 //   run_target exhaust M      opens files until the fd limit, starts a thread
 //                             that writes M pairs (no descriptor left for its
 //                             trace file), closes them, writes M pairs itself.
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <condition_variable>
 #include <cstdio>
@@ -87,6 +96,30 @@ static int exhaust(uint32_t m) {
   return 0;
 }
 
+static int dropuid(const char *user, uint32_t m) {
+  struct passwd *pw = getpwnam(user);
+  if (!pw) {
+    std::fprintf(stderr, "run_target: no user %s\n", user);
+    return 2;
+  }
+  pairs(1);
+  pid_t child = fork();
+  if (child < 0) return 1;
+  if (child == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0) {
+      std::perror("run_target: dropping root");
+      _exit(1);
+    }
+    std::thread(pairs, m).join();
+    pairs(m);
+    _exit(0);
+  }
+  int st = 0;
+  while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
 static volatile sig_atomic_t g_signals = 0;
 
 static int term(const char *ready) {
@@ -106,12 +139,13 @@ int main(int argc, char **argv) {
   if (mode == "threads" && argc == 4)
     return threads(std::atoi(argv[2]), (uint32_t)std::strtoul(argv[3], nullptr, 10));
   if (mode == "term" && argc == 3) return term(argv[2]);
+  if (mode == "dropuid" && argc == 4) return dropuid(argv[2], (uint32_t)std::strtoul(argv[3], nullptr, 10));
   if (mode == "exhaust" && argc == 3) return exhaust((uint32_t)std::strtoul(argv[2], nullptr, 10));
   if (mode == "hello" && argc == 3) {
     std::fclose(std::fopen(argv[2], "w"));
     pairs(1);
     return 0;
   }
-  std::fprintf(stderr, "usage: run_target threads N M | term FILE | hello FILE | exhaust M\n");
+  std::fprintf(stderr, "usage: run_target threads N M | term FILE | hello FILE | dropuid USER M | exhaust M\n");
   return 2;
 }

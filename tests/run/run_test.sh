@@ -397,5 +397,36 @@ case25_5_full_disk_keeps_old_trace() {
   [ "$files $records $dropped" = "1 2 0" ] || fail "with room: summary: $(cat err)"
 }
 
+# Issue 26, item 3: a server that drops root (httpd's children setuid to
+# daemon) made no thread file in the root-owned trace directory, and nothing
+# said why. A trace directory `vprof run` makes as root is writable by all
+# (sticky, as /tmp): the child's threads record as their new user. One that
+# exists, and refuses them, is named in one line: which process, which user,
+# which directory, and what to do.
+case26_3_server_drops_root() {
+  [ "$(id -u)" = 0 ] || skip "needs root (the program drops it)"
+  id nobody >/dev/null 2>&1 || skip "no user nobody"
+  # Under a directory others cannot search (mktemp -d's 0700), no mode of
+  # the trace directory helps: vprof run says so.
+  "$VPROF" run --trace-dir T0 -- "$TARGET" dropuid nobody 10 >out 2>err
+  grep -q "^vprof: warning: T0: $PWD is not searchable by other users (mode 700)" err ||
+    fail "no warning about the 0700 parent: $(cat err)"
+  chmod 0755 "$PWD"
+  "$VPROF" run --trace-dir T -- "$TARGET" dropuid nobody 500 >out 2>err || fail "exit $?: $(cat err)"
+  [ "$(stat -c %a T)" = 1777 ] || fail "the trace directory is $(stat -c %a T), not 1777"
+  read -r files records dropped lost_threads lost_records <<<"$(summary)"
+  [ "$files $records $dropped ${lost_threads:-0}" = "3 2002 0 0" ] || fail "summary: $(cat err)"
+  [ "$(find T -name 't-*.vpt' -user nobody | wc -l)" = 2 ] || fail "the child's files are not nobody's: $(ls -l T)"
+  # A directory that exists is left as it is; the refusal is said.
+  mkdir -m 0755 T2
+  "$VPROF" run --trace-dir T2 -- "$TARGET" dropuid nobody 500 >out 2>err
+  read -r files records dropped lost_threads lost_records <<<"$(summary)"
+  [ "$files $records $lost_threads $lost_records" = "1 2 2 2000" ] || fail "summary T2: $(cat err)"
+  grep -Eq "^vprof: warning: process [0-9]+ \(run_target\), running as nobody \(uid [0-9]+\), could not create thread files in $PWD/T2: Permission denied; .*writable, and every directory above it searchable, by nobody" err ||
+    fail "no line naming the process, the user and the directory: $(cat err)"
+  "$VPROF" analyze T2 >report 2>/dev/null
+  grep -q "^warning: process [0-9]* (run_target), running as nobody" report || fail "analyze does not say it: $(head -3 report)"
+}
+
 "$CASE"
 echo "PASS ($CASE)"
