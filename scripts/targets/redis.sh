@@ -23,8 +23,8 @@
 #        PLANT=1: the planted stall   CLIENTS=N (16)   REQUESTS=N per test (10000)
 #        TESTS=set,lpush (redis-benchmark -t)   PORT=N (6390)   MAX_ITERATIONS=N (12)
 #        once only: FUNCTIONS="f g ..." (default aeProcessEvents)
-# Needs: root or sudo for the deb-src line and apt-get source; bear, gcc, make,
-#        pkg-config (Debian: apt-get install bear build-essential pkg-config).
+# Needs: root or sudo for the deb-src line and apt-get source; the Debian packages
+#        bear, build-essential (gcc, make) and dpkg-dev (apt-get source).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
