@@ -320,6 +320,21 @@ Expected<RestoreResult> restore(const RestoreOptions &o) {
   auto done = commit(*journal, *originals, {}, CommitOptions{o.force});
   if (!done) return done.error();
   r.files_restored = done->files_written;
+  // A build inside the source tree (Apache's, PostgreSQL's) had the manifest
+  // written into the tree: it goes too, so nothing of vprof's is left there
+  // (a trace keeps its own copy: vprof run and iterate put one in it).
+  if (!o.force || done->left_alone.empty()) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    llvm::SmallString<256> build(o.build_dir);
+    llvm::sys::fs::make_absolute(build);
+    const std::string manifest_dir = std::string(build.str()) + "/.vprof";
+    const std::string under = root.back() == '/' ? root : root + "/";
+    if (manifest_dir.compare(0, under.size(), under) == 0) {
+      fs::remove(manifest_dir + "/manifest.json", ec);
+      fs::remove(manifest_dir, ec);  // only when empty (the journal's own directory may still hold its lock)
+    }
+  }
   r.left_alone.insert(r.left_alone.end(), done->left_alone.begin(), done->left_alone.end());
   return r;
 }

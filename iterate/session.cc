@@ -19,6 +19,7 @@
 #include "analyzer/profile/profile.h"
 #include "analyzer/read/process_files.h"
 #include "analyzer/read/trace_reader.h"
+#include "analyzer/report/preemption.h"
 #include "analyzer/report/reporter.h"
 #include "analyzer/util/output_file.h"
 #include "instrumenter/instrument.h"
@@ -129,8 +130,8 @@ class Session {
   Status write_reports(const analyzer::Analysis &a, const std::string &stem, bool session = false) const;
   Probe can_break_down(const std::string &f);
   Probe dry_run(const std::string &f) const;
-  // f's rule when the session's sync packs say f waits (acquires), else null.
-  const instr::SyncRule *sync_wait(const std::string &f);
+  // f's rule when the session's sync packs name f, else null.
+  const instr::SyncRule *sync_rule(const std::string &f);
 
   const Config &c_;
   const SessionOptions &o_;
@@ -152,14 +153,14 @@ instr::InstrumentOptions Session::instrument_options(std::vector<std::string> fu
   return io;
 }
 
-const instr::SyncRule *Session::sync_wait(const std::string &f) {
+const instr::SyncRule *Session::sync_rule(const std::string &f) {
   if (!sync_rules_) {
     sync_rules_.emplace();
     for (const std::string &p : c_.sync_packs)  // a pack that fails has failed the instrumenter
       (void)instr::load_sync_pack(p, o_.annotations_dir, *sync_rules_);
   }
   auto it = sync_rules_->by_name.find(instr::normalize_qualified(f));
-  return it != sync_rules_->by_name.end() && it->second.op == instr::SyncOp::Acquire ? &it->second : nullptr;
+  return it != sync_rules_->by_name.end() ? &it->second : nullptr;
 }
 
 Probe Session::can_break_down(const std::string &f) {
@@ -167,10 +168,18 @@ Probe Session::can_break_down(const std::string &f) {
   // the waiting (PostgreSQL: WaitLatch -> WaitEventSetWait -> epoll_wait, a
   // run each); what it waited for is the waker's work, in its blame and its
   // Held parts, and on the path when the waker worked for the same interval.
-  if (const instr::SyncRule *w = sync_wait(f))
-    return fmt::format("a wait of the {} sync pack: its time is another thread's work, in its Held parts "
-                       "and blame",
-                       w->pack);
+  if (const instr::SyncRule *w = sync_rule(f)) {
+    if (w->op == instr::SyncOp::Acquire)
+      return fmt::format("a wait of the {} sync pack: its time is another thread's work, in its Held parts "
+                         "and blame",
+                         w->pack);
+    // An unlock or a signal (Apache's apr_thread_mutex_unlock read "cannot be
+    // instrumented: no definition"): the call itself, waking a waiter.
+    if (w->op == instr::SyncOp::Release)
+      return fmt::format("a release of the {} sync pack (an unlock, a signal): its time is the call itself, "
+                         "waking whoever waits",
+                         w->pack);
+  }
   // The tree's originals do not change during a session: one dry run a function.
   if (auto it = probes_.find(f); it != probes_.end()) return it->second;
   return probes_[f] = dry_run(f);
@@ -249,9 +258,7 @@ Status Session::run_iteration(Iteration &it) {
 
   std::error_code ec;
   fs::remove_all(it.trace_dir, ec);
-  std::string unreachable;
-  if (Status made = make_trace_dir(it.trace_dir, &unreachable); !made) return made;
-  if (!unreachable.empty()) log(fmt::format("iteration {}: warning: {}", it.number, unreachable));
+  if (Status made = make_trace_dir(it.trace_dir); !made) return made;
   fs::copy_file(ir->manifest_path, it.trace_dir + "/manifest.json",
                 fs::copy_options::overwrite_existing, ec);
   if (ec) return Error{fmt::format("{}: cannot copy the manifest: {}", ir->manifest_path, ec.message())};
@@ -398,6 +405,9 @@ Expected<Outcome> Session::run() {
     analysis = std::move(*a);
     Status w = write_reports(*analysis, fmt::format("{}/iter-{}/report", dir_, it.number));
     if (!w) return Error{w.message()};
+    // Not a factor, so no decision names it: a line says it when it is a top cause.
+    if (auto p = analyzer::preemption_share(*analysis->runs.back()); p && *p >= analyzer::kPreemptionTopCause)
+      log(fmt::format("iteration {}: {}", it.number, analyzer::preemption_line(p)));
 
     auto suggestions = suggest(*analysis, s_, c_.m, [this](const std::string &f) { return can_break_down(f); });
     if (h_.decide && !h_.decide(suggestions, *analysis)) {
@@ -423,7 +433,8 @@ Expected<Outcome> Session::run() {
       // A dead end is no explanation: say which factors vprof could not get below.
       s_.stop_reason = unreached.empty()
                            ? "fixed point: every selected factor is explained"
-                           : fmt::format("no way further down: {} unreached ({}); the decisions say why",
+                           : fmt::format("fixed point: nothing more vprof can break down; {} unreached ({}), "
+                                         "the rest explained",
                                          plural(unreached.size(), "selected factor is", "selected factors are"),
                                          some_names(unreached, 3));
     }

@@ -68,6 +68,9 @@ Registrar reg("init", clang_command_help("init"),
                     ->check(number_check("greater than 0 and at most 1", [](double v) { return v > 0 && v <= 1; }));
                 sub.add_option("--exponent", o->c.exponent, "specificity exponent e")->capture_default_str()->check(at_least(0));
                 sub.add_option("--max-iterations", o->c.max_iterations)->capture_default_str()->check(at_least(1));
+                sub.add_option("--session-dir", o->c.session_dir,
+                               "where the session keeps its iterations and reports (relative to the config's directory)")
+                    ->capture_default_str();
                 sub.add_option("-o,--output", o->out, "where to write")->capture_default_str();
                 sub.add_flag("--force", o->force, "overwrite an existing file");
                 return [o] { return run(*o); };

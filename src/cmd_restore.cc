@@ -14,8 +14,13 @@ namespace {
 int run(const instr::RestoreOptions &o) {
   auto r = instr::restore(o);
   if (!r) return fail(r.error().message);
-  if (r->found_nothing)
-    return fail(o.build_dir + ": nothing to restore: no vprof journal for this tree and no file with vprof's marker");
+  // Already as it was: the state a restore asks for, so no error (a script's
+  // cleanup may run it twice).
+  if (r->found_nothing) {
+    std::fprintf(stderr, "vprof: %s: nothing to restore: no vprof journal and no file with vprof's marker (the tree is as it was)\n",
+                 o.build_dir.c_str());
+    return 0;
+  }
   std::fprintf(stderr, "vprof: restored %zu files\n", r->files_restored);
   if (r->left_alone.empty()) return 0;
   for (const auto &l : r->left_alone) std::fprintf(stderr, "vprof: not restored: %s\n", l.c_str());

@@ -337,9 +337,7 @@ int run(const RunOptions &o) {
   if (!manifest_path.empty() && !read_file(manifest_path, manifest, why))
     return fail(fmt::format("{}: cannot read the manifest: {}", manifest_path, why));
   std::error_code ec;
-  std::string unreachable;
-  if (Status made = make_trace_dir(o.trace_dir, &unreachable); !made) return fail(made.message());
-  if (!unreachable.empty()) std::fprintf(stderr, "vprof: warning: %s\n", unreachable.c_str());
+  if (Status made = make_trace_dir(o.trace_dir); !made) return fail(made.message());
   fs::path dir = fs::canonical(o.trace_dir, ec);
   if (ec) return fail(fmt::format("{}: {}", o.trace_dir, ec.message()));
   int lock = lock_trace_dir(dir, why);

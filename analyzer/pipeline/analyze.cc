@@ -83,6 +83,10 @@ Expected<std::unique_ptr<RunAnalysis>> finish_run(TracePaths tp, const trace::Tr
 Expected<uint32_t> root_id(const Names &names, const AnalyzeOptions &opt, const std::string &dir) {
   if (opt.root.empty()) return uint32_t{0};
   uint32_t id = names.function_id(opt.root);
+  if (id == 0 && names.functions.empty())
+    return Error{fmt::format("{}: --root {}: the trace has no manifest to find it in (no manifest.json in it; "
+                             "give the instrumentation's with --manifest FILE)",
+                             dir, opt.root)};
   if (id == 0)
     return Error{fmt::format("{}: --root {}: no such function in the manifest", dir, opt.root)};
   return id;

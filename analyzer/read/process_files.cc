@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "include/vprof/trace_format.h"
@@ -87,11 +88,25 @@ std::vector<std::string> refused_lines(const ProcessFiles &p, const std::string 
     out += "process " + std::to_string(r.pid) + " (" + r.comm + ")";
     if (r.processes > 1) out += " and " + std::to_string(r.processes - 1) + " more";
     out += ", running as " + user + ", could not create thread files in " + dir + ": " + std::strerror((int)r.err);
-    if (r.err == EACCES || r.err == EPERM)
+    if (r.err == EACCES || r.err == EPERM) {
       out += "; its threads recorded nothing. A server that drops root writes as its new user: make the "
              "directory writable, and every directory above it searchable, by " + user +
              " (chmod 1777, as `vprof run` and `vprof iterate` do to a trace directory they make as root) "
              "and run again";
+      // The directory's own mode may be right and one above it shut (mktemp -d's 0700).
+      std::string up = dir;
+      while (up.size() > 1 && up.find('/') != std::string::npos) {
+        up = up.substr(0, up.rfind('/'));
+        if (up.empty()) break;
+        struct stat st;
+        if (stat(up.c_str(), &st) == 0 && !(st.st_mode & S_IXOTH)) {
+          char mode[8];
+          std::snprintf(mode, sizeof mode, "%o", (unsigned)(st.st_mode & 07777));
+          out += "; " + up + " above it is not searchable by other users (mode " + mode + ")";
+          break;
+        }
+      }
+    }
     lines.push_back(std::move(out));
   }
   return lines;

@@ -5,6 +5,7 @@
 #define VPROF_ANALYZER_REPORT_PREEMPTION_H
 
 #include <optional>
+#include <string>
 
 #include "analyzer/pipeline/analyze.h"
 
@@ -14,6 +15,15 @@ namespace vprof::analyzer {
 // interval; nullopt when the run did not measure preemption (perf_event_open
 // refused or turned off, or a trace recorded before it was measured).
 std::optional<double> preemption_share(const RunAnalysis &r);
+
+// From this share of Var(latency) on, preemption is a top cause and reports
+// say so beside the factors (issue 26: 31-55% on Apache's ~75 workers on 2
+// cores, never listed): more runnable threads than cores. Factor shares are
+// net of it (docs/method.md), so it is shown, not ranked.
+inline constexpr double kPreemptionTopCause = 0.10;
+// "preemption: 45.3% of Var(latency), ..." with what it means when it is a
+// top cause; "preemption: not measured" when it was not.
+std::string preemption_line(const std::optional<double> &share);
 
 }  // namespace vprof::analyzer
 

@@ -43,7 +43,7 @@ void tree_lines(const VarNode &n, int depth, bool paper, std::string &out) {
     return;
   }
   out += fmt::format("  {}{} {}{}\n", indent, pct(v), n.label,
-                     n.run ? fmt::format("  [run {}]", n.run) : "");
+                     n.run ? fmt::format("  [run {}]", n.run + 1) : "");
   for (const auto &c : n.children) tree_lines(c, depth + 1, paper, out);
 }
 
@@ -132,7 +132,12 @@ class TerminalReporter : public Reporter {
     const LatencyStats &l = r.latency;
     const PathCounters &pc = r.paths.counters;
     std::string o;
-    o += fmt::format("vprof analyze {}: {} intervals ({} incomplete), {} dropped records", r.dir,
+    // A merged analysis (an iterate session's) names its runs; the figures
+    // on this line and the next are the first run's.
+    std::string runs = a.runs.size() > 1 ? fmt::format(" and {} more run{} (the last: {}); run 1", a.runs.size() - 1,
+                                                       a.runs.size() == 2 ? "" : "s", a.runs.back()->dir)
+                                         : std::string();
+    o += fmt::format("vprof analyze {}{}: {} intervals ({} incomplete), {} dropped records", r.dir, runs,
                      r.paths.rows.size(), pc.incomplete_intervals, r.dropped_records);
     if (r.processes.lost_threads)
       o += fmt::format(", {} threads with no trace file ({} records lost)", r.processes.lost_threads,
@@ -144,11 +149,8 @@ class TerminalReporter : public Reporter {
                      dur(l.p999_ns), dur(l.max_ns));
     o += fmt::format("measurement floor: probe pair {:.1f} ns, empty interval {:.1f} ns\n",
                      r.overhead.probe_pair_ns, r.overhead.empty_interval_ns);
-    if (auto p = preemption_share(r))
-      o += fmt::format("preemption: {:.1f}% of Var(latency), in the (preempted) leaves\n",
-                       100.0 * *p);
-    else
-      o += "preemption: not measured\n";
+    const std::optional<double> preempted = preemption_share(r);
+    o += preemption_line(preempted) + "\n";
     if (a.types.labeled)
       o += fmt::format("by type: {} within types (to explain), {} between types (requested work)\n",
                        pct(a.types.within_fraction), pct(a.types.between_fraction));
@@ -162,7 +164,13 @@ class TerminalReporter : public Reporter {
     for (const auto &f : a.factors) {
       if (f.rank == 0) continue;
       ++shown;
-      std::string ci = f.ci95 ? fmt::format("[{:.3f}, {:.3f}]{}", f.ci95->first, f.ci95->second,
+      // A factor measured in a later run has its interval there, around its
+      // value there: scaled to the merged share beside it (the same relative
+      // width), so the column never excludes the share it stands by.
+      double scale = 1.0;
+      if (f.run > 0 && f.run_value && *f.run_value != 0 && ranked_value(f, a.paper) / *f.run_value > 0)
+        scale = ranked_value(f, a.paper) / *f.run_value;
+      std::string ci = f.ci95 ? fmt::format("[{:.3f}, {:.3f}]{}", scale * f.ci95->first, scale * f.ci95->second,
                                             f.significant ? "" : "*")
                               : "-";
       std::string name = one_line(f.name, 36);
@@ -171,7 +179,7 @@ class TerminalReporter : public Reporter {
       // ci95, p99 and top.1% of a factor from a later run are of its value in
       // that run, which the line says beside the merged one it is ranked by.
       std::string run = f.run > 0 && f.run_value
-                            ? fmt::format("; measured in run {}: {:.1f}% there", f.run,
+                            ? fmt::format("; measured in run {}: {:.1f}% there", f.run + 1,
                                           100.0 * *f.run_value)
                             : std::string();
       o += fmt::format("  {:>4}  {:<36} {} {:<17} {:>7} {:>7} {:>6} {:>7.3f}{}\n", f.rank, name,
@@ -191,7 +199,13 @@ class TerminalReporter : public Reporter {
         for (size_t j = 0; j < i; ++j)
           same_place |= site_text(listed[i]->call_site) == site_text(listed[j]->call_site);
       auto via = [&](const FactorSite &s) {
-        std::string t = fmt::format("{} ({})", site_text(s.call_site), pct(ranked_value(s, a.paper)));
+        // A function entered with no call site of its own (reached through a
+        // pointer or a hook dispatcher vprof cannot open) says where it was entered.
+        std::string where = !s.call_site && s.parent_site
+                                ? fmt::format("{} (entered in the call at {})", s.parent_site->callee,
+                                              site_text(s.parent_site))
+                                : site_text(s.call_site);
+        std::string t = fmt::format("{} ({})", where, pct(ranked_value(s, a.paper)));
         if (same_place && s.parent_site) t += " from " + site_text(s.parent_site);
         return t;
       };
@@ -207,6 +221,11 @@ class TerminalReporter : public Reporter {
                          100 * *f.fixed_var_change, 100 * *f.fixed_p99_change);
     }
     if (!shown) o += "  (none reaches the threshold)\n";
+    // Not ranked (no function's doing), but where a reader of the table sees it.
+    if (preempted && *preempted >= kPreemptionTopCause && !a.paper)
+      o += fmt::format("  {:>4}  {:<36} {}  not a factor: more runnable threads than cores; the shares above are "
+                       "net of it\n",
+                       "-", "(preempted)", pct(*preempted));
     o += a.paper ? "  (contrib = the factor's var/2cov terms over Var(L);"
                  : "  (share = Cov(factor, L) / Var(L): shares of parts add up to their whole's;";
     o += fmt::format(
@@ -217,7 +236,8 @@ class TerminalReporter : public Reporter {
         "than the\n"
         "   {0} or one interval carries over half of it (ranked as if its score were half); "
         "measured in\n"
-        "   run r: ci95, p99 and top.1% are of its {0} in run r alone)\n\n",
+        "   run r: p99 and top.1% are of its {0} in run r alone, ci95 is run r's scaled to the "
+        "merged {0})\n\n",
         a.paper ? "contribution" : "share");
     // The merge scales what a later run measured below a node to the node's
     // merged share: when the two runs disagree about that node, say so.
@@ -231,8 +251,8 @@ class TerminalReporter : public Reporter {
           "runs disagree: {} carries {:.1f}% of Var(root) in the merged tree (run {}) but {:.1f}% "
           "in run {}\n  (root stddev {} and {}): its parts are run {}'s fractions scaled to "
           "{:.1f}%; compare the runs alone\n  (vprof analyze DIR) or rerun on a quieter machine\n",
-          g.label, 100.0 * g.merged_share, g.from_run, 100.0 * g.run_share, g.run, sd(g.from_run),
-          sd(g.run), g.run, 100.0 * g.merged_share);
+          g.label, 100.0 * g.merged_share, g.from_run + 1, 100.0 * g.run_share, g.run + 1, sd(g.from_run),
+          sd(g.run), g.run + 1, 100.0 * g.merged_share);
     }
     if (!a.disagreements.empty()) o += "\n";
     o += a.paper ? "variance tree (terms >= 1%):\n"

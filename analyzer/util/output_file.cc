@@ -136,29 +136,14 @@ Status write_output(const std::string &path, const std::function<Status(std::ost
   return (*f)->commit();
 }
 
-Status make_trace_dir(const std::string &dir, std::string *warning) {
-  namespace fs = std::filesystem;
+Status make_trace_dir(const std::string &dir) {
   std::error_code ec;
-  const bool existed = fs::exists(dir, ec);
-  fs::create_directories(dir, ec);
+  const bool existed = std::filesystem::exists(dir, ec);
+  std::filesystem::create_directories(dir, ec);
   if (ec) return Error{fmt::format("{}: cannot create the trace directory: {}", dir, ec.message())};
-  if (geteuid() != 0) return Status::Ok();
-  if (!existed && chmod(dir.c_str(), 01777) != 0)
+  if (!existed && geteuid() == 0 && chmod(dir.c_str(), 01777) != 0)
     return Error{fmt::format("{}: cannot make the trace directory writable by all: {}", dir,
                              std::strerror(errno))};
-  if (warning) {
-    warning->clear();
-    fs::path p = fs::absolute(dir, ec);
-    for (fs::path up = p.parent_path(); !ec && up != up.parent_path(); up = up.parent_path()) {
-      struct stat st;
-      if (stat(up.c_str(), &st) == 0 && !(st.st_mode & S_IXOTH)) {
-        *warning = fmt::format("{}: {} is not searchable by other users (mode {:o}): a program that drops "
-                               "root (a server's workers) cannot reach its trace directory",
-                               dir, up.string(), st.st_mode & 07777);
-        break;
-      }
-    }
-  }
   return Status::Ok();
 }
 

@@ -72,10 +72,8 @@ Status write_output(const std::string &path, const std::function<Status(std::ost
 // Made by root, it is writable by all and sticky, as /tmp is (1777): a
 // server that drops root (httpd's children as daemon, PostgreSQL's as
 // postgres) makes its threads' files as its new user, and no user can
-// remove another's. A directory that exists is left as it is. As root,
-// `warning` says when a directory above it is not searchable by all (a
-// server's workers could not reach it, whatever its own mode).
-Status make_trace_dir(const std::string &dir, std::string *warning = nullptr);
+// remove another's. A directory that exists is left as it is.
+Status make_trace_dir(const std::string &dir);
 
 }  // namespace vprof
 

@@ -329,7 +329,7 @@ TEST(VarianceTree, RunsThatDisagreeAboutAGraftedNodeAreListed) {
   std::ostringstream os;
   ASSERT_TRUE(make_terminal_reporter()->write(*a, os).ok());
   EXPECT_NE(os.str().find("runs disagree: B (t.cc:10) carries 70.0% of Var(root) in the merged "
-                          "tree (run 0) but 106.9% in run 1"),
+                          "tree (run 1) but 106.9% in run 2"),
             std::string::npos)
       << os.str();
   std::ostringstream js;

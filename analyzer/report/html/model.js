@@ -8,7 +8,7 @@ const iterations = Array.isArray(doc.iterations) ? doc.iterations : [];
 const runIteration = new Map();
 for (const it of iterations) if (isNum(it.run)) runIteration.set(it.run, it.iteration);
 function runName(r) {
-  return runIteration.has(r) ? `iteration ${runIteration.get(r)}` : `run ${r}`;
+  return runIteration.has(r) ? `iteration ${runIteration.get(r)}` : `run ${r + 1}`;
 }
 const factorValue = (f) => (paper || !isNum(f.share) ? f.contribution : f.share);
 const nodeValue = (n) => (paper ? n.contribution : n.share);
