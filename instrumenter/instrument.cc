@@ -160,11 +160,16 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   for (const auto &p : so.patterns) missing |= !matched.count(p.text);
   // What a function vprof cannot open reaches is known from the whole tree:
   // which functions have a definition, whose address is taken, of what type.
-  bool opaque = std::any_of(scans.begin(), scans.end(), [](const ScanResult &r) { return !r.opaque.empty(); });
-  if ((missing || opaque) && !rest.empty()) {
+  auto any_opaque = [&] {
+    return std::any_of(scans.begin(), scans.end(), [](const ScanResult &r) { return !r.opaque.empty(); });
+  };
+  if ((missing || any_opaque()) && !rest.empty()) {
     total += rest.size();
     if (auto s = run(rest); !s) return Error{s.message()};
   }
+  // Found in the rest, too: a name a macro pastes together (APR's ap_run_##name)
+  // is in no file's text, so its defining file is never in the first pass.
+  const bool opaque = any_opaque();
   for (const auto &p : so.patterns) {
     if (matched.count(p.text)) continue;
     std::sort(seen.begin(), seen.end());

@@ -1,0 +1,85 @@
+// Issue 26: functions vprof cannot open. Apache's ap_run_* hooks are written
+// whole by APR's macros (their '{' comes from the macro), and their names are
+// pasted together (ap_run_##name), so the file that defines one never spells
+// its name. A dry run reports such a function with what it reaches (the
+// tree's functions its body calls, and those its pointer calls may reach);
+// a real run fails saying what to instrument instead.
+#include <gtest/gtest.h>
+
+#include "instrumenter/instrument.h"
+#include "tests/instrumenter/test_tree.h"
+
+namespace {
+
+const char *kHooks = R"(typedef int hook_fn(int);
+static hook_fn *handler_hooks[4];
+static int handler_count;
+void hook_handler(hook_fn *f) { handler_hooks[handler_count++] = f; }
+#define IMPLEMENT_RUN_FIRST(name)                    \
+  int run_##name(int r) {                            \
+    int rv = -1;                                     \
+    for (int n = 0; n < name##_count; ++n) {         \
+      rv = name##_hooks[n](r);                       \
+      if (rv != -1) break;                           \
+    }                                                \
+    log_hook(rv);                                    \
+    return rv;                                       \
+  }
+void log_hook(int rv);
+IMPLEMENT_RUN_FIRST(handler)
+)";
+
+const char *kModules = R"(typedef int hook_fn(int);
+void hook_handler(hook_fn *f);
+int run_handler(int r);
+void log_hook(int rv) { (void)rv; }
+int default_handler(int r) { return r; }
+int status_handler(int r) { return r > 5 ? r : -1; }
+int other_type(long r) { return (int)r; }
+int serve(int r) {
+  hook_handler(status_handler);
+  hook_handler(default_handler);
+  return run_handler(r);
+}
+)";
+
+}  // namespace
+
+TEST(Opaque, Case26_ADryRunReportsAMacroMadeFunctionWithWhatItReaches) {
+  vprof::test::TestTree t;
+  t.add("hooks.c", kHooks);
+  t.add("modules.c", kModules);
+  t.compile("hooks.c", "-std=c99");
+  t.compile("modules.c", "-std=c99");
+  vprof::instr::InstrumentOptions o;
+  o.build_dir = t.build();
+  o.functions = {"run_handler"};
+  o.dry_run = true;
+  auto r = vprof::instr::instrument(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->opaque.size(), 1u) << "found though hooks.c never spells run_handler";
+  const auto &f = r->opaque.front();
+  EXPECT_EQ(f.name, "run_handler");
+  EXPECT_EQ(f.why, "its body's '{' comes from the macro IMPLEMENT_RUN_FIRST");
+  EXPECT_EQ(f.reaches, (std::vector<std::string>{"log_hook", "default_handler", "status_handler"}));
+  EXPECT_TRUE(r->undefined.empty());
+  EXPECT_EQ(r->functions, 0u);
+
+  // A real run fails, naming what to instrument instead, and writes nothing.
+  o.dry_run = false;
+  r = vprof::instr::instrument(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("hooks.c:16: run_handler: its body's '{' comes from the macro "
+                                   "IMPLEMENT_RUN_FIRST; cannot instrument it; instrument what it calls "
+                                   "instead: log_hook, default_handler, status_handler"),
+            std::string::npos)
+      << r.error().message;
+
+  // A function with no definition in the tree: reported, not an error, in a dry run.
+  o.dry_run = true;
+  o.functions = {"write"};
+  r = vprof::instr::instrument(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->undefined.size(), 1u);
+  EXPECT_NE(r->undefined.front().find("--function write: no definition"), std::string::npos);
+}
