@@ -177,6 +177,10 @@ class SiteFinder : public EvaluatedVisitor<SiteFinder> {
     s.function_file = fn_.file;
     s.function_at = fn_.insert_at;
     s.callee = callee_name(ce, cx_);
+    // A call through a pointer that a macro spells (APR's apr_bucket_read(e,
+    // ...) is (e)->type->read(e, ...)) has no text of its own: the macro
+    // names it ("site#130" in Apache's reports).
+    if (s.callee.empty() && !s.at.macro.empty()) s.callee = s.at.macro;
     if (const CXXMethodDecl *md = virtual_callee(ce)) {
       s.indirect = true;
       s.virtual_method = normalize_qualified(md->getQualifiedNameAsString());

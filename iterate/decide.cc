@@ -210,6 +210,17 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
         // session stopped there).
         parts_hidden = break_down_indirect(g, targets, s, probe);
         if (g.break_down) g.parents = callers_of(a, f);
+        // Its targets in the tree broken down, what is left of the call is
+        // where it went outside the tree: Apache's apr_bucket_read reached
+        // APR's file bucket (libaprutil) through e->type->read.
+        if (parts_hidden && ends_with(f.name, " (uninstrumented part)")) {
+          parts_hidden = false;
+          g.unreached = true;
+          g.reason = fmt::format("called through a pointer; its {} target{} in the tree {} broken down, and this "
+                                 "is its time elsewhere: a target outside the tree (a library's function)",
+                                 targets.size(), targets.size() == 1 ? "" : "s",
+                                 targets.size() == 1 ? "is" : "are");
+        }
       } else if (s.is_broken_down(g.function)) {
         const analyzer::Factor *body = find_factor(a, g.function + " (body)");
         double share = body && f.contribution != 0 ? body->contribution / f.contribution : 0;

@@ -247,3 +247,25 @@ TEST(Decide, Case26_AFunctionVprofCannotOpenIsBrokenDownThroughWhatItReachesOrUn
   EXPECT_TRUE(out[0].unreached);
   EXPECT_NE(out[0].reason.find("nothing it reaches can be instrumented"), std::string::npos) << out[0].reason;
 }
+
+// Issue 26, Apache: apr_bucket_read's pointer call reaches three bucket
+// types in the tree and the file bucket in libaprutil. With the three
+// broken down, the call's own part (its time in the library) was passed by
+// as "its parts are ranked on their own" and never decided: it is unreached.
+TEST(Decide, Case26_APointerCallsTimeOutsideItsBrokenDownTargetsIsUnreached) {
+  analyzer::Analysis a;
+  a.factors.push_back(factor("send_brigade_nonblocking", "send_brigade_nonblocking", 0.45, 1));
+  analyzer::Factor part = pointer_call("apr_bucket_read (uninstrumented part)", "core_filters.c:689", 0.31, 0,
+                                       {"eoc_bucket_read", "eor_bucket_read"}, "send_brigade_nonblocking");
+  part.functions = {"apr_bucket_read"};
+  a.factors.push_back(part);
+  iterate::State s;
+  s.broken_down.push_back({"send_brigade_nonblocking", {"ap_core_output_filter"}, 5});
+  s.broken_down.push_back({"eoc_bucket_read", {"send_brigade_nonblocking"}, 7});
+  s.broken_down.push_back({"eor_bucket_read", {"send_brigade_nonblocking"}, 7});
+  auto out = iterate::suggest(a, s, 0.5, [](const std::string &) { return std::string(); });
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].factor, "apr_bucket_read (uninstrumented part)");
+  EXPECT_FALSE(out[1].break_down);
+  EXPECT_TRUE(out[1].unreached) << out[1].reason;
+}
