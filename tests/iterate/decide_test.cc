@@ -269,3 +269,41 @@ TEST(Decide, Case26_APointerCallsTimeOutsideItsBrokenDownTargetsIsUnreached) {
   EXPECT_FALSE(out[1].break_down);
   EXPECT_TRUE(out[1].unreached) << out[1].reason;
 }
+
+// Issue 26, Apache: default_handler (27%, broken down) outranked its parts;
+// ap_pass_brigade below it was broken down too, and the filter pointer call
+// below that was ranked after the k-th factor, so selection never marked it
+// nested in default_handler, and the session never decided it. Its parts are
+// found by the tree, at any depth.
+TEST(Decide, Case26_APartRankedAfterTheKthIsFoundByTheTree) {
+  analyzer::VarNode handler, pass, out;
+  handler.key = "root/site:ap_invoke_handler>ap_run_handler#0/fn:default_handler";
+  pass.key = handler.key + "/site:default_handler>ap_pass_brigade#0";
+  out.key = pass.key + "/site:ap_pass_brigade>next->frec->filter_func.out_func#0";
+  analyzer::Analysis a;
+  a.factors.push_back(factor("nanosleep", "nanosleep", 0.70, 1));
+  a.factors.push_back(factor("default_handler", "default_handler", 0.27, 2));
+  a.factors.back().instances = {&handler};
+  a.factors.push_back(factor("ap_pass_brigade", "ap_pass_brigade", 0.27, 0));
+  a.factors.back().instances = {&pass};
+  a.factors.push_back(pointer_call("next->frec->filter_func.out_func", "util_filter.c:591", 0.27, 0,
+                                   {"ap_content_length_filter", "ap_core_output_filter"}));
+  a.factors.back().instances = {&out};
+  iterate::State s;
+  s.broken_down.push_back({"default_handler", {"ap_invoke_handler"}, 3});
+  s.broken_down.push_back({"ap_pass_brigade", {"default_handler"}, 3});
+  auto probe = [](const std::string &f) -> iterate::Probe {
+    iterate::Probe p;
+    if (f == "nanosleep") {
+      p.opaque = true;
+      p.why_not = "no definition in the tree (a library's or the system's code)";
+    }
+    return p;
+  };
+  auto out_s = iterate::suggest(a, s, 0.5, probe);
+  ASSERT_EQ(out_s.size(), 3u);
+  EXPECT_TRUE(out_s[0].unreached);
+  EXPECT_EQ(out_s[2].factor, "next->frec->filter_func.out_func");
+  EXPECT_TRUE(out_s[2].break_down) << out_s[2].reason;
+  EXPECT_NE(out_s[2].reason.find("a part of default_handler"), std::string::npos) << out_s[2].reason;
+}
