@@ -31,7 +31,7 @@ std::string preemption_line(const std::optional<double> &share) {
   std::string line = fmt::format("preemption: {:.1f}% of Var(latency), in the (preempted) leaves", pct);
   if (*share >= kPreemptionTopCause)
     line += ": a top cause, the kernel taking the path's threads off their CPUs (more runnable threads "
-            "than cores); factor shares are net of it";
+            "than cores)";
   return line;
 }
 

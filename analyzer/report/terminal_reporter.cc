@@ -221,10 +221,12 @@ class TerminalReporter : public Reporter {
                          100 * *f.fixed_var_change, 100 * *f.fixed_p99_change);
     }
     if (!shown) o += "  (none reaches the threshold)\n";
-    // Not ranked (no function's doing), but where a reader of the table sees it.
+    // Not ranked (no function's doing), but where a reader of the table sees
+    // it. A broken-down function's share is net of its (preempted) leaves; a
+    // call site not broken down yet is a leaf, its preemption inside it.
     if (preempted && *preempted >= kPreemptionTopCause && !a.paper)
-      o += fmt::format("  {:>4}  {:<36} {}  not a factor: more runnable threads than cores; the shares above are "
-                       "net of it\n",
+      o += fmt::format("  {:>4}  {:<36} {}  not a factor (of Var(latency)): more runnable threads than cores; in "
+                       "the shares of call sites not broken down yet, not in broken-down functions'\n",
                        "-", "(preempted)", pct(*preempted));
     o += a.paper ? "  (contrib = the factor's var/2cov terms over Var(L);"
                  : "  (share = Cov(factor, L) / Var(L): shares of parts add up to their whole's;";
