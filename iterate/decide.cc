@@ -213,7 +213,18 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
         // Its targets in the tree broken down, what is left of the call is
         // where it went outside the tree: Apache's apr_bucket_read reached
         // APR's file bucket (libaprutil) through e->type->read.
-        if (parts_hidden && ends_with(f.name, " (uninstrumented part)")) {
+        // None of its targets ran in it, all instrumented: the call is still a
+        // leaf, its time wholly outside the tree (Apache's apr_bucket_read: the
+        // file bucket's read is libaprutil's), with no part to rank.
+        const bool leaf = !f.instances.empty() && std::all_of(f.instances.begin(), f.instances.end(),
+                                                                [](const analyzer::VarNode *n) { return n->children.empty(); });
+        if (parts_hidden && leaf) {
+          parts_hidden = false;
+          g.unreached = true;
+          g.reason = fmt::format("called through a pointer; none of the {} function{} of the tree it may reach ran "
+                                 "in it (all are instrumented): it went outside the tree (a library's function)",
+                                 targets.size(), targets.size() == 1 ? "" : "s");
+        } else if (parts_hidden && ends_with(f.name, " (uninstrumented part)")) {
           parts_hidden = false;
           g.unreached = true;
           g.reason = fmt::format("called through a pointer; its {} target{} in the tree {} broken down, and this "

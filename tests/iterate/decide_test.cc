@@ -307,3 +307,24 @@ TEST(Decide, Case26_APartRankedAfterTheKthIsFoundByTheTree) {
   EXPECT_TRUE(out_s[2].break_down) << out_s[2].reason;
   EXPECT_NE(out_s[2].reason.find("a part of default_handler"), std::string::npos) << out_s[2].reason;
 }
+
+// Issue 26, Apache: apr_bucket_read's pointer call may reach three bucket
+// types in the tree; with all three instrumented none ran in it (the static
+// file's bucket is libaprutil's), so the call stayed a leaf, 58.7% of Var,
+// "explained: its parts are ranked on their own" with no part at all.
+TEST(Decide, Case26_APointerCallWhoseTargetsAllRanNowhereInItIsUnreached) {
+  analyzer::VarNode leaf;
+  leaf.key = "root/site:send_brigade_nonblocking>apr_bucket_read#0";
+  analyzer::Analysis a;
+  a.factors.push_back(pointer_call("apr_bucket_read", "core_filters.c:689", 0.587, 1,
+                                   {"eoc_bucket_read", "eor_bucket_read", "error_bucket_read"}));
+  a.factors.back().instances = {&leaf};
+  iterate::State s;
+  for (const char *t : {"eoc_bucket_read", "eor_bucket_read", "error_bucket_read"})
+    s.broken_down.push_back({t, {"send_brigade_nonblocking"}, 7});
+  auto out = iterate::suggest(a, s, 0.5, [](const std::string &) { return std::string(); });
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].unreached) << out[0].reason;
+  EXPECT_NE(out[0].reason.find("none of the 3 functions of the tree it may reach ran in it"), std::string::npos)
+      << out[0].reason;
+}
