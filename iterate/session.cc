@@ -22,6 +22,7 @@
 #include "analyzer/report/preemption.h"
 #include "analyzer/report/reporter.h"
 #include "analyzer/util/output_file.h"
+#include "analyzer/util/shell.h"
 #include "instrumenter/instrument.h"
 #include "instrumenter/names.h"
 #include "instrumenter/sync_pack.h"
@@ -32,32 +33,6 @@ namespace fs = std::filesystem;
 namespace vprof::iterate {
 
 namespace {
-
-// Runs `command` with /bin/sh in `dir`, output to `log`. Returns the exit
-// status (128 + signal when killed), or an Error when it could not start.
-Expected<int> shell(const std::string &command, const std::string &dir, const std::string &log,
-                    const std::vector<std::pair<std::string, std::string>> &env) {
-  int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Error{fmt::format("{}: cannot write: {}", log, std::strerror(errno))};
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fd);
-    return Error{fmt::format("fork failed: {}", std::strerror(errno))};
-  }
-  if (pid == 0) {
-    dup2(fd, 1);
-    dup2(fd, 2);
-    if (chdir(dir.c_str()) != 0) _exit(126);
-    for (const auto &[k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-    execl("/bin/sh", "sh", "-c", command.c_str(), (char *)nullptr);
-    _exit(127);
-  }
-  close(fd);
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 std::vector<std::string> read_lines(const std::string &path) {
   std::ifstream in(path);
@@ -248,7 +223,7 @@ Status Session::run_iteration(Iteration &it) {
 
   std::string build_log = idir + "/build.log";
   log(fmt::format("iteration {}: building ({})", it.number, c_.build_command));
-  auto b = shell(c_.build_command, c_.dir, build_log, {});
+  auto b = run_shell(c_.build_command, c_.dir, build_log, {});
   if (!b) return Error{b.error().message};
   if (*b != 0) {
     it.failed = "build";
@@ -264,7 +239,7 @@ Status Session::run_iteration(Iteration &it) {
   if (ec) return Error{fmt::format("{}: cannot copy the manifest: {}", ir->manifest_path, ec.message())};
   std::string run_log = idir + "/run.log";
   log(fmt::format("iteration {}: running ({})", it.number, c_.run_command));
-  auto r = shell(c_.run_command, c_.dir, run_log, {{"VPROF_TRACE_DIR", it.trace_dir}});
+  auto r = run_shell(c_.run_command, c_.dir, run_log, {{"VPROF_TRACE_DIR", it.trace_dir}});
   if (!r) return Error{r.error().message};
   if (*r != 0) {
     it.failed = "run";

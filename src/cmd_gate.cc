@@ -3,13 +3,19 @@
 // lower end of an increase's confidence interval exceeds its threshold
 // (naming the factors that grew), 3 when it cannot tell (an interval on both
 // sides; --inconclusive pass|fail maps it), 2 on bad input (docs/gate.md).
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "analyzer/util/output_file.h"
+#include "analyzer/util/shell.h"
+#include "inputs.h"
 #include "diff_common.h"
 
 namespace vprof::cli {
@@ -18,6 +24,10 @@ namespace {
 struct Opts {
   std::string first_baseline;
   std::vector<std::string> baseline, head;
+  // The gate runs the workloads itself (issue 30, part 3): both builds
+  // alternately, until the verdict is decided or max_runs a side.
+  std::string base_cmd, head_cmd, work_dir;
+  int min_runs = 3, max_runs = 10;
   std::string max_var = "10%", max_p99 = "5%", junit, name = "vprof gate";
   std::string inconclusive = "inconclusive";  // or "pass", "fail": what an unsure verdict becomes
   DiffCliOptions common;
@@ -67,6 +77,49 @@ Status write_junit(const std::string &path, const std::string &name, const char 
   });
 }
 
+// One run of `cmd` recording into WORK/SIDE-N (its output in WORK/SIDE-N.log): its profile.
+Expected<analyzer::Profile> record(const std::string &cmd, const char *side, int n, const std::string &work,
+                                   const DiffCliOptions &c) {
+  namespace fs = std::filesystem;
+  const std::string trace = fmt::format("{}/{}-{}", work, side, n), log = trace + ".log";
+  std::error_code ec;
+  fs::remove_all(trace, ec);
+  if (Status made = make_trace_dir(trace); !made) return Error{made.message()};
+  auto rc = run_shell(cmd, ".", log, {{"VPROF_TRACE_DIR", fs::absolute(trace).string()}});
+  if (!rc) return rc.error();
+  if (*rc != 0)
+    return Error{fmt::format("--{}-cmd failed (exit {}) in its run {}; its output is in {}", side, *rc, n, log)};
+  auto p = load_input(trace, c.root, c.threads);
+  if (!p) return Error{fmt::format("--{}-cmd's run {}: {}", side, n, p.error().message)};
+  return p;
+}
+
+// Runs both builds in turn (base then head, then head then base: a drift of
+// the machine falls on both sides alike), from min_runs a side on deciding
+// after each pair, until the verdict is pass or regression or max_runs a
+// side are spent: the loop a CI would otherwise script around `vprof gate`.
+Status run_workloads(const Opts &o, const analyzer::GateOptions &go, Sides &sides,
+                     std::optional<analyzer::Diff> &d, analyzer::GateResult &g) {
+  std::fprintf(stderr, "vprof: gate: runs recorded in %s (%d to %d a side)\n", o.work_dir.c_str(), o.min_runs,
+               o.max_runs);
+  for (int n = 1; n <= o.max_runs; ++n) {
+    for (int k = 0; k < 2; ++k) {
+      const bool base = (k == 0) == (n % 2 == 1);
+      auto p = record(base ? o.base_cmd : o.head_cmd, base ? "base" : "head", n, o.work_dir, o.common);
+      if (!p) return Error{p.error().message};
+      (base ? sides.base : sides.head).push_back(std::move(*p));
+    }
+    if (n < o.min_runs) continue;
+    auto diff = run_diff(sides, o.common);
+    if (!diff) return Error{diff.error().message};
+    d = std::move(*diff);
+    g = analyzer::decide(*d, go);
+    std::fprintf(stderr, "vprof: gate: %d run%s a side: %s\n", n, n == 1 ? "" : "s", g.summary.c_str());
+    if (g.verdict != analyzer::Verdict::Inconclusive) break;
+  }
+  return Status::Ok();
+}
+
 int run(Opts o) {
   if (!o.first_baseline.empty()) o.baseline.insert(o.baseline.begin(), o.first_baseline);
   auto error = [&](const std::string &m) {
@@ -78,24 +131,52 @@ int run(Opts o) {
     return fail("--json - and --markdown -: each writes to stdout; at most one report may be '-'");
   // Before any work, and before any JUnit file is written: outputs that
   // cannot be written or would overwrite an input (outputs.h).
+  const bool workloads = !o.base_cmd.empty() || !o.head_cmd.empty();
+  if (workloads) {
+    if (o.base_cmd.empty() || o.head_cmd.empty())
+      return fail("gate: --base-cmd and --head-cmd go together: each runs one build's workload");
+    if (!o.baseline.empty() || !o.head.empty())
+      return fail("gate: --base-cmd/--head-cmd record the runs; give no baseline or runs beside them");
+    if (o.min_runs > o.max_runs)
+      return fail(fmt::format("gate: --min-runs {} is more than --max-runs {}", o.min_runs, o.max_runs));
+    if (o.work_dir.empty()) {
+      const char *tmp = std::getenv("TMPDIR");
+      std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/vprof-gate-XXXXXX";
+      if (!mkdtemp(dir.data())) return fail(fmt::format("{}: cannot create: {}", dir, std::strerror(errno)));
+      o.work_dir = dir;
+    } else if (std::error_code ec; std::filesystem::create_directories(o.work_dir, ec), ec) {
+      return fail(fmt::format("{}: cannot create the --work-dir: {}", o.work_dir, ec.message()));
+    }
+  }
   std::vector<std::string> inputs = o.baseline;
   inputs.insert(inputs.end(), o.head.begin(), o.head.end());
+  if (workloads) inputs.push_back(o.work_dir);
   if (Status s = check_outputs({{"--json", o.common.json}, {"--markdown", o.common.markdown}, {"--junit", o.junit}},
                                inputs);
       !s)
     return fail(s.message());
-  if (o.baseline.empty()) return error("gate: no baseline: give --baseline FILE or --baseline-runs FILE...");
-  if (o.head.empty()) return error("gate: nothing to gate: give the new run (or --runs FILE...)");
+  if (!workloads && o.baseline.empty())
+    return error("gate: no baseline: give --baseline FILE or --baseline-runs FILE... (or --base-cmd CMD)");
+  if (!workloads && o.head.empty()) return error("gate: nothing to gate: give the new run (or --runs FILE...)");
   auto mv = percent("--max-var-increase", o.max_var);
   if (!mv) return error(mv.error().message);
   auto mp = percent("--max-p99-increase", o.max_p99);
   if (!mp) return error(mp.error().message);
-  auto sides = load_sides(o.baseline, o.head, o.common);
-  if (!sides) return error(sides.error().message);
-  auto d = run_diff(*sides, o.common);
-  if (!d) return error(d.error().message);
   analyzer::GateOptions go{*mv, *mp};
-  analyzer::GateResult g = analyzer::decide(*d, go);
+  Sides sides;
+  std::optional<analyzer::Diff> d;
+  analyzer::GateResult g;
+  if (workloads) {
+    if (Status s = run_workloads(o, go, sides, d, g); !s) return error(s.message());
+  } else {
+    auto loaded = load_sides(o.baseline, o.head, o.common);
+    if (!loaded) return error(loaded.error().message);
+    sides = std::move(*loaded);
+    auto diff = run_diff(sides, o.common);
+    if (!diff) return error(diff.error().message);
+    d = std::move(*diff);
+    g = analyzer::decide(*d, go);
+  }
   if (Status s = write_reports(*d, o.common, &g); !s.ok()) return error(s.message());
   // Exit 0 pass, 1 regression, 3 inconclusive, unless --inconclusive makes
   // an unsure verdict a pass or a failure (a CI that must be binary). JUnit:
@@ -111,7 +192,8 @@ int run(Opts o) {
   if (g.runs < 3)
     std::fprintf(stderr,
                  "vprof: warning: %d run%s a side: the intervals do not include how runs of one build "
-                 "differ; give the gate 3-5 interleaved runs a side (--baseline-runs, --runs)\n",
+                 "differ; give the gate 3-5 interleaved runs a side (--baseline-runs, --runs; --min-runs with "
+                 "--base-cmd)\n",
                  g.runs, g.runs == 1 ? "" : "s");
   return rc;
 }
@@ -135,6 +217,17 @@ Registrar reg("gate", "CI gate: exit 1 when latency variance or p99 grew beyond 
       ->check(CLI::IsMember({"inconclusive", "pass", "fail"}))
       ->capture_default_str();
   sub.add_option("--name", o->name, "the JUnit test case's name")->capture_default_str();
+  sub.add_option("--base-cmd", o->base_cmd,
+                 "record the baseline's runs by running CMD (with VPROF_TRACE_DIR set), in turn with --head-cmd");
+  sub.add_option("--head-cmd", o->head_cmd, "record the new build's runs by running CMD");
+  sub.add_option("--min-runs", o->min_runs, "with --base-cmd: runs a side before the first verdict")
+      ->check(between(1, 1000))
+      ->capture_default_str();
+  sub.add_option("--max-runs", o->max_runs, "with --base-cmd: runs a side at most, while inconclusive")
+      ->check(between(1, 1000))
+      ->capture_default_str();
+  sub.add_option("--work-dir", o->work_dir, "with --base-cmd: where the runs' traces and logs go (default: a new "
+                                            "directory in $TMPDIR)");
   add_diff_options(sub, o->common);
   return [o] { return run(*o); };
 });

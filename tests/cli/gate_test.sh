@@ -84,6 +84,24 @@ expect_rc "runs" 1 $?
 grep -q "(2 runs, 800 intervals) -> head" <("$vprof" diff "$tmp/base" "$tmp/slow" 2>/dev/null; \
   "$vprof" gate --baseline-runs "$tmp/base" "$tmp/base" --runs "$tmp/slow" 2>/dev/null) && ok || bad "runs: intervals pooled"
 
+# The gate runs the workloads itself (issue 30, part 3): base and head in
+# turn, deciding from --min-runs a side on, until decided or --max-runs.
+w="$bench --flush lazy --threads 2 --txns 400 --dir $tmp/data"
+"$vprof" gate --base-cmd "$w >/dev/null" --head-cmd "$w --inject-delay run_transaction=exp:3ms >/dev/null" \
+  --min-runs 2 --max-runs 3 --work-dir "$tmp/runs" --junit "$tmp/cmd.xml" >/dev/null 2>"$tmp/err"
+expect_rc "--base-cmd/--head-cmd" 1 $?
+grep -q "^vprof: gate: 2 runs a side: REGRESSION: variance" "$tmp/err" && ok || bad "--base-cmd: $(cat "$tmp/err")"
+[ -d "$tmp/runs/base-1" ] && [ -d "$tmp/runs/head-2" ] && [ ! -e "$tmp/runs/base-3" ] && ok ||
+  bad "--base-cmd: runs recorded: $(ls "$tmp/runs")"
+grep -q 'failures="1"' "$tmp/cmd.xml" && ok || bad "--base-cmd: junit"
+"$vprof" gate --base-cmd false --head-cmd true --work-dir "$tmp/runs-f" >/dev/null 2>"$tmp/err"
+expect_rc "failing --base-cmd" 2 $?
+grep -qF "error: --base-cmd failed (exit 1) in its run 1; its output is in $tmp/runs-f/base-1.log" "$tmp/err" && ok ||
+  bad "failing --base-cmd: $(cat "$tmp/err")"
+"$vprof" gate --base-cmd true >/dev/null 2>"$tmp/err"
+expect_rc "--base-cmd alone" 2 $?
+expect_err "--base-cmd alone" "--base-cmd and --head-cmd go together"
+
 # Bad baselines: exit 2, one line naming the file.
 "$vprof" gate --baseline "$tmp/nope.vprof" "$tmp/slow" --junit "$tmp/err.xml" >/dev/null 2>"$tmp/err"
 expect_rc "missing baseline" 2 $?
