@@ -289,8 +289,11 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
       Suggestion g = one(part, hidden);
       if (hidden) continue;
       g.reason += fmt::format(" (a part of {}, which outranked it)", f.name);
+      // An unreached part is a dead end: the next part is decided too (Apache:
+      // apr_bucket_read into libaprutil, then writev_nonblocking beside it).
+      const bool dead_end = g.unreached;
       out.push_back(std::move(g));
-      break;
+      if (!dead_end) break;
     }
   }
   return out;

@@ -328,3 +328,29 @@ TEST(Decide, Case26_APointerCallWhoseTargetsAllRanNowhereInItIsUnreached) {
   EXPECT_NE(out[0].reason.find("none of the 3 functions of the tree it may reach ran in it"), std::string::npos)
       << out[0].reason;
 }
+
+// Issue 26, Apache: send_brigade_nonblocking outranked its parts; the first,
+// apr_bucket_read, was unreached (libaprutil), and the session stopped there
+// with writev_nonblocking beside it never decided. A dead end passes on to
+// the next part.
+TEST(Decide, Case26_AnUnreachedHiddenPartPassesOnToTheNext) {
+  analyzer::Analysis a;
+  a.factors.push_back(factor("send_brigade_nonblocking", "send_brigade_nonblocking", 0.86, 1));
+  a.factors.push_back(factor("apr_socket_sendv", "apr_socket_sendv", 0.40, 0, "send_brigade_nonblocking"));
+  a.factors.push_back(factor("writev_nonblocking", "writev_nonblocking", 0.30, 0, "send_brigade_nonblocking"));
+  iterate::State s;
+  s.broken_down.push_back({"send_brigade_nonblocking", {"ap_core_output_filter"}, 5});
+  auto probe = [](const std::string &f) -> iterate::Probe {
+    iterate::Probe p;
+    if (f == "apr_socket_sendv") {
+      p.opaque = true;
+      p.why_not = "no definition in the tree (a library's or the system's code)";
+    }
+    return p;
+  };
+  auto out = iterate::suggest(a, s, 0.5, probe);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_TRUE(out[1].unreached);
+  EXPECT_EQ(out[2].factor, "writev_nonblocking");
+  EXPECT_TRUE(out[2].break_down) << out[2].reason;
+}
