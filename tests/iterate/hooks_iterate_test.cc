@@ -39,18 +39,8 @@ Config make_target(const std::string &plant) {
   return vprof::testing::make_target_project(dir, "C", "hooks", "hooks.c", "", "process_request", "1 " + plant);
 }
 
-SessionOptions options() {
-  SessionOptions o;
-  o.annotations_dir = VPROF_ANNOTATIONS_DIR;
-  o.include_dir = VPROF_INCLUDE_DIR;
-  return o;
-}
-
-const vprof::analyzer::Factor *top(const Outcome &out) {
-  for (const auto &f : out.analysis->factors)
-    if (f.rank == 1) return &f;
-  return nullptr;
-}
+using vprof::testing::session_options;
+using vprof::testing::top_factor;
 
 std::string decisions(const State &s) {
   std::string log;
@@ -68,12 +58,12 @@ TEST_P(HookPlants, Case26_AutoGoesThroughMacroMadeDispatchersAndEndsOnThePlanted
   const Plant &plant = GetParam();
   Config c = make_target(plant.name);
   std::string before = slurp(c.dir + "/hooks.c");
-  auto out = run_session(c, options(), vprof::iterate::Hooks{});
+  auto out = run_session(c, session_options(), vprof::iterate::Hooks{});
   ASSERT_TRUE(out.ok()) << out.error().message;
   const State &s = out->state;
   SCOPED_TRACE("decisions:" + decisions(s));
   EXPECT_EQ(s.stop_reason, "fixed point: every selected factor is explained");
-  const auto *first = top(*out);
+  const auto *first = top_factor(*out);
   ASSERT_NE(first, nullptr);
   ASSERT_FALSE(first->functions.empty());
   EXPECT_EQ(first->functions[0], "injected_delay") << first->name;
@@ -96,7 +86,7 @@ INSTANTIATE_TEST_SUITE_P(Plants, HookPlants,
 
 TEST(HooksUnreached, Case26_TimeInsideAMacroBodyWithNothingBelowEndsUnreachedNotExplained) {
   Config c = make_target("macro");
-  auto out = run_session(c, options(), vprof::iterate::Hooks{});
+  auto out = run_session(c, session_options(), vprof::iterate::Hooks{});
   ASSERT_TRUE(out.ok()) << out.error().message;
   const State &s = out->state;
   SCOPED_TRACE("decisions:" + decisions(s));

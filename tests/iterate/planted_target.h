@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "iterate/config.h"
+#include "iterate/session.h"
 #include "tests/support/temp_dir.h"
 
 namespace vprof::testing {
@@ -60,6 +61,21 @@ inline iterate::Config make_planted_target(const std::string &name, const std::s
   fs::copy_file(PLANTED_SOURCE, dir / "planted.cc");
   return make_target_project(dir, "CXX", "planted", "planted.cc", "", "handle",
                              victim + " " + std::to_string(seed));
+}
+
+// A session's options for the test targets: vprof's packs and headers.
+inline iterate::SessionOptions session_options() {
+  iterate::SessionOptions o;
+  o.annotations_dir = VPROF_ANNOTATIONS_DIR;
+  o.include_dir = VPROF_INCLUDE_DIR;
+  return o;
+}
+
+// The session's top factor (rank 1), or null.
+inline const analyzer::Factor *top_factor(const iterate::Outcome &out) {
+  for (const auto &f : out.analysis->factors)
+    if (f.rank == 1) return &f;
+  return nullptr;
 }
 
 }  // namespace vprof::testing

@@ -53,18 +53,8 @@ Config make_target(const Shape &shape) {
                                               std::to_string(seed) + " " + shape.name);
 }
 
-SessionOptions options() {
-  SessionOptions o;
-  o.annotations_dir = VPROF_ANNOTATIONS_DIR;
-  o.include_dir = VPROF_INCLUDE_DIR;
-  return o;
-}
-
-const vprof::analyzer::Factor *top(const Outcome &out) {
-  for (const auto &f : out.analysis->factors)
-    if (f.rank == 1) return &f;
-  return nullptr;
-}
+using vprof::testing::session_options;
+using vprof::testing::top_factor;
 
 }  // namespace
 
@@ -74,7 +64,7 @@ TEST_P(Reentrant, Case13_AutoBreaksDownTheRecursionAndEndsOnThePlantedCause) {
   const Shape &shape = GetParam();
   Config c = make_target(shape);
   std::string before = slurp(c.dir + "/reentrant.c");
-  auto out = run_session(c, options(), Hooks{});
+  auto out = run_session(c, session_options(), Hooks{});
   ASSERT_TRUE(out.ok()) << out.error().message;
   const State &s = out->state;
   EXPECT_EQ(s.stop_reason, "fixed point: every selected factor is explained");
@@ -93,7 +83,7 @@ TEST_P(Reentrant, Case13_AutoBreaksDownTheRecursionAndEndsOnThePlantedCause) {
     log += "\n  iteration " + std::to_string(d.iteration) + ": " + d.factor + ": " + d.decision + " (" +
            d.reason + ")";
   SCOPED_TRACE("decisions:" + log);
-  const auto *first = top(*out);
+  const auto *first = top_factor(*out);
   ASSERT_NE(first, nullptr);
   ASSERT_FALSE(first->functions.empty());
   EXPECT_EQ(first->functions[0], "injected_delay") << first->name;
