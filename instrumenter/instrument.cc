@@ -146,10 +146,8 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
       ScanResult &r = *results[i];
       for (const auto &f : r.functions) matched.insert(f.pattern);
       for (const auto &f : r.opaque) matched.insert(f.pattern);
-      for (const auto &n : r.notes)
-        if (n.find("is constexpr") != std::string::npos || n.find("is a coroutine") != std::string::npos)
-          for (const auto &p : so.patterns)
-            if (n.find(": " + p.text + " is") != std::string::npos) matched.insert(p.text);
+      // Found, and left alone (constexpr, a coroutine): not a name with no definition.
+      for (const auto &p : r.skipped_patterns) matched.insert(p);
       seen.insert(seen.end(), r.names_seen.begin(), r.names_seen.end());
       scans.push_back(std::move(r));
     }

@@ -69,6 +69,9 @@ struct ScanResult {
   std::vector<SyncIntent> syncs;
   std::vector<std::string> names_seen;  // every definition's name, for "did you mean"
   std::vector<std::string> notes;       // sites left alone, with why ("file:line: ...")
+  // Selected definitions found and left alone (constexpr, a coroutine; a note
+  // says which): their patterns are matched, not "no definition".
+  std::vector<std::string> skipped_patterns;
   size_t skipped_macro_sites = 0;
   // Functions whose address is taken in the tree's own code, by type
   // (callee_type's form): the targets a pointer call of that type may reach.

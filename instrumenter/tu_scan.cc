@@ -451,11 +451,13 @@ class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
     // A probe is not a constant expression; a coroutine's body is not ours to open.
     if (fd->isConstexpr()) {
       cx_.out.notes.push_back(where + ": " + p.text + " is constexpr; not instrumented");
+      cx_.out.skipped_patterns.push_back(p.text);
       return;
     }
     Stmt *body = fd->getBody();
     if (isa<CoroutineBodyStmt>(body)) {
       cx_.out.notes.push_back(where + ": " + p.text + " is a coroutine; not instrumented");
+      cx_.out.skipped_patterns.push_back(p.text);
       return;
     }
     // A function-try-block: the probe goes in the try block (handlers are not covered).

@@ -121,3 +121,22 @@ int main(void) {
   EXPECT_EQ(m["call_sites"][0]["targets"], nlohmann::json::array({"heap_read"})) << m.dump(2);
   ASSERT_TRUE(vprof::instr::restore({t.build()}).ok());
 }
+
+// A selected constexpr function is found and left alone, with a note: not
+// "no definition" (its pattern was matched by a string search in the notes
+// once; issue 27, item 10: a typed skip now).
+TEST(Opaque, AConstexprFunctionIsFoundAndLeftAloneNotUndefined) {
+  vprof::test::TestTree t;
+  t.add("c.cc", "constexpr int twice(int x) { return 2 * x; }\nint use(int y) { return twice(y) + 1; }\n");
+  t.compile("c.cc", "-std=c++17");
+  vprof::instr::InstrumentOptions o;
+  o.build_dir = t.build();
+  o.functions = {"twice"};
+  o.dry_run = true;
+  auto r = vprof::instr::instrument(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->undefined.empty());
+  EXPECT_EQ(r->functions, 0u);
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_NE(r->notes[0].find("twice is constexpr; not instrumented"), std::string::npos) << r->notes[0];
+}
