@@ -2,6 +2,7 @@
 // the caller sees all their writes when run() returns, and workers that fell
 // asleep between hand-offs wake for the next one and for shutdown.
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -38,10 +39,19 @@ TEST(Workers, EveryIndexOncePerRun) {
   }
 }
 
-TEST(Workers, ShutsDownWhileAsleep) {
-  Workers pool(3);
-  pool.run([](unsigned) {});
+// Workers asleep (past their spin) wake for the next hand-off, every index
+// once, and for shutdown: a worker that missed either would hang the test
+// (its timeout), and one that missed a hand-off would miscount.
+TEST(Workers, WakesFromSleepForWorkAndForShutdown) {
+  auto pool = std::make_unique<Workers>(3);
+  std::vector<int> calls(3, 0);
+  pool->run([&](unsigned w) { ++calls[w]; });
   std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past the spin: asleep
+  pool->run([&](unsigned w) { ++calls[w]; });
+  EXPECT_EQ(calls, (std::vector<int>{2, 2, 2}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  pool.reset();  // shut down while asleep: returns
+  EXPECT_EQ(pool, nullptr);
 }
 
 }  // namespace
