@@ -134,12 +134,10 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, int64_t> blame;
   for (Walker<NoRecord> &w : walkers) {
     PathCounters &c = w.counters;
-    out.counters.lossy_intervals += c.lossy_intervals;
-    out.counters.tiling_violations += c.tiling_violations;
-    out.counters.path_gaps += c.path_gaps;
-    out.counters.wake_edges_followed += c.wake_edges_followed;
-    out.counters.created_by_edges_followed += c.created_by_edges_followed;
-    out.counters.depth_limit_hits += c.depth_limit_hits;
+#define VPROF_PATH_COUNTER(name, per_walker, what) \
+  if (per_walker) out.counters.name += c.name;
+#include "analyzer/critpath/path_counters.def"
+#undef VPROF_PATH_COUNTER
     for (auto &[k, ns] : w.blame) blame[k] += ns;
   }
   // Node ids in the order first seen depend on epochs and workers; the

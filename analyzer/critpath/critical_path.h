@@ -35,16 +35,18 @@ struct Blame {
 };
 
 struct PathCounters {
-  uint64_t incomplete_intervals = 0;  // begun, never ended (or ended, never begun)
-  uint64_t inverted_intervals = 0;    // end before begin
-  uint64_t lossy_intervals = 0;       // the path crossed data lost to dropped records
-  uint64_t tiling_violations = 0;
-  uint64_t path_gaps = 0;             // intervals with time no edge explains ("(untracked)")
-  uint64_t wake_edges_followed = 0;
-  uint64_t created_by_edges_followed = 0;
-  uint64_t depth_limit_hits = 0;      // wake-up chains deeper than the walk follows
-  uint64_t abandoned_intervals = 0;   // open so long the merge's window outgrew its limit
+#define VPROF_PATH_COUNTER(name, per_walker, what) uint64_t name = 0;
+#include "analyzer/critpath/path_counters.def"
+#undef VPROF_PATH_COUNTER
 };
+
+// f(name, value) for every counter, in the list's order.
+template <class F>
+void for_each_counter(const PathCounters &c, F &&f) {
+#define VPROF_PATH_COUNTER(name, per_walker, what) f(#name, c.name);
+#include "analyzer/critpath/path_counters.def"
+#undef VPROF_PATH_COUNTER
+}
 
 // One leaf's time in one interval, in ns. The cells are the largest array an
 // analysis writes, so a cell is 8 bytes: a leaf's time of 2^32 ns (4.3 s) or

@@ -704,12 +704,10 @@ bool Merger::next_epoch(std::vector<IntervalInfo> &completed) {
     for (auto &b : builders_) {
       b->count_callee_mismatches(tl_.trie);
       const MergeCounters &c = b->counters;
-      counters_.missing_exits += c.missing_exits;
-      counters_.exits_without_enter += c.exits_without_enter;
-      counters_.unclosed_frames += c.unclosed_frames;
-      counters_.unmatched_wait_ends += c.unmatched_wait_ends;
-      counters_.nested_waits += c.nested_waits;
-      counters_.callee_mismatches += c.callee_mismatches;
+#define VPROF_MERGE_COUNTER(name, per_thread, what) \
+  if (per_thread) counters_.name += c.name;
+#include "analyzer/merge/merge_counters.def"
+#undef VPROF_MERGE_COUNTER
     }
     for (size_t i = 0; i < intervals_.size(); ++i) retire(intervals_.value_at(i));
   }

@@ -239,19 +239,18 @@ struct IntervalInfo {
 };
 
 struct MergeCounters {
-  uint64_t duplicate_tids = 0;
-  uint64_t duplicate_begins = 0;
-  uint64_t zero_id_intervals = 0;  // begun with id 0, which means "no interval": ignored
-  uint64_t end_without_begin = 0;
-  uint64_t duplicate_ends = 0;
-  uint64_t missing_exits = 0;        // frames popped by an outer exit (longjmp-style)
-  uint64_t exits_without_enter = 0;  // exit records matching no open frame
-  uint64_t unclosed_frames = 0;      // frames still open when a thread's data ends
-  uint64_t unmatched_wait_ends = 0;
-  uint64_t nested_waits = 0;
-  uint64_t callee_mismatches = 0;    // one call site entering different functions
-  uint64_t reused_ids = 0;           // intervals begun with the id of one that had ended
+#define VPROF_MERGE_COUNTER(name, per_thread, what) uint64_t name = 0;
+#include "analyzer/merge/merge_counters.def"
+#undef VPROF_MERGE_COUNTER
 };
+
+// f(name, value) for every counter, in the list's order.
+template <class F>
+void for_each_counter(const MergeCounters &c, F &&f) {
+#define VPROF_MERGE_COUNTER(name, per_thread, what) f(#name, c.name);
+#include "analyzer/merge/merge_counters.def"
+#undef VPROF_MERGE_COUNTER
+}
 
 // What the walk reads: the window of every thread, the trie, the threads by tid.
 struct Timeline {

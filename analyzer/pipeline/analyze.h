@@ -1,7 +1,8 @@
 // The whole pipeline over one or more runs' traces:
 //   merge -> critical path -> columns -> variance tree (-> merge runs) ->
 //   heights -> factors, into one Analysis that every reporter reads.
-// Problems in the data are counted (DataQuality) and reported, never fatal;
+// Problems in the data are counted (MergeCounters, PathCounters: their lists are
+// analyzer/merge/merge_counters.def and analyzer/critpath/path_counters.def) and reported, never fatal;
 // only bad options (an unknown --root) are an Error.
 #ifndef VPROF_ANALYZER_PIPELINE_ANALYZE_H
 #define VPROF_ANALYZER_PIPELINE_ANALYZE_H

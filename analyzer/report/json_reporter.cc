@@ -101,37 +101,19 @@ json preemption_json(const RunAnalysis &r) {
 }
 
 json quality_json(const RunAnalysis &r) {
-  const MergeCounters &m = r.merge;
-  const PathCounters &p = r.paths.counters;
-  return {{"dropped_records", r.dropped_records},
-          {"lost_threads", r.processes.lost_threads},
-          {"lost_records", r.processes.lost_records},
-          {"refused", trace::refused_lines(r.processes, r.dir)},
-          {"incomplete_intervals", p.incomplete_intervals},
-          {"inverted_intervals", p.inverted_intervals},
-          {"lossy_intervals", p.lossy_intervals},
-          {"tiling_violations", p.tiling_violations},
-          {"path_gaps", p.path_gaps},
-          {"wake_edges_followed", p.wake_edges_followed},
-          {"created_by_edges_followed", p.created_by_edges_followed},
-          {"depth_limit_hits", p.depth_limit_hits},
-          {"abandoned_intervals", p.abandoned_intervals},
-          {"duplicate_tids", m.duplicate_tids},
-          {"duplicate_begins", m.duplicate_begins},
-          {"zero_id_intervals", m.zero_id_intervals},
-          {"duplicate_ends", m.duplicate_ends},
-          {"end_without_begin", m.end_without_begin},
-          {"missing_exits", m.missing_exits},
-          {"exits_without_enter", m.exits_without_enter},
-          {"unclosed_frames", m.unclosed_frames},
-          {"unmatched_wait_ends", m.unmatched_wait_ends},
-          {"nested_waits", m.nested_waits},
-          {"callee_mismatches", m.callee_mismatches},
-          {"reused_ids", m.reused_ids},
-          {"reader_errors", r.diag_errors},
-          {"reader_warnings", r.diag_warnings},
-          {"diagnostics", r.first_diagnostics},
-          {"data_lost", lost_json(data_lost(r), {&r})}};
+  json q = {{"dropped_records", r.dropped_records},
+            {"lost_threads", r.processes.lost_threads},
+            {"lost_records", r.processes.lost_records},
+            {"refused", trace::refused_lines(r.processes, r.dir)},
+            {"reader_errors", r.diag_errors},
+            {"reader_warnings", r.diag_warnings},
+            {"diagnostics", r.first_diagnostics},
+            {"data_lost", lost_json(data_lost(r), {&r})}};
+  // The walk's and the merge's counters, from their lists (*.def).
+  auto add = [&](const char *name, uint64_t value) { q[name] = value; };
+  for_each_counter(r.paths.counters, add);
+  for_each_counter(r.merge, add);
+  return q;
 }
 
 class JsonReporter : public Reporter {

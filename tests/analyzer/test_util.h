@@ -3,6 +3,7 @@
 #define VPROF_TESTS_ANALYZER_TEST_UTIL_H
 
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -53,26 +54,14 @@ inline void expect_same(const analyzer::TracePaths &a, const analyzer::TracePath
     EXPECT_EQ(a.paths.blame[i].waker_node, b.paths.blame[i].waker_node);
     EXPECT_EQ(a.paths.blame[i].ns, b.paths.blame[i].ns);
   }
-  const auto &p = a.paths.counters, &q = b.paths.counters;
-  EXPECT_EQ(p.incomplete_intervals, q.incomplete_intervals);
-  EXPECT_EQ(p.inverted_intervals, q.inverted_intervals);
-  EXPECT_EQ(p.lossy_intervals, q.lossy_intervals);
-  EXPECT_EQ(p.tiling_violations, q.tiling_violations);
-  EXPECT_EQ(p.path_gaps, q.path_gaps);
-  EXPECT_EQ(p.wake_edges_followed, q.wake_edges_followed);
-  EXPECT_EQ(p.created_by_edges_followed, q.created_by_edges_followed);
-  const auto &m = a.merge, &n = b.merge;
-  EXPECT_EQ(m.duplicate_begins, n.duplicate_begins);
-  EXPECT_EQ(m.zero_id_intervals, n.zero_id_intervals);
-  EXPECT_EQ(m.duplicate_ends, n.duplicate_ends);
-  EXPECT_EQ(m.end_without_begin, n.end_without_begin);
-  EXPECT_EQ(m.missing_exits, n.missing_exits);
-  EXPECT_EQ(m.exits_without_enter, n.exits_without_enter);
-  EXPECT_EQ(m.unclosed_frames, n.unclosed_frames);
-  EXPECT_EQ(m.unmatched_wait_ends, n.unmatched_wait_ends);
-  EXPECT_EQ(m.nested_waits, n.nested_waits);
-  EXPECT_EQ(m.callee_mismatches, n.callee_mismatches);
-  EXPECT_EQ(m.reused_ids, n.reused_ids);
+  // Every counter of the walk and of the merge, from their lists (*.def).
+  std::map<std::string, uint64_t> counts;
+  auto keep = [&](const char *name, uint64_t v) { counts[name] = v; };
+  for_each_counter(a.paths.counters, keep);
+  for_each_counter(a.merge, keep);
+  auto same = [&](const char *name, uint64_t v) { EXPECT_EQ(counts.at(name), v) << name; };
+  for_each_counter(b.paths.counters, same);
+  for_each_counter(b.merge, same);
 }
 
 struct SiteSpec {
