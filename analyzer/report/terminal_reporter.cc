@@ -169,7 +169,7 @@ class TerminalReporter : public Reporter {
     // latency ((outside), (queue wait), (untracked)) is said, since every share
     // below is of the root's variance (Redis: aeProcessEvents held 14.9% of
     // Var(latency), its fsync's 86.8% read as the client's).
-    if (auto cover = root_coverage(r); cover && a.root_label != "latency")
+    if (auto cover = a.root_label != "latency" ? root_coverage(r) : std::nullopt)
       o += fmt::format("root: {} holds {:.1f}% of Var(latency); the shares below are of its own variance\n",
                        a.root_label, 100.0 * *cover);
     if (a.types.labeled)
