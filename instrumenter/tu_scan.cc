@@ -8,6 +8,7 @@
 #include <clang/Lex/Lexer.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "instrumenter/evaluated_visitor.h"
@@ -151,15 +152,40 @@ std::string callee_name(const CallExpr *ce, const Context &cx) {
   return cx.text(ce->getCallee()->IgnoreImplicit()->getSourceRange());
 }
 
+// What a call calls, for a call vprof times: a function named directly, a
+// virtual method (its overriders may run), or a function type (a call through
+// a pointer: the functions of that type whose address the tree takes; "" for
+// a pointer to member function, which has no targets we list). Null for what
+// is no call to time: an overloaded operator, a literal, a builtin, setjmp.
+struct CallKind {
+  const FunctionDecl *direct = nullptr;
+  const CXXMethodDecl *virtual_method = nullptr;
+  std::string pointer_type;
+};
+
+std::optional<CallKind> call_kind(const CallExpr *ce, const ASTContext &ast) {
+  if (isa<UserDefinedLiteral>(ce)) return std::nullopt;
+  if (const auto *op = dyn_cast<CXXOperatorCallExpr>(ce))
+    if (op->getOperator() != OO_Call) return std::nullopt;  // overloaded operators are expressions
+  const FunctionDecl *fd = ce->getDirectCallee();
+  if (never_wrapped(fd) || (fd && fd->getBuiltinID() && fd->getNameAsString().rfind("__", 0) == 0))
+    return std::nullopt;
+  CallKind k;
+  if ((k.virtual_method = virtual_callee(ce))) return k;
+  if (fd) {
+    k.direct = fd;
+    return k;
+  }
+  if (!isa<CXXMemberCallExpr>(ce)) k.pointer_type = function_type(ce->getCallee()->getType(), ast);
+  return k;
+}
+
 class SiteFinder : public EvaluatedVisitor<SiteFinder> {
  public:
   SiteFinder(Context &cx, const FunctionIntent &fn) : cx_(cx), fn_(fn) {}
   bool VisitCallExpr(CallExpr *ce) {
-    if (isa<UserDefinedLiteral>(ce)) return true;
-    if (const auto *op = dyn_cast<CXXOperatorCallExpr>(ce))
-      if (op->getOperator() != OO_Call) return true;  // overloaded operators are expressions
-    const FunctionDecl *fd = ce->getDirectCallee();
-    if (never_wrapped(fd) || (fd && fd->getBuiltinID() && fd->getNameAsString().rfind("__", 0) == 0)) return true;
+    const std::optional<CallKind> kind = call_kind(ce, cx_.ast);
+    if (!kind) return true;
     const SourceManager &sm = cx_.ast.getSourceManager();
     auto at = locate(ce->getSourceRange(), sm, cx_.ast.getLangOpts());
     if (!at) {
@@ -181,14 +207,9 @@ class SiteFinder : public EvaluatedVisitor<SiteFinder> {
     // ...) is (e)->type->read(e, ...)) has no text of its own: the macro
     // names it ("site#130" in Apache's reports).
     if (s.callee.empty() && !s.at.macro.empty()) s.callee = s.at.macro;
-    if (const CXXMethodDecl *md = virtual_callee(ce)) {
-      s.indirect = true;
-      s.virtual_method = normalize_qualified(md->getQualifiedNameAsString());
-    } else if (!fd) {
-      s.indirect = true;
-      // A pointer to member function ((o.*pm)(x)) has no targets we list.
-      if (!isa<CXXMemberCallExpr>(ce)) s.callee_type = function_type(ce->getCallee()->getType(), cx_.ast);
-    }
+    s.indirect = !kind->direct;
+    if (kind->virtual_method) s.virtual_method = normalize_qualified(kind->virtual_method->getQualifiedNameAsString());
+    s.callee_type = kind->pointer_type;
     bool invalid = false;
     llvm::StringRef buf = sm.getBufferData(sm.getFileID(sm.getExpansionLoc(ce->getBeginLoc())), &invalid);
     if (!invalid && at->end <= buf.size()) s.callee_text = buf.substr(at->begin, std::min(200u, at->end - at->begin)).str();
@@ -305,17 +326,14 @@ class ReachFinder : public EvaluatedVisitor<ReachFinder> {
  public:
   explicit ReachFinder(OpaqueIntent &out, const ASTContext &ast) : out_(out), ast_(ast) {}
   bool VisitCallExpr(CallExpr *ce) {
-    if (isa<UserDefinedLiteral>(ce)) return true;
-    if (const auto *op = dyn_cast<CXXOperatorCallExpr>(ce))
-      if (op->getOperator() != OO_Call) return true;
-    const FunctionDecl *fd = ce->getDirectCallee();
-    if (never_wrapped(fd) || (fd && fd->getBuiltinID())) return true;
-    if (const CXXMethodDecl *md = virtual_callee(ce))
-      add(out_.virtual_methods, normalize_qualified(md->getQualifiedNameAsString()));
-    else if (fd)
-      add(out_.callees, normalize_qualified(fd->getQualifiedNameAsString()));
-    else if (!isa<CXXMemberCallExpr>(ce))
-      add(out_.callee_types, function_type(ce->getCallee()->getType(), ast_));
+    const std::optional<CallKind> kind = call_kind(ce, ast_);
+    if (!kind) return true;
+    if (kind->virtual_method)
+      add(out_.virtual_methods, normalize_qualified(kind->virtual_method->getQualifiedNameAsString()));
+    else if (kind->direct)
+      add(out_.callees, normalize_qualified(kind->direct->getQualifiedNameAsString()));
+    else
+      add(out_.callee_types, kind->pointer_type);
     return true;
   }
 
