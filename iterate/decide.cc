@@ -100,11 +100,6 @@ const analyzer::CallSiteInfo *indirect_site(const analyzer::Factor &f, std::vect
   return first;
 }
 
-// Breaks down a call that goes where a pointer says: instruments the
-// functions it may reach, so the next run tells which one it went to. A
-// target with no calls of its own is instrumented all the same (it may be
-// the one); one defined outside the tree cannot be. True when every target
-// is already broken down: the call's parts are then ranked on their own.
 // The functions of `targets` a run can instrument, into g.functions (a
 // target with no calls of its own too: it may be the one); those already
 // broken down into `already`; the first reason one cannot be, into why_not.
@@ -122,63 +117,61 @@ void instrumentable(Suggestion &g, const std::vector<std::string> &targets, cons
   }
 }
 
-bool break_down_indirect(Suggestion &g, const std::vector<std::string> &targets, const State &s,
-                         const CanBreakDown &probe) {
+// How factor f gets below itself: a call through a pointer (its targets,
+// which the manifest lists), or a function vprof cannot open (what its body
+// calls or may reach: Apache's ap_run_handler, which APR's macros write,
+// through the handlers registered with ap_hook_handler).
+struct Way {
+  std::string what;  // "called through a pointer", or why vprof cannot open f
+  const char *verb;  // "may reach", "calls or may reach"
+  std::string none;  // said when nothing is reached (appended to `what`)
+  const std::vector<std::string> &reaches;
+};
+
+// Breaks f down through what it reaches: instruments those a run can, all
+// in one iteration, so the next run tells which one ran. When nothing more
+// can be instrumented and some of it is broken down, what is still at f is
+// outside the tree if f is its own part ("g (uninstrumented part)": g's time
+// less what it reached) or still a leaf (none of what it reaches ran in it:
+// Apache's apr_bucket_read reached libaprutil's file bucket): unreached.
+// Otherwise true: its parts are ranked on their own.
+bool break_down_through(Suggestion &g, const analyzer::Factor &f, const Way &w, const State &s,
+                        const CanBreakDown &probe) {
   std::vector<std::string> already;
   std::string why_not;
-  instrumentable(g, targets, s, probe, already, why_not);
+  instrumentable(g, w.reaches, s, probe, already, why_not);
+  const size_t n = w.reaches.size();
   if (!g.functions.empty()) {
     g.break_down = true;
     // A few names: the whole list is what the next iteration instruments
     // (its instrumented.txt, state.json, the final report).
-    g.reason = fmt::format("called through a pointer: instrument the {} function{} it may reach ({})",
-                           g.functions.size(), g.functions.size() == 1 ? "" : "s", some_names(g.functions));
-  } else if (!already.empty()) {
-    g.reason = "called through a pointer; what it reaches is broken down: its parts are ranked on their own";
-    return already.size() == targets.size();
-  } else if (targets.empty()) {
-    g.unreached = true;
-    g.reason = "called through a pointer, and no function in the tree has its type and its address "
-               "taken: vprof cannot tell where it goes";
-  } else {
-    g.unreached = true;
-    g.reason = "called through a pointer; none of the functions it may reach can be instrumented (" +
-               why_not + ")";
-  }
-  return false;
-}
-
-// A function vprof cannot instrument (p.why_not says why) is broken down
-// through what its body reaches, as a pointer call through its targets:
-// Apache's ap_run_handler, a dispatcher APR's macros write, through the
-// handlers registered with ap_hook_handler. True when all it reaches is
-// broken down already: its parts are then ranked on their own.
-bool break_down_opaque(Suggestion &g, const Probe &p, const State &s, const CanBreakDown &probe) {
-  // "f (uninstrumented part)": f's own time, less what it reached.
-  const bool own_time = ends_with(g.factor, " (uninstrumented part)");
-  std::vector<std::string> already;
-  std::string why_not;
-  instrumentable(g, p.reaches, s, probe, already, why_not);
-  const std::string &why = p.why_not;
-  if (!g.functions.empty()) {
-    g.break_down = true;
-    g.reason = fmt::format("{}: instrument the {} function{} it calls or may reach ({})", why,
-                           g.functions.size(), g.functions.size() == 1 ? "" : "s", some_names(g.functions));
+    g.reason = fmt::format("{}: instrument the {} function{} it {} ({})", w.what, g.functions.size(),
+                           g.functions.size() == 1 ? "" : "s", w.verb, some_names(g.functions));
     return false;
   }
-  if (!already.empty() && own_time) {  // all that could be timed in it is: the rest is its own code
+  if (already.empty()) {
     g.unreached = true;
-    g.reason = why + "; what it reaches is broken down, and this is its own time, which vprof cannot "
-                     "time inside";
+    g.reason = n == 0 ? w.what + w.none
+                      : w.what + "; nothing it reaches can be instrumented (" + why_not + ")";
     return false;
   }
-  if (!already.empty()) {
-    g.reason = why + "; what it reaches is broken down: its parts are ranked on their own";
-    return true;
+  const bool leaf = !f.instances.empty() && std::all_of(f.instances.begin(), f.instances.end(),
+                                                         [](const analyzer::VarNode *v) { return v->children.empty(); });
+  if (leaf) {
+    g.unreached = true;
+    g.reason = fmt::format("{}; none of the {} function{} of the tree it {} ran in it (all are instrumented): it "
+                           "went outside the tree (a library's function)",
+                           w.what, n, n == 1 ? "" : "s", w.verb);
+    return false;
   }
-  g.unreached = true;
-  g.reason = p.reaches.empty() ? why : why + ", and nothing it reaches can be instrumented (" + why_not + ")";
-  return false;
+  if (ends_with(f.name, " (uninstrumented part)")) {
+    g.unreached = true;
+    g.reason = w.what + "; what it reaches in the tree is broken down, and this is its time elsewhere, which "
+                        "vprof cannot time inside";
+    return false;
+  }
+  g.reason = w.what + "; what it reaches is broken down: its parts are ranked on their own";
+  return true;
 }
 
 }  // namespace
@@ -208,30 +201,13 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
         // its parts may sit unlisted inside it (PostgreSQL: node->ExecProcNode
         // outranked ExecUpdate's table_tuple_lock and ExecUpdateAct, and the
         // session stopped there).
-        parts_hidden = break_down_indirect(g, targets, s, probe);
+        parts_hidden = break_down_through(
+            g, f,
+            {"called through a pointer", "may reach",
+             ", and no function in the tree has its type and its address taken: vprof cannot tell where it goes",
+             targets},
+            s, probe);
         if (g.break_down) g.parents = callers_of(a, f);
-        // Its targets in the tree broken down, what is left of the call is
-        // where it went outside the tree: Apache's apr_bucket_read reached
-        // APR's file bucket (libaprutil) through e->type->read.
-        // None of its targets ran in it, all instrumented: the call is still a
-        // leaf, its time wholly outside the tree (Apache's apr_bucket_read: the
-        // file bucket's read is libaprutil's), with no part to rank.
-        const bool leaf = !f.instances.empty() && std::all_of(f.instances.begin(), f.instances.end(),
-                                                                [](const analyzer::VarNode *n) { return n->children.empty(); });
-        if (parts_hidden && leaf) {
-          parts_hidden = false;
-          g.unreached = true;
-          g.reason = fmt::format("called through a pointer; none of the {} function{} of the tree it may reach ran "
-                                 "in it (all are instrumented): it went outside the tree (a library's function)",
-                                 targets.size(), targets.size() == 1 ? "" : "s");
-        } else if (parts_hidden && ends_with(f.name, " (uninstrumented part)")) {
-          parts_hidden = false;
-          g.unreached = true;
-          g.reason = fmt::format("called through a pointer; its {} target{} in the tree {} broken down, and this "
-                                 "is its time elsewhere: a target outside the tree (a library's function)",
-                                 targets.size(), targets.size() == 1 ? "" : "s",
-                                 targets.size() == 1 ? "is" : "are");
-        }
       } else if (s.is_broken_down(g.function)) {
         const analyzer::Factor *body = find_factor(a, g.function + " (body)");
         double share = body && f.contribution != 0 ? body->contribution / f.contribution : 0;
@@ -242,7 +218,7 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
         Probe p = probe(g.function);
         g.parents = callers_of(a, f);
         if (p.opaque) {
-          parts_hidden = break_down_opaque(g, p, s, probe);
+          parts_hidden = break_down_through(g, f, {p.why_not, "calls or may reach", "", p.reaches}, s, probe);
         } else {
           g.break_down = p.why_not.empty();
           g.reason = p.why_not.empty() ? "it has calls to break down" : p.why_not;
@@ -276,9 +252,7 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
       if (&part == &f) return false;
       for (const auto *pi : part.instances)
         for (const auto *fi : f.instances)
-          if (pi->key.size() > fi->key.size() && pi->key.compare(0, fi->key.size(), fi->key) == 0 &&
-              pi->key[fi->key.size()] == '/')
-            return true;
+          if (pi->key != fi->key && analyzer::key_within(pi->key, fi->key)) return true;
       return false;
     };
     for (const auto &part : a.factors) {

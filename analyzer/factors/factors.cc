@@ -76,9 +76,7 @@ void collect(const VarNode &n, bool paper, bool preempted, bool held_parts,
 
 // One instance inside the other: a key is its node's path from the root.
 bool nested(const VarNode &a, const VarNode &b) {
-  const std::string &x = a.key.size() <= b.key.size() ? a.key : b.key;
-  const std::string &y = a.key.size() <= b.key.size() ? b.key : a.key;
-  return y.compare(0, x.size(), x) == 0 && (y.size() == x.size() || y[x.size()] == '/');
+  return a.key.size() <= b.key.size() ? key_within(b.key, a.key) : key_within(a.key, b.key);
 }
 
 // Ranks 1..k go to the first factors of [begin, end) (in ranking order) whose

@@ -59,6 +59,12 @@ bool is_held_part(const VarNode &n);
 // later run that instruments the callee gives (merge_runs).
 bool held_only(const VarNode &n);
 
+// Whether the node keyed `key` is `ancestor` itself or below it (a key is
+// its node's path from the root).
+inline bool key_within(const std::string &key, const std::string &ancestor) {
+  return key.compare(0, ancestor.size(), ancestor) == 0 && (key.size() == ancestor.size() || key[ancestor.size()] == '/');
+}
+
 // root_label: "latency" or the root function's name.
 VarNode build_variance_tree(const Columns &c, const Names &names, const std::string &root_label,
                             int run = 0);
