@@ -326,7 +326,7 @@ Expected<RestoreResult> restore(const RestoreOptions &o) {
   // A build inside the source tree (Apache's, PostgreSQL's) had the manifest
   // written into the tree: it goes too, so nothing of vprof's is left there
   // (a trace keeps its own copy: vprof run and iterate put one in it).
-  if (!o.force || done->left_alone.empty()) {
+  if (done->left_alone.empty()) {  // (only --force leaves files, and then the journal stays too)
     namespace fs = std::filesystem;
     std::error_code ec;
     llvm::SmallString<256> build(o.build_dir);

@@ -160,7 +160,7 @@ static bool make_dirs(const char *path) {
     *p = '/';
   }
   if (mkdir(buf, 0755) == 0) {
-    if (geteuid() == 0) chmod(buf, 01777);
+    if (geteuid() == 0) chmod(buf, VPROF_TRACE_DIR_MODE_AS_ROOT);
     return true;
   }
   return errno == EEXIST;

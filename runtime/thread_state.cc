@@ -127,9 +127,6 @@ static bool map_ring(ThreadState *t, int fd) {
   return true;
 }
 
-// The thread's header page and ring, mapped from a new file whose descriptor
-// is closed before this returns. False: no usable file, and none left behind
-// (an empty file would read as a truncated trace).
 // The first thread file this process could not make: why (errno), and as
 // whom, in the process file for the reader, and one line on stderr. A
 // server that drops root (httpd, PostgreSQL, MySQL, nginx) makes its
@@ -155,6 +152,9 @@ static void note_refused(int err) {
   if (n > 0) (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
+// The thread's header page and ring, mapped from a new file whose descriptor
+// is closed before this returns. False: no usable file, and none left behind
+// (an empty file would read as a truncated trace).
 static bool make_file(ThreadState *t) {
   int fd = open_trace_file(t);
   if (fd < 0) {

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "include/vprof/trace_format.h"
+
 namespace vprof {
 
 bool OutputFile::Buf::drain() {
@@ -141,7 +143,7 @@ Status make_trace_dir(const std::string &dir) {
   const bool existed = std::filesystem::exists(dir, ec);
   std::filesystem::create_directories(dir, ec);
   if (ec) return Error{fmt::format("{}: cannot create the trace directory: {}", dir, ec.message())};
-  if (!existed && geteuid() == 0 && chmod(dir.c_str(), 01777) != 0)
+  if (!existed && geteuid() == 0 && chmod(dir.c_str(), VPROF_TRACE_DIR_MODE_AS_ROOT) != 0)
     return Error{fmt::format("{}: cannot make the trace directory writable by all: {}", dir,
                              std::strerror(errno))};
   return Status::Ok();

@@ -73,6 +73,10 @@ typedef __UINT32_TYPE__ vprof_u32;
 typedef __UINT64_TYPE__ vprof_u64;
 
 #define VPROF_TRACE_MAGIC "VPROFTRC"       /* 8 bytes, no terminator on disk */
+/* The mode of a trace directory made by a process running as root (vprof
+ * run, vprof iterate, the runtime): writable by all and sticky, as /tmp is,
+ * so a server that drops root writes its threads' files as its new user. */
+#define VPROF_TRACE_DIR_MODE_AS_ROOT 01777
 #define VPROF_TRACE_VERSION 4u
 #define VPROF_TRACE_MIN_READABLE 4u       /* oldest reader that can read what we write */
 #define VPROF_HEADER_BYTES 4096u
