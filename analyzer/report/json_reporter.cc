@@ -201,6 +201,10 @@ json to_json(const Analysis &a) {
             {"p99_ns", num(l.p99_ns)}, {"p999_ns", num(l.p999_ns)}, {"max_ns", num(l.max_ns)},
             {"histogram", histogram_json(latency_histogram(a))}}},
           {"preemption", preemption_json(base)},
+          {"root_share", [&] {
+             auto v = a.root_label != "latency" ? root_share(base) : std::nullopt;
+             return v ? json(num(*v)) : json(nullptr);
+           }()},
           {"tree", node_json(a.tree)},
           {"factors", std::move(factors)},
           {"selection",

@@ -24,6 +24,18 @@ std::optional<double> preemption_share(const RunAnalysis &r) {
   return (p.array() - p.mean()).matrix().dot(root) / var;
 }
 
+std::optional<double> root_share(const RunAnalysis &r) {
+  const Eigen::Index n = r.columns.total.rows();
+  if (n < 2 || r.columns.total.cols() == 0 || size_t(n) != r.paths.rows.size()) return std::nullopt;
+  Eigen::VectorXd l(n);
+  for (Eigen::Index i = 0; i < n; ++i) l(i) = double(r.paths.rows[size_t(i)].latency_ns);
+  const Eigen::VectorXd root = r.columns.total.col(0).array() - r.columns.total.col(0).mean();
+  l.array() -= l.mean();
+  const double var = l.squaredNorm();
+  if (var <= 0) return std::nullopt;
+  return root.dot(l) / var;
+}
+
 std::string preemption_line(const std::optional<double> &share) {
   if (!share) return "preemption: not measured";
   // A covariance near zero may be a hair below it: "-0.0%" read as a defect (Redis).

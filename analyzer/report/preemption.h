@@ -16,6 +16,12 @@ namespace vprof::analyzer {
 // refused or turned off, or a trace recorded before it was measured).
 std::optional<double> preemption_share(const RunAnalysis &r);
 
+// With a root function, the part of Var(latency) its time holds:
+// Cov(root's time, L) / Var(L); what it leaves out is (outside), (queue
+// wait) and (untracked) time (Redis: aeProcessEvents 14.9%). Nullopt when
+// the latency does not vary.
+std::optional<double> root_share(const RunAnalysis &r);
+
 // From this share of Var(latency) on, preemption is a top cause and reports
 // say so beside the factors (issue 26: 31-55% on Apache's ~75 workers on 2
 // cores, never listed): more runnable threads than cores. It is no

@@ -124,20 +124,6 @@ std::string clients_text(const Fairness &f) {
   return o;
 }
 
-// Cov(root's time, latency) / Var(latency) over the run's intervals; none
-// when the latency does not vary.
-std::optional<double> root_coverage(const RunAnalysis &r) {
-  const Eigen::Index n = r.columns.total.rows();
-  if (n < 2 || r.columns.total.cols() == 0 || size_t(n) != r.paths.rows.size()) return std::nullopt;
-  Eigen::VectorXd l(n);
-  for (Eigen::Index i = 0; i < n; ++i) l(i) = double(r.paths.rows[size_t(i)].latency_ns);
-  const Eigen::VectorXd root = r.columns.total.col(0).array() - r.columns.total.col(0).mean();
-  l.array() -= l.mean();
-  const double var = l.squaredNorm();
-  if (var <= 0) return std::nullopt;
-  return root.dot(l) / var;
-}
-
 class TerminalReporter : public Reporter {
  public:
   explicit TerminalReporter(const TerminalOptions &opt) : opt_(opt) {}
@@ -169,7 +155,7 @@ class TerminalReporter : public Reporter {
     // latency ((outside), (queue wait), (untracked)) is said, since every share
     // below is of the root's variance (Redis: aeProcessEvents held 14.9% of
     // Var(latency), its fsync's 86.8% read as the client's).
-    if (auto cover = a.root_label != "latency" ? root_coverage(r) : std::nullopt)
+    if (auto cover = a.root_label != "latency" ? root_share(r) : std::nullopt)
       o += fmt::format("root: {} holds {:.1f}% of Var(latency); the shares below are of its own variance\n",
                        a.root_label, 100.0 * *cover);
     if (a.types.labeled)

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "analyzer/pipeline/analyze.h"
 #include "analyzer/report/reporter.h"
@@ -38,6 +39,9 @@ TEST(RootCoverage, TheReportSaysWhatPartOfTheLatencysVarianceTheRootHolds) {
   EXPECT_NE(out.str().find("root: f holds 3.8% of Var(latency); the shares below are of its own variance"),
             std::string::npos)
       << out.str();
+  std::ostringstream js;
+  ASSERT_TRUE(make_json_reporter()->write(*a, js).ok());
+  EXPECT_NEAR(nlohmann::json::parse(js.str())["root_share"].get<double>(), 100.0 / 2600.0, 1e-3);
 }
 
 }  // namespace
