@@ -378,6 +378,18 @@ Expected<Outcome> Session::run() {
     auto a = analyze();
     if (!a) return Error{a.error().message};
     analysis = std::move(*a);
+    // A run with no interval measured nothing: with no factor to decide, it
+    // read "fixed point: every selected factor is explained" (Apache's tree
+    // without its interval patch). It is a failed run, redone on resume.
+    if (analysis->runs.back()->paths.rows.empty()) {
+      it.analyzed = false;
+      it.failed = "run";
+      (void)save_state(s_, state_path());
+      return Error{fmt::format("{}: the run recorded no interval: nothing called vprof_interval_begin and "
+                               "vprof_interval_end (are the program's transactions annotated, and did the "
+                               "workload reach them? docs/interfaces.md)",
+                               it.trace_dir)};
+    }
     Status w = write_reports(*analysis, fmt::format("{}/iter-{}/report", dir_, it.number));
     if (!w) return Error{w.message()};
     // Not a factor, so no decision names it: a line says it when it is a top cause.
@@ -406,7 +418,9 @@ Expected<Outcome> Session::run() {
     if (!s_.done && s_.pending.empty()) {
       s_.done = true;
       // A dead end is no explanation: say which factors vprof could not get below.
-      s_.stop_reason = unreached.empty()
+      s_.stop_reason = suggestions.empty()
+                           ? fmt::format("fixed point: no factor reaches d = {} of Var(root); nothing was selected", c_.d)
+                       : unreached.empty()
                            ? "fixed point: every selected factor is explained"
                            : fmt::format("fixed point: nothing more vprof can break down; {} unreached ({}), "
                                          "the rest explained",

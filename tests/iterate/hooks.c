@@ -15,7 +15,9 @@
  *   log      the same, called from log_transaction (a log hook, RUN_ALL);
  *   macro    the same time spent in the body of `check_timeout`, which a
  *            macro writes and which calls nothing: no way below it, so a
- *            session must end calling it unreached, not explained.
+ *            session must end calling it unreached, not explained;
+ *   unannotated  the requests run with no interval at all: a session
+ *            measures nothing and must say so, not call it a fixed point.
  * The rest of every request is short busy work, so the planted call holds
  * most of Var(latency). Busy loops, not sleeps: no scheduler in the answer. */
 #include <vprof/vprof.h>
@@ -185,6 +187,7 @@ void process_request(struct request *r) {
 }
 
 int main(int argc, char **argv) {
+  int annotated = 1; /* "unannotated": the requests run with no interval */
   if (argc > 1) rng_state += (uint64_t)atoi(argv[1]);
   if (argc > 2) {
     if (!strcmp(argv[2], "handler"))
@@ -195,6 +198,8 @@ int main(int argc, char **argv) {
       plant = PLANT_LOG;
     else if (!strcmp(argv[2], "macro"))
       plant = PLANT_MACRO;
+    else if (!strcmp(argv[2], "unannotated"))
+      annotated = 0;
     else {
       fprintf(stderr, "hooks: unknown plant %s\n", argv[2]);
       return 2;
@@ -207,9 +212,9 @@ int main(int argc, char **argv) {
   hook_log_transaction(log_transaction);
   for (uint64_t i = 1; i <= 400; ++i) {
     struct request r = {i, 0};
-    vprof_interval_begin(i);
+    if (annotated) vprof_interval_begin(i);
     process_request(&r);
-    vprof_interval_end(i);
+    if (annotated) vprof_interval_end(i);
   }
   puts("done");
   return 0;

@@ -98,3 +98,16 @@ TEST(HooksUnreached, Case26_TimeInsideAMacroBodyWithNothingBelowEndsUnreachedNot
   });
   EXPECT_TRUE(unreached);
 }
+
+// Found on Apache without its interval patch: a run with no interval has no
+// factor to decide, and the session ended "fixed point: every selected
+// factor is explained". It is an error naming the trace and what to check,
+// the tree restored.
+TEST(HooksUnannotated, Case26_ARunWithNoIntervalIsAnErrorNotAFixedPoint) {
+  Config c = make_target("unannotated");
+  std::string before = slurp(c.dir + "/hooks.c");
+  auto out = run_session(c, session_options(), vprof::iterate::Hooks{});
+  ASSERT_FALSE(out.ok()) << out->state.stop_reason;
+  EXPECT_NE(out.error().message.find("the run recorded no interval"), std::string::npos) << out.error().message;
+  EXPECT_EQ(slurp(c.dir + "/hooks.c"), before) << "restored byte for byte";
+}
