@@ -146,6 +146,10 @@ int run(Opts o) {
       o.work_dir = dir;
     } else if (std::error_code ec; std::filesystem::create_directories(o.work_dir, ec), ec) {
       return fail(fmt::format("{}: cannot create the --work-dir: {}", o.work_dir, ec.message()));
+    } else if (!std::filesystem::is_empty(o.work_dir, ec)) {
+      // Each run replaces WORK/base-N and WORK/head-N: never in a directory
+      // that holds anything (a trace, a saved profile).
+      return fail(fmt::format("{}: the --work-dir is not empty; give a new or empty directory", o.work_dir));
     }
   }
   std::vector<std::string> inputs = o.baseline;

@@ -98,6 +98,11 @@ grep -q 'failures="1"' "$tmp/cmd.xml" && ok || bad "--base-cmd: junit"
 expect_rc "failing --base-cmd" 2 $?
 grep -qF "error: --base-cmd failed (exit 1) in its run 1; its output is in $tmp/runs-f/base-1.log" "$tmp/err" && ok ||
   bad "failing --base-cmd: $(cat "$tmp/err")"
+# Runs replace WORK/base-N: a --work-dir that holds anything is refused, untouched.
+"$vprof" gate --base-cmd true --head-cmd true --work-dir "$tmp/runs" >/dev/null 2>"$tmp/err"
+expect_rc "non-empty --work-dir" 2 $?
+expect_err "non-empty --work-dir" "$tmp/runs: the --work-dir is not empty"
+[ -d "$tmp/runs/base-1" ] && ok || bad "non-empty --work-dir: base-1 removed"
 "$vprof" gate --base-cmd true >/dev/null 2>"$tmp/err"
 expect_rc "--base-cmd alone" 2 $?
 expect_err "--base-cmd alone" "--base-cmd and --head-cmd go together"
