@@ -9,6 +9,7 @@
 #include <clang/AST/ASTLambda.h>
 #include <clang/AST/Expr.h>
 
+#include "common/schema.h"
 #include "instrumenter/compile_db.h"
 #include "instrumenter/evaluated_visitor.h"
 #include "instrumenter/journal.h"
@@ -204,7 +205,7 @@ nlohmann::json callgraph_json(const CallGraph &g) {
   for (const CallGraphNode *n : order)
     fns.push_back({{"name", n->name}, {"height", n->height}, {"file", n->file}, {"line", n->line},
                    {"callees", std::vector<std::string>(n->callees.begin(), n->callees.end())}});
-  return {{"schema_version", 1}, {"root", g.root}, {"height", g.height}, {"functions", fns}};
+  return {{"schema_version", schema::kCallGraph.version}, {"root", g.root}, {"height", g.height}, {"functions", fns}};
 }
 
 }  // namespace vprof::instr

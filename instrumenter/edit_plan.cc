@@ -9,6 +9,7 @@
 #include <clang/Tooling/Core/Replacement.h>
 #include <llvm/Support/Error.h>
 
+#include "common/schema.h"
 #include "instrumenter/journal.h"
 
 namespace vprof::instr {
@@ -168,7 +169,7 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
       open.push_back(s);
     }
   }
-  plan.manifest = {{"schema_version", 2}, {"functions", jf}, {"call_sites", js}, {"sync_sites", jy}};
+  plan.manifest = {{"schema_version", schema::kManifest.version}, {"functions", jf}, {"call_sites", js}, {"sync_sites", jy}};
   plan.manifest_id = sha1_hex(plan.manifest.dump()).substr(0, 16);
   plan.manifest["id"] = plan.manifest_id;
   for (auto &[file, list] : ins) {

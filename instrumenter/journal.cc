@@ -18,6 +18,8 @@
 #include <llvm/Support/SHA1.h>
 #include <nlohmann/json.hpp>
 
+#include "common/schema.h"
+
 namespace vprof::instr {
 
 namespace {
@@ -103,7 +105,7 @@ bool mkdirs(const std::string &dir) {
 Status write_state(const Journal &j) {
   nlohmann::json files = nlohmann::json::array();
   for (const auto &f : j.files) files.push_back({{"path", f.path}, {"original_sha1", f.original_sha1}, {"ours", f.ours}});
-  nlohmann::json s = {{"schema_version", 2}, {"pending", j.pending}, {"files", files}};
+  nlohmann::json s = {{"schema_version", schema::kJournal.version}, {"pending", j.pending}, {"files", files}};
   if (auto st = write_durably(state_path(j.dir), s.dump(2) + "\n"); !st) return st;
   return fsync_dir(j.dir);
 }
@@ -216,6 +218,7 @@ Expected<Journal> read_journal(const std::string &dir) {
   j.exists = true;
   try {
     auto s = nlohmann::json::parse(text);
+    if (auto v = schema::check(s, state_path(dir), schema::kJournal); !v) return v.error();
     j.pending = s.value("pending", false);
     for (const auto &f : s.at("files")) {
       JournalEntry e{f.at("path").get<std::string>(), f.at("original_sha1").get<std::string>(), {}};

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/schema.h"
 #include "instrumenter/names.h"
 
 namespace vprof::instr {
@@ -39,6 +40,7 @@ Status load_sync_pack(const std::string &spec, const std::string &annotations_di
   }
   if (!j.is_object() || !j.contains("functions") || !j["functions"].is_array())
     return Error{path + ": expected an object with a \"functions\" array"};
+  if (auto v = schema::check(j, path, schema::kSyncPack); !v) return v.error();
   std::string pack = j.value("name", spec);
   size_t index = 0;
   for (const auto &f : j["functions"]) {

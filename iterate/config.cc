@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/schema.h"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -25,6 +27,7 @@ Expected<Config> load_config(const std::string &path) {
   } catch (const json::parse_error &e) {
     return Error{fmt::format("{}: not valid JSON: {}", path, e.what())};
   }
+  if (auto v = schema::check(j, path, schema::kSessionConfig); !v) return v.error();
   Config c;
   c.path = fs::absolute(path).lexically_normal().string();
   c.dir = fs::path(c.path).parent_path().string();
@@ -60,7 +63,7 @@ Expected<Config> load_config(const std::string &path) {
 }
 
 Status save_config(const Config &c, const std::string &path) {
-  json j = {{"schema_version", 1},     {"root", c.root},
+  json j = {{"schema_version", schema::kSessionConfig.version}, {"root", c.root},
             {"build_dir", c.build_dir}, {"build_command", c.build_command},
             {"run_command", c.run_command}, {"sync_packs", c.sync_packs},
             {"sync_everywhere", c.sync_everywhere}, {"k", c.k},

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/schema.h"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -49,6 +51,7 @@ Expected<State> load_state(const std::string &path) {
   std::ifstream in(path);
   try {
     json j = json::parse(in);
+    if (auto v = schema::check(j, path, schema::kSessionState); !v) return v.error();
     for (const auto &b : j.at("broken_down"))
     {
       BrokenDown d{b.at("function"), {}, b.at("iteration")};
@@ -76,8 +79,7 @@ Expected<State> load_state(const std::string &path) {
 }
 
 Status save_state(const State &s, const std::string &path) {
-  json j;
-  j["schema_version"] = 1;
+  json j = schema::versioned(schema::kSessionState);
   j["broken_down"] = json::array();
   for (const auto &b : s.broken_down)
     j["broken_down"].push_back({{"function", b.function}, {"parents", b.parents}, {"iteration", b.iteration}});

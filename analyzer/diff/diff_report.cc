@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "common/schema.h"
+
 namespace vprof::analyzer {
 namespace {
 
@@ -28,11 +30,6 @@ json ci_json(const Interval &ci) {
   if (!ci) return nullptr;
   return json::array({ci->first, ci->second});
 }
-json site_json(const std::optional<CallSiteInfo> &s) {
-  if (!s) return nullptr;
-  return {{"file", s->file}, {"line", s->line}, {"column", s->column}, {"callee", s->callee}};
-}
-
 struct Row {
   const char *name;
   const Ratio *r;
@@ -123,7 +120,7 @@ void write_diff_text(const Diff &d, std::ostream &out, const GateResult *gate, s
 
 json diff_json(const Diff &d, const GateResult *gate) {
   json j;
-  j["schema_version"] = kDiffSchemaVersion;
+  j["schema_version"] = schema::kDiff.version;
   j["root"] = d.root;
   j["confidence"] = d.confidence;
   auto side = [](const std::vector<std::string> &s, const BuildInfo &b, size_t n) {

@@ -13,8 +13,6 @@
 
 namespace vprof::analyzer {
 
-constexpr int kDiffSchemaVersion = 1;
-
 // gate: null for `vprof diff`.
 void write_diff_text(const Diff &d, std::ostream &out, const GateResult *gate = nullptr,
                      size_t max_nodes = 15);

@@ -6,9 +6,16 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/schema.h"
+
 namespace vprof::analyzer {
 
 using nlohmann::json;
+
+json site_json(const std::optional<CallSiteInfo> &s) {
+  if (!s) return nullptr;
+  return {{"file", s->file}, {"line", s->line}, {"column", s->column}, {"callee", s->callee}};
+}
 
 std::string Names::function(uint32_t id) const {
   auto it = functions.find(id);
@@ -66,8 +73,9 @@ Expected<Names> load_manifest(const std::string &path) {
   Names n;
   std::string err;
   if (j->contains("id") && (*j)["id"].is_string()) n.manifest_id = (*j)["id"].get<std::string>();
-  if (j->contains("schema_version") && (*j)["schema_version"].is_number_integer())
-    n.schema_version = (*j)["schema_version"].get<int>();
+  auto version = schema::check(*j, path, schema::kManifest);
+  if (!version) return version.error();
+  n.schema_version = *version;
   const json &fns = (*j)["functions"];
   if (!fns.is_null() && !fns.is_array()) return Error{path + ": functions: not an array"};
   for (size_t i = 0; fns.is_array() && i < fns.size(); ++i) {
@@ -113,6 +121,7 @@ Expected<Names> load_manifest(const std::string &path) {
 Expected<CallGraph> load_callgraph(const std::string &path) {
   auto j = parse_file(path);
   if (!j) return j.error();
+  if (auto v = schema::check(*j, path, schema::kCallGraph); !v) return v.error();
   CallGraph g;
   std::string err;
   if (!get(*j, "root", g.root, err, "") || !get(*j, "height", g.height, err, ""))

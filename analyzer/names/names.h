@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <optional>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
 #include <vprof/expected.h>
 
 namespace vprof::analyzer {
@@ -24,6 +26,9 @@ struct CallSiteInfo {
   bool indirect = false;
   std::vector<std::string> targets;
 };
+
+// {"file", "line", "column", "callee"}, or null: how every JSON output names a call site.
+nlohmann::json site_json(const std::optional<CallSiteInfo> &s);
 
 struct FunctionInfo {
   std::string name, file;

@@ -88,7 +88,6 @@ struct NamedBlame {
 };
 
 struct Analysis {
-  static constexpr int kSchemaVersion = 1;
   std::vector<std::unique_ptr<RunAnalysis>> runs;  // runs[0] is the base run
   VarNode tree;                   // merged over runs
   std::vector<Factor> factors;    // selected first (rank > 0)

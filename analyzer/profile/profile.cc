@@ -47,11 +47,6 @@ bool get_varint(const std::vector<uint8_t> &in, size_t &pos, double &v) {
   return false;
 }
 
-json site_json(const std::optional<CallSiteInfo> &s) {
-  if (!s) return nullptr;
-  return {{"file", s->file}, {"line", s->line}, {"column", s->column}, {"callee", s->callee}};
-}
-
 json build_json(const BuildInfo &b) {
   return {{"commit", b.commit}, {"compiler", b.compiler}, {"cpu", b.cpu},   {"cpus", b.cpus},
           {"kernel", b.kernel}, {"host", b.host},         {"clock", b.clock}, {"created", b.created},

@@ -4,6 +4,7 @@
 #include "analyzer/report/histogram.h"
 #include "analyzer/report/preemption.h"
 #include "analyzer/report/reporter.h"
+#include "common/schema.h"
 
 namespace vprof::analyzer {
 namespace {
@@ -12,11 +13,6 @@ using nlohmann::json;
 
 // JSON has no NaN/Inf; a number that is not finite is reported as null.
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
-json site_json(const std::optional<CallSiteInfo> &s) {
-  if (!s) return nullptr;
-  return {{"file", s->file}, {"line", s->line}, {"column", s->column}, {"callee", s->callee}};
-}
 
 json node_json(const VarNode &n) {
   json children = json::array();
@@ -188,7 +184,7 @@ json to_json(const Analysis &a) {
                     {"variance_ns2", num(a.runs[i]->tree.value_ns2)},
                     {"data_quality", quality_json(*a.runs[i])}});
   }
-  return {{"schema_version", Analysis::kSchemaVersion},
+  return {{"schema_version", schema::kAnalysis.version},
           {"trace_dir", base.dir},
           {"root", a.root_label},
           {"intervals", base.paths.rows.size()},
