@@ -22,7 +22,7 @@
 #include "analyzer/report/preemption.h"
 #include "analyzer/report/reporter.h"
 #include "analyzer/util/output_file.h"
-#include "analyzer/util/shell.h"
+#include "analyzer/util/process.h"
 #include "instrumenter/instrument.h"
 #include "instrumenter/names.h"
 #include "instrumenter/sync_pack.h"

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/util/output_file.h"
-#include "analyzer/util/shell.h"
+#include "analyzer/util/process.h"
 #include "inputs.h"
 #include "diff_common.h"
 

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/util/process.h"
 #include "clang_commands.h"
 #include "command.h"
 #include "instrumenter/instrument.h"
@@ -38,8 +39,9 @@ void print_diff(const instr::FileChange &c) {
   close(fa);
   close(fb);
   std::fflush(stdout);
-  std::string cmd = fmt::format("diff -u --label 'a{0}' --label 'b{0}' '{1}' '{2}'", c.path, a, b);
-  (void)!std::system(cmd.c_str());
+  SpawnOptions o;
+  o.search_path = true;
+  (void)run_program({"diff", "-u", "--label", "a" + c.path, "--label", "b" + c.path, a, b}, o);
   unlink(a);
   unlink(b);
 }

@@ -7,11 +7,10 @@
 //      manifest.json), DIR can be created and written: a probe file with a
 //      whole page written (an empty file needs no block: it passed on a full
 //      file system), which becomes p-0.vpp (below);
-//   2. fork; the child waits;
-//   3. move the old trace (t-*.vpt, p-*.vpp, manifest.json) into DIR/.old,
-//      rename the probe to DIR/p-0.vpp, write the new manifest, let the
-//      child exec;
-//   4. exec failed: put the old trace back, exit 2. Started: wait for CMD and
+//   2. move the old trace (t-*.vpt, p-*.vpp, manifest.json) into DIR/.old,
+//      rename the probe to DIR/p-0.vpp, write the new manifest;
+//   3. start CMD (posix_spawnp, analyzer/util/process.h);
+//   4. it could not start: put the old trace back, exit 2. Started: wait for CMD and
 //      print the summary; then delete DIR/.old if the new trace holds a
 //      record, else keep it and say so (and exit 2 if records were lost).
 // Whenever DIR's trace holds no record (vprof died between 3 and the end
@@ -49,6 +48,7 @@
 #include <vprof/trace_format.h>
 
 #include "analyzer/util/output_file.h"
+#include "analyzer/util/process.h"
 #include "command.h"
 #include "trace_summary.h"
 
@@ -274,25 +274,6 @@ void install_forwarding() {
   }
 }
 
-[[noreturn]] void child_main(const RunOptions &o, const std::string &dir, int go, int err, int lock,
-                             const sigset_t &mask) {
-  sigprocmask(SIG_SETMASK, &mask, nullptr);
-  fcntl(lock, F_SETFD, 0);  // CMD holds the lock too (the top of this file)
-  char c;
-  ssize_t r;
-  while ((r = read(go, &c, 1)) < 0 && errno == EINTR) {
-  }
-  if (r != 1) _exit(127);  // vprof gave up (its error line says why)
-  setenv("VPROF_TRACE_DIR", dir.c_str(), 1);
-  std::vector<char *> argv;
-  for (const auto &a : o.command) argv.push_back(const_cast<char *>(a.c_str()));
-  argv.push_back(nullptr);
-  execvp(argv[0], argv.data());
-  int e = errno;
-  (void)!write(err, &e, sizeof e);
-  _exit(127);
-}
-
 // The manifest the program's instrumented code registered (trace_format.h,
 // process file): copied in when none was given, so `vprof analyze` names the
 // ids with no flag; a given one that is not it is said, not silently used.
@@ -346,67 +327,38 @@ int run(const RunOptions &o) {
   if (why = make_probe(probe); !why.empty())
     return fail(fmt::format("{}: cannot write in the trace directory: {}", dir.string(), why));
 
-  int go[2], err[2];
-  if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
-    unlink(probe.c_str());
-    return fail(fmt::format("pipe failed: {}", std::strerror(errno)));
-  }
-  sigset_t forwarded = forwarded_set(), mask;
-  sigprocmask(SIG_BLOCK, &forwarded, &mask);  // none is lost between fork and the handlers
-  pid_t pid = fork();
-  if (pid < 0) {
-    unlink(probe.c_str());
-    return fail(fmt::format("fork failed: {}", std::strerror(errno)));
-  }
-  if (pid == 0) {
-    close(go[1]);
-    close(err[0]);
-    child_main(o, dir.string(), go[0], err[1], lock, mask);
-  }
-  close(go[0]);
-  close(err[1]);
-  g_child = pid;
-  install_forwarding();
-  sigprocmask(SIG_SETMASK, &mask, nullptr);
-
-  auto give_up = [&](const std::string &message) {
-    close(go[1]);  // the child exits without running CMD
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    return fail(message);
-  };
   if (std::string e = retire_old_trace(dir); !e.empty()) {
     unlink(probe.c_str());
-    return give_up(e);
+    return fail(e);
   }
   if (rename(probe.c_str(), (dir / "p-0.vpp").c_str()) != 0) unlink(probe.c_str());  // none: counts on stderr
   if (!manifest_path.empty() && !write_file(dir / "manifest.json", manifest)) {
     restore_old_trace(dir);
-    return give_up(fmt::format("{}: cannot write the manifest", (dir / "manifest.json").string()));
+    return fail(fmt::format("{}: cannot write the manifest", (dir / "manifest.json").string()));
   }
-  char c = 'g';
-  (void)!write(go[1], &c, 1);
-  close(go[1]);
-  int exec_errno = 0;
-  ssize_t r;
-  while ((r = read(err[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
-  }
-  close(err[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  g_child = 0;
-  if (r == static_cast<ssize_t>(sizeof exec_errno)) {
+  sigset_t forwarded = forwarded_set(), mask;
+  sigprocmask(SIG_BLOCK, &forwarded, &mask);  // none is lost between the start and the handlers
+  SpawnOptions so;
+  so.search_path = true;
+  so.env = {{"VPROF_TRACE_DIR", dir.string()}};
+  so.mask = &mask;
+  so.inherit_fd = lock;  // CMD holds the lock too (the top of this file)
+  auto pid = spawn(o.command, so);
+  if (!pid) {
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
     restore_old_trace(dir);
-    return fail(fmt::format("{}: cannot execute: {}", o.command[0], std::strerror(exec_errno)));
+    return fail(pid.error().message);
   }
+  g_child = *pid;
+  install_forwarding();
+  sigprocmask(SIG_SETMASK, &mask, nullptr);
+  int rc = wait_exit(*pid);
+  g_child = 0;
   TraceSummary sum = summarize_trace(dir);
   std::fprintf(stderr, "vprof: trace in %s %s\n", dir.c_str(), describe(sum).c_str());
   for (const std::string &line : trace::refused_lines(sum.processes, dir.string()))
     std::fprintf(stderr, "vprof: warning: %s\n", line.c_str());
   keep_registered_manifest(dir, sum, manifest_path);
-  int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
   if (sum.records > 0) {
     fs::remove_all(dir / ".old", ec);  // the new run holds data: the old one goes
     return rc;

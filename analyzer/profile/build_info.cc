@@ -9,20 +9,10 @@
 #include <thread>
 
 #include "analyzer/profile/profile.h"
+#include "analyzer/util/process.h"
 
 namespace vprof::analyzer {
 namespace {
-
-std::string first_line_of(const std::string &cmd) {
-  std::string out;
-  if (FILE *p = popen(cmd.c_str(), "r")) {
-    char buf[256];
-    if (fgets(buf, sizeof buf, p)) out = buf;
-    pclose(p);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
-}
 
 std::string env(const char *name) {
   const char *v = std::getenv(name);
@@ -35,7 +25,7 @@ BuildInfo build_info() {
   BuildInfo b;
   for (const char *v : {"VPROF_BUILD_COMMIT", "GITHUB_SHA", "CI_COMMIT_SHA"})
     if (b.commit.empty()) b.commit = env(v);
-  if (b.commit.empty()) b.commit = first_line_of("git rev-parse --verify -q HEAD 2>/dev/null");
+  if (b.commit.empty()) b.commit = first_line_of({"git", "rev-parse", "--verify", "-q", "HEAD"});
   b.compiler = !env("CXX").empty() ? env("CXX") : env("CC");
   std::ifstream cpu("/proc/cpuinfo");
   for (std::string line; std::getline(cpu, line);)

@@ -1,0 +1,147 @@
+#include "analyzer/util/process.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include <fmt/format.h>
+
+extern char **environ;
+
+namespace vprof {
+namespace {
+
+// This process's environment with `add` put in.
+std::vector<std::string> environment(const std::vector<std::pair<std::string, std::string>> &add) {
+  std::map<std::string, std::string> set(add.begin(), add.end());
+  std::vector<std::string> out;
+  for (char **e = environ; e && *e; ++e) {
+    std::string kv = *e;
+    if (!set.count(kv.substr(0, kv.find('=')))) out.push_back(std::move(kv));
+  }
+  for (const auto &[k, v] : add) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::vector<char *> pointers(std::vector<std::string> &v) {
+  std::vector<char *> p;
+  for (auto &s : v) p.push_back(s.data());
+  p.push_back(nullptr);
+  return p;
+}
+
+// Where execvp finds `name`: the first executable file in PATH, or name itself.
+std::string in_path(const std::string &name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char *path = getenv("PATH");
+  std::string dirs = path ? path : "/bin:/usr/bin";
+  for (size_t at = 0; at <= dirs.size();) {
+    size_t end = std::min(dirs.find(':', at), dirs.size());
+    std::string dir = dirs.substr(at, end - at);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    at = end + 1;
+  }
+  return name;
+}
+
+}  // namespace
+
+Expected<pid_t> spawn(const std::vector<std::string> &argv, const SpawnOptions &o) {
+  if (argv.empty()) return Error{"spawn: no program to run"};
+  int out_fd = -1;
+  if (!o.output.empty()) {
+    out_fd = open(o.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out_fd < 0) return Error{fmt::format("{}: cannot write: {}", o.output, std::strerror(errno))};
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawnattr_init(&attr);
+  if (!o.dir.empty()) posix_spawn_file_actions_addchdir_np(&fa, o.dir.c_str());
+  if (out_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
+  } else if (o.stdout_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&fa, o.stdout_fd, 1);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  }
+  if (o.inherit_fd >= 0) posix_spawn_file_actions_adddup2(&fa, o.inherit_fd, o.inherit_fd);  // clears close-on-exec
+  if (o.mask) {
+    posix_spawnattr_setsigmask(&attr, o.mask);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  }
+  std::vector<std::string> args = argv, env = environment(o.env);
+  std::vector<char *> a = pointers(args), e = pointers(env);
+  pid_t pid = 0;
+  int rc = o.search_path ? posix_spawnp(&pid, a[0], &fa, &attr, a.data(), e.data())
+                         : posix_spawn(&pid, a[0], &fa, &attr, a.data(), e.data());
+  if (rc == ENOEXEC && o.search_path) {  // a script without #!: run by sh, as execvp does
+    std::vector<std::string> sh = {"/bin/sh", in_path(argv[0])};
+    sh.insert(sh.end(), argv.begin() + 1, argv.end());
+    std::vector<char *> b = pointers(sh);
+    rc = posix_spawn(&pid, b[0], &fa, &attr, b.data(), e.data());
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (out_fd >= 0) close(out_fd);
+  if (rc != 0) {
+    if (!o.dir.empty() && access(o.dir.c_str(), X_OK) != 0)
+      return Error{fmt::format("{}: cannot start {} there: {}", o.dir, argv[0], std::strerror(errno))};
+    return Error{fmt::format("{}: cannot execute: {}", argv[0], std::strerror(rc))};
+  }
+  return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+}
+
+Expected<int> run_program(const std::vector<std::string> &argv, const SpawnOptions &o) {
+  auto pid = spawn(argv, o);
+  if (!pid) return pid.error();
+  return wait_exit(*pid);
+}
+
+Expected<int> run_shell(const std::string &command, const std::string &dir, const std::string &log,
+                        const std::vector<std::pair<std::string, std::string>> &env) {
+  SpawnOptions o;
+  o.dir = dir;
+  o.output = log;
+  o.env = env;
+  return run_program({"/bin/sh", "-c", command}, o);
+}
+
+std::string first_line_of(const std::vector<std::string> &argv) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) return "";
+  SpawnOptions o;
+  o.search_path = true;
+  o.stdout_fd = p[1];
+  auto pid = spawn(argv, o);
+  close(p[1]);
+  std::string out;
+  if (pid) {
+    char buf[256];
+    ssize_t n;
+    while ((n = read(p[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+      if (n > 0) out.append(buf, n);
+    wait_exit(*pid);
+  }
+  close(p[0]);
+  out = out.substr(0, out.find('\n'));
+  if (!out.empty() && out.back() == '\r') out.pop_back();
+  return out;
+}
+
+}  // namespace vprof

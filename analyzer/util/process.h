@@ -1,0 +1,50 @@
+// The one way vprof starts another program: posix_spawn with an argv vector,
+// no shell unless the text to run is a user's shell command line (`vprof
+// iterate`'s build and workload, `vprof gate --base-cmd/--head-cmd`).
+// The two forks that are not this are on purpose: `vprof` replacing itself
+// with vprof-clang (src/main.cc, an exec) and `vprof iterate`'s supervisor
+// (src/cmd_iterate.cc, which runs the session in a forked copy of itself).
+#ifndef VPROF_ANALYZER_UTIL_PROCESS_H
+#define VPROF_ANALYZER_UTIL_PROCESS_H
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "include/vprof/expected.h"
+
+namespace vprof {
+
+struct SpawnOptions {
+  std::string dir;     // where the program starts; "" for this process's directory
+  std::string output;  // stdout and stderr go to this file (created or truncated); "" to inherit them
+  std::vector<std::pair<std::string, std::string>> env;  // added to (or replacing in) the environment
+  bool search_path = false;       // argv[0] is looked up in PATH when it has no '/'
+  const sigset_t *mask = nullptr;  // the program's signal mask; nullptr for this thread's
+  int inherit_fd = -1;            // a close-on-exec descriptor the program keeps anyway
+  int stdout_fd = -1;             // stdout to this descriptor (output must be "")
+};
+
+// The started program's pid, or an Error naming argv[0] and why it could not start.
+Expected<pid_t> spawn(const std::vector<std::string> &argv, const SpawnOptions &o = {});
+
+// Waits for pid: its exit status, or 128 + the signal that killed it.
+int wait_exit(pid_t pid);
+
+// spawn, then wait_exit.
+Expected<int> run_program(const std::vector<std::string> &argv, const SpawnOptions &o = {});
+
+// A user's command line run by /bin/sh in `dir`, stdout and stderr to `log`.
+Expected<int> run_shell(const std::string &command, const std::string &dir, const std::string &log,
+                        const std::vector<std::pair<std::string, std::string>> &env);
+
+// The first line the program prints on stdout (stderr discarded), without its
+// newline; "" when it prints nothing or cannot start.
+std::string first_line_of(const std::vector<std::string> &argv);
+
+}  // namespace vprof
+
+#endif  // VPROF_ANALYZER_UTIL_PROCESS_H
