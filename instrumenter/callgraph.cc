@@ -1,9 +1,6 @@
 #include "instrumenter/callgraph.h"
 
 #include <algorithm>
-#include <atomic>
-#include <mutex>
-#include <thread>
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/ASTLambda.h>
@@ -154,31 +151,20 @@ Expected<CallGraph> build_callgraph(const CallGraphOptions &o) {
   if (!journal) return journal.error();
   auto originals = read_originals(*journal);
   if (!originals) return originals.error();
-  unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::map<std::string, CallGraphNode>> partial(jobs);
-  std::atomic<size_t> next{0}, done{0};
-  std::mutex mu;
-  std::string first_error;
-  auto work = [&](unsigned w) {
-    for (size_t i; (i = next++) < db->entries.size();) {
-      {
-        std::lock_guard<std::mutex> l(mu);
-        if (!first_error.empty()) return;
-      }
-      Status s = parse_tu(db->entries[i], &*originals, [&](ASTContext &ast) {
-        DefinitionCollector c(ast, partial[w]);
-        c.TraverseDecl(ast.getTranslationUnitDecl());
+  const size_t n = db->entries.size();
+  std::vector<std::map<std::string, CallGraphNode>> partial(tu_workers(o.jobs, n));
+  Status parsed = for_each_tu(
+      n, o.jobs,
+      [&](size_t i, unsigned w) {
+        return parse_tu(db->entries[i], &*originals, [&](ASTContext &ast) {
+          DefinitionCollector c(ast, partial[w]);
+          c.TraverseDecl(ast.getTranslationUnitDecl());
+        });
+      },
+      [&](size_t count, size_t) {
+        if (o.progress) o.progress(count, n);
       });
-      std::lock_guard<std::mutex> l(mu);
-      if (!s && first_error.empty()) first_error = s.message();
-      ++done;
-      if (o.progress) o.progress(done, db->entries.size());
-    }
-  };
-  std::vector<std::thread> threads;
-  for (unsigned w = 0; w < jobs; ++w) threads.emplace_back(work, w);
-  for (auto &t : threads) t.join();
-  if (!first_error.empty()) return Error{first_error};
+  if (!parsed) return Error{parsed.message()};
   std::map<std::string, CallGraphNode> all;
   for (auto &p : partial)
     for (auto &[name, node] : p) {

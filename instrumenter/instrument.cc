@@ -1,12 +1,9 @@
 #include "instrumenter/instrument.h"
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <optional>
-#include <thread>
 #include <set>
 #include <sstream>
 
@@ -16,6 +13,7 @@
 #include "instrumenter/edit_plan.h"
 #include "instrumenter/journal.h"
 #include "instrumenter/names.h"
+#include "instrumenter/parse_tu.h"
 #include "instrumenter/sync_pack.h"
 #include "instrumenter/tree.h"
 #include "instrumenter/tu_scan.h"
@@ -122,27 +120,19 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   // order so ids do not depend on scheduling.
   auto run = [&](const std::vector<const CompileEntry *> &list) -> Status {
     std::vector<Expected<ScanResult>> results(list.size(), Error{""});
-    std::atomic<size_t> next{0};
-    std::mutex mu;
-    unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
-    jobs = std::min<unsigned>(jobs, std::max<size_t>(1, list.size()));
-    auto work = [&] {
-      for (size_t i; (i = next++) < list.size();) {
-        results[i] = scan_translation_unit(*list[i], so);
-        std::lock_guard<std::mutex> l(mu);
-        ++res.files_parsed;
-        if (o.progress) o.progress(res.files_parsed, total, list[i]->file);
-        if (!results[i]) next = list.size();  // stop early: the run fails anyway
-      }
-    };
-    std::vector<std::thread> threads;
-    for (unsigned w = 0; w < jobs; ++w) threads.emplace_back(work);
-    for (auto &t : threads) t.join();
+    Status s = for_each_tu(
+        list.size(), o.jobs,
+        [&](size_t i, unsigned) -> Status {
+          results[i] = scan_translation_unit(*list[i], so);
+          if (!results[i]) return Error{results[i].error()};
+          return Status::Ok();
+        },
+        [&](size_t, size_t i) {
+          ++res.files_parsed;
+          if (o.progress) o.progress(res.files_parsed, total, list[i]->file);
+        });
+    if (!s) return s;
     for (size_t i = 0; i < list.size(); ++i) {
-      if (!results[i]) {
-        if (results[i].error().message.empty()) continue;  // not parsed after a failure
-        return Error{results[i].error().message};
-      }
       ScanResult &r = *results[i];
       for (const auto &f : r.functions) matched.insert(f.pattern);
       for (const auto &f : r.opaque) matched.insert(f.pattern);

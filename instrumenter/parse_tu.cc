@@ -10,6 +10,12 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/VirtualFileSystem.h>
 
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
 namespace vprof::instr {
 
 namespace {
@@ -88,6 +94,37 @@ Status parse_tu(const CompileEntry &entry, const std::map<std::string, std::stri
   bool ok = inv.run();
   if (!diags.message.empty()) return Error{entry.file + ": does not parse: " + diags.message};
   if (!ok) return Error{entry.file + ": clang could not process this file"};
+  return Status::Ok();
+}
+
+unsigned tu_workers(unsigned jobs, size_t n) {
+  unsigned j = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
+  return std::min<unsigned>(j, std::max<size_t>(1, n));
+}
+
+Status for_each_tu(size_t n, unsigned jobs, const std::function<Status(size_t, unsigned)> &work,
+                   const std::function<void(size_t, size_t)> &done) {
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  size_t count = 0, failed_at = n;
+  std::string failure;
+  auto loop = [&](unsigned worker) {
+    for (size_t i; (i = next++) < n;) {
+      Status s = work(i, worker);
+      std::lock_guard<std::mutex> l(mu);
+      ++count;
+      if (done) done(count, i);
+      if (!s && i < failed_at) {
+        failed_at = i;
+        failure = s.message();
+        next = n;  // start no other: the run fails anyway
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned w = 0, workers = tu_workers(jobs, n); w < workers; ++w) threads.emplace_back(loop, w);
+  for (auto &t : threads) t.join();
+  if (failed_at < n) return Error{failure};
   return Status::Ok();
 }
 

@@ -22,6 +22,18 @@ namespace vprof::instr {
 Status parse_tu(const CompileEntry &entry, const std::map<std::string, std::string> *overlay,
                 const std::function<void(clang::ASTContext &)> &on_ast);
 
+// How many threads for_each_tu uses for n translation units: `jobs`, or one a
+// core when 0, and never more than n.
+unsigned tu_workers(unsigned jobs, size_t n);
+
+// Runs work(i, worker) for every i in [0, n) on tu_workers(jobs, n) threads;
+// `worker` is the running thread's number, for results kept per thread. After
+// each, done(count so far, i) runs under one lock (progress lines). Once one
+// fails no other starts; the failure of the lowest i is returned, so which
+// error is reported does not depend on scheduling.
+Status for_each_tu(size_t n, unsigned jobs, const std::function<Status(size_t i, unsigned worker)> &work,
+                   const std::function<void(size_t count, size_t i)> &done = {});
+
 }  // namespace vprof::instr
 
 #endif
