@@ -82,8 +82,8 @@ static uint32_t intern(ThreadState *t, const char *s) {
   vprof_slot payload[16] = {};
   memcpy(payload, s, len);
   uint32_t id = ++t->next_string_id;
-  if (!emit_slots(t, VPROF_K_STRING, id | ((uint64_t)len << 32), vprof_now(), payload,
-                  (unsigned)((len + 15) / 16)))
+  const uint64_t arg = id | ((uint64_t)len << 32);
+  if (!emit_slots(t, VPROF_K_STRING, arg, vprof_now(), payload, (unsigned)(vprof_record_slots(VPROF_K_STRING, arg) - 1)))
     return 0;  // dropped: the interval goes unlabeled rather than naming a lost string
   for (unsigned i = 0; i < ThreadState::kStrings; ++i) {
     InternedString &e = t->strings[(h + i) % ThreadState::kStrings];

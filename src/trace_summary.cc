@@ -64,15 +64,13 @@ uint64_t count_chunk(const File &f, uint64_t off, uint64_t len, std::vector<vpro
     }
     const vprof_slot &s = block[i - first];
     uint32_t kind = static_cast<uint32_t>(s.w0 & VPROF_KIND_MASK);
-    if (kind == VPROF_K_NONE || kind >= VPROF_K_MAX_) break;
-    uint64_t ext = kind == VPROF_K_IV_BEGIN_LABELED || kind == VPROF_K_PREEMPTED ? 1
-                   : kind == VPROF_K_STRING         ? ((s.arg >> 32) + 15) / 16
-                                                    : 0;
+    const uint64_t slots = vprof_record_slots(s.w0, s.arg);
+    if (slots == 0) break;
     // The program's records: not the runtime's own (strings, markers, switches).
     if (kind != VPROF_K_STRING && kind != VPROF_K_DROP_BEGIN && kind != VPROF_K_THREAD_EXIT &&
         kind != VPROF_K_PREEMPTED)
       ++n;
-    i += 1 + ext;
+    i += slots;
   }
   return n;
 }

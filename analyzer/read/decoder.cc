@@ -174,14 +174,7 @@ Decoder::Decoder(const std::string &path, const MappedFile &f, const vprof_file_
     if (after_valid && after < size_ && size_ - after >= VPROF_SLOT_BYTES) {
       vprof_slot s;
       std::memcpy(&s, base_ + after, sizeof s);
-      uint32_t kind = static_cast<uint32_t>(s.w0 & VPROF_KIND_MASK);
-      uint64_t slots = kind == VPROF_K_IV_BEGIN_LABELED || kind == VPROF_K_PREEMPTED ? 2
-                       : kind == VPROF_K_STRING
-                           ? 1 + (std::min<uint64_t>(s.arg >> 32, 4096) + VPROF_SLOT_BYTES - 1) /
-                                     VPROF_SLOT_BYTES
-                           : 1;
-      if (kind != VPROF_K_NONE && kind < VPROF_K_MAX_)
-        slack = (2 + slots - 1) * VPROF_SLOT_BYTES;
+      if (uint64_t slots = vprof_record_slots(s.w0, s.arg)) slack = (2 + slots - 1) * VPROF_SLOT_BYTES;
     }
     using u128 = unsigned __int128;
     u128 want = u128{chunk_at(h.data_chunks - 1)} + h.chunk_bytes - std::min<uint64_t>(slack, h.chunk_bytes);
@@ -311,9 +304,7 @@ bool Decoder::odd_step(const vprof_slot &s, uint32_t kind, uint64_t off, uint64_
     tick = last_tick_;
     return true;
   }
-  uint64_t slots = 1;
-  if (kind == VPROF_K_IV_BEGIN_LABELED || kind == VPROF_K_PREEMPTED) slots = 2;
-  if (kind == VPROF_K_STRING) slots += ((s.arg >> 32) + VPROF_SLOT_BYTES - 1) / VPROF_SLOT_BYTES;
+  const uint64_t slots = vprof_record_slots(s.w0, s.arg);
   uint64_t next;
   if (!peek_tick(off + slots * VPROF_SLOT_BYTES, next) || next >= tick || next < last_tick_)
     return true;  // the clock went there (or nothing says otherwise)
@@ -447,8 +438,8 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
       case VPROF_K_STRING: {
         uint32_t sid = static_cast<uint32_t>(s.arg);
         uint64_t len = s.arg >> 32;
-        uint64_t slots = (len + VPROF_SLOT_BYTES - 1) / VPROF_SLOT_BYTES;
-        if (len > 4096 || next + slots * VPROF_SLOT_BYTES > chunk_end_) {
+        uint64_t slots = vprof_record_slots(s.w0, s.arg) - 1;  // the payload's
+        if (len > VPROF_STRING_MAX_BYTES || next + slots * VPROF_SLOT_BYTES > chunk_end_) {
           lose(Severity::Error, off,
                fmt::format("string record of {} bytes cut short or too long", len));
           skip_rest(off);

@@ -131,9 +131,9 @@ struct Trace {
 // listed or holds no trace file.
 Expected<Trace> read_trace_dir(const std::string &dir);
 
-// Reads one file into `out` (diagnostics appended to `diags`). For tests and
-// tools; read_trace_dir does this for each file and then resolves WAIT_END
-// release times and the common clock.
+// Reads one file into `out` (diagnostics appended to `diags`), for the fuzzer:
+// its wake-ups keep the runtime's release delta unresolved (no other file).
+// read_trace_dir decodes every file through TraceStream's sources.
 bool read_trace_file(const std::string &path, ThreadStream &out,
                      std::vector<Diagnostic> &diags);
 

@@ -150,6 +150,21 @@ static inline int vprof_release_recorded_by_default(vprof_u32 role) {
 #define VPROF_OBJ_MASK 0x00ffffffffffffffull
 #define VPROF_TS_SHIFT 8
 #define VPROF_KIND_MASK 0xffull
+#define VPROF_STRING_MAX_BYTES 4096u /* the longest string a reader believes (the runtime writes <= 255) */
+
+/* The slots a record takes, its first included, read from its first slot:
+ * the one rule the runtime writes by and every reader skips by. 0: not a
+ * record (end of data, or a kind this version does not know). A string's
+ * length is bounded by VPROF_STRING_MAX_BYTES, so that a damaged length
+ * never makes a reader skip further than a string can reach. */
+static inline vprof_u64 vprof_record_slots(vprof_u64 w0, vprof_u64 arg) {
+  vprof_u64 kind = w0 & VPROF_KIND_MASK, len = arg >> 32;
+  if (kind == VPROF_K_NONE || kind >= VPROF_K_MAX_) return 0;
+  if (kind == VPROF_K_IV_BEGIN_LABELED || kind == VPROF_K_PREEMPTED) return 2;
+  if (kind != VPROF_K_STRING) return 1;
+  if (len > VPROF_STRING_MAX_BYTES) len = VPROF_STRING_MAX_BYTES;
+  return 1 + (len + VPROF_SLOT_BYTES - 1) / VPROF_SLOT_BYTES;
+}
 
 enum vprof_clock_source {
   VPROF_CLOCK_TSC = 1,        /* x86-64 rdtsc */
