@@ -121,7 +121,7 @@ int run(const AnalyzeCliOptions &o) {
     Status s = analyzer::make_terminal_reporter(table)->write(*a, std::cout);
     if (!s.ok()) return fail(s.message());
   }
-  return 0;
+  return kExitOk;
 }
 
 Registrar reg("analyze", "critical paths, variance tree and top-k factors of a trace",

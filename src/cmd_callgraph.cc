@@ -47,7 +47,7 @@ int run(const CallgraphCli &o) {
   for (const auto &f : j["functions"])
     std::printf("%-7d %s  (%s:%u)\n", f["height"].get<int>(), f["name"].get<std::string>().c_str(),
                 f["file"].get<std::string>().c_str(), f["line"].get<unsigned>());
-  return 0;
+  return kExitOk;
 }
 
 Registrar reg("callgraph", clang_command_help("callgraph"), [](CLI::App &sub) -> Runner {

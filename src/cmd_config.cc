@@ -34,7 +34,7 @@ int run(const ConfigOptions &o) {
   std::string line;
   for (const auto &s : out) line += (line.empty() ? "" : " ") + s;
   std::printf("%s\n", line.c_str());
-  return 0;
+  return kExitOk;
 }
 
 Registrar reg("config", "print compiler and linker flags for annotated or instrumented programs",

@@ -16,7 +16,7 @@ int run(const Opts &o) {
   auto d = run_diff(*sides, o.common);
   if (!d) return fail(d.error().message);
   if (Status s = write_reports(*d, o.common, nullptr); !s.ok()) return fail(s.message());
-  return 0;
+  return kExitOk;
 }
 
 Registrar reg("diff", "compare two analyses node by node (trace directories or saved profiles)",

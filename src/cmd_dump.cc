@@ -68,7 +68,7 @@ int run(const DumpOptions &o) {
     size_t n = t.count(trace::Severity::Error);
     return fail(err->str() + (n > 1 ? fmt::format(" (and {} more errors)", n - 1) : ""));
   }
-  return 0;
+  return kExitOk;
 }
 
 Registrar reg("dump", "print the raw records of a trace directory", [](CLI::App &sub) -> Runner {

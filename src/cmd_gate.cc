@@ -185,9 +185,12 @@ int run(Opts o) {
   // Exit 0 pass, 1 regression, 3 inconclusive, unless --inconclusive makes
   // an unsure verdict a pass or a failure (a CI that must be binary). JUnit:
   // a failure, or <skipped> for an inconclusive verdict left as it is.
-  int rc = g.verdict == analyzer::Verdict::Regression ? 1 : g.verdict == analyzer::Verdict::Pass ? 0 : 3;
-  if (rc == 3 && o.inconclusive != "inconclusive") rc = o.inconclusive == "fail" ? 1 : 0;
-  const char *outcome = rc == 1 ? "failure" : rc == 3 ? "skipped" : "pass";
+  int rc = g.verdict == analyzer::Verdict::Regression ? kExitFinding
+           : g.verdict == analyzer::Verdict::Pass     ? kExitOk
+                                                      : kExitInconclusive;
+  if (rc == kExitInconclusive && o.inconclusive != "inconclusive")
+    rc = o.inconclusive == "fail" ? kExitFinding : kExitOk;
+  const char *outcome = rc == kExitFinding ? "failure" : rc == kExitInconclusive ? "skipped" : "pass";
   if (Status j = write_junit(o.junit, o.name, outcome, g.summary, g.summary); !j) return fail(j.message());
   if (g.verdict != analyzer::Verdict::Pass) std::fprintf(stderr, "vprof: %s\n", g.summary.c_str());
   // One run a side: the intervals come from that run's intervals alone and

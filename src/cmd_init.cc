@@ -47,7 +47,7 @@ int run(InitCli &o) {
   auto back = iterate::load_config(o.out);
   if (!back) return fail(back.error().message);
   std::printf("wrote %s\n", o.out.c_str());
-  return 0;
+  return kExitOk;
 }
 
 Registrar reg("init", clang_command_help("init"),

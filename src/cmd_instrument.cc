@@ -104,7 +104,7 @@ int run(const InstrumentCli &o) {
     }
     if (!o.dry_run) std::fprintf(stderr, "vprof: manifest %s\n", r->manifest_path.c_str());
   }
-  return 0;
+  return kExitOk;
 }
 
 Registrar reg("instrument", clang_command_help("instrument"),

@@ -101,7 +101,7 @@ int supervise(const std::string &build_dir, const std::function<int()> &session)
   if (child < 0) return fail(fmt::format("cannot start the session: fork: {}", std::strerror(errno)));
   if (child == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(128 + SIGKILL);  // the supervisor died before prctl
+    if (getppid() != parent) _exit(kExitSignal + SIGKILL);  // the supervisor died before prctl
     int rc = session();
     std::fflush(nullptr);
     _exit(rc);
@@ -135,7 +135,7 @@ int supervise(const std::string &build_dir, const std::function<int()> &session)
                                      "; run `vprof restore`";
   std::fprintf(stderr, "vprof: error: the session died of signal %d (%s); %s\n", sig, strsignal(sig),
                after.c_str());
-  return 128 + sig;
+  return kExitSignal + sig;
 }
 
 int session_main(const IterateCli &o, const iterate::Config &cfg) {
@@ -158,7 +158,7 @@ int session_main(const IterateCli &o, const iterate::Config &cfg) {
   if (!out) {
     if (g_interrupted) {
       std::fprintf(stderr, "vprof: interrupted; the tree is restored and `vprof iterate` resumes\n");
-      return 130;
+      return kExitSignal + SIGINT;
     }
     return fail(out.error().message);
   }
@@ -167,7 +167,7 @@ int session_main(const IterateCli &o, const iterate::Config &cfg) {
   std::printf("\n%zu iterations; %s.\nReports: %s, %s and %s\n", out->state.iterations.size(),
               out->state.stop_reason.c_str(), out->final_text.c_str(), out->final_json.c_str(),
               out->final_html.c_str());
-  return 0;
+  return kExitOk;
 }
 
 int run(const IterateCli &o) {

@@ -19,10 +19,10 @@ int run(const instr::RestoreOptions &o) {
   if (r->found_nothing) {
     std::fprintf(stderr, "vprof: %s: nothing to restore: no vprof journal and no file with vprof's marker (the tree is as it was)\n",
                  o.build_dir.c_str());
-    return 0;
+    return kExitOk;
   }
   std::fprintf(stderr, "vprof: restored %zu files\n", r->files_restored);
-  if (r->left_alone.empty()) return 0;
+  if (r->left_alone.empty()) return kExitOk;
   for (const auto &l : r->left_alone) std::fprintf(stderr, "vprof: not restored: %s\n", l.c_str());
   return fail(std::to_string(r->left_alone.size()) + " files not restored (listed above)");
 }

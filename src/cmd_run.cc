@@ -373,7 +373,7 @@ int run(const RunOptions &o) {
   if (lost) {
     std::fprintf(stderr, "vprof: error: %s: nothing recorded: %llu records lost%s\n", dir.c_str(),
                  static_cast<unsigned long long>(lost), kept.c_str());
-    return rc != 0 ? rc : 2;
+    return rc != 0 ? rc : kExitBadInput;
   }
   if (!kept.empty()) std::fprintf(stderr, "vprof: warning: %s: nothing recorded%s\n", dir.c_str(), kept.c_str());
   return rc;

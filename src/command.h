@@ -2,9 +2,6 @@
 // subcommand (cmd_<name>.cc), each registering itself here with a static
 // Registrar. A command's setup adds its options to its CLI11 subcommand and
 // returns the function main() runs when that subcommand is chosen.
-//
-// Exit codes (CLI.md): 0 success, 1 a finding (gate), 2 bad usage or bad input,
-// reported as one line on stderr by fail().
 #ifndef VPROF_SRC_COMMAND_H
 #define VPROF_SRC_COMMAND_H
 
@@ -21,6 +18,14 @@
 #include <CLI/CLI.hpp>
 
 namespace vprof::cli {
+
+// Exit codes, the same for every command. Scripts and CI jobs read them, so
+// they never change meaning; docs/cli.md, "Exit codes", is their page.
+inline constexpr int kExitOk = 0;            // done (gate: within bounds)
+inline constexpr int kExitFinding = 1;       // gate: a regression, or --inconclusive fail
+inline constexpr int kExitBadInput = 2;      // bad usage or bad input: fail()'s one line says what
+inline constexpr int kExitInconclusive = 3;  // gate: the intervals cannot tell yet
+inline constexpr int kExitSignal = 128;      // + N: signal N ended it (run: CMD; iterate: the session)
 
 using Runner = std::function<int()>;
 using Setup = std::function<Runner(CLI::App &sub)>;
@@ -39,7 +44,7 @@ struct Registrar {
   }
 };
 
-// Prints "vprof: error: <message>" on stderr and returns 2.
+// Prints "vprof: error: <message>" on stderr and returns kExitBadInput.
 int fail(const std::string &message);
 
 // The name in `names` closest to `word` (edit distance at most a third of

@@ -26,7 +26,7 @@ std::vector<Command> &registry() {
 
 int fail(const std::string &message) {
   std::fprintf(stderr, "vprof: error: %s\n", message.c_str());
-  return 2;
+  return kExitBadInput;
 }
 
 std::string close_match(const std::string &word, const std::vector<std::string> &names) {
@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
   if (int rc = exec_clang_command(argc, argv); rc >= 0) return rc;
   // Listed by --help like the others; never parsed here.
   for (const ClangCommand &c : kClangCommands)
-    registry().push_back({c.name, c.help, [](CLI::App &) -> Runner { return [] { return 2; }; }});
+    registry().push_back({c.name, c.help, [](CLI::App &) -> Runner { return [] { return kExitBadInput; }; }});
 #endif
   vprof::analyzer::keep_freed_memory();  // analyses reuse freed memory (prefault.h)
   CLI::App app{"vprof: find which functions make your server's latency vary"};
@@ -130,13 +130,13 @@ int main(int argc, char **argv) {
           if (x.size() > 1 && x[0] == '-') return fail(fmt::format("{}: unknown option '{}'", sub->get_name(), x));
     return fail(e.what());
   }
-  int rc = 2;
+  int rc = kExitBadInput;
   for (auto &[sub, run] : runners)
     if (sub->parsed()) {
       rc = run();
       break;
     }
-  if (rc == 2 && std::none_of(runners.begin(), runners.end(), [](const auto &r) { return r.first->parsed(); }))
+  if (rc == kExitBadInput && std::none_of(runners.begin(), runners.end(), [](const auto &r) { return r.first->parsed(); }))
     return fail("no command given (try --help)");
   // A report that did not reach stdout (a full disk, /dev/full) is a failure:
   // the last buffer is written only now, and only now does its error show.
