@@ -147,8 +147,7 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
   sub.add_option("--perfetto-intervals", o->perfetto_intervals,
                  "with --perfetto: this many slowest intervals, and as many nearest the median")
       ->check(between(1, 1000))
-      ->needs(perfetto)
-      ->capture_default_str();
+      ->needs(perfetto);
   sub.add_option("--manifest", o->manifest,
                  "the instrumenter's manifest (default: TRACE_DIR/manifest.json)");
   sub.add_option("--callgraph", o->callgraph, "`vprof callgraph --json` output, for heights");
@@ -158,8 +157,7 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
       ->check(between(0, 100000));
   sub.add_option("--contribution", o->contribution,
                  "rank factors by `share` (Cov(X, L)/Var(L), adds up) or by the `paper`'s var/2cov terms")
-      ->check(CLI::IsMember({"share", "paper"}))
-      ->capture_default_str();
+      ->check(CLI::IsMember({"share", "paper"}));
   sub.add_flag("--by-type", o->by_type,
                "also print the variance tree within each interval type (the JSON always has them)");
   return [o] { return run(*o); };

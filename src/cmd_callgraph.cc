@@ -55,7 +55,7 @@ Registrar reg("callgraph", clang_command_help("callgraph"), [](CLI::App &sub) ->
   sub.add_option("-p,--build-dir", o->build_dir, "directory holding compile_commands.json");
   sub.add_option("--root", o->root, "qualified name of the root function")->required();
   sub.add_option("--json", o->json, "write the graph as JSON (docs/interfaces.md)");
-  sub.add_option("-j,--jobs", o->jobs, "parallel parses (default: one per core)");
+  sub.add_option("-j,--jobs", o->jobs, "parallel parses (0: one per core)");
   sub.add_flag("-q,--quiet", o->quiet, "no progress");
   return [o] { return run(*o); };
 });

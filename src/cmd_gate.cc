@@ -213,26 +213,21 @@ Registrar reg("gate", "CI gate: exit 1 when latency variance or p99 grew beyond 
       ->expected(1, 1000);
   sub.add_option("new", o->head, "the run to gate: a saved profile or trace directory");
   sub.add_option("--runs", o->head, "more runs of the new build")->expected(1, 1000);
-  sub.add_option("--max-var-increase", o->max_var, "fail when Var(latency) grew by more (lower bound)")
-      ->capture_default_str();
-  sub.add_option("--max-p99-increase", o->max_p99, "fail when the p99 latency grew by more (lower bound)")
-      ->capture_default_str();
+  sub.add_option("--max-var-increase", o->max_var, "fail when Var(latency) grew by more (lower bound)");
+  sub.add_option("--max-p99-increase", o->max_p99, "fail when the p99 latency grew by more (lower bound)");
   sub.add_option("--junit", o->junit, "write a JUnit XML test case to FILE");
   sub.add_option("--inconclusive", o->inconclusive,
                  "what an inconclusive verdict (an interval on both sides of a threshold) exits as: "
                  "`inconclusive` (3), `pass` (0) or `fail` (1)")
-      ->check(CLI::IsMember({"inconclusive", "pass", "fail"}))
-      ->capture_default_str();
-  sub.add_option("--name", o->name, "the JUnit test case's name")->capture_default_str();
+      ->check(CLI::IsMember({"inconclusive", "pass", "fail"}));
+  sub.add_option("--name", o->name, "the JUnit test case's name");
   sub.add_option("--base-cmd", o->base_cmd,
                  "record the baseline's runs by running CMD (with VPROF_TRACE_DIR set), in turn with --head-cmd");
   sub.add_option("--head-cmd", o->head_cmd, "record the new build's runs by running CMD");
   sub.add_option("--min-runs", o->min_runs, "with --base-cmd: runs a side before the first verdict")
-      ->check(between(1, 1000))
-      ->capture_default_str();
+      ->check(between(1, 1000));
   sub.add_option("--max-runs", o->max_runs, "with --base-cmd: runs a side at most, while inconclusive")
-      ->check(between(1, 1000))
-      ->capture_default_str();
+      ->check(between(1, 1000));
   sub.add_option("--work-dir", o->work_dir, "with --base-cmd: where the runs' traces and logs go (default: a new "
                                             "directory in $TMPDIR)");
   add_diff_options(sub, o->common);

@@ -53,8 +53,7 @@ int run(InitCli &o) {
 Registrar reg("init", clang_command_help("init"),
               [](CLI::App &sub) -> Runner {
                 auto o = std::make_shared<InitCli>();
-                sub.add_option("-p,--build-dir", o->c.build_dir, "build directory with compile_commands.json")
-                    ->capture_default_str();
+                sub.add_option("-p,--build-dir", o->c.build_dir, "build directory with compile_commands.json");
                 sub.add_option("--root", o->c.root, "the function to break down first")->required();
                 sub.add_option("--build", o->c.build_command, "the target's build command")->required();
                 sub.add_option("--run", o->c.run_command,
@@ -62,16 +61,15 @@ Registrar reg("init", clang_command_help("init"),
                 sub.add_option("--sync", o->c.sync_packs,
                                fmt::format("sync packs to wrap ({}; or a pack file's path); repeatable",
                                            fmt::join(iterate::sync_pack_names(vprof_dirs().annotations), ", ")));
-                sub.add_option("-k", o->c.k, "factors selected per iteration")->capture_default_str()->check(at_least(1));
-                sub.add_option("-d", o->c.d, "minimum contribution of a selected factor")->capture_default_str()->check(between(0, 1));
-                sub.add_option("-m", o->c.m, "body share that makes a function explained")->capture_default_str()
+                sub.add_option("-k", o->c.k, "factors selected per iteration")->check(at_least(1));
+                sub.add_option("-d", o->c.d, "minimum contribution of a selected factor")->check(between(0, 1));
+                sub.add_option("-m", o->c.m, "body share that makes a function explained")
                     ->check(number_check("greater than 0 and at most 1", [](double v) { return v > 0 && v <= 1; }));
-                sub.add_option("--exponent", o->c.exponent, "specificity exponent e")->capture_default_str()->check(at_least(0));
-                sub.add_option("--max-iterations", o->c.max_iterations)->capture_default_str()->check(at_least(1));
+                sub.add_option("--exponent", o->c.exponent, "specificity exponent e")->check(at_least(0));
+                sub.add_option("--max-iterations", o->c.max_iterations, "the session stops after this many iterations")->check(at_least(1));
                 sub.add_option("--session-dir", o->c.session_dir,
-                               "where the session keeps its iterations and reports (relative to the config's directory)")
-                    ->capture_default_str();
-                sub.add_option("-o,--output", o->out, "where to write")->capture_default_str();
+                               "where the session keeps its iterations and reports (relative to the config's directory)");
+                sub.add_option("-o,--output", o->out, "where to write");
                 sub.add_flag("--force", o->force, "overwrite an existing file");
                 return [o] { return run(*o); };
               });

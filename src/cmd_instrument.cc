@@ -110,7 +110,8 @@ int run(const InstrumentCli &o) {
 Registrar reg("instrument", clang_command_help("instrument"),
               [](CLI::App &sub) -> Runner {
                 auto o = std::make_shared<InstrumentCli>();
-                sub.add_option("-p,--build-dir", o->build_dir, "directory holding compile_commands.json");
+                sub.add_option("-p,--build-dir", o->build_dir,
+                               "directory holding compile_commands.json (default: --config's build_dir, else .)");
                 sub.add_option("--function", o->functions,
                                "qualified name (ns::C::f, f(int), path/file.c:f); repeatable");
                 sub.add_option("--sync", o->packs, "sync pack name (annotations/NAME.json) or path; repeatable");
@@ -118,7 +119,7 @@ Registrar reg("instrument", clang_command_help("instrument"),
                                "take the build dir (unless -p), sync packs and sync_everywhere from vprof.json");
                 sub.add_option("--source-root", o->source_root, "edit only files below this directory");
                 sub.add_flag("--all-files", o->all_files, "parse every translation unit (sync wrappers everywhere)");
-                sub.add_option("-j,--jobs", o->jobs, "parallel parses (default: one per core)");
+                sub.add_option("-j,--jobs", o->jobs, "parallel parses (0: one per core)");
                 sub.add_flag("--dry-run", o->dry_run, "print the diff; change nothing");
                 sub.add_flag("-q,--quiet", o->quiet, "no progress or summary");
                 sub.add_flag("-v,--verbose", o->verbose, "list the sites left alone and why");

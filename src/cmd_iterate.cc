@@ -181,9 +181,9 @@ int run(const IterateCli &o) {
 Registrar reg("iterate", clang_command_help("iterate"),
               [](CLI::App &sub) -> Runner {
                 auto o = std::make_shared<IterateCli>();
-                sub.add_option("--config", o->config, "the session config")->capture_default_str();
-                sub.add_flag("--auto", o->automatic, "decide by the rule of METHOD §6, ask nothing");
-                sub.add_option("--max-iterations", o->max_iterations, "override the config's limit");
+                sub.add_option("--config", o->config, "the session config");
+                sub.add_flag("--auto", o->automatic, "decide by the automatic rule (docs/iterate.md, 'The loop'), ask nothing");
+                sub.add_option("--max-iterations", o->max_iterations, "override the config's max_iterations (0: keep it)");
                 sub.add_flag("--fresh", o->fresh, "discard the previous session and start over");
                 return [o] { return run(*o); };
               });

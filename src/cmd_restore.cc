@@ -30,8 +30,7 @@ int run(const instr::RestoreOptions &o) {
 Registrar reg("restore", clang_command_help("restore"), [](CLI::App &sub) -> Runner {
   auto o = std::make_shared<instr::RestoreOptions>();
   sub.add_option("-p,--build-dir", o->build_dir,
-                 "build directory (compile_commands.json), or any directory of the source tree")
-      ->capture_default_str();
+                 "build directory (compile_commands.json), or any directory of the source tree");
   sub.add_option("--source-root", o->source_root, "the tree's source root (default: the compile db's)");
   sub.add_flag("--force", o->force, "restore what can be; leave files changed by hand as they are, and list them");
   return [o] { return run(*o); };

@@ -382,8 +382,7 @@ int run(const RunOptions &o) {
 Registrar reg("run", "run a command with the recorder on", [](CLI::App &sub) -> Runner {
   auto o = std::make_shared<RunOptions>();
   sub.add_option("--trace-dir", o->trace_dir,
-                 "directory for the trace (the previous trace in it is replaced once CMD records)")
-      ->capture_default_str();
+                 "directory for the trace (the previous trace in it is replaced once CMD records)");
   sub.add_option("--manifest", o->manifest,
                  "instrumenter manifest to keep with the trace (default: $VPROF_MANIFEST)");
   sub.add_option("command", o->command, "the command and its arguments, after --")->required();

@@ -12,12 +12,10 @@ namespace vprof::cli {
 void add_diff_options(CLI::App &sub, DiffCliOptions &o) {
   sub.add_option("--root", o.root, "root function for trace directories (a saved profile keeps its own)");
   sub.add_option("--bootstrap", o.diff.bootstrap, "bootstrap resamples per side for the intervals (0: none)")
-      ->check(between(0, 100000))
-      ->capture_default_str();
+      ->check(between(0, 100000));
   sub.add_option("--confidence", o.diff.confidence, "level of every interval (two-sided)")
-      ->check(number_check("between 0.5 and 0.999", [](double v) { return v >= 0.5 && v <= 0.999; }))
-      ->capture_default_str();
-  sub.add_option("--seed", o.diff.seed, "bootstrap seed")->capture_default_str();
+      ->check(number_check("between 0.5 and 0.999", [](double v) { return v >= 0.5 && v <= 0.999; }));
+  sub.add_option("--seed", o.diff.seed, "bootstrap seed");
   sub.add_option("-k", o.diff.k, "factors of the change to select")->check(at_least(1));
   sub.add_option("-d", o.diff.d, "a selected factor's |change| is at least this fraction of Var_base")
       ->check(between(0, 1));

@@ -85,6 +85,9 @@ int main(int argc, char **argv) {
   CLI::App app{"vprof: find which functions make your server's latency vary"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "vprof 0.1.0");
+  // Every option's default is in its --help line (`--threads UINT=1`); the
+  // subcommands copy this when they are added, below.
+  app.option_defaults()->always_capture_default();
   std::map<CLI::App *, Runner> runners;
   auto commands = registry();
   std::sort(commands.begin(), commands.end(),
@@ -92,6 +95,9 @@ int main(int argc, char **argv) {
   for (const Command &c : commands) {
     CLI::App *sub = app.add_subcommand(c.name, c.help);
     runners[sub] = c.setup(*sub);
+    // An empty list (`--sync`, `--runs`) has no default worth a "=[]".
+    for (CLI::Option *opt : sub->get_options())
+      if (opt->get_default_str() == "[]") opt->default_str("");
   }
   // The first word that is not an option names the command: an unknown or
   // missing one gets its own message (CLI11 says "A subcommand is required").
