@@ -1,5 +1,5 @@
 // vprof diff BASE HEAD: two analyses side by side, the change in Var(latency)
-// attributed to the nodes of the variance tree (docs/gate.md).
+// attributed to the nodes of the variance tree (docs/diff.md).
 #include "diff_common.h"
 
 namespace vprof::cli {

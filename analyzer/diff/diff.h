@@ -1,4 +1,4 @@
-// Two analyses side by side (`vprof diff`, `vprof gate`; docs/gate.md): the
+// Two analyses side by side (`vprof diff`, `vprof gate`; docs/diff.md): the
 // latency distributions, and the change in Var(L) attributed to the nodes of
 // the variance tree. With covariance shares the attribution is exact over any
 // tiling: for the parts X_i of a node,

@@ -1,5 +1,5 @@
 // How a diff (diff.h) is shown: a table for the terminal, JSON for scripts
-// (`--json`, schema_version 1, docs/gate.md), Markdown for a pull-request
+// (`--json`, schema_version 1, docs/diff.md), Markdown for a pull-request
 // comment or a CI step summary (`--markdown`). The gate adds its verdict.
 #ifndef VPROF_ANALYZER_DIFF_DIFF_REPORT_H
 #define VPROF_ANALYZER_DIFF_DIFF_REPORT_H

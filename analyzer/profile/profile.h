@@ -5,7 +5,7 @@
 // ns, the interval's id and type; the run's latency is part 0's column (the
 // root). Beside them the selected factors and the machine and build.
 //
-// On disk (docs/gate.md "The saved profile"):
+// On disk (docs/diff.md, "Saved profiles"):
 //   bytes 0-7   "VPROFPRF"
 //   bytes 8-11  format version (u32, little endian)        kProfileVersion
 //   bytes 12-15 the oldest version this one can be read as  (u32)
