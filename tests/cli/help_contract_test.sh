@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 # Option names of `vprof CMD --help`: the first word of each line of its
 # "Options:" section (`-p,--build-dir`), split at the commas; not --help.
 help_options() {
-  "$vprof" "$1" --help >"$tmp/help" 2>&1 || { echo "FAIL $1: --help exited $?"; cat "$tmp/help"; return 1; }
+  "$vprof" "$1" --help >"$tmp/help" 2>&1 || { echo "FAIL $1: --help exited $?" >&2; cat "$tmp/help" >&2; return 1; }
   awk '/^Options:/ { on = 1; next } on && /^$/ { exit } on && /^  -/ { print $1 }' "$tmp/help" |
     tr ',' '\n' | grep -v -x -e '-h' -e '--help' | sort -u
 }
