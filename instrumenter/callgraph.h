@@ -3,10 +3,10 @@
 // Nodes are the functions defined in the tree (by normalized qualified name:
 // overloads share a node); an edge f -> g is a direct call of g in f's body
 // (calls through pointers and virtual calls are invisible here; the analyzer
-// takes their height from the dynamic call tree, METHOD.md 5). Callees with
-// no definition in the tree (libc, the standard library) are listed but are
-// not nodes and add no height. Strongly connected components (recursion) are
-// collapsed: every function of a cycle gets the cycle's height.
+// takes their height from the dynamic call tree: docs/method.md, "Factors").
+// Callees with no definition in the tree (libc, the standard library) are
+// listed but are not nodes and add no height. Strongly connected components
+// (recursion) are collapsed: every function of a cycle gets the cycle's height.
 //   height(f) = 0 when f calls no tree function outside its own component,
 //   else 1 + max height over those callees.
 #ifndef VPROF_INSTRUMENTER_CALLGRAPH_H

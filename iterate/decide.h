@@ -1,5 +1,5 @@
-// Which selected factors to break down next (METHOD §6, the paper's
-// Algorithm 3, with the automatic rule):
+// Which selected factors to break down next (docs/method.md, "Iterative
+// refinement", the paper's Algorithm 3, with the automatic rule):
 //   - a covariance, a body ("f (body)": only instrumented functions have
 //     one, docs/method.md), or a leaf that is no function ("(outside)",
 //     "(queue wait)") is explained: there is nothing below it;

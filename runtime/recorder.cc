@@ -104,8 +104,9 @@ static inline bool on() { return g.active.load(std::memory_order_relaxed); }
 // --- start-up and shutdown --------------------------------------------------
 
 static void measure_floor() {
-  // The measurement floor (METHOD §7): cost of one probe pair and of an empty
-  // interval, measured through the real fast path into a scratch buffer.
+  // The measurement floor (docs/method.md, "Beyond the papers"): cost of one
+  // probe pair and of an empty interval, measured through the real fast path
+  // into a scratch buffer.
   constexpr unsigned kPairs = 1000, kBatches = 7;
   static vprof_slot scratch[2 * kPairs + 64];
   // A whole ThreadState (no switch ring): vprof_interval_end reads past `hot`.

@@ -1,7 +1,8 @@
 // vprof iterate [--config vprof.json] [--auto] [--max-iterations N] [--fresh]
 // The refinement loop (iterate/session.h): interactive by default (the table
 // first, then a question per selected factor), --auto for the rule in
-// METHOD §6. Ctrl-C stops after the current step; the tree is restored.
+// docs/method.md, "Iterative refinement". Ctrl-C stops after the current step;
+// the tree is restored.
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>

@@ -1,8 +1,9 @@
-// Critical-path stage (METHOD §3, the paper's Algorithm 2): for every complete
-// interval, walks back from its end across threads along wake-up and
-// created-by edges and tiles [begin, end] exactly onto stack-trie nodes
-// ("leaves": a node's self time is its call-site path / function body, the
-// root's is "(outside)", plus the "(queue wait)" and "(untracked)" nodes).
+// Critical-path stage (docs/method.md, "The critical path", the paper's
+// Algorithm 2): for every complete interval, walks back from its end across
+// threads along wake-up and created-by edges and tiles [begin, end] exactly
+// onto stack-trie nodes ("leaves": a node's self time is its call-site path /
+// function body, the root's is "(outside)", plus the "(queue wait)" and
+// "(untracked)" nodes).
 //
 // The tiling invariant (a row sums to end - begin, to the nanosecond) is
 // checked for every interval; a violating interval is counted and dropped

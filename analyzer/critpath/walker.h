@@ -1,8 +1,9 @@
-// The critical-path walk (METHOD §3, the paper's Algorithm 2) behind
-// compute_critical_paths and record_path (critical_path.h): one interval at a
-// time, backwards from its end, across threads along wake-up and created-by
-// edges. A template over what it records beside the tiling: NoRecord for the
-// analysis, a recorder of the path for record_path (path_record.cc).
+// The critical-path walk (docs/method.md, "The critical path", the paper's
+// Algorithm 2) behind compute_critical_paths and record_path (critical_path.h):
+// one interval at a time, backwards from its end, across threads along wake-up
+// and created-by edges. A template over what it records beside the tiling:
+// NoRecord for the analysis, a recorder of the path for record_path
+// (path_record.cc).
 //
 // Internal to critpath/, and in an unnamed namespace on purpose: each of the
 // two files that include it compiles its own copy with internal linkage, and

@@ -16,11 +16,11 @@
 // (drawn with replacement, then their intervals): run-to-run noise, a loaded
 // machine or a different disk, widens the interval as it should.
 //
-// Factors of the change are ranked as analyze ranks factors (METHOD §5, the
-// same code), on a tree whose shares are ΔCov(X, L) / Var_base(L): the
-// share of the baseline's variance each node's change is. A node broken
-// down on one side only is a leaf of that tree (its parts on the other side
-// have nothing to be compared with).
+// Factors of the change are ranked as analyze ranks factors (docs/method.md,
+// "Factors", the same code), on a tree whose shares are ΔCov(X, L) /
+// Var_base(L): the share of the baseline's variance each node's change is. A
+// node broken down on one side only is a leaf of that tree (its parts on the
+// other side have nothing to be compared with).
 #ifndef VPROF_ANALYZER_DIFF_DIFF_H
 #define VPROF_ANALYZER_DIFF_DIFF_H
 

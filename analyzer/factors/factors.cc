@@ -17,7 +17,8 @@ namespace vprof::analyzer {
 namespace {
 
 // What the (preempted) leaves below n carry: preemption is not the code's
-// fault (METHOD §4), so a function's factor does not carry it.
+// fault (docs/method.md, "The variance tree"), so a function's factor does not
+// carry it.
 void preempted_below(const VarNode &n, std::vector<const VarNode *> &out) {
   for (const auto &c : n.children)
     if (c.key.size() >= 10 && c.key.compare(c.key.size() - 10, 10, "/preempted") == 0)
@@ -66,7 +67,8 @@ void collect(const VarNode &n, bool paper, bool preempted, bool held_parts,
     counted = true;
   }
   // The root function is no factor (it is all of Var(root)), but what
-  // recursion nests below it is inside it all the same (METHOD §5).
+  // recursion nests below it is inside it all the same (docs/method.md,
+  // "Factors").
   bool root_fn = n.key == "root" && !n.factor.empty();
   if (counted || root_fn) active.insert(n.factor);
   for (const auto &c : n.children)
@@ -132,8 +134,8 @@ std::vector<Factor> rank_factors(const VarNode &tree, const Heights &h, const Fa
   std::stable_sort(all.begin(), all.end(), [](const Factor &a, const Factor &b) {
     return std::abs(a.score) > std::abs(b.score);
   });
-  // Selected first (Algorithm 1's threshold, METHOD's "top k ... whose
-  // contribution >= d"), the rest after them in score order.
+  // Selected first (the top k by score whose |value| >= d: docs/method.md,
+  // "Factors"), the rest after them in score order.
   std::stable_partition(all.begin(), all.end(), [&](const Factor &f) {
     return std::abs(ranked_value(f, o.paper)) >= o.d;
   });

@@ -1,21 +1,21 @@
-// Factors and their ranking (METHOD §5, the paper's Algorithm 1). A factor is
-// Var(f) or Cov(f, g); its instances are the tree's terms that name it (f
-// through several call sites or parents), and its contribution is their sum.
-// An instance nested below another instance of the same factor (recursion)
-// is already inside that one and is not added again.
+// Factors and their ranking (docs/method.md, "Factors", the paper's Algorithm
+// 1). A factor is Var(f) or Cov(f, g); its instances are the tree's terms that
+// name it (f through several call sites or parents), and its contribution is
+// their sum. An instance nested below another instance of the same factor
+// (recursion) is already inside that one and is not added again.
 //   specificity = max(0, H - height)^e, score = specificity × value,
-// where a factor's value is its share (METHOD §4: the sum of its instances'
-// Cov(X, root) / Var(root); the default) or, with FactorOptions::paper, its
-// contribution (the paper's var/2·cov terms). With shares only functions,
-// bodies and call sites are factors: a covariance is already split between
-// its two parts' shares.
+// where a factor's value is its share (docs/method.md, "The variance tree": the
+// sum of its instances' Cov(X, root) / Var(root); the default) or, with
+// FactorOptions::paper, its contribution (the paper's var/2·cov terms). With
+// shares only functions, bodies and call sites are factors: a covariance is
+// already split between its two parts' shares.
 // Selection: factors with |value| >= d, ranked by |score| (covariances are
-// signed), the first k. Bootstrap intervals (METHOD §7) are computed for
-// the candidates by resampling intervals; a factor whose 95% interval
-// touches zero is marked not significant. The candidates are the first k;
-// when one of them is fragile, also the eligible factors whose |score| is
-// more than half the smallest fragile selected one's (at most 2k in all):
-// no other factor can be selected after the halving.
+// signed), the first k. Bootstrap intervals (docs/method.md, "Beyond the
+// papers") are computed for the candidates by resampling intervals; a factor
+// whose 95% interval touches zero is marked not significant. The candidates are
+// the first k; when one of them is fragile, also the eligible factors whose
+// |score| is more than half the smallest fragile selected one's (at most 2k in
+// all): no other factor can be selected after the halving.
 //
 // Fragile answers: a factor's term is a sum of per-interval pieces (for a
 // share (x_s − x̄)(l_s − l̄) / ((n−1)·Var(L)); for the paper's terms the same
@@ -27,11 +27,11 @@
 // fragile factor's counting half: a fragile factor lands below any stable
 // one whose score is more than half its own ("similar").
 //
-// Runs (METHOD §4): a factor grafted from a later run r is measured in r —
-// each run instruments the whole chain up to the root — so its interval,
-// tails and concentration come from run r's own columns against run r's own
-// root, through its instances in run r's tree (found by node key), and are
-// of its value in run r (run_value).
+// Runs (docs/method.md, "The variance tree"): a factor grafted from a later run
+// r is measured in r — each run instruments the whole chain up to the root — so
+// its interval, tails and concentration come from run r's own columns against
+// run r's own root, through its instances in run r's tree (found by node key),
+// and are of its value in run r (run_value).
 #ifndef VPROF_ANALYZER_FACTORS_FACTORS_H
 #define VPROF_ANALYZER_FACTORS_FACTORS_H
 

@@ -1,8 +1,9 @@
-// Heights for factor specificity (METHOD §5): the longest path from a function
-// down the call graph, leaves 0, strongly connected components (recursion)
-// collapsed to one node. The static call graph (`vprof callgraph --json`)
-// decides where it knows a function; elsewhere (calls through pointers, or no
-// call graph given) the dynamic call graph observed in the variance tree does.
+// Heights for factor specificity (docs/method.md, "Factors"): the longest path
+// from a function down the call graph, leaves 0, strongly connected components
+// (recursion) collapsed to one node. The static call graph (`vprof callgraph
+// --json`) decides where it knows a function; elsewhere (calls through
+// pointers, or no call graph given) the dynamic call graph observed in the
+// variance tree does.
 #ifndef VPROF_ANALYZER_FACTORS_HEIGHTS_H
 #define VPROF_ANALYZER_FACTORS_HEIGHTS_H
 

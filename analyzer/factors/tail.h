@@ -1,9 +1,9 @@
-// Tail attribution (METHOD §7): how much a factor moves the tail, not only the
-// variance. For a variance factor f with per-interval time X_f (the sum of
-// its instances' columns) and root value L:
+// Tail attribution (docs/method.md, "Beyond the papers"): how much a factor
+// moves the tail, not only the variance. For a variance factor f with
+// per-interval time X_f (the sum of its instances' columns) and root value L:
 //   tail_q(f) = (E[X_f | L >= p_q] - E[X_f]) / (E[L | L >= p_q] - E[L])
-// the share of the tail's excess over the mean that f accounts for. METHOD's
-// example divides by p_q - E[L]; the tail's own mean is used instead so that
+// the share of the tail's excess over the mean that f accounts for. Not
+// divided by p_q - E[L]: the tail's own mean is used instead so that
 // the shares of leaves tiling L add up to 1 (L is their sum, and both
 // numerator and denominator are linear in it). Undefined (nullopt) for
 // covariance factors, for factors no run's own tree holds (Factor::run < 0),

@@ -66,8 +66,8 @@ namespace vprof::analyzer {
 // it out involuntarily; the walk makes them (critical_path.cc). Held is a
 // leaf under a wait whose waker worked for another interval or for none: the
 // blocked stretch, tiled by where the waker (the holder or signaller) was
-// while the waiter waited (METHOD §3 blame, docs/method.md); its id names
-// that place (held_id below), the walk makes them too.
+// while the waiter waited (docs/method.md, "The critical path": blame); its id
+// names that place (held_id below), the walk makes them too.
 enum class FrameKind : uint8_t { Root, Function, Site, Queue, Untracked, Preempted, Held };
 
 // A Held leaf's id: the holder's innermost frame, by manifest ids (stable

@@ -1,6 +1,6 @@
-// What share of Var(latency) the (preempted) leaves carry (METHOD §4): the
-// time the kernel took the critical path's threads off their CPUs
-// involuntarily, which is no function's doing.
+// What share of Var(latency) the (preempted) leaves carry (docs/method.md, "The
+// variance tree"): the time the kernel took the critical path's threads off
+// their CPUs involuntarily, which is no function's doing.
 #ifndef VPROF_ANALYZER_REPORT_PREEMPTION_H
 #define VPROF_ANALYZER_REPORT_PREEMPTION_H
 

@@ -1,6 +1,6 @@
 // Reporters behind one interface (after google/benchmark's reporter.h): the
-// terminal table, the JSON report (schema in CLI.md, versioned), the CSV
-// of the per-interval leaf matrix, and the HTML page that renders the JSON
+// terminal table, the JSON report (schema in docs/analyze.md, versioned), the
+// CSV of the per-interval leaf matrix, and the HTML page that renders the JSON
 // report (one self-contained file, docs/analyze.md). A reporter writes to a stream and returns a
 // Status; it never prints elsewhere or exits.
 #ifndef VPROF_ANALYZER_REPORT_REPORTER_H

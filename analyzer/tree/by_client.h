@@ -1,6 +1,7 @@
-// Per-client fairness (METHOD §7, after AppleS, EuroSys 2022, §3.1): with
-// interval client labels (vprof_interval_begin_labeled), each client's share
-// of the intervals, the coefficient of variation of its latency, and
+// Per-client fairness (docs/method.md, "Beyond the papers", after AppleS,
+// EuroSys 2022, §3.1): with interval client labels
+// (vprof_interval_begin_labeled), each client's share of the intervals, the
+// coefficient of variation of its latency, and
 //   U_f = max_i |N_i/phi_i - H| / H,   H = (sum_i N_i/phi_i) / n,
 // the largest relative deviation of one client's (weighted) throughput from
 // the clients' average. AppleS counts N_i, the requests of user i scheduled

@@ -1,4 +1,5 @@
-// Inherent vs avoidable variance (METHOD §7): with interval type labels,
+// Inherent vs avoidable variance (docs/method.md, "Beyond the papers"):
+// with interval type labels,
 //   Var(L) = E[Var(L | type)] + Var(E[L | type])
 // (population moments, so the two parts add up to the whole exactly). The
 // between-type part is work the user asked for; the within-type part is what

@@ -6,7 +6,8 @@
 //
 // With a root function the tree starts at the outermost frame of that
 // function on each stack; time on no such stack is outside the root and is
-// not part of the tree (METHOD §4: "or a chosen root function's time").
+// not part of the tree (docs/method.md, "The variance tree": the root is L or
+// a chosen root function's time).
 #ifndef VPROF_ANALYZER_TREE_COLUMNS_H
 #define VPROF_ANALYZER_TREE_COLUMNS_H
 

@@ -1,7 +1,7 @@
-// Combines variance trees of several runs by fractions (METHOD §4). Functions
-// are refined in separate runs, so each run's Var(root) differs a little; a
-// node broken down in a later run keeps its contribution from the earlier
-// tree, and each term grafted under it gets
+// Combines variance trees of several runs by fractions (docs/method.md, "The
+// variance tree"). Functions are refined in separate runs, so each run's
+// Var(root) differs a little; a node broken down in a later run keeps its
+// contribution from the earlier tree, and each term grafted under it gets
 //   contribution = (term / that node's variance in the run that broke it down)
 //                  × the node's contribution,
 // with the later run's id kept on every grafted node. Nodes are matched by

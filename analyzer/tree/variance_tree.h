@@ -1,5 +1,5 @@
-// The variance tree (METHOD §4). A node Y = X_1 + ... + X_n (its parts: the
-// node's own leaf — body, "(outside)" at the latency root, or "<callee>
+// The variance tree (docs/method.md). A node Y = X_1 + ... + X_n (its parts:
+// the node's own leaf — body, "(outside)" at the latency root, or "<callee>
 // (uninstrumented part)" for a site whose uninstrumented callee re-entered
 // instrumented code in some calls — and each child call site / function /
 // queue wait) is broken down into one child term per
@@ -9,9 +9,10 @@
 // nothing and would only add empty covariance terms.
 //
 // Every part (a Var or Leaf term) also carries its covariance share,
-// Cov(X, root) / Var(root) (METHOD §4, the Euler allocation): the shares of a
-// node's parts add up to the node's share exactly, the root's is 1, and a Cov
-// term has none (its covariance is split between its two parts' shares).
+// Cov(X, root) / Var(root) (docs/method.md, "The variance tree", the Euler
+// allocation): the shares of a node's parts add up to the node's share exactly,
+// the root's is 1, and a Cov term has none (its covariance is split between its
+// two parts' shares).
 #ifndef VPROF_ANALYZER_TREE_VARIANCE_TREE_H
 #define VPROF_ANALYZER_TREE_VARIANCE_TREE_H
 

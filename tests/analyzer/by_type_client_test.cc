@@ -1,5 +1,5 @@
-// The tree within each interval type and per-client fairness (METHOD §7):
-// synthetic traces whose answers are worked out by hand.
+// The tree within each interval type and per-client fairness (docs/method.md,
+// "Beyond the papers"): synthetic traces whose answers are worked out by hand.
 #include <sstream>
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// Critical path and tiling (METHOD §3) on hand-built traces; every expected
-// number is worked out in the comment above it.
+// Critical path and tiling (docs/method.md, "The critical path") on hand-built
+// traces; every expected number is worked out in the comment above it.
 #include <random>
 
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
-// Factor selection (METHOD §5 / Algorithm 1) on a hand-worked example.
+// Factor selection (docs/method.md, "Factors" / Algorithm 1) on a hand-worked
+// example.
 #include <random>
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// Held parts (METHOD §3's blame, docs/method.md): a wait whose waker worked
-// for another interval keeps its time under the wait call site, tiled by
+// Held parts (docs/method.md, "The critical path": blame): a wait whose waker
+// worked for another interval keeps its time under the wait call site, tiled by
 // where the waker was while the waiter waited. Worked by hand on built
 // traces; then the ranking (analyze keeps the wait as the factor, diff and
 // gate name the holder's code) and a planted regression in a lock holder.

@@ -1,5 +1,6 @@
-// Preemption in the factors and the report (METHOD §4): a function's factor
-// leaves out its (preempted) leaves, and the report's share is theirs.
+// Preemption in the factors and the report (docs/method.md, "The variance
+// tree"): a function's factor leaves out its (preempted) leaves, and the
+// report's share is theirs.
 #include <gtest/gtest.h>
 
 #include "analyzer/pipeline/analyze.h"

@@ -1,6 +1,7 @@
-// Preemption (METHOD §4): involuntary off-CPU time on the critical path goes
-// to a (preempted) leaf under the node the thread was in, and that node's own
-// leaf loses exactly those ns. Every number is worked out above its test.
+// Preemption (docs/method.md, "The variance tree"): involuntary off-CPU time on
+// the critical path goes to a (preempted) leaf under the node the thread was
+// in, and that node's own leaf loses exactly those ns. Every number is worked
+// out above its test.
 #include <gtest/gtest.h>
 
 #include "analyzer/critpath/critical_path.h"

@@ -1,8 +1,9 @@
 // Recursion and sometimes-entered callees (issue 13): a call site whose callee
 // enters instrumented code in some calls and not others keeps its own time in
 // the site ("<callee> (uninstrumented part)"), never in a nested function's
-// body, in every interval; recursive instances are counted once (METHOD §5).
-// Every expected value is worked out by hand in the comment above it.
+// body, in every interval; recursive instances are counted once
+// (docs/method.md, "Factors"). Every expected value is worked out by hand in
+// the comment above it.
 #include <array>
 #include <cmath>
 #include <functional>

@@ -1,4 +1,4 @@
-// Reporters: the JSON keys CLI.md promises, the CSV matrix, the table; and one
+// Reporters: the JSON keys docs/analyze.md promises, the CSV matrix, the table; and one
 // trip through real trace files (the reader) and a manifest.
 #include <filesystem>
 #include <fstream>

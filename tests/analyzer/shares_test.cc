@@ -1,6 +1,6 @@
-// Covariance shares (issue 13, part 4; METHOD §4): share(X) = Cov(X, L)/Var(L).
-// They add up over any tiling, a function over its call sites is the sum of
-// them, and factors are ranked by share × specificity.
+// Covariance shares (issue 13, part 4; docs/method.md, "The variance tree"):
+// share(X) = Cov(X, L)/Var(L). They add up over any tiling, a function over its
+// call sites is the sum of them, and factors are ranked by share × specificity.
 #include <cmath>
 #include <random>
 

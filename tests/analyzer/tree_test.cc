@@ -1,5 +1,5 @@
-// The variance tree (METHOD §4): exact values on a hand-worked example, the
-// additivity property on random traces, and two runs merged by fractions.
+// The variance tree (docs/method.md): exact values on a hand-worked example,
+// the additivity property on random traces, and two runs merged by fractions.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -166,7 +166,8 @@ void check_additive(const VarNode &n, int &checked) {
   if (!n.children.empty()) {
     EXPECT_NEAR(children_contribution(n), n.contribution, 1e-9 * std::max(1.0, std::abs(n.contribution)))
         << n.label;
-    // Shares of the parts add up to their whole's share (METHOD §4), the root's is 1.
+    // Shares of the parts add up to their whole's share (docs/method.md, "The
+    // variance tree"), the root's is 1.
     ASSERT_TRUE(n.share.has_value()) << n.label;
     EXPECT_NEAR(children_share(n), *n.share, 1e-9) << n.label;
     ++checked;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Behaviour of the vprof program itself: exit codes and one-line errors
-# (CLI.md), run -> dump end to end. Usage: cli_test.sh VPROF WORKLOAD
+# (docs/cli.md), run -> dump end to end. Usage: cli_test.sh VPROF WORKLOAD
 set -uo pipefail
 vprof=$1 workload=$2
 tmp=$(mktemp -d)

@@ -1,9 +1,9 @@
 // suggest() on hand-made analyses: what iterate decides for each selected
-// factor (METHOD §6), here the case found by the mutual-recursion shape under
-// load: a broken-down function outranks its own parts, which are then not
-// listed (nested factors are listed once), and the session stopped on
-// "already broken down: its parts are ranked on their own" with no part
-// ranked at all.
+// factor (docs/method.md, "Iterative refinement"), here the case found by the
+// mutual-recursion shape under load: a broken-down function outranks its own
+// parts, which are then not listed (nested factors are listed once), and the
+// session stopped on "already broken down: its parts are ranked on their own"
+// with no part ranked at all.
 #include <gtest/gtest.h>
 
 #include "iterate/decide.h"

@@ -67,9 +67,9 @@ TEST(CrossProcess, Issue14_AWaitInOneProcessBlamesTheHolderInAnother) {
   runs.push_back(std::move(r).value());
   auto a = combine(std::move(runs), opt);
   ASSERT_EQ(a->runs.front()->paths.rows.size(), (size_t)n);
-  // The holder worked for no interval: by METHOD section 3 the waits stay
-  // with the waiter's own function (the tree), and the holder's process and
-  // function are the blame.
+  // The holder worked for no interval: by docs/method.md, "The critical path",
+  // the waits stay with the waiter's own function (the tree), and the holder's
+  // process and function are the blame.
   ASSERT_FALSE(a->factors.empty());
   ASSERT_FALSE(a->factors.front().functions.empty());
   EXPECT_EQ(a->factors.front().functions.front(), "fn#1");
