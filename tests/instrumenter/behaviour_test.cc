@@ -28,6 +28,8 @@ struct Program {
   std::map<std::string, uint64_t> expect;
 };
 
+void PrintTo(const Program &p, std::ostream *os) { *os << p.file << " " << p.std_flag << (p.gnu ? " gcc" : " clang"); }
+
 std::vector<std::string> words_after(const std::string &text, const std::string &tag) {
   std::vector<std::string> out;
   size_t at = text.find(tag);

@@ -25,6 +25,8 @@ struct GoldenCase {
   std::vector<std::string> functions, packs;
 };
 
+void PrintTo(const GoldenCase &c, std::ostream *os) { *os << c.name << " " << c.std_flag; }
+
 std::vector<GoldenCase> load_cases() {
   std::vector<GoldenCase> out;
   std::vector<fs::path> dirs;

@@ -53,11 +53,11 @@ std::string caller_of(const Outcome &out, const std::string &name) {
 
 }  // namespace
 
-class Planted : public ::testing::TestWithParam<std::tuple<const char *, int>> {};
+class Planted : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
 
 TEST_P(Planted, AutoEndsOnThePlantedFunctionAndRestoresTheTree) {
   auto [victim, seed] = GetParam();
-  Config c = make_target(std::string(victim) + "-" + std::to_string(seed), victim, seed);
+  Config c = make_target(victim + "-" + std::to_string(seed), victim, seed);
   std::string before = slurp(c.dir + "/planted.cc");
   auto out = run_session(c, options(), Hooks{});
   ASSERT_TRUE(out.ok()) << out.error().message;
@@ -111,8 +111,9 @@ TEST_P(Planted, AutoEndsOnThePlantedFunctionAndRestoresTheTree) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Depths, Planted,
-                         ::testing::Values(std::make_tuple("stage1", 1), std::make_tuple("stage2", 2),
-                                           std::make_tuple("stage3", 3), std::make_tuple("stage3", 7)));
+                         ::testing::Values(std::make_tuple(std::string("stage1"), 1), std::make_tuple(std::string("stage2"), 2),
+                                           std::make_tuple(std::string("stage3"), 3), std::make_tuple(std::string("stage3"), 7)),
+                         [](const auto &info) { return std::get<0>(info.param) + "_seed" + std::to_string(std::get<1>(info.param)); });
 
 TEST(Iterate, StoppedSessionResumesWhereItStopped) {
   Config c = make_target("resume", "stage3", 5);

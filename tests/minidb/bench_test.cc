@@ -49,6 +49,8 @@ struct Case {
   const char *args;
 };
 
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+
 class BenchModes : public ::testing::TestWithParam<Case> {};
 
 TEST_P(BenchModes, RunsToCompletionAndPrintsItsSummary) {

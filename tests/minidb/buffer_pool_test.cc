@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "print_policies.h"
 #include "test_dir.h"
 
 using namespace minidb;

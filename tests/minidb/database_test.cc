@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "executor.h"
+#include "print_policies.h"
 #include "test_dir.h"
 #include "thread_pool.h"
 

@@ -3,6 +3,7 @@
 // forgets it before release_all(), so any overlap it sees is a real
 // conflicting grant.
 #include "lock_manager.h"
+#include "print_policies.h"
 
 #include <gtest/gtest.h>
 

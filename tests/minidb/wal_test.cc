@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fault.h"
+#include "print_policies.h"
 #include "test_dir.h"
 
 using namespace minidb;

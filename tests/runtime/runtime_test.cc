@@ -110,7 +110,6 @@ TEST(Runtime, WakeupEdgeNamesTheReleasingThreadAndItsRelease) {
   EXPECT_EQ(bw[1].release_ts, release->ts) << "resolved to A's own release record";
   EXPECT_GT(bw[1].release_ts, bw[0].ts) << "released while B waited";
   EXPECT_LE(bw[1].release_ts, bw[1].ts);
-  EXPECT_GE(bw[1].ts - bw[0].ts, 15'000'000) << "B really blocked ~20 ms";
 }
 
 // Issue 14: PostgreSQL's sync pack wraps every LWLock acquire, and most are

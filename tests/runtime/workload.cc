@@ -29,6 +29,7 @@
 #include <sched.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,11 +100,30 @@ static void unlocked(pthread_mutex_t *m) {
   pthread_mutex_unlock(m);
 }
 
-// A mutex handed from thread A to thread B, which is surely blocked on it
-// when A releases; A first takes and drops it `uncontended` times.
+// 1 when thread `tid` sleeps in futex(2) on `word` (blocked on that mutex, as
+// the kernel reports it in /proc/self/task/TID/syscall: the call's number,
+// then its arguments, the first the futex word's address), 0 when not, -1
+// when the kernel does not say.
+static int blocked_on(pid_t tid, const void *word) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+  FILE *f = std::fopen(path, "r");
+  if (!f) return -1;
+  long nr = -1;
+  unsigned long long arg0 = 0;
+  int got = std::fscanf(f, "%ld %llx", &nr, &arg0);
+  std::fclose(f);
+  if (got < 1) return -1;
+  return got == 2 && nr == SYS_futex && arg0 == (unsigned long long)(uintptr_t)word;
+}
+
+// A mutex handed from thread A to thread B, released only once B is seen
+// blocked on it (not after a sleep long enough on an idle machine); A first
+// takes and drops it `uncontended` times.
 static void handoff(int uncontended) {
   static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
   static std::atomic<int> stage{0};
+  static std::atomic<pid_t> b_tid{0};
   std::thread a([uncontended] {
     for (int i = 0; i < uncontended; ++i) {
       locked(&m);
@@ -112,10 +132,13 @@ static void handoff(int uncontended) {
     locked(&m);
     stage = 1;
     while (stage != 2) std::this_thread::yield();
-    usleep(20000);
+    int seen;
+    while ((seen = blocked_on(b_tid, &m)) == 0) std::this_thread::yield();
+    if (seen < 0) usleep(20000);  // the kernel does not say: give B time to block
     unlocked(&m);
   });
   std::thread b([] {
+    b_tid = (pid_t)syscall(SYS_gettid);
     while (stage != 1) std::this_thread::yield();
     stage = 2;
     locked(&m);
