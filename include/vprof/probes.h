@@ -30,6 +30,7 @@
  * every rewritten file, ahead of the file's feature-test macros, and must
  * not change what the file's own includes see (trace_format.h says more).
  * Builtin types only: vprof_u32 and vprof_u64 are uint32_t and uint64_t. */
+#include <vprof/export.h>
 #include <vprof/trace_format.h>
 
 #ifdef __cplusplus
@@ -51,29 +52,29 @@ struct vprof_thread {
 /* The calling thread's state, or NULL before its first record / when off.
  * initial-exec: the runtime is a shared library loaded at start-up, so the
  * variable lives in static TLS and is one %fs-relative load away. */
-extern __thread struct vprof_thread *vprof_tls __attribute__((tls_model("initial-exec")));
+VPROF_API extern __thread struct vprof_thread *vprof_tls __attribute__((tls_model("initial-exec")));
 
 /* Slow path: set up the thread's buffer, switch chunks, or count a drop.
  * Writes the record when it can. */
-void vprof_rt_emit_slow(vprof_u32 kind, vprof_u64 arg);
+VPROF_API void vprof_rt_emit_slow(vprof_u32 kind, vprof_u64 arg);
 
 /* Sync events need the ownership map: out of line. `obj` is the address of
  * the lock / condvar / semaphore / queue; `role` a VPROF_SYNC_* value. */
-void vprof_sync_wait_begin(const void *obj, vprof_u32 role);
+VPROF_API void vprof_sync_wait_begin(const void *obj, vprof_u32 role);
 /* `acquired` is 0 when a try-lock failed or a timed wait timed out. */
-void vprof_sync_wait_end(const void *obj, vprof_u32 role, int acquired);
+VPROF_API void vprof_sync_wait_end(const void *obj, vprof_u32 role, int acquired);
 /* Call just before the real release / unlock / signal / post. */
-void vprof_sync_release(const void *obj, vprof_u32 role);
+VPROF_API void vprof_sync_release(const void *obj, vprof_u32 role);
 
 /* Which instrumentation this program was built from: a constructor in every
  * rewritten translation unit calls it (instrumenter/forms.h), and the runtime
  * keeps it in the process file, so `vprof run` and `vprof analyze` find the
  * manifest that names the trace's ids, and refuse one from another run. */
-void vprof_register_manifest(const char *id, const char *path);
+VPROF_API void vprof_register_manifest(const char *id, const char *path);
 
 /* CLOCK_MONOTONIC in ns, read by the runtime: the clock of targets with no
  * cycle counter read here (clock_gettime would need <time.h>). */
-vprof_u64 vprof_rt_clock_ns(void);
+VPROF_API vprof_u64 vprof_rt_clock_ns(void);
 
 static inline vprof_u64 vprof_now(void) {
 #if defined(__x86_64__)

@@ -35,6 +35,8 @@
 
 #include <stdint.h>
 
+#include <vprof/export.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -49,35 +51,35 @@ extern "C" {
  * is a new interval. A begin of an id whose interval is still open is
  * ambiguous (which end is whose cannot be told): the analyzer counts it and
  * ignores it, and the interval keeps its first begin. */
-void vprof_interval_begin(uint64_t id);
+VPROF_API void vprof_interval_begin(uint64_t id);
 
 /* Same as vprof_interval_begin, with labels. `type` groups intervals of the same
  * kind ("NewOrder", "GET"); `client` names who asked for it (a user, a
  * connection). Either may be NULL. The strings are copied into the trace the
  * first time this thread sees each pointer, so pass stable strings (literals or
  * long-lived names); a pointer reused for other text later keeps its first text. */
-void vprof_interval_begin_labeled(uint64_t id, const char *type, const char *client);
+VPROF_API void vprof_interval_begin_labeled(uint64_t id, const char *type, const char *client);
 
 /* The interval `id` is complete now. It may end on a different thread (and
  * process) than it began on. Requires: `id` was begun. Ending an unknown id, or
  * one whose interval has already ended, is counted by the analyzer and
  * otherwise ignored. */
-void vprof_interval_end(uint64_t id);
+VPROF_API void vprof_interval_end(uint64_t id);
 
 /* This thread now works on behalf of interval `id` (task-based servers: a
  * worker picked up a piece of the interval's work). Replaces any interval the
  * thread worked for before. */
-void vprof_interval_join(uint64_t id);
+VPROF_API void vprof_interval_join(uint64_t id);
 
 /* This thread no longer works for any interval. */
-void vprof_interval_leave(void);
+VPROF_API void vprof_interval_leave(void);
 
 /* A task is being handed to another thread through a queue: call just before
  * pushing `task`. The consumer calls vprof_task_dequeue with the same pointer
  * just after popping it; the pair forms a created-by edge, and the time between
  * is the interval's queue wait. `task` only needs to be unique while queued. */
-void vprof_task_enqueue(const void *task);
-void vprof_task_dequeue(const void *task);
+VPROF_API void vprof_task_enqueue(const void *task);
+VPROF_API void vprof_task_dequeue(const void *task);
 
 #else /* VPROF_DISABLE: every call compiles to nothing, arguments unevaluated. */
 
