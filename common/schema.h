@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "vprof/expected.h"
+#include "common/expected.h"
 
 namespace vprof::schema {
 

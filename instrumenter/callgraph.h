@@ -20,7 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "include/vprof/expected.h"
+#include "common/expected.h"
 
 namespace vprof::instr {
 

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "include/vprof/expected.h"
+#include "common/expected.h"
 #include "instrumenter/intents.h"
 
 namespace vprof::instr {

@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "include/vprof/expected.h"
+#include "common/expected.h"
 
 namespace vprof::instr {
 

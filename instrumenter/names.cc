@@ -1,6 +1,6 @@
 #include "instrumenter/names.h"
 
-#include "include/vprof/edit_distance.h"
+#include "common/edit_distance.h"
 
 #include <algorithm>
 #include <cctype>

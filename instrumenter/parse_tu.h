@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "include/vprof/expected.h"
+#include "common/expected.h"
 #include "instrumenter/compile_db.h"
 
 namespace clang {

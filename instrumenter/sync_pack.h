@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "include/vprof/expected.h"
+#include "common/expected.h"
 #include "instrumenter/forms.h"
 
 namespace vprof::instr {

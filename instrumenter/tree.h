@@ -15,7 +15,7 @@
 #include <memory>
 #include <string>
 
-#include "include/vprof/expected.h"
+#include "common/expected.h"
 
 namespace vprof::instr {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "include/vprof/expected.h"
+#include "common/expected.h"
 #include "instrumenter/compile_db.h"
 #include "instrumenter/intents.h"
 #include "instrumenter/names.h"

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include <vprof/expected.h>
+#include "common/expected.h"
 
 namespace vprof::iterate {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <vprof/expected.h>
+#include "common/expected.h"
 
 namespace vprof::iterate {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <vprof/expected.h>
+#include "common/expected.h"
 
 #include "analyzer/names/names.h"
 #include "analyzer/pipeline/analyze.h"

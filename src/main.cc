@@ -13,7 +13,8 @@
 #include <fmt/ranges.h>
 
 #include "analyzer/util/prefault.h"
-#include "include/vprof/edit_distance.h"
+#include "common/edit_distance.h"
+#include "common/version.h"
 #include "clang_commands.h"
 #include "command.h"
 
@@ -84,7 +85,7 @@ int main(int argc, char **argv) {
   vprof::analyzer::keep_freed_memory();  // analyses reuse freed memory (prefault.h)
   CLI::App app{"vprof: find which functions make your server's latency vary"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "vprof 0.1.0");
+  app.set_version_flag("--version", std::string("vprof ") + vprof::kVersion);
   // Every option's default is in its --help line (`--threads UINT=1`); the
   // subcommands copy this when they are added, below.
   app.option_defaults()->always_capture_default();

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <vprof/expected.h>
+#include "common/expected.h"
 
 namespace vprof::cli {
 

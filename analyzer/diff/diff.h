@@ -29,7 +29,7 @@
 #include <utility>
 #include <vector>
 
-#include <vprof/expected.h>
+#include "common/expected.h"
 
 #include "analyzer/profile/profile.h"
 

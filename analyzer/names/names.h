@@ -12,7 +12,7 @@
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
-#include <vprof/expected.h>
+#include "common/expected.h"
 
 namespace vprof::analyzer {
 

@@ -10,6 +10,7 @@
 
 #include "analyzer/profile/profile.h"
 #include "analyzer/util/process.h"
+#include "common/version.h"
 
 namespace vprof::analyzer {
 namespace {
@@ -44,7 +45,7 @@ BuildInfo build_info() {
   char iso[32];
   std::strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   b.created = iso;
-  b.vprof_version = "0.1.0";
+  b.vprof_version = kVersion;
   return b;
 }
 

@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include <vprof/expected.h>
+#include "common/expected.h"
 #include <vprof/trace_format.h>
 
 namespace vprof::trace {

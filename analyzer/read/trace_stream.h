@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <vprof/expected.h>
+#include "common/expected.h"
 
 #include "analyzer/read/trace_reader.h"
 

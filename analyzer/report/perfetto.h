@@ -37,7 +37,7 @@
 #include <ostream>
 #include <vector>
 
-#include <vprof/expected.h>
+#include "common/expected.h"
 
 #include "analyzer/pipeline/analyze.h"
 #include "analyzer/read/trace_stream.h"

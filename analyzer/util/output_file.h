@@ -18,7 +18,7 @@
 #include <streambuf>
 #include <string>
 
-#include <vprof/expected.h>
+#include "common/expected.h"
 
 namespace vprof {
 

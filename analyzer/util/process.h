@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "include/vprof/expected.h"
+#include "common/expected.h"
 
 namespace vprof {
 
