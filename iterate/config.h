@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/factors/defaults.h"
 #include "common/expected.h"
 
 namespace vprof::iterate {
@@ -28,10 +29,10 @@ struct Config {
   std::string run_command;
   std::vector<std::string> sync_packs;
   bool sync_everywhere = true;  // wrap sync calls in every file, not only the selected functions'
-  int k = 3;
-  double d = 0.05;
+  int k = analyzer::kDefaultK;
+  double d = analyzer::kDefaultD;
   double m = 0.5;
-  double exponent = 2.0;
+  double exponent = analyzer::kDefaultE;
   int max_iterations = 6;
   std::string session_dir = ".vprof-session";
 

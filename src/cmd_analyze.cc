@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/factors/defaults.h"
 #include "analyzer/pipeline/analyze.h"
 #include "analyzer/profile/profile.h"
 #include "analyzer/read/process_files.h"
@@ -27,8 +28,8 @@ struct AnalyzeCliOptions {
   std::vector<std::string> dirs;
   std::string root, json, csv, html, manifest, callgraph, save, perfetto;
   int perfetto_intervals = 20;
-  int k = 3;
-  double d = 0.05, e = 2.0;
+  int k = analyzer::kDefaultK;
+  double d = analyzer::kDefaultD, e = analyzer::kDefaultE;
   unsigned threads = 1;
   int bootstrap = 200;
   std::string contribution = "share";

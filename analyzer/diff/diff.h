@@ -31,6 +31,7 @@
 
 #include "common/expected.h"
 
+#include "analyzer/factors/defaults.h"
 #include "analyzer/profile/profile.h"
 
 namespace vprof::analyzer {
@@ -39,9 +40,9 @@ struct DiffOptions {
   int bootstrap = 400;       // resamples per side; 0: no intervals
   double confidence = 0.95;  // two-sided level of every interval
   uint64_t seed = 15;
-  int k = 3;                 // factors of the change, as analyze's -k, -d, -e
-  double d = 0.05;           // |ΔCov| / Var_base at least this
-  double e = 2.0;
+  int k = kDefaultK;         // factors of the change, as analyze's -k, -d, -e
+  double d = kDefaultD;      // |ΔCov| / Var_base at least this
+  double e = kDefaultE;
   size_t interval_nodes = 20;  // nodes (by |ΔCov|) given an interval, beside the factors
 };
 

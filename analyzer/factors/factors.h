@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/factors/defaults.h"
 #include "analyzer/factors/heights.h"
 #include "analyzer/tree/columns.h"
 #include "analyzer/tree/variance_tree.h"
@@ -94,9 +95,9 @@ struct Factor {
 
 struct FactorOptions {
   bool paper = false;  // rank by the paper's terms (--contribution paper), not by shares
-  int k = 3;
-  double d = 0.05;
-  double e = 2.0;
+  int k = kDefaultK;
+  double d = kDefaultD;
+  double e = kDefaultE;
   int bootstrap = 200;     // resamples; 0 = no intervals
   uint64_t seed = 20161104;
   // The bootstrap's sums are shared out to these workers (null: one thread);

@@ -96,8 +96,8 @@ struct Analysis {
   TypeSplit types;                // run 0's types; their trees merged over runs
   Fairness clients;               // run 0's
   std::string root_label;
-  int k = 3;
-  double d = 0.05, e = 2.0;
+  int k = kDefaultK;
+  double d = kDefaultD, e = kDefaultE;
   bool paper = false;  // factors ranked by the paper's terms, not by shares
   int height_root = 0;
 };
