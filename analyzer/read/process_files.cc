@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "include/vprof/trace_format.h"
+#include <vprof/trace_format.h>
 
 namespace vprof::trace {
 

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "include/vprof/trace_format.h"
+#include <vprof/trace_format.h>
 
 namespace vprof {
 
