@@ -1,0 +1,107 @@
+// The merge's trie of call stacks (timeline.h: StackTrie): its nodes, and
+// the canonical form that folds direct calls into their sites.
+#include "analyzer/merge/timeline.h"
+
+#include <algorithm>
+
+namespace vprof::analyzer {
+
+StackTrie::StackTrie() {
+  nodes_.push_back({0, FrameKind::Root, 0, 0});
+  nodes_.push_back({0, FrameKind::Queue, 0, 0});
+  nodes_.push_back({0, FrameKind::Untracked, 0, 0});
+}
+
+uint32_t StackTrie::child(uint32_t parent, FrameKind kind, uint32_t id) {
+  uint64_t key = (uint64_t{parent} << 35) | (uint64_t(kind) << 32) | id;
+  auto [it, inserted] = index_.emplace(key, static_cast<uint32_t>(nodes_.size()));
+  if (inserted) nodes_.push_back({parent, kind, id, 0});
+  return it->second;
+}
+
+int64_t StackTrie::find(uint32_t parent, FrameKind kind, uint32_t id) const {
+  auto it = index_.find((uint64_t{parent} << 35) | (uint64_t(kind) << 32) | id);
+  return it == index_.end() ? -1 : int64_t(it->second);
+}
+
+namespace {
+
+// The trie in canonical order: depth first, children by (kind, id).
+StackTrie ordered(const std::vector<StackNode> &nodes, std::vector<uint32_t> &old_to_new) {
+  std::vector<std::vector<uint32_t>> children(nodes.size());
+  for (uint32_t n = 3; n < nodes.size(); ++n) children[nodes[n].parent].push_back(n);
+  StackTrie out;
+  old_to_new.assign(nodes.size(), 0);
+  for (uint32_t n = 0; n < 3; ++n) old_to_new[n] = n;
+  std::vector<uint32_t> todo{StackTrie::kRoot};
+  while (!todo.empty()) {
+    uint32_t n = todo.back();
+    todo.pop_back();
+    if (n >= 3) {
+      const StackNode &s = nodes[n];
+      old_to_new[n] = out.child(old_to_new[s.parent], s.kind, s.id);
+      out.at(old_to_new[n]).callee_fn = s.callee_fn;
+      out.at(old_to_new[n]).not_direct = s.not_direct;
+      out.at(old_to_new[n]).vouched = s.vouched;
+    }
+    auto &c = children[n];
+    // Pushed in reverse so that the smallest (kind, id) is numbered first.
+    std::sort(c.begin(), c.end(), [&](uint32_t a, uint32_t b) {
+      return std::make_pair(nodes[a].kind, nodes[a].id) > std::make_pair(nodes[b].kind, nodes[b].id);
+    });
+    todo.insert(todo.end(), c.begin(), c.end());
+  }
+  return out;
+}
+
+}  // namespace
+
+StackTrie StackTrie::canonical(std::vector<uint32_t> &old_to_new,
+                               const DirectCalls *direct) const {
+  // Fold first (into a trie in any order: a folded function's children join
+  // the site's, and equal (parent, kind, id) merge), then number canonically.
+  StackTrie folded;
+  std::vector<uint32_t> to_folded(nodes_.size());
+  for (uint32_t n = 0; n < 3; ++n) to_folded[n] = n;
+  // Parents precede children (I3).
+  for (uint32_t n = 3; n < nodes_.size(); ++n) {
+    const StackNode &s = nodes_[n];
+    const StackNode &p = nodes_[s.parent];
+    bool direct_call = s.kind == FrameKind::Function && s.parent >= 3 &&
+                       p.kind == FrameKind::Site && p.not_direct == 0 &&
+                       !(direct && direct->through_a_pointer(p.id));
+    if (direct_call) {
+      to_folded[n] = to_folded[s.parent];
+      continue;
+    }
+    uint32_t f = folded.child(to_folded[s.parent], s.kind, s.id);
+    to_folded[n] = f;
+    if (s.kind != FrameKind::Site) continue;
+    // Two old sites meet in one node only through a folded recursive call
+    // (f's site x both around f's call and inside it): any call of either
+    // that was not direct makes the node a site of its own.
+    StackNode &g = folded.at(f);
+    g.not_direct += s.not_direct;
+    // The smallest callee of the direct ones, whatever the order met in.
+    if (s.callee_fn && (g.callee_fn == 0 || (s.vouched && !g.vouched)))
+      g.callee_fn = s.callee_fn;
+    else if (s.callee_fn && s.vouched == g.vouched)
+      g.callee_fn = std::min(g.callee_fn, s.callee_fn);
+    g.vouched = g.vouched || s.vouched;
+  }
+  // A site keeps its callee when every call was direct, or when the manifest
+  // says it calls that function (its time is already in the site's node).
+  for (uint32_t n = 3; n < folded.nodes_.size(); ++n) {
+    StackNode &g = folded.nodes_[n];
+    if (g.kind == FrameKind::Site && !g.vouched &&
+        (g.not_direct || (direct && direct->through_a_pointer(g.id))))
+      g.callee_fn = 0;
+  }
+  std::vector<uint32_t> folded_to_new;
+  StackTrie out = ordered(folded.nodes_, folded_to_new);
+  old_to_new.resize(nodes_.size());
+  for (uint32_t n = 0; n < nodes_.size(); ++n) old_to_new[n] = folded_to_new[to_folded[n]];
+  return out;
+}
+
+}  // namespace vprof::analyzer
