@@ -13,7 +13,7 @@
 //   4. it could not start: put the old trace back, exit 2. Started: wait for CMD and
 //      print the summary; then delete DIR/.old if the new trace holds a
 //      record, else keep it and say so (and exit 2 if records were lost).
-// Whenever DIR's trace holds no record (vprof died between 3 and the end
+// Whenever DIR's trace holds no record (vprof died between 2 and the end
 // before CMD recorded, or the run recorded nothing), DIR/.old is the latest
 // trace with data: the next run puts it back before it retires it, and
 // deletes it otherwise.
