@@ -63,38 +63,6 @@ struct RunOptions {
   std::vector<std::string> command;
 };
 
-// "" when `path` is a file we may execute; otherwise why not.
-std::string not_executable(const std::string &path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) return std::strerror(errno);
-  if (!S_ISREG(st.st_mode)) return "not a regular file";
-  if (access(path.c_str(), X_OK) != 0) return "not executable";
-  return "";
-}
-
-// The command as execvp will find it: "" and `why` set when it will not.
-std::string find_program(const std::string &name, std::string &why) {
-  if (name.find('/') != std::string::npos) {
-    why = not_executable(name);
-    return why.empty() ? name : "";
-  }
-  const char *path = getenv("PATH");
-  std::string p = path ? path : "/usr/bin:/bin";
-  why = "command not found";
-  for (size_t start = 0; start <= p.size();) {
-    size_t end = p.find(':', start);
-    if (end == std::string::npos) end = p.size();
-    std::string dir = p.substr(start, end - start);
-    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    if (not_executable(candidate).empty()) {
-      why.clear();
-      return candidate;
-    }
-    start = end + 1;
-  }
-  return "";
-}
-
 bool is_trace_file(const std::string &name) {
   auto ends = [&](const char *s) {
     size_t n = std::strlen(s);

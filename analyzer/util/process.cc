@@ -1,11 +1,11 @@
 #include "analyzer/util/process.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -37,22 +37,38 @@ std::vector<char *> pointers(std::vector<std::string> &v) {
   return p;
 }
 
-// Where execvp finds `name`: the first executable file in PATH, or name itself.
-std::string in_path(const std::string &name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char *path = getenv("PATH");
-  std::string dirs = path ? path : "/bin:/usr/bin";
-  for (size_t at = 0; at <= dirs.size();) {
-    size_t end = std::min(dirs.find(':', at), dirs.size());
-    std::string dir = dirs.substr(at, end - at);
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    at = end + 1;
-  }
-  return name;
+// "" when `path` is a file we may execute; otherwise why not.
+std::string not_executable(const std::string &path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return std::strerror(errno);
+  if (!S_ISREG(st.st_mode)) return "not a regular file";
+  if (access(path.c_str(), X_OK) != 0) return "not executable";
+  return "";
 }
 
 }  // namespace
+
+std::string find_program(const std::string &name, std::string &why) {
+  if (name.find('/') != std::string::npos) {
+    why = not_executable(name);
+    return why.empty() ? name : "";
+  }
+  const char *path = getenv("PATH");
+  std::string p = path ? path : "/usr/bin:/bin";
+  why = "command not found";
+  for (size_t start = 0; start <= p.size();) {
+    size_t end = p.find(':', start);
+    if (end == std::string::npos) end = p.size();
+    std::string dir = p.substr(start, end - start);
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (not_executable(candidate).empty()) {
+      why.clear();
+      return candidate;
+    }
+    start = end + 1;
+  }
+  return "";
+}
 
 Expected<pid_t> spawn(const std::vector<std::string> &argv, const SpawnOptions &o) {
   if (argv.empty()) return Error{"spawn: no program to run"};
@@ -84,7 +100,8 @@ Expected<pid_t> spawn(const std::vector<std::string> &argv, const SpawnOptions &
   int rc = o.search_path ? posix_spawnp(&pid, a[0], &fa, &attr, a.data(), e.data())
                          : posix_spawn(&pid, a[0], &fa, &attr, a.data(), e.data());
   if (rc == ENOEXEC && o.search_path) {  // a script without #!: run by sh, as execvp does
-    std::vector<std::string> sh = {"/bin/sh", in_path(argv[0])};
+    std::string why, path = find_program(argv[0], why);
+    std::vector<std::string> sh = {"/bin/sh", path.empty() ? argv[0] : path};
     sh.insert(sh.end(), argv.begin() + 1, argv.end());
     std::vector<char *> b = pointers(sh);
     rc = posix_spawn(&pid, b[0], &fa, &attr, b.data(), e.data());

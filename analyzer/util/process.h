@@ -31,6 +31,10 @@ struct SpawnOptions {
 // The started program's pid, or an Error naming argv[0] and why it could not start.
 Expected<pid_t> spawn(const std::vector<std::string> &argv, const SpawnOptions &o = {});
 
+// The file execvp runs for `name` (looked up in PATH when it has no '/'), or
+// "" with `why` set ("command not found", "not executable", ...).
+std::string find_program(const std::string &name, std::string &why);
+
 // Waits for pid: its exit status, or 128 + the signal that killed it.
 int wait_exit(pid_t pid);
 
