@@ -17,6 +17,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "analyzer/util/process.h"
+
 namespace vprof::cli {
 
 // Exit codes, the same for every command. Scripts and CI jobs read them, so
@@ -25,7 +27,7 @@ inline constexpr int kExitOk = 0;            // done (gate: within bounds)
 inline constexpr int kExitFinding = 1;       // gate: a regression, or --inconclusive fail
 inline constexpr int kExitBadInput = 2;      // bad usage or bad input: fail()'s one line says what
 inline constexpr int kExitInconclusive = 3;  // gate: the intervals cannot tell yet
-inline constexpr int kExitSignal = 128;      // + N: signal N ended it (run: CMD; iterate: the session)
+inline constexpr int kExitSignal = kSignalExitBase;      // + N: signal N ended it (run: CMD; iterate: the session)
 
 using Runner = std::function<int()>;
 using Setup = std::function<Runner(CLI::App &sub)>;

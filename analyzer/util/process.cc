@@ -121,7 +121,7 @@ int wait_exit(pid_t pid) {
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
-  return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? kSignalExitBase + WTERMSIG(st) : 1;
 }
 
 Expected<int> run_program(const std::vector<std::string> &argv, const SpawnOptions &o) {

@@ -35,7 +35,10 @@ Expected<pid_t> spawn(const std::vector<std::string> &argv, const SpawnOptions &
 // "" with `why` set ("command not found", "not executable", ...).
 std::string find_program(const std::string &name, std::string &why);
 
-// Waits for pid: its exit status, or 128 + the signal that killed it.
+// A program a signal ended exits, as the shell reports it, as this + the signal.
+inline constexpr int kSignalExitBase = 128;
+
+// Waits for pid: its exit status, or kSignalExitBase + the signal that killed it.
 int wait_exit(pid_t pid);
 
 // spawn, then wait_exit.
