@@ -1,22 +1,11 @@
 #include "analyzer/read/trace_reader.h"
 
-#include "analyzer/read/decoder.h"
-
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstring>
-#include <memory>
 #include <limits>
 
 #include <fmt/format.h>
 
+#include "analyzer/read/decoder.h"
 #include "analyzer/read/trace_stream.h"
 
 namespace vprof::trace {
