@@ -134,7 +134,7 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, int64_t> blame;
   for (Walker<NoRecord> &w : walkers) {
     PathCounters &c = w.counters;
-#define VPROF_PATH_COUNTER(name, per_walker, what) \
+#define VPROF_PATH_COUNTER(name, per_walker, level, what) \
   if (per_walker) out.counters.name += c.name;
 #include "analyzer/critpath/path_counters.def"
 #undef VPROF_PATH_COUNTER

@@ -36,15 +36,15 @@ struct Blame {
 };
 
 struct PathCounters {
-#define VPROF_PATH_COUNTER(name, per_walker, what) uint64_t name = 0;
+#define VPROF_PATH_COUNTER(name, per_walker, level, what) uint64_t name = 0;
 #include "analyzer/critpath/path_counters.def"
 #undef VPROF_PATH_COUNTER
 };
 
-// f(name, value) for every counter, in the list's order.
+// f(Counter) for every counter, in the list's order.
 template <class F>
 void for_each_counter(const PathCounters &c, F &&f) {
-#define VPROF_PATH_COUNTER(name, per_walker, what) f(#name, c.name);
+#define VPROF_PATH_COUNTER(name, per_walker, level, what) f(Counter{#name, c.name, Level::level, what});
 #include "analyzer/critpath/path_counters.def"
 #undef VPROF_PATH_COUNTER
 }

@@ -234,7 +234,7 @@ bool Merger::next_epoch(std::vector<IntervalInfo> &completed) {
     for (auto &b : builders_) {
       b->count_callee_mismatches(tl_.trie);
       const MergeCounters &c = b->counters;
-#define VPROF_MERGE_COUNTER(name, per_thread, what) \
+#define VPROF_MERGE_COUNTER(name, per_thread, level, what) \
   if (per_thread) counters_.name += c.name;
 #include "analyzer/merge/merge_counters.def"
 #undef VPROF_MERGE_COUNTER

@@ -56,6 +56,7 @@
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/read/trace_stream.h"
 #include "analyzer/util/flat_map.h"
+#include "analyzer/util/quality.h"
 #include "analyzer/util/workers.h"
 
 namespace vprof::analyzer {
@@ -239,15 +240,15 @@ struct IntervalInfo {
 };
 
 struct MergeCounters {
-#define VPROF_MERGE_COUNTER(name, per_thread, what) uint64_t name = 0;
+#define VPROF_MERGE_COUNTER(name, per_thread, level, what) uint64_t name = 0;
 #include "analyzer/merge/merge_counters.def"
 #undef VPROF_MERGE_COUNTER
 };
 
-// f(name, value) for every counter, in the list's order.
+// f(Counter) for every counter, in the list's order.
 template <class F>
 void for_each_counter(const MergeCounters &c, F &&f) {
-#define VPROF_MERGE_COUNTER(name, per_thread, what) f(#name, c.name);
+#define VPROF_MERGE_COUNTER(name, per_thread, level, what) f(Counter{#name, c.name, Level::level, what});
 #include "analyzer/merge/merge_counters.def"
 #undef VPROF_MERGE_COUNTER
 }

@@ -1,5 +1,6 @@
 #include "analyzer/pipeline/analyze.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -65,10 +66,13 @@ Expected<std::unique_ptr<RunAnalysis>> finish_run(TracePaths tp, const trace::Tr
   r->overhead = meta.overhead;
   r->labels = meta.labels;
   for (const auto &t : meta.threads) r->tid_pid.emplace(t.tid, t.pid);
-  r->dropped_records = meta.dropped_records;
   r->processes = trace::read_process_files(meta.dir);
-  r->diag_errors = meta.count(trace::Severity::Error);
-  r->diag_warnings = meta.count(trace::Severity::Warning);
+  r->read.dropped_records = meta.dropped_records;
+  r->read.lost_threads = r->processes.lost_threads;
+  r->read.lost_records = r->processes.lost_records;
+  r->read.reader_errors = meta.count(trace::Severity::Error);
+  r->read.reader_warnings = meta.count(trace::Severity::Warning);
+  r->read.late_switches = meta.late_switches;
   r->files = meta.files;
   r->losses = meta.losses;
   for (const auto &d : meta.diagnostics) {
@@ -175,6 +179,20 @@ DataLost data_lost(const Analysis &a) {
   DataLost d;
   for (const auto &r : a.runs) d += data_lost(*r);
   return d;
+}
+
+Level worst_level(const RunAnalysis &r) {
+  Level w = data_lost(r).any() ? Level::loss : Level::info;
+  for_each_quality(r, [&](const Counter &c) {
+    if (c.value && c.level > w) w = c.level;
+  });
+  return w;
+}
+
+Level worst_level(const Analysis &a) {
+  Level w = Level::info;
+  for (const auto &r : a.runs) w = std::max(w, worst_level(*r));
+  return w;
 }
 
 std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs,

@@ -16,6 +16,7 @@
 #include "analyzer/merge/timeline.h"
 #include "analyzer/names/names.h"
 #include "analyzer/read/process_files.h"
+#include "analyzer/read/read_counters.h"
 #include "analyzer/read/trace_reader.h"
 #include "analyzer/read/trace_stream.h"
 #include "analyzer/tree/columns.h"
@@ -58,9 +59,8 @@ struct RunAnalysis {
   std::vector<std::string> labels;    // interval type/client labels
   std::unordered_map<uint32_t, uint32_t> tid_pid;  // every thread's process
   Names names;
-  uint64_t dropped_records = 0;
-  trace::ProcessFiles processes;  // threads that got no trace file, and their lost records
-  size_t diag_errors = 0, diag_warnings = 0;
+  ReadCounters read;               // the reader's data-quality counters (read_counters.def)
+  trace::ProcessFiles processes;  // refused thread files, preemption bits
   std::vector<std::string> first_diagnostics;  // a few, for the report
   size_t files = 0;                     // trace files in the directory
   std::vector<trace::FileLoss> losses;  // what damage cost each damaged file
@@ -77,6 +77,23 @@ struct DataLost {
   DataLost &operator+=(const DataLost &o);
 };
 DataLost data_lost(const RunAnalysis &r);
+
+// f(Counter) for every data-quality counter of the run, from their lists:
+// the reader's, the walk's, the merge's (read_counters.def, path_counters.def,
+// merge_counters.def). The JSON's `data_quality`, the terminal's line, the
+// exit status of `analyze --fail-on` and the tests' comparer all go through
+// this one visit.
+template <class F>
+void for_each_quality(const RunAnalysis &r, F &&f) {
+  for_each_counter(r.read, f);
+  for_each_counter(r.paths.counters, f);
+  for_each_counter(r.merge, f);
+}
+
+// The worst level of a nonzero counter of the run, or of damage to its files
+// (DataLost: loss); Level::info when no counter of level warning or loss
+// counted anything ("ok" in the report).
+Level worst_level(const RunAnalysis &r);
 
 struct NamedBlame {
   std::string wait_site;       // the wait call site's label on the critical path
@@ -112,6 +129,7 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Na
 
 // Summed over every run (several trace directories: refinement runs).
 DataLost data_lost(const Analysis &a);
+Level worst_level(const Analysis &a);  // over every run
 
 // Combines runs (at least one) into trees, factors and blame.
 std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs,

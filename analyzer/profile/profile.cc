@@ -222,7 +222,7 @@ Profile make_profile(const Analysis &a, BuildInfo build) {
   for (const auto &run : a.runs) {
     ProfileRun r;
     r.trace_dir = run->dir;
-    r.dropped_records = run->dropped_records;
+    r.dropped_records = run->read.dropped_records;
     r.incomplete_intervals = run->paths.counters.incomplete_intervals;
     r.probe_ns = run->overhead.probe_pair_ns;
     r.empty_interval_ns = run->overhead.empty_interval_ns;

@@ -230,6 +230,7 @@ void Decoder::describe(ThreadStream &meta) const {
   meta.comm = fixed_string(h_.comm, sizeof h_.comm);
   meta.thread_name = fixed_string(h_.thread_name, sizeof h_.thread_name);
   meta.dropped_records = h_.dropped_records;
+  meta.late_switches = h_.version >= 3 ? h_.late_switches : 0;
 }
 
 uint32_t Decoder::label_of(uint32_t sid, uint64_t off) {

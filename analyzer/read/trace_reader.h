@@ -104,6 +104,7 @@ struct ThreadStream {
   bool clean_exit = false;       // THREAD_EXIT seen (or the process exited normally)
   bool torn = false;             // ended without THREAD_EXIT or process exit: killed
   uint64_t dropped_records = 0;  // from the header
+  uint64_t late_switches = 0;    // from the header (v3): switches the thread appended itself
   int64_t drop_begin_ts = -1;    // DROP_BEGIN time; events after it are missing
 };
 
@@ -121,6 +122,7 @@ struct Trace {
   double ticks_per_ns = 1.0;          // the clock rate used for conversion
   uint64_t total_records = 0;
   uint64_t dropped_records = 0;       // sum over threads
+  uint64_t late_switches = 0;         // sum over threads
   size_t files = 0;                   // trace files found (readable or not)
   std::vector<FileLoss> losses;       // the files that lost data to damage, by name
   size_t count(Severity s) const;

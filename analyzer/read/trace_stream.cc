@@ -288,6 +288,7 @@ Trace TraceStream::summary() const {
     t.threads.push_back(f->meta());
     t.total_records += f->count();
     t.dropped_records += f->meta().dropped_records;
+    t.late_switches += f->meta().late_switches;
   }
   return t;
 }

@@ -97,18 +97,19 @@ json preemption_json(const RunAnalysis &r) {
 }
 
 json quality_json(const RunAnalysis &r) {
-  json q = {{"dropped_records", r.dropped_records},
-            {"lost_threads", r.processes.lost_threads},
-            {"lost_records", r.processes.lost_records},
+  json q = {{"level", verdict_name(worst_level(r))},
             {"refused", trace::refused_lines(r.processes, r.dir)},
-            {"reader_errors", r.diag_errors},
-            {"reader_warnings", r.diag_warnings},
             {"diagnostics", r.first_diagnostics},
             {"data_lost", lost_json(data_lost(r), {&r})}};
-  // The walk's and the merge's counters, from their lists (*.def).
-  auto add = [&](const char *name, uint64_t value) { q[name] = value; };
-  for_each_counter(r.paths.counters, add);
-  for_each_counter(r.merge, add);
+  // Every counter, from their lists (*.def), and the level of each, so a
+  // reader (the HTML page) marks a count as bad by its level, not by a list of
+  // its own.
+  json levels = json::object();
+  for_each_quality(r, [&](const Counter &c) {
+    q[c.name] = c.value;
+    levels[c.name] = level_name(c.level);
+  });
+  q["levels"] = std::move(levels);
   return q;
 }
 
@@ -188,7 +189,7 @@ json to_json(const Analysis &a) {
           {"trace_dir", base.dir},
           {"root", a.root_label},
           {"intervals", base.paths.rows.size()},
-          {"dropped_records", base.dropped_records},
+          {"dropped_records", base.read.dropped_records},
           {"incomplete_intervals", base.paths.counters.incomplete_intervals},
           {"data_lost", lost_json(data_lost(a), all_runs)},
           {"latency",

@@ -62,6 +62,27 @@ std::string lost_clause(const DataLost &d, size_t runs) {
   return s;
 }
 
+// The "data quality:" line, from the counters' lists: the run's verdict,
+// then damaged files and each counter of level loss or warning that counted
+// anything, worst first, and a line per such counter saying what it counts. Info counters
+// (edges followed, late ring switches) are in the JSON only.
+std::string quality_lines(const RunAnalysis &r) {
+  std::string head, why;
+  for (Level level : {Level::loss, Level::warning}) {
+    std::string part;
+    if (const DataLost d = data_lost(r); level == Level::loss && d.any())
+      part = fmt::format("{} damaged trace files (\"data lost to damage\" above)", d.damaged);
+    for_each_quality(r, [&](const Counter &c) {
+      if (c.level != level || c.value == 0) return;
+      part += fmt::format("{}{} {}", part.empty() ? "" : ", ", c.value, c.name);
+      why += fmt::format("  {}: {}\n", c.name, c.what);
+    });
+    if (!part.empty()) head += fmt::format("{}{}: {}", head.empty() ? "" : "; ", level_name(level), part);
+  }
+  if (head.empty()) return "\ndata quality: ok (no counter of a loss or a warning counted anything)\n";
+  return fmt::format("\ndata quality: {}\n{}", head, why);
+}
+
 std::string file_loss_line(const trace::FileLoss &l) {
   std::string s = l.file + ": ";
   if (l.unreadable) {
@@ -138,10 +159,10 @@ class TerminalReporter : public Reporter {
                                                        a.runs.size() == 2 ? "" : "s", a.runs.back()->dir)
                                          : std::string();
     o += fmt::format("vprof analyze {}{}: {} intervals ({} incomplete), {} dropped records", r.dir, runs,
-                     r.paths.rows.size(), pc.incomplete_intervals, r.dropped_records);
-    if (r.processes.lost_threads)
-      o += fmt::format(", {} threads with no trace file ({} records lost)", r.processes.lost_threads,
-                       r.processes.lost_records);
+                     r.paths.rows.size(), pc.incomplete_intervals, r.read.dropped_records);
+    if (r.read.lost_threads)
+      o += fmt::format(", {} threads with no trace file ({} records lost)", r.read.lost_threads,
+                       r.read.lost_records);
     o += lost_clause(data_lost(a), a.runs.size()) + "\n";
     for (const auto &line : trace::refused_lines(r.processes, r.dir)) o += "warning: " + line + "\n";
     o += fmt::format("latency: mean {}  stddev {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n",
@@ -288,28 +309,7 @@ class TerminalReporter : public Reporter {
                        a.runs.size() > 1 ? fmt::format(" in {}", run->dir) : std::string());
       for (const trace::FileLoss &l : run->losses) o += "  " + file_loss_line(l) + "\n";
     }
-    const MergeCounters &m = r.merge;
-    o += fmt::format(
-        "\ndata quality: {} lossy, {} tiling violations, {} path gaps, {} missing exits, {} "
-        "unmatched exits, {} reader warnings, {} reader errors{}\n",
-        pc.lossy_intervals, pc.tiling_violations, pc.path_gaps, m.missing_exits,
-        m.exits_without_enter, r.diag_warnings, r.diag_errors,
-        (pc.abandoned_intervals
-             ? fmt::format(", {} intervals abandoned (open too long to keep in memory)",
-                           pc.abandoned_intervals)
-             : std::string()) +
-            (m.zero_id_intervals
-                 ? fmt::format(", {} intervals with id 0 ignored (0 means no interval)",
-                               m.zero_id_intervals)
-                 : std::string()) +
-            (m.duplicate_begins + m.duplicate_ends
-                 ? fmt::format(", {} begins of an open id and {} ends of none ignored (ambiguous)",
-                               m.duplicate_begins, m.duplicate_ends)
-                 : std::string()) +
-            (m.reused_ids ? fmt::format(", {} ids reused after their interval ended (each a new "
-                                        "interval)",
-                                        m.reused_ids)
-                          : std::string()));
+    o += quality_lines(r);
     os << o;
     if (!os) return Error{"cannot write the report"};
     return Status::Ok();

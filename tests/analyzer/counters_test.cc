@@ -1,18 +1,24 @@
-// The data-quality counters come from one list each (merge_counters.def,
-// path_counters.def; issue 27, item 1): the JSON reports every one, and
-// docs/analyze.md's `data_quality` entry names every one (a counter added to
-// a list and not to the page fails here).
+// The data-quality counters come from one list each (read_counters.def,
+// merge_counters.def, path_counters.def; issue 27, item 1): the JSON reports
+// every one, docs/analyze.md's `data_quality` entry names every one (a
+// counter added to a list and not to the page fails here), and each
+// counter's level sets the report's verdict, the terminal's "data quality:"
+// line and `analyze --fail-on`'s exit status.
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "analyzer/critpath/critical_path.h"
-#include "analyzer/merge/timeline.h"
+#include "analyzer/pipeline/analyze.h"
+#include "analyzer/report/reporter.h"
 
 namespace vprof::testing {
 namespace {
+
+using analyzer::Counter;
+using analyzer::Level;
 
 std::string data_quality_entry() {
   std::ifstream in(std::string(VPROF_SOURCE_DIR) + "/docs/analyze.md");
@@ -28,14 +34,36 @@ std::string data_quality_entry() {
 TEST(Counters, EveryCounterIsInTheDocsDataQualityList) {
   const std::string entry = data_quality_entry();
   ASSERT_FALSE(entry.empty()) << "docs/analyze.md has no `data_quality` entry";
-  int n = 0;
-  auto named = [&](const char *name, uint64_t) {
-    ++n;
-    EXPECT_NE(entry.find(name), std::string::npos) << name << " is not in docs/analyze.md's data_quality list";
-  };
-  for_each_counter(analyzer::MergeCounters{}, named);
-  for_each_counter(analyzer::PathCounters{}, named);
-  EXPECT_EQ(n, 21);  // 12 of the merge, 9 of the walk
+  std::set<std::string> names;
+  analyzer::RunAnalysis r;
+  for_each_quality(r, [&](const Counter &c) {
+    EXPECT_TRUE(names.insert(c.name).second) << c.name << " is in two lists";
+    EXPECT_NE(entry.find(c.name), std::string::npos) << c.name << " is not in docs/analyze.md's data_quality list";
+    EXPECT_NE(entry.find(std::string(c.name) + "` (" + analyzer::level_name(c.level)), std::string::npos)
+        << c.name << ": docs/analyze.md does not give its level, " << analyzer::level_name(c.level);
+  });
+  EXPECT_EQ(names.size(), 27u);  // 6 of the reader, 9 of the walk, 12 of the merge
+}
+
+// The verdict is the worst level that counted anything: info counters never
+// raise it, damage to a file is a loss.
+TEST(Counters, WorstLevelIsTheWorstNonzeroCounter) {
+  analyzer::RunAnalysis r;
+  EXPECT_EQ(worst_level(r), Level::info);
+  r.read.late_switches = 7;
+  r.paths.counters.wake_edges_followed = 100;
+  EXPECT_EQ(worst_level(r), Level::info);
+  r.merge.reused_ids = 2;
+  EXPECT_EQ(worst_level(r), Level::warning);
+  r.read.dropped_records = 1;
+  EXPECT_EQ(worst_level(r), Level::loss);
+
+  analyzer::RunAnalysis damaged;
+  trace::FileLoss l;
+  l.file = "t-1-1.vpt";
+  l.records = 3;
+  damaged.losses.push_back(l);
+  EXPECT_EQ(worst_level(damaged), Level::loss);
 }
 
 }  // namespace

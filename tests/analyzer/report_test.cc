@@ -194,7 +194,9 @@ TEST(Report, AnIntervalWithIdZeroIsCountedNotAnalyzed) {
   auto a = combine(std::move(runs), opt);
   std::stringstream ss;
   ASSERT_TRUE(make_terminal_reporter()->write(*a, ss).ok());
-  EXPECT_NE(ss.str().find("1 intervals with id 0 ignored (0 means no interval)"), std::string::npos)
+  EXPECT_NE(ss.str().find("data quality: warning: 1 zero_id_intervals\n"
+                          "  zero_id_intervals: begun with id 0, which means no interval: ignored"),
+            std::string::npos)
       << ss.str();
   std::stringstream js;
   ASSERT_TRUE(make_json_reporter()->write(*a, js).ok());

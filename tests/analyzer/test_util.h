@@ -56,10 +56,10 @@ inline void expect_same(const analyzer::TracePaths &a, const analyzer::TracePath
   }
   // Every counter of the walk and of the merge, from their lists (*.def).
   std::map<std::string, uint64_t> counts;
-  auto keep = [&](const char *name, uint64_t v) { counts[name] = v; };
+  auto keep = [&](const analyzer::Counter &c) { counts[c.name] = c.value; };
   for_each_counter(a.paths.counters, keep);
   for_each_counter(a.merge, keep);
-  auto same = [&](const char *name, uint64_t v) { EXPECT_EQ(counts.at(name), v) << name; };
+  auto same = [&](const analyzer::Counter &c) { EXPECT_EQ(counts.at(c.name), c.value) << c.name; };
   for_each_counter(b.paths.counters, same);
   for_each_counter(b.merge, same);
 }

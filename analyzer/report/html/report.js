@@ -318,6 +318,7 @@ section('quality', 'Data quality and the measurement floor', (s) => {
   const o = doc.overhead || {};
   const q = doc.data_quality || {};
   const kv = el('div', { class: 'kv', id: 'quality-kv' });
+  if (q.level) kv.append(el('span', { class: 'k', text: 'verdict' }), el('span', { class: q.level === 'ok' ? null : 'bad', id: 'quality-level', text: q.level }));
   const add = (k, v, bad, id) => kv.append(el('span', { class: 'k', text: k }), el('span', { class: bad ? 'bad' : null, id, text: v }));
   add('probe pair (measured at start-up)', isNum(o.probe_ns) ? o.probe_ns.toFixed(1) + ' ns' : '–', false, 'probe-ns');
   add('empty interval', isNum(o.empty_interval_ns) ? o.empty_interval_ns.toFixed(1) + ' ns' : '–', false, 'empty-interval-ns');
@@ -327,14 +328,15 @@ section('quality', 'Data quality and the measurement floor', (s) => {
   add('dropped records', String(doc.dropped_records), doc.dropped_records > 0);
   const lost = doc.data_lost || {};
   if (lost.damaged_files) add('damaged trace files', `${lost.damaged_files} of ${lost.trace_files}: ${lost.records} records and ${lost.bytes} bytes not read`, true);
-  // Every other counter that is not zero (the edges followed are good news).
-  const good = new Set(['wake_edges_followed', 'created_by_edges_followed']);
-  const skip = new Set(['dropped_records', 'incomplete_intervals', 'diagnostics', 'data_lost']);
+  // Every other counter that is not zero, marked bad unless its level (from the
+  // JSON's data_quality.levels) is info (the edges followed are good news).
+  const levels = q.levels || {};
+  const skip = new Set(['dropped_records', 'incomplete_intervals', 'diagnostics', 'data_lost', 'levels']);
   const quiet = [];
   for (const [k, v] of Object.entries(q)) {
     if (skip.has(k) || typeof v !== 'number') continue;
     if (v === 0) { quiet.push(k); continue; }
-    add(k.replace(/_/g, ' '), String(v), !good.has(k));
+    add(k.replace(/_/g, ' '), String(v), levels[k] !== 'info');
   }
   s.appendChild(kv);
   if (quiet.length)
