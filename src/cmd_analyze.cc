@@ -33,6 +33,7 @@ struct AnalyzeCliOptions {
   unsigned threads = 1;
   int bootstrap = 200;
   std::string contribution = "share";
+  std::string fail_on = "never";
   bool by_type = false;
 };
 
@@ -122,6 +123,18 @@ int run(const AnalyzeCliOptions &o) {
     Status s = analyzer::make_terminal_reporter(table)->write(*a, std::cout);
     if (!s.ok()) return fail(s.message());
   }
+  // --fail-on LEVEL: the reports are written either way; the exit status
+  // says whether a counter of that level or worse counted anything.
+  if (auto at = analyzer::parse_level(o.fail_on)) {
+    const analyzer::Level worst = analyzer::worst_level(*a);
+    if (worst >= *at) {
+      std::cout.flush();
+      fmt::print(stderr, "vprof: analyze: data quality is '{}' (--fail-on {}): the \"data quality:\" line "
+                         "and the JSON's data_quality say which counters\n",
+                 analyzer::level_name(worst), o.fail_on);
+      return kExitFinding;
+    }
+  }
   return kExitOk;
 }
 
@@ -159,6 +172,11 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
   sub.add_option("--contribution", o->contribution,
                  "rank factors by `share` (Cov(X, L)/Var(L), adds up) or by the `paper`'s var/2cov terms")
       ->check(CLI::IsMember({"share", "paper"}));
+  sub.add_option("--fail-on", o->fail_on,
+                 "exit 1 when a data-quality counter of this level or worse counted anything: "
+                 "`loss` (records, threads or paths lost), `warning` (also odd data a rule handled), "
+                 "`never`")
+      ->check(CLI::IsMember({"never", "warning", "loss"}));
   sub.add_flag("--by-type", o->by_type,
                "also print the variance tree within each interval type (the JSON always has them)");
   return [o] { return run(*o); };

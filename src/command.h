@@ -24,7 +24,8 @@ namespace vprof::cli {
 // Exit codes, the same for every command. Scripts and CI jobs read them, so
 // they never change meaning; docs/cli.md, "Exit codes", is their page.
 inline constexpr int kExitOk = 0;            // done (gate: within bounds)
-inline constexpr int kExitFinding = 1;       // gate: a regression, or --inconclusive fail
+inline constexpr int kExitFinding = 1;       // gate: a regression, or --inconclusive fail;
+                                             // analyze --fail-on: the data's quality is that bad
 inline constexpr int kExitBadInput = 2;      // bad usage or bad input: fail()'s one line says what
 inline constexpr int kExitInconclusive = 3;  // gate: the intervals cannot tell yet
 inline constexpr int kExitSignal = kSignalExitBase;      // + N: signal N ended it (run: CMD; iterate: the session)

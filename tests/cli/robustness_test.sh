@@ -263,6 +263,19 @@ case25_13_pooled_ids() {
   grep -q "^vprof analyze $tmp/c25-13: 80000 intervals (0 incomplete)" "$tmp/out" && ok ||
     { bad "case25-13: headline"; head -1 "$tmp/out"; }
   grep -q "ids reused after their interval ended" "$tmp/out" && ok || bad "case25-13: not said"
+  # Issue 27: the reused ids are a warning, the verdict says so, and
+  # --fail-on turns the verdict into the exit status (reports written first).
+  grep -q "^data quality: warning: .*reused_ids" "$tmp/out" && ok || bad "case27: no warning verdict"
+  grep -q '"level": "warning"' "$tmp/c25-13.json" && ok || bad "case27: JSON level"
+  expect "case27 --fail-on loss with warnings" 0 '' -- \
+    "$vprof" analyze "$tmp/c25-13" --fail-on loss
+  rm -f "$tmp/c27.json"
+  expect "case27 --fail-on warning" 1 "^vprof: analyze: data quality is 'warning' \(--fail-on warning\)" -- \
+    "$vprof" analyze "$tmp/c25-13" --fail-on warning --json "$tmp/c27.json"
+  [ -s "$tmp/c27.json" ] && ok || bad "case27: --fail-on wrote no report"
+  expect "case27 --fail-on warning, clean trace" 0 '' -- "$vprof" analyze "$tmp/rt" --fail-on warning
+  grep -q "^data quality: ok" "$tmp/out" && ok || bad "case27: the clean trace is not ok"
+  expect "case27 --fail-on bogus" 2 "^vprof: error: --fail-on" -- "$vprof" analyze "$tmp/rt" --fail-on info
 }
 
 # Issue 25's unclear errors: the bad flag named, the system's reason given.
