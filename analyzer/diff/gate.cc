@@ -5,13 +5,9 @@
 
 #include <fmt/format.h>
 
-namespace vprof::analyzer {
+#include "analyzer/util/percent.h"
 
-std::string percent_change(double change, const Interval &ci) {
-  std::string s = fmt::format("{:+.1f}%", 100 * change);
-  if (ci) s += fmt::format(" [{:+.1f}%, {:+.1f}%]", 100 * ci->first, 100 * ci->second);
-  return s;
-}
+namespace vprof::analyzer {
 
 std::string factor_place(const FactorDiff &f) {
   std::string s = f.name;

@@ -53,8 +53,6 @@ struct GateResult {
 // d must outlive the result.
 GateResult decide(const Diff &d, const GateOptions &o);
 
-// "+38% [+21%, +57%]"
-std::string percent_change(double change, const Interval &ci);
 // "LockManager::wait_for_grant (lock_manager.cc:84) in LockManager::acquire"
 std::string factor_place(const FactorDiff &f);
 
