@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -225,9 +226,67 @@ void poisson_sums(const double *x, size_t rows, size_t cols, size_t resamples, u
   poisson_sums_range(x, rows, cols, 0, resamples, seed, out, totals, isa);
 }
 
+namespace {
+
+// w(b, r) for resample b's first word `first` (b·⌈rows/4⌉).
+inline unsigned weight_at(uint64_t seed, uint64_t first, size_t r, const Cuts &c) {
+  uint64_t word = splitmix(seed, first + r / 4);
+  return weight_of(uint16_t(word >> (16 * (r % 4))), c);
+}
+
+}  // namespace
+
 unsigned poisson_weight(uint64_t seed, size_t rows, size_t b, size_t r) {
-  uint64_t word = splitmix(seed, uint64_t(b) * ((rows + 3) / 4) + r / 4);
-  return weight_of(uint16_t(word >> (16 * (r % 4))), cuts());
+  return weight_at(seed, uint64_t(b) * ((rows + 3) / 4), r, cuts());
+}
+
+std::vector<double> poisson_quantile(const double *v, size_t rows, double q, size_t resamples,
+                                     uint64_t seed, const double *totals, size_t presorted) {
+  std::vector<double> out(resamples, std::nan(""));
+  if (rows == 0) return out;
+  // Rows by value, largest first (ties by row, so the order is one order),
+  // from the top `want` or so on: the rows at or above a threshold, the
+  // want/step-th largest of every step-th value (a selection over a sample:
+  // the values are contiguous, a selection of the rows would chase them).
+  // The rest are sorted only when a walk needs them.
+  auto larger = [&](size_t a, size_t b) { return v[a] > v[b] || (v[a] == v[b] && a < b); };
+  const size_t want = std::min(rows, presorted ? presorted : 2 * size_t(std::ceil((1 - q) * double(rows))) + 64);
+  const size_t step = std::max<size_t>(1, std::min<size_t>(8, rows / (4 * want)));
+  std::vector<double> sample;
+  sample.reserve(rows / step + 1);
+  for (size_t r = 0; r < rows; r += step) sample.push_back(v[r]);
+  const size_t j = std::min(sample.size(), (want + step - 1) / step) - 1;
+  std::nth_element(sample.begin(), sample.begin() + ptrdiff_t(j), sample.end(), std::greater<>());
+  const double threshold = sample[j];
+  std::vector<size_t> order;
+  order.reserve(rows);
+  for (size_t r = 0; r < rows; ++r)
+    if (v[r] >= threshold) order.push_back(r);
+  std::sort(order.begin(), order.end(), larger);
+  const Cuts &c = cuts();
+  for (size_t b = 0; b < resamples; ++b) {
+    const double n = totals[b];
+    if (n < 1) continue;
+    // Nearest rank k from the bottom (as quantiles: ceil(q·N) in [1, N]) is
+    // rank N − k + 1 from the top.
+    const double k = std::clamp(std::ceil(q * n), 1.0, n), from_top = n - k + 1;
+    const uint64_t first = uint64_t(b) * ((rows + 3) / 4);
+    double seen = 0;
+    for (size_t i = 0;; ++i) {
+      if (i == order.size() && i < rows) {  // this resample reaches below the top: the rest, sorted
+        for (size_t r = 0; r < rows; ++r)
+          if (!(v[r] >= threshold)) order.push_back(r);
+        std::sort(order.begin() + ptrdiff_t(i), order.end(), larger);
+      }
+      if (i == rows) break;  // cannot happen: the weights add up to n
+      seen += weight_at(seed, first, order[i], c);
+      if (seen >= from_top) {
+        out[b] = v[order[i]];
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace vprof::analyzer

@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace vprof::analyzer {
 
@@ -44,8 +45,19 @@ void poisson_sums(const double *x, size_t rows, size_t cols, size_t resamples, u
 void poisson_sums_range(const double *x, size_t rows, size_t cols, size_t b_begin, size_t b_end,
                         uint64_t seed, double *out, double *totals, Isa isa = best_isa());
 
-// w(b, r) as above, one at a time: for tests.
+// w(b, r) as above, one at a time.
 unsigned poisson_weight(uint64_t seed, size_t rows, size_t b, size_t r);
+
+// The same resamples' q-quantile of one column v (rows values), for q in
+// [0.5, 1]: out[b] is the nearest-rank q-quantile (stats.h's quantiles) of the
+// multiset holding v[r] w(b, r) times, totals[b] = Σ_r w(b, r) of them (as
+// poisson_sums gives them); NaN where totals[b] < 1. It walks down from the
+// largest values, so a resample costs about (1 − q)·rows weights, not rows:
+// the sort is of about the top 2(1 − q)·rows + 64 values (`presorted` if not
+// 0: for tests), and of all of them only for a resample whose walk goes
+// further.
+std::vector<double> poisson_quantile(const double *v, size_t rows, double q, size_t resamples,
+                                     uint64_t seed, const double *totals, size_t presorted = 0);
 
 }  // namespace vprof::analyzer
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/factors/resample.h"
+#include "analyzer/tree/stats.h"
 
 namespace vprof::testing {
 namespace {
@@ -135,6 +136,34 @@ TEST(Resample, ResamplesDiffer) {
   EXPECT_NEAR(mean, double(rows), 4 * std::sqrt(double(rows) / B));
   EXPECT_GT(sd, 0.6 * std::sqrt(double(rows)));
   EXPECT_LT(sd, 1.4 * std::sqrt(double(rows)));
+}
+
+TEST(Resample, QuantilesAreThoseOfTheResampledMultiset) {
+  // poisson_quantile against the plain way: each resample written out (row r
+  // w(b, r) times) and its nearest-rank quantile taken by stats.h's
+  // quantiles. Values rounded to tens, so many tie. presorted = 1 makes every
+  // walk go past the first sort (the fallback that sorts the rest).
+  for (size_t rows : {1, 7, 100, 3000})
+    for (double q : {0.5, 0.9, 0.99, 0.999, 1.0})
+      for (size_t presorted : {0, 1}) {
+        const size_t B = 24;
+        auto x = random_rows(rows, 1, rows);
+        for (double &v : x) v = std::round(v / 10) * 10;
+        std::vector<double> ones(rows * 4, 1.0), out(B * 4), totals(B);
+        poisson_sums(ones.data(), rows, 4, B, 9, out.data(), totals.data());
+        const std::vector<double> got = poisson_quantile(x.data(), rows, q, B, 9, totals.data(), presorted);
+        ASSERT_EQ(got.size(), B);
+        for (size_t b = 0; b < B; ++b) {
+          std::vector<double> multiset;
+          for (size_t r = 0; r < rows; ++r)
+            multiset.insert(multiset.end(), poisson_weight(9, rows, b, r), x[r]);
+          if (multiset.empty()) {
+            EXPECT_TRUE(std::isnan(got[b]));
+            continue;
+          }
+          EXPECT_EQ(got[b], quantiles(multiset, {q})[0]) << "rows " << rows << " q " << q << " b " << b;
+        }
+      }
 }
 
 }  // namespace
