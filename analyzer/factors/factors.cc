@@ -316,13 +316,18 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
   struct Term { Eigen::Index a, b; double k; };
   std::vector<std::vector<Term>> terms;
   std::vector<Factor *> todo;
+  // If fixed (tail.h): a variance factor's X is the sum of its instances'
+  // columns, these slots (none for a covariance).
+  std::vector<std::vector<Eigen::Index>> fixed_x;
   for (auto &f : factors) {
     if (!f.candidate || f.run != run || f.assessed) continue;
     f.assessed = true;
     std::vector<Term> t;
+    std::vector<Eigen::Index> xf;
     for (const VarNode *v : f.run_instances) {
       bool cov = v->kind == VarNode::Kind::Cov;
       Eigen::Index a = slot(v->a);
+      if (!f.covariance) xf.push_back(a);
       if (!o.paper) {
         t.push_back({a, 0, 1.0});
         std::vector<const VarNode *> pre;  // less its (preempted) leaves, as its share
@@ -331,6 +336,7 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
       } else t.push_back({a, cov ? slot(v->b) : a, cov ? 2.0 : 1.0});
     }
     terms.push_back(std::move(t));
+    fixed_x.push_back(std::move(xf));
     todo.push_back(&f);
   }
   if (todo.empty()) return;
@@ -344,7 +350,14 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
   // s = Σ k·g_a·g_b: every resample needs only N and the weighted sums of the
   // columns x = [g, s], one pass over the intervals for all resamples.
   // The data stay centered, so no catastrophic cancellation.
-  const Eigen::Index C = P + F, stride = (C + 3) / 4 * 4;
+  // If fixed, L' = L − X + E[X]: Var(L') − Var(L) = Var(X) − 2·Cov(X, L) is
+  // one more numerator of the same kind, with s = g_X·(g_X − 2·g_L): a column
+  // per variance factor after the terms' (fixed_col), when there are resamples.
+  std::vector<Eigen::Index> fixed_col(todo.size(), -1);
+  Eigen::Index C = P + F;
+  for (size_t f = 0; f < todo.size(); ++f)
+    if (!fixed_x[f].empty() && o.bootstrap > 0) fixed_col[f] = C++;
+  const Eigen::Index stride = (C + 3) / 4 * 4;
   using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   RowMajor x(n, stride);
   prefault(x.data(), size_t(x.size()) * sizeof(double));
@@ -361,6 +374,22 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
   concentration(x, P, todo);
   for (Factor *f : todo) f->fragile = f->max_one && *f->max_one > 0.5;
   if (o.bootstrap <= 0) return;
+  // Each variance factor's g_X = X − E[X] gives its fixed column and its
+  // L' = L − g_X, in one pass over the rows.
+  const Eigen::VectorXd l = c.total.col(0);
+  std::vector<Eigen::VectorXd> lf(todo.size());
+  for (size_t f = 0; f < todo.size(); ++f)
+    if (fixed_col[f] >= 0) lf[f].resize(n);
+  for (Eigen::Index r = 0; r < n; ++r) {
+    double *row = &x(r, 0);
+    for (size_t f = 0; f < todo.size(); ++f) {
+      if (fixed_col[f] < 0) continue;
+      double g = 0;
+      for (Eigen::Index s : fixed_x[f]) g += row[s];
+      row[fixed_col[f]] = g * (g - 2 * row[0]);
+      lf[f](r) = l(r) - g;
+    }
+  }
   const Eigen::Index B = o.bootstrap;
   RowMajor sums(B, stride);
   std::vector<double> total(size_t(B), 0.0);
@@ -375,7 +404,7 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
   };
   if (o.workers) o.workers->run(share);
   else share(0);
-  std::vector<std::vector<double>> samples(todo.size());
+  std::vector<std::vector<double>> samples(todo.size()), var_fixed(todo.size()), p99_fixed(todo.size());
   for (Eigen::Index b = 0; b < B; ++b) {
     const double N = total[size_t(b)];
     if (N < 2) continue;
@@ -387,15 +416,35 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
     };
     double var_root = numerator(F - 1);
     if (var_root <= 0) continue;
-    for (size_t f = 0; f < todo.size(); ++f)
+    for (size_t f = 0; f < todo.size(); ++f) {
       samples[f].push_back(numerator(Eigen::Index(f)) / var_root);
+      if (fixed_col[f] < 0) continue;
+      double mx = 0, ml = sums(b, 0) / N;
+      for (Eigen::Index s : fixed_x[f]) mx += sums(b, s) / N;
+      var_fixed[f].push_back((sums(b, fixed_col[f]) - N * (mx * mx - 2 * mx * ml)) / var_root);
+    }
   }
+  // p99(L') / p99(L) − 1 in the same resamples: their quantiles, read off
+  // the same weights (resample.h).
+  const std::vector<double> p99_l = poisson_quantile(l.data(), size_t(n), 0.99, size_t(B), o.seed, total.data());
   for (size_t f = 0; f < todo.size(); ++f) {
-    auto &v = samples[f];
-    if (v.size() < 2) continue;
+    if (fixed_col[f] < 0) continue;
+    const std::vector<double> p = poisson_quantile(lf[f].data(), size_t(n), 0.99, size_t(B), o.seed, total.data());
+    for (size_t b = 0; b < size_t(B); ++b)
+      if (total[b] >= 2 && p99_l[b] > 0) p99_fixed[f].push_back(p[b] / p99_l[b] - 1);
+  }
+  auto ci95 = [](std::vector<double> &v) -> std::optional<std::pair<double, double>> {
+    if (v.size() < 2) return std::nullopt;
     auto q = quantiles(v, {0.025, 0.975});
-    double lo = q[0], hi = q[1];
-    todo[f]->ci95 = std::make_pair(lo, hi);
+    return std::make_pair(q[0], q[1]);
+  };
+  for (size_t f = 0; f < todo.size(); ++f) {
+    todo[f]->fixed_var_ci95 = ci95(var_fixed[f]);
+    todo[f]->fixed_p99_ci95 = ci95(p99_fixed[f]);
+    auto ci = ci95(samples[f]);
+    if (!ci) continue;
+    const auto [lo, hi] = *ci;
+    todo[f]->ci95 = ci;
     todo[f]->significant = lo > 0 || hi < 0;
     if (todo[f]->run_value && hi - lo > std::abs(*todo[f]->run_value)) todo[f]->fragile = true;
   }

@@ -78,6 +78,9 @@ struct Factor {
   // factor's time were its mean in every interval, the rest as measured, as
   // changes (−0.48: −48%) of the run's own; selected variance factors.
   std::optional<double> fixed_var_change, fixed_p99_change;
+  // Their 95% intervals over the resamples of ci95 (bootstrap_factors);
+  // only beside a fixed_* value.
+  std::optional<std::pair<double, double>> fixed_var_ci95, fixed_p99_ci95;
   bool candidate = false;  // could be selected: assessed before the final ranking
   // Not selected because it nests with a selected factor (shares only): the
   // selected factor's name. Its share is already on the list.
@@ -134,9 +137,10 @@ void rerank_fragile(std::vector<Factor> &factors, const FactorOptions &o);
 inline double ranked_value(const Factor &f, bool paper) { return paper ? f.contribution : f.share; }
 inline double ranked_value(const FactorSite &s, bool paper) { return paper ? s.contribution : s.share; }
 
-// Fills ci95, top_share, max_one and fragile for the candidates measured in
-// `run` (Factor::run) and not yet assessed, whose data is `c`: one pass over
-// the intervals for all of them. With o.bootstrap == 0 only the concentration is filled.
+// Fills ci95, top_share, max_one, fragile and the fixed_* intervals for the
+// candidates measured in `run` (Factor::run) and not yet assessed, whose data
+// is `c`: one pass over the intervals for all of them. With o.bootstrap == 0
+// only the concentration is filled.
 void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
                        const FactorOptions &o);
 

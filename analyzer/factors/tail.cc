@@ -66,6 +66,9 @@ void tail_shares(std::vector<Factor> &factors, const Columns &c, int run) {
       f.fixed_var_change = variance_of(fixed) / var - 1;
       std::vector<double> fv(fixed.data(), fixed.data() + n);
       f.fixed_p99_change = quantiles(fv, {0.99})[0] / pq[0] - 1;
+    } else {
+      f.fixed_var_ci95.reset();  // no interval without its value
+      f.fixed_p99_ci95.reset();
     }
   }
 }

@@ -12,8 +12,13 @@
 // What a fix would buy: with the factor's time replaced by its mean in every
 // interval, L' = L − X_f + E[X_f] (the other parts kept as measured),
 //   fixed_var_change = Var(L') / Var(L) − 1,  fixed_p99_change = p99(L') / p99(L) − 1.
-// A point estimate: removing a cause can also change what the other parts do
-// (a shorter lock hold shortens the others' waits), which it does not see.
+// Their 95% intervals (fixed_*_ci95) come from bootstrap_factors, over the
+// resamples of the factor's ci95: the variance change is one more weighted
+// sum there, Var(L') − Var(L) = Var(X) − 2·Cov(X, L), and each resample's
+// p99s are read off the same weights (resample.h's poisson_quantile).
+// They say how well the intervals measured this prediction, not whether it
+// holds: removing a cause can also change what the other parts do (a
+// shorter lock hold shortens the others' waits), which it does not see.
 //
 // tail_shares fills tail99, tail999 and the fixed_* changes of the selected factors measured in
 // `run` (Factor::run, through their run_instances), whose data is `c`, against

@@ -41,8 +41,9 @@ json factor_json(const Factor &f) {
     if (f.covariance) e["other_call_site"] = site_json(s.other_call_site);
     sites.push_back(std::move(e));
   }
-  json ci = nullptr;
-  if (f.ci95) ci = json::array({num(f.ci95->first), num(f.ci95->second)});
+  auto interval = [](const std::optional<std::pair<double, double>> &ci) {
+    return ci ? json::array({num(ci->first), num(ci->second)}) : json(nullptr);
+  };
   return {{"rank", f.rank},
           {"kind", f.covariance ? "cov" : "var"},
           {"name", f.name},
@@ -53,12 +54,14 @@ json factor_json(const Factor &f) {
           {"score", num(f.score)},
           {"height", f.height},
           {"call_sites", std::move(sites)},
-          {"ci95", std::move(ci)},
+          {"ci95", interval(f.ci95)},
           {"significant", f.ci95 ? json(f.significant) : json(nullptr)},
           {"tail", {{"p99", f.tail99 ? num(*f.tail99) : json(nullptr)},
                     {"p999", f.tail999 ? num(*f.tail999) : json(nullptr)}}},
           {"if_fixed", {{"variance_change", f.fixed_var_change ? num(*f.fixed_var_change) : json(nullptr)},
-                        {"p99_change", f.fixed_p99_change ? num(*f.fixed_p99_change) : json(nullptr)}}},
+                        {"variance_change_ci95", interval(f.fixed_var_ci95)},
+                        {"p99_change", f.fixed_p99_change ? num(*f.fixed_p99_change) : json(nullptr)},
+                        {"p99_change_ci95", interval(f.fixed_p99_ci95)}}},
           {"run", f.run >= 0 ? json(f.run) : json(nullptr)},
           {"run_value", f.run_value ? num(*f.run_value) : json(nullptr)},
           {"top_0.1%", f.top_share ? num(*f.top_share) : json(nullptr)},

@@ -8,6 +8,7 @@
 
 #include "analyzer/report/preemption.h"
 #include "analyzer/report/reporter.h"
+#include "analyzer/util/percent.h"
 
 namespace vprof::analyzer {
 namespace {
@@ -244,9 +245,9 @@ class TerminalReporter : public Reporter {
                          run);
       for (size_t i = 1; i < listed.size(); ++i) o += "        and " + via(*listed[i]) + "\n";
       if (f.fixed_var_change && f.fixed_p99_change)
-        o += fmt::format("        if fixed (its time at its mean, the rest as measured): Var {:+.1f}%, "
-                         "p99 {:+.1f}%\n",
-                         100 * *f.fixed_var_change, 100 * *f.fixed_p99_change);
+        o += fmt::format("        if fixed (its time at its mean, the rest as measured): Var {}, p99 {}\n",
+                         percent_change(*f.fixed_var_change, f.fixed_var_ci95),
+                         percent_change(*f.fixed_p99_change, f.fixed_p99_ci95));
     }
     if (!shown) o += "  (none reaches the threshold)\n";
     // Not ranked (no function's doing), but where a reader of the table sees
