@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <random>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -22,18 +25,18 @@ using namespace analyzer;
 
 constexpr int kA = 1000, kB = 500;  // A ~ U{0..999}, B ~ U{0..499}
 
-// n intervals of R(1) calling A(2) then B(3), A and B independent and
-// uniform, R's body 2 ns: L = 2 + A + B.
-std::unique_ptr<Analysis> uniform_analysis(int n, uint32_t seed, int bootstrap) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> ua(0, kA - 1), ub(0, kB - 1);
+// An interval per pair (a, b) of R(1) calling A(2) for a ns, then `second`
+// (3) for b ns, R's body 2 ns: L = 2 + a + b. Both are selected.
+std::unique_ptr<Analysis> two_calls(const std::vector<std::pair<int64_t, int64_t>> &ab,
+                                    const std::string &second, int bootstrap) {
   TraceBuilder tb;
-  for (int i = 0; i < n; ++i) {
-    int64_t t = int64_t(i) * 5000, a = ua(rng), b = ub(rng);
-    tb.thread(1).begin(t, i + 1).enter(t, 1).call(t + 1, t + 1 + a, 1, 2)
-        .call(t + 1 + a, t + 1 + a + b, 2, 3).exit(t + 2 + a + b, 1).end(t + 2 + a + b, i + 1);
+  for (size_t i = 0; i < ab.size(); ++i) {
+    const auto [a, b] = ab[i];
+    const int64_t t = int64_t(i) * 5000, id = int64_t(i) + 1;
+    tb.thread(1).begin(t, id).enter(t, 1).call(t + 1, t + 1 + a, 1, 2)
+        .call(t + 1 + a, t + 1 + a + b, 2, 3).exit(t + 2 + a + b, 1).end(t + 2 + a + b, id);
   }
-  Names names = make_names({{1, "R"}, {2, "A"}, {3, "B"}}, {{1, 1, "A", 10}, {2, 1, "B", 11}});
+  Names names = make_names({{1, "R"}, {2, "A"}, {3, second}}, {{1, 1, "A", 10}, {2, 1, second, 11}});
   AnalyzeOptions opt;
   opt.factors.bootstrap = bootstrap;
   opt.factors.d = 0;
@@ -41,6 +44,18 @@ std::unique_ptr<Analysis> uniform_analysis(int n, uint32_t seed, int bootstrap) 
   std::vector<std::unique_ptr<RunAnalysis>> runs;
   runs.push_back(analyze_run(tb.build(), names, opt, 0).value());
   return combine(std::move(runs), opt);
+}
+
+// n intervals with A and B independent and uniform: L = 2 + A + B.
+std::unique_ptr<Analysis> uniform_analysis(int n, uint32_t seed, int bootstrap) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> ua(0, kA - 1), ub(0, kB - 1);
+  std::vector<std::pair<int64_t, int64_t>> ab;
+  for (int i = 0; i < n; ++i) {
+    const int64_t a = ua(rng);  // drawn before b, in this order
+    ab.emplace_back(a, ub(rng));
+  }
+  return two_calls(ab, "B", bootstrap);
 }
 
 // The population's answer for fixing A: A and B independent, so Var(L') /
@@ -106,19 +121,9 @@ TEST(IfFixed, AConstantFactorChangesNothingInEveryResample) {
   // are read off the same weights (and the variance change's pieces cancel).
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> ua(0, kA - 1);
-  TraceBuilder tb;
-  for (int i = 0; i < 1000; ++i) {
-    int64_t t = int64_t(i) * 5000, a = ua(rng);
-    tb.thread(1).begin(t, i + 1).enter(t, 1).call(t + 1, t + 1 + a, 1, 2)
-        .call(t + 1 + a, t + 41 + a, 2, 3).exit(t + 42 + a, 1).end(t + 42 + a, i + 1);
-  }
-  Names names = make_names({{1, "R"}, {2, "A"}, {3, "K"}}, {{1, 1, "A", 10}, {2, 1, "K", 11}});
-  AnalyzeOptions opt;
-  opt.factors.d = 0;
-  opt.factors.k = 2;
-  std::vector<std::unique_ptr<RunAnalysis>> runs;
-  runs.push_back(analyze_run(tb.build(), names, opt, 0).value());
-  auto a = combine(std::move(runs), opt);
+  std::vector<std::pair<int64_t, int64_t>> ak;
+  for (int i = 0; i < 1000; ++i) ak.emplace_back(ua(rng), 40);
+  auto a = two_calls(ak, "K", 200);
   const Factor &k = factor(*a, "K");
   ASSERT_TRUE(k.fixed_var_ci95 && k.fixed_p99_ci95);
   EXPECT_EQ(*k.fixed_var_ci95, std::make_pair(0.0, 0.0));
