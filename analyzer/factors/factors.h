@@ -78,8 +78,8 @@ struct Factor {
   // factor's time were its mean in every interval, the rest as measured, as
   // changes (−0.48: −48%) of the run's own; selected variance factors.
   std::optional<double> fixed_var_change, fixed_p99_change;
-  // Their 95% intervals over the resamples of ci95 (bootstrap_factors);
-  // only beside a fixed_* value.
+  // Their 95% intervals over the resamples of ci95, set by bootstrap_factors
+  // for every assessed candidate; reported only beside a fixed_* value.
   std::optional<std::pair<double, double>> fixed_var_ci95, fixed_p99_ci95;
   bool candidate = false;  // could be selected: assessed before the final ranking
   // Not selected because it nests with a selected factor (shares only): the

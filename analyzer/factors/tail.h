@@ -16,9 +16,9 @@
 // resamples of the factor's ci95: the variance change is one more weighted
 // sum there, Var(L') − Var(L) = Var(X) − 2·Cov(X, L), and each resample's
 // p99s are read off the same weights (resample.h's poisson_quantile).
-// They say how well the intervals measured this prediction, not whether it
-// holds: removing a cause can also change what the other parts do (a
-// shorter lock hold shortens the others' waits), which it does not see.
+// They are the prediction's sampling error, not whether it holds: removing a
+// cause can also change what the other parts do (a shorter lock hold shortens
+// the others' waits), which the prediction does not see.
 //
 // tail_shares fills tail99, tail999 and the fixed_* changes of the selected factors measured in
 // `run` (Factor::run, through their run_instances), whose data is `c`, against
