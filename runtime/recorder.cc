@@ -55,6 +55,14 @@ bool emit_slots(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now,
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     s->w0 = ((now - t->hot.tsc_base) << VPROF_TS_SHIFT) | kind;
     t->hot.pos = s + 1 + n_ext;
+    // A ring switch paid for by this record: the pause follows it, from its
+    // time (the switch began right after `now`), so the thread's records stay
+    // in time order. Not while draining switches: the record that switched
+    // comes after them.
+    if (t->pause_ticks && !t->draining) {
+      write_recorder(t, now, t->pause_ticks);
+      t->pause_ticks = 0;
+    }
   }
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   t->hot.busy = 0;

@@ -64,6 +64,9 @@ struct alignas(64) ThreadState {
   // takes it back (recorder.cc), so an uncontended acquire leaves no record.
   vprof_slot *wait_slot = nullptr;
   uint64_t ring_switches = 0;  // bumped by every switch: a slot in an earlier pass is not ours
+  // The last ring switch's length in ticks, which the record that paid for
+  // it follows with a RECORDER record (emit_slots); 0: none to write.
+  uint64_t pause_ticks = 0;
   uint64_t wait_switches = 0;  // ring_switches when wait_slot was written
 };
 static_assert(offsetof(ThreadState, hot) == 0, "vprof_tls is a ThreadState*");
@@ -125,6 +128,10 @@ ThreadState *current_thread();
 // Writes one record of 1 + n_ext slots at tick `now`. False when dropped.
 bool emit_slots(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now,
                 const vprof_slot *ext, unsigned n_ext);
+
+// A RECORDER record at tick `began` for a pause of `ticks` (the recorder's
+// own work on the program's thread), when the ring has room.
+void write_recorder(ThreadState *t, uint64_t began, uint64_t ticks);
 
 // Per-thread file management (thread_state.cc).
 ThreadState *thread_create();

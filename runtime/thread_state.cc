@@ -3,7 +3,10 @@
 // calls only when it writes its first record, when it fills its first ring
 // (it maps the second and starts the background writer, writer.cc, which
 // appends full rings from then on), when the writer lags a whole ring behind
-// (it appends the pending ring itself), and when it exits.
+// (it appends the pending ring itself), and when it exits. Each of these but
+// the exit is recorded as a RECORDER record (the file's creation, every ring
+// switch): the program's thread paid for it, and the analysis must not read
+// it as the program's own time.
 //
 // Failure never reaches the program: space is reserved before each mapping
 // (a store into a mapped hole on a full file system is SIGBUS), no file
@@ -155,7 +158,7 @@ static void note_refused(int err) {
 // The thread's header page and ring, mapped from a new file whose descriptor
 // is closed before this returns. False: no usable file, and none left behind
 // (an empty file would read as a truncated trace).
-static bool make_file(ThreadState *t) {
+static bool make_file(ThreadState *t, uint64_t tsc_base) {
   int fd = open_trace_file(t);
   if (fd < 0) {
     note_refused(errno);
@@ -176,7 +179,7 @@ static bool make_file(ThreadState *t) {
     return false;
   }
   t->header = static_cast<vprof_file_header *>(h);
-  t->hot.tsc_base = vprof_now();
+  t->hot.tsc_base = tsc_base;
   t->chunk_slots = g.chunk_bytes / VPROF_SLOT_BYTES;
   fill_header(t->header, t->hot.tid, t->hot.tsc_base);
   if (!map_ring(t, fd)) {  // drops, counted in the header, from the first record
@@ -199,6 +202,7 @@ ThreadState *thread_create() {
   }
   t_creating = true;
   ErrnoKeeper keep_errno;
+  const uint64_t began = vprof_now();  // the file's times count from here: the pause's start fits
   void *mem = mmap(nullptr, sizeof(ThreadState), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ThreadState *t = nullptr;
@@ -209,7 +213,7 @@ ThreadState *thread_create() {
   } else {
     t = new (mem) ThreadState();
     t->hot.tid = (uint32_t)syscall(SYS_gettid);
-    if (!make_file(t)) {
+    if (!make_file(t, began)) {
       // No file (fd limit, no space, refused): a state without one, so that
       // each record is counted once, in the process file, without retrying.
       t->dropping = true;
@@ -225,9 +229,27 @@ ThreadState *thread_create() {
     pthread_mutex_unlock(&g.registry_lock);
     pthread_setspecific(g.exit_key, t);
     vprof_tls = &t->hot;
+    // The first record: what making the file, its ring and the switch ring
+    // cost this thread (a file system under load can make it milliseconds).
+    if (!t->dropping) {
+      t->hot.busy = 1;  // a signal handler's probe now waits its turn (emit_slots drops it)
+      __atomic_signal_fence(__ATOMIC_SEQ_CST);
+      write_recorder(t, began, vprof_now() - began);
+      __atomic_signal_fence(__ATOMIC_SEQ_CST);
+      t->hot.busy = 0;
+    }
   }
   t_creating = false;
   return t;
+}
+
+void write_recorder(ThreadState *t, uint64_t began, uint64_t ticks) {
+  vprof_slot *s = t->hot.pos;
+  if (s >= t->hot.end) return;  // no room: the pause goes unmarked, as before version 5
+  s->arg = ticks;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  s->w0 = ((began - t->hot.tsc_base) << VPROF_TS_SHIFT) | VPROF_K_RECORDER;
+  t->hot.pos = s + 1;
 }
 
 void thread_count_drop(ThreadState *t) {
@@ -297,6 +319,7 @@ bool append_pending(ThreadState *t) {
 
 bool thread_next_chunk(ThreadState *t) {
   if (t->dropping || !t->has_ring()) return false;
+  const uint64_t began = vprof_now();
   // The full ring becomes a data chunk: budget for it first.
   if (!reserve_budget(g.chunk_bytes)) {
     start_dropping(t);
@@ -351,6 +374,8 @@ bool thread_next_chunk(ThreadState *t) {
   t->hot.end = t->ring() + t->chunk_slots - 2;
   update_anchor(t);
   writer_wake();
+  t->pause_ticks = vprof_now() - began;  // written after the record that paid for it
+  if (t->pause_ticks == 0) t->pause_ticks = 1;
   return true;
 }
 

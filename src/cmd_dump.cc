@@ -34,6 +34,8 @@ std::string describe(const trace::Event &e, const trace::Trace &t) {
                          e.acquired, e.waker_tid, e.release_ts);
     case Kind::TaskEnqueue:
     case Kind::TaskDequeue: return fmt::format("task={:#x}", e.arg);
+    case Kind::Preempted:
+    case Kind::Recorder: return fmt::format("from={} to={}", e.release_ts, e.arg);
     default: return "";
   }
 }

@@ -267,7 +267,8 @@ bool Decoder::next_chunk() {
 constexpr uint32_t kPlainKinds =
     ((1u << VPROF_K_MAX_) - 1) & ~((1u << VPROF_K_NONE) | (1u << VPROF_K_IV_BEGIN_LABELED) |
                                    (1u << VPROF_K_PREEMPTED) | (1u << VPROF_K_STRING) | (1u << VPROF_K_DROP_BEGIN) |
-                                   (1u << VPROF_K_THREAD_EXIT) | (1u << VPROF_K_SITE_SPAN));
+                                   (1u << VPROF_K_THREAD_EXIT) | (1u << VPROF_K_SITE_SPAN) |
+                                   (1u << VPROF_K_RECORDER));
 static_assert(VPROF_K_MAX_ <= 32, "kPlainKinds holds one bit per kind");
 inline bool is_plain(uint32_t kind) { return kind < 32 && ((kPlainKinds >> kind) & 1u); }
 
@@ -463,6 +464,15 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
         e = site_event(Kind::SiteBegin, span_site_, tick, clock_);
         span_end_ = true;
         span_end_tick_ = end;
+        break;
+      }
+      case VPROF_K_RECORDER: {
+        // The recorder's pause, from this record's time. A damaged length
+        // would reach past later records: the next record's time caps it.
+        uint64_t end = tick + s.arg, after;
+        if (s.arg > kMaxStep && peek_tick(next, after) && after < end) end = std::max(after, tick);
+        e.release_ts = e.ts;
+        e.arg = static_cast<uint64_t>(clock_.ns(end));
         break;
       }
       case VPROF_K_DROP_BEGIN:

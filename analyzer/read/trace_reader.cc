@@ -28,6 +28,7 @@ const char *kind_name(Kind k) {
     case Kind::DropBegin: return "drop_begin";
     case Kind::ThreadExit: return "thread_exit";
     case Kind::Preempted: return "preempted";
+    case Kind::Recorder: return "recorder";
   }
   return "?";
 }

@@ -51,6 +51,7 @@ enum class Kind : uint8_t {
   DropBegin = VPROF_K_DROP_BEGIN,
   ThreadExit = VPROF_K_THREAD_EXIT,
   Preempted = VPROF_K_PREEMPTED,  // arg: switch-in ns; release_ts: switch-out ns (same clock as ts)
+  Recorder = VPROF_K_RECORDER,    // the recorder's pause: release_ts its start (= ts), arg its end ns
 };
 
 const char *kind_name(Kind k);

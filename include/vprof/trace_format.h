@@ -51,6 +51,9 @@
  *   4  SITE_SPAN records (kind 19): a call with nothing recorded inside it
  *      is one slot, not a begin and an end. A version-3 reader would stop at
  *      the unknown kind, so min_readable 4.
+ *   5  RECORDER records (kind 20): the recorder's own pauses on the program's
+ *      thread, so that they are not read as the program's time. A version-4
+ *      reader would stop at the unknown kind, so min_readable 5.
  */
 #ifndef VPROF_TRACE_FORMAT_H
 #define VPROF_TRACE_FORMAT_H
@@ -77,8 +80,8 @@ typedef __UINT64_TYPE__ vprof_u64;
  * run, vprof iterate, the runtime): writable by all and sticky, as /tmp is,
  * so a server that drops root writes its threads' files as its new user. */
 #define VPROF_TRACE_DIR_MODE_AS_ROOT 01777
-#define VPROF_TRACE_VERSION 4u
-#define VPROF_TRACE_MIN_READABLE 4u       /* oldest reader that can read what we write */
+#define VPROF_TRACE_VERSION 5u
+#define VPROF_TRACE_MIN_READABLE 5u       /* oldest reader that can read what we write */
 #define VPROF_HEADER_BYTES 4096u
 #define VPROF_SLOT_BYTES 16u
 
@@ -121,7 +124,13 @@ enum vprof_kind {
                                  the call shorter than 2^32 ticks). Time: the begin; arg: call-site
                                  id (low 32) | ticks from begin to end (high 32). Read as a
                                  SITE_BEGIN and a SITE_END */
-  VPROF_K_MAX_ = 20
+  VPROF_K_RECORDER = 20,     /* the recorder's own pause on the program's thread: its file made
+                                 (the thread's first record), a ring switched, a ring appended
+                                 because the writer lagged. Time: when the pause began (the
+                                 record that paid for it has the same time; this one follows it);
+                                 arg: the pause's length in ticks. The program's code did not run
+                                 in it: the analysis shows it as a (recorder) leaf */
+  VPROF_K_MAX_ = 21
 };
 
 /* Sync roles, the top byte of WAIT_BEGIN / RELEASE arguments. */

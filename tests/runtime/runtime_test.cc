@@ -47,6 +47,34 @@ Trace read_ok(const std::string &dir) {
   return std::move(t).value();
 }
 
+// The program's records: without the runtime's own, PREEMPTED (the kernel's
+// switches, preempt_test.cc) and RECORDER (its pauses, Runtime.Recorder_*).
+std::vector<vprof::trace::Event> program_events(const vprof::trace::ThreadStream &s) {
+  std::vector<vprof::trace::Event> ev;
+  for (const auto &e : s.events)
+    if (e.kind != Kind::Preempted && e.kind != Kind::Recorder) ev.push_back(e);
+  return ev;
+}
+
+// The recorder's pauses on one thread: the first record is one (the file's
+// making), each later one follows the record that paid for it at that
+// record's time, and each ends before the next record begins.
+void expect_recorder_spans(const vprof::trace::ThreadStream &s, size_t at_least) {
+  ASSERT_FALSE(s.events.empty()) << s.file;
+  EXPECT_EQ(s.events[0].kind, Kind::Recorder) << s.file << ": the file's making";
+  size_t n = 0;
+  for (size_t i = 0; i < s.events.size(); ++i) {
+    const auto &e = s.events[i];
+    if (e.kind != Kind::Recorder) continue;
+    ++n;
+    EXPECT_EQ(e.release_ts, e.ts) << s.file << " #" << i;
+    EXPECT_GE(int64_t(e.arg), e.ts) << s.file << " #" << i;
+    if (i > 0) EXPECT_EQ(e.ts, s.events[i - 1].ts) << s.file << " #" << i << ": after the record that paid";
+    if (i + 1 < s.events.size()) EXPECT_LE(int64_t(e.arg), s.events[i + 1].ts) << s.file << " #" << i;
+  }
+  EXPECT_GE(n, at_least) << s.file;
+}
+
 // FuncEnter ids of one stream must be exactly 0..m-1 (per round), each followed by its exit.
 void expect_pairs(const vprof::trace::ThreadStream &s, uint32_t m, uint32_t rounds = 1) {
   std::vector<const vprof::trace::Event *> ev;
@@ -70,11 +98,13 @@ TEST(Runtime, RoundTripEveryEventKindExactly) {
   for (int half = 0; half < 2; ++half) {
     const auto &s = t.threads[half];  // sorted by tid: main thread first
     auto script = vprof::testing::roundtrip_script(half);
-    ASSERT_EQ(s.events.size(), script.size() + 1) << "plus THREAD_EXIT";
+    expect_recorder_spans(s, 1);
+    const auto ev = program_events(s);
+    ASSERT_EQ(ev.size(), script.size() + 1) << "plus THREAD_EXIT";
     EXPECT_TRUE(s.clean_exit);
-    EXPECT_EQ(s.events.back().kind, Kind::ThreadExit);
+    EXPECT_EQ(ev.back().kind, Kind::ThreadExit);
     for (size_t i = 0; i < script.size(); ++i) {
-      const auto &e = s.events[i];
+      const auto &e = ev[i];
       EXPECT_EQ(static_cast<int>(e.kind), script[i].kind) << "event " << i;
       EXPECT_EQ(e.arg, script[i].arg) << "event " << i;
       if (script[i].role) {
@@ -84,7 +114,7 @@ TEST(Runtime, RoundTripEveryEventKindExactly) {
         EXPECT_EQ(t.labels[e.type_label], script[i].type ? script[i].type : "") << i;
         EXPECT_EQ(t.labels[e.client_label], script[i].client ? script[i].client : "") << i;
       }
-      if (i) EXPECT_GE(e.ts, s.events[i - 1].ts);
+      if (i) EXPECT_GE(e.ts, ev[i - 1].ts);
     }
   }
   EXPECT_EQ(t.dropped_records, 0u);
@@ -99,13 +129,13 @@ TEST(Runtime, WakeupEdgeNamesTheReleasingThreadAndItsRelease) {
   ASSERT_EQ(t.threads.size(), 2u);
   // Find A (the thread whose first wait had no waker) and B.
   const vprof::trace::ThreadStream *a = nullptr, *b = nullptr;
-  for (const auto &s : t.threads) (s.events[1].waker_tid == 0 ? a : b) = &s;
+  for (const auto &s : t.threads) (program_events(s)[1].waker_tid == 0 ? a : b) = &s;
   ASSERT_TRUE(a && b);
-  const auto &bw = b->events;
+  const auto bw = program_events(*b), aw = program_events(*a);
   ASSERT_EQ(bw[0].kind, Kind::WaitBegin);
   ASSERT_EQ(bw[1].kind, Kind::WaitEnd);
   EXPECT_EQ(bw[1].waker_tid, a->tid);
-  const auto *release = &a->events[2];
+  const auto *release = &aw[2];
   ASSERT_EQ(release->kind, Kind::Release);
   EXPECT_EQ(bw[1].release_ts, release->ts) << "resolved to A's own release record";
   EXPECT_GT(bw[1].release_ts, bw[0].ts) << "released while B waited";
@@ -278,6 +308,9 @@ TEST(Runtime, Issue14_SmallRingsWithAndWithoutTheWriterKeepEveryRecord) {
       ++workers;
       expect_pairs(s, 200000);
       EXPECT_TRUE(s.clean_exit);
+      // 400 000 records in rings of 1022 slots: 391 switches or more, each a
+      // pause of the recorder's on this thread, and one for the file.
+      expect_recorder_spans(s, 1 + 400000 / 1022);
     }
     EXPECT_EQ(workers, 4u);
     EXPECT_EQ(t.dropped_records, 0u);
@@ -351,10 +384,10 @@ TEST(Runtime, SigkillLeavesEveryRecordBeforeTheKillReadable) {
   // Every record up to the kill: the first 200000 pairs, then an unbroken
   // prefix of the 1000-pair rounds (the reader stops at the first unwritten slot).
   // The runtime's own PREEMPTED records (drained at chunk switches, as many
-  // as the machine's load makes) are whole too; the program's are counted.
-  std::vector<vprof::trace::Event> ev;
-  for (const auto &e : s.events)
-    if (e.kind != Kind::Preempted) ev.push_back(e);
+  // as the machine's load makes) and RECORDER records (its pauses) are whole
+  // too; the program's are counted.
+  expect_recorder_spans(s, 2);
+  const std::vector<vprof::trace::Event> ev = program_events(s);
   ASSERT_GE(ev.size(), 400000u);
   for (size_t i = 0; i < ev.size(); ++i) {
     size_t pair = i / 2;
@@ -386,7 +419,8 @@ TEST(Runtime, TinyBudgetDropsAreCountedExactlyAndNeverBlock) {
     // Exact: every record the thread tried to write is either here or counted.
     EXPECT_EQ(pairs_kept + s.dropped_records, 2000000u) << s.file;
     // What was kept is a prefix, in order.
-    for (uint64_t i = 0; i < pairs_kept; ++i) ASSERT_EQ(s.events[i].arg, i / 2);
+    const auto ev = program_events(s);
+    for (uint64_t i = 0; i < pairs_kept; ++i) ASSERT_EQ(ev[i].arg, i / 2);
     saw_drop_marker += s.drop_begin_ts >= 0;
     dropped += s.dropped_records;
     kept += pairs_kept;
