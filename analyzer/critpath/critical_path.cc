@@ -160,7 +160,9 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
     }
     if (preemption) {
       for (PathCell &c : out.cells)
-        if (c.node & kPreemptedMark)
+        if ((c.node & kRecorderMark) == kRecorderMark)
+          c.node = full.child(c.node & ~kRecorderMark, FrameKind::Recorder, 0);
+        else if (c.node & kPreemptedMark)
           c.node = full.child(c.node & ~kPreemptedMark, FrameKind::Preempted, 0);
     }
     for (size_t k : held_at) out.cells[k].node = held_node[out.cells[k].node & ~kHeldMark];

@@ -34,6 +34,9 @@ constexpr uint32_t kPreemptedMark = 0x80000000u;
 // rest is an index into its walker's held_pairs() (wait node, holder node),
 // made into trie nodes after the walk like the (preempted) leaves.
 constexpr uint32_t kHeldMark = 0x40000000u;
+// Both bits: the (recorder) leaf under that node (the recorder's own pauses,
+// trace_format.h's RECORDER), made after the walk as the (preempted) ones are.
+constexpr uint32_t kRecorderMark = kPreemptedMark | kHeldMark;
 
 // What the walk tells a Rec besides the tiling (record_path): nothing, for the
 // analysis, so that its walk compiles to what it was without the hooks.
@@ -81,8 +84,9 @@ class Walker : public Rec {
     // canonical numbers, at the end.
     for (uint32_t n : touched_)
       if (acc_[n] != 0.0) CriticalPaths::append(out, n, acc_[n]);
-    // Marked: the caller hangs them under their nodes as (preempted) leaves.
-    for (auto &[n, ns] : preempted_) CriticalPaths::append(out, n | kPreemptedMark, double(ns));
+    // Marked: the caller hangs them under their nodes as (preempted) or
+    // (recorder) leaves.
+    for (auto &[n, ns] : preempted_) CriticalPaths::append(out, n, double(ns));
     held_cells_ = held_touched_.size();
     for (uint32_t i : held_touched_) {
       CriticalPaths::append(out, i | kHeldMark, double(held_acc_[i]));
@@ -134,22 +138,29 @@ class Walker : public Rec {
   }
 
   // [a, b) in `node` on th, less the involuntary off-CPU time in it, which
-  // goes to the node's (preempted) leaf: each ns still in exactly one leaf.
+  // goes to the node's (preempted) leaf, and the recorder's pauses, to its
+  // (recorder) leaf: each ns still in exactly one leaf.
   void add_running(const ThreadTimeline &th, uint32_t node, int64_t a, int64_t b) {
     const Preemption *p = std::upper_bound(
         th.preempted.begin(), th.preempted.end(), a,
         [](int64_t v, const Preemption &x) { return v < x.in; });
     int64_t off = 0;
-    for (; p != th.preempted.end() && p->out < b; ++p)
-      off += std::min(b, p->in) - std::max(a, p->out);
+    for (; p != th.preempted.end() && p->out < b; ++p) {
+      const int64_t ns = std::min(b, p->in) - std::max(a, p->out);
+      off += ns;
+      add_off(node | (p->recorder ? kRecorderMark : kPreemptedMark), ns);
+    }
     add(node, b - a - off);
-    if (off == 0) return;
+  }
+
+  // ns of the marked leaf `leaf` in this interval.
+  void add_off(uint32_t leaf, int64_t ns) {
     for (auto &e : preempted_)
-      if (e.first == node) {
-        e.second += off;
+      if (e.first == leaf) {
+        e.second += ns;
         return;
       }
-    preempted_.push_back({node, off});
+    preempted_.push_back({leaf, ns});
   }
 
   // Per thread, where the last search of each kind ended. Intervals are
@@ -378,7 +389,7 @@ class Walker : public Rec {
   std::vector<uint32_t> touched_;
   uint32_t serial_ = 0;
   std::vector<Hints> hints_;  // per thread
-  std::vector<std::pair<uint32_t, int64_t>> preempted_;  // node -> off-CPU ns, this interval
+  std::vector<std::pair<uint32_t, int64_t>> preempted_;  // node | mark -> off-CPU ns, this interval
   std::vector<std::pair<uint32_t, uint32_t>> held_pairs_;  // Held cell index -> (wait, holder)
   std::unordered_map<uint64_t, uint32_t> held_index_;     // (wait << 32 | holder) -> index
   std::vector<int64_t> held_acc_;        // Held cell index -> ns, this interval (0: untouched)

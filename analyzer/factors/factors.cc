@@ -16,12 +16,21 @@
 namespace vprof::analyzer {
 namespace {
 
-// What the (preempted) leaves below n carry: preemption is not the code's
+// A (preempted) or (recorder) leaf: time the code did not run, because the
+// kernel preempted it or the recorder paused it.
+bool not_the_codes(const VarNode &n) {
+  auto ends = [&](const char *tail, size_t m) {
+    return n.key.size() >= m && n.key.compare(n.key.size() - m, m, tail) == 0;
+  };
+  return ends("/preempted", 10) || ends("/recorder", 9);
+}
+
+// What the (preempted) and (recorder) leaves below n carry: not the code's
 // fault (docs/method.md, "The variance tree"), so a function's factor does not
 // carry it.
 void preempted_below(const VarNode &n, std::vector<const VarNode *> &out) {
   for (const auto &c : n.children)
-    if (c.key.size() >= 10 && c.key.compare(c.key.size() - 10, 10, "/preempted") == 0)
+    if (not_the_codes(c))
       out.push_back(&c);
     else
       preempted_below(c, out);
@@ -36,7 +45,7 @@ double preempted_share(const VarNode &n) {
 }
 
 bool has_preempted(const VarNode &n) {
-  if (n.key.size() >= 10 && n.key.compare(n.key.size() - 10, 10, "/preempted") == 0) return true;
+  if (not_the_codes(n)) return true;
   for (const auto &c : n.children)
     if (has_preempted(c)) return true;
   return false;

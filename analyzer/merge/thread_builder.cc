@@ -38,6 +38,23 @@ void ThreadBuilder::feed(const Event *b, const Event *e, int64_t until, bool las
   }
 }
 
+// A stretch the thread's code did not run in, kept in order and disjoint
+// (the walker's add_running needs both). A preemption comes after the fact,
+// drained at a later record, so it may lie before a recorder's pause
+// already kept: it goes in its place, cut to what its neighbours leave.
+void ThreadBuilder::add_off_cpu(Preemption p) {
+  auto &w = th_.preempted;
+  if (w.empty() || p.out >= w.back().in) {
+    if (p.in > p.out) w.push_back(p);
+    return;
+  }
+  const Preemption *at = std::upper_bound(w.begin(), w.end(), p.out,
+                                          [](int64_t v, const Preemption &x) { return v < x.out; });
+  if (at != w.begin()) p.out = std::max(p.out, std::prev(at)->in);
+  if (at != w.end()) p.in = std::min(p.in, at->out);
+  if (p.in > p.out) w.insert(at, p);
+}
+
 void ThreadBuilder::fold_trie(StackTrie &g) {
   for (uint32_t n = uint32_t(map_.size()); n < trie_.size(); ++n) {
     const StackNode &l = trie_[n];
@@ -273,13 +290,10 @@ void ThreadBuilder::on_event(const Event &e) {
       // Read from a file, the drop is known when its record comes.
       if (th_.drop_begin_ts < 0) th_.drop_begin_ts = e.ts;
       break;
-    case Kind::Preempted: {
-      // Drained after the fact: the stretch lies before this record.
-      int64_t out = e.release_ts, in = static_cast<int64_t>(e.arg);
-      if (!th_.preempted.empty()) out = std::max(out, th_.preempted.back().in);
-      if (in > out) th_.preempted.push_back({out, in});
+    case Kind::Preempted:  // drained after the fact: the stretch lies before this record
+    case Kind::Recorder:   // the stretch begins at this record
+      add_off_cpu({e.release_ts, static_cast<int64_t>(e.arg), e.kind == Kind::Recorder});
       break;
-    }
     case Kind::Release:
     case Kind::ThreadExit: break;
   }

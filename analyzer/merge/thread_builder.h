@@ -107,6 +107,7 @@ class ThreadBuilder {
                              uint32_t client_label);
   inline void set_label(uint64_t label, int64_t ts);
   inline void on_event(const trace::Event &e);
+  void add_off_cpu(Preemption p);
 
   struct CacheEntry {
     uint64_t key = 0;  // key + 1, so that 0 means empty

@@ -69,7 +69,7 @@ namespace vprof::analyzer {
 // blocked stretch, tiled by where the waker (the holder or signaller) was
 // while the waiter waited (docs/method.md, "The critical path": blame); its id
 // names that place (held_id below), the walk makes them too.
-enum class FrameKind : uint8_t { Root, Function, Site, Queue, Untracked, Preempted, Held };
+enum class FrameKind : uint8_t { Root, Function, Site, Queue, Untracked, Preempted, Held, Recorder };
 
 // A Held leaf's id: the holder's innermost frame, by manifest ids (stable
 // across runs and builds, unlike trie numbers): a call site's id, a
@@ -171,6 +171,7 @@ class Window {
   T &back() { return v_.back(); }
   const T &back() const { return v_.back(); }
   void push_back(const T &x) { v_.push_back(x); }
+  void insert(const T *pos, const T &x) { v_.insert(v_.begin() + (pos - v_.data()), x); }
   T &emplace_back() { return v_.emplace_back(); }  // value-initialized, to fill in place
   void pop_back() { v_.pop_back(); }
   void drop_front(size_t k) {
@@ -217,8 +218,12 @@ struct Dequeue {
 };
 
 // An involuntary off-CPU stretch [out, in) of one thread (PREEMPTED records).
+// A stretch of a thread's time in which its code did not run: the kernel
+// preempted it (trace_format.h's PREEMPTED), or the recorder paused it to
+// make its file or switch its ring (RECORDER).
 struct Preemption {
   int64_t out, in;
+  bool recorder = false;
 };
 
 struct ThreadTimeline {

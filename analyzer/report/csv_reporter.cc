@@ -23,6 +23,7 @@ std::string node_name(const Columns &c, const Names &n, int i) {
     case FrameKind::Queue: return "(queue wait)";
     case FrameKind::Untracked: return "(untracked)";
     case FrameKind::Preempted: return "(preempted)";
+    case FrameKind::Recorder: return "(recorder)";
     case FrameKind::Held:
       if (s.id == 0) return "(held: outside)";
       if (s.id & kHeldFunction) return "(held: " + n.function(s.id & ~kHeldFunction) + ")";

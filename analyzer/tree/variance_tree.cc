@@ -89,6 +89,7 @@ class Builder {
       case FrameKind::Queue: v.label = "(queue wait)"; v.key = "queue"; return;
       case FrameKind::Untracked: v.label = "(untracked)"; v.key = "untracked"; return;
       case FrameKind::Preempted: v.label = "(preempted)"; v.key = "preempted"; return;
+      case FrameKind::Recorder: v.label = "(recorder)"; v.key = "recorder"; return;
       case FrameKind::Held: describe_held(s.id, v); return;
       case FrameKind::Function:
       case FrameKind::Site: break;
@@ -125,11 +126,12 @@ class Builder {
       v.key = "body";
       v.factor = v.label;
       v.body = true;
-      // Beside only (preempted) leaves the body is the function less its
-      // preemption: the function's own factor already (factors.cc).
+      // Beside only (preempted) and (recorder) leaves the body is the
+      // function less them: the function's own factor already (factors.cc).
       const auto &ch = s.children;
       if (std::all_of(ch.begin(), ch.end(), [&](int c) {
-            return c_.nodes[size_t(c)].kind == FrameKind::Preempted;
+            const FrameKind k = c_.nodes[size_t(c)].kind;
+            return k == FrameKind::Preempted || k == FrameKind::Recorder;
           }))
         v.factor.clear();
       return;
@@ -312,7 +314,8 @@ bool held_only(const VarNode &n) {
   bool held = false;
   for (const VarNode &c : n.children) {
     if (is_held_part(c)) held = true;
-    else if (c.kind != VarNode::Kind::Cov && !ends(c.key, "/notheld") && !ends(c.key, "/preempted"))
+    else if (c.kind != VarNode::Kind::Cov && !ends(c.key, "/notheld") && !ends(c.key, "/preempted") &&
+             !ends(c.key, "/recorder"))
       return false;
   }
   return held;

@@ -42,6 +42,12 @@ class ThreadBuilder {
     s.events.back().release_ts = out;
     return *this;
   }
+  // A RECORDER record: the recorder paused the thread over [ts, end).
+  ThreadBuilder &recorder(int64_t ts, int64_t end) {
+    add(ts, K::Recorder, uint64_t(end));
+    s.events.back().release_ts = ts;
+    return *this;
+  }
   ThreadBuilder &join(int64_t ts, uint64_t iv) { return add(ts, K::IntervalJoin, iv); }
   ThreadBuilder &leave(int64_t ts) { return add(ts, K::IntervalLeave, 0); }
   ThreadBuilder &wait(int64_t ts, uint64_t obj) { return add(ts, K::WaitBegin, obj); }
