@@ -14,7 +14,8 @@
 # The test fails (exit 1) with the gate's verdict, which names the factors
 # that grew, and writes <build>/vprof-gate/<name>/junit.xml, gate.md and
 # gate.json. When the gate cannot tell (an interval on both sides of a
-# threshold: vprof gate's exit 3, docs/gate.md) the test is skipped, saying
+# threshold, or one run a side, as with one BASELINE file or RUNS 1: vprof
+# gate's exit 3, docs/gate.md) the test is skipped, saying
 # about how many runs would decide, unless INCONCLUSIVE says pass or fail. Run the tests with VPROF_UPDATE_BASELINE=1 in the environment to
 # record the runs as the BASELINE files instead (on the baseline's commit).
 set(_vprof_gate_dir "${CMAKE_CURRENT_LIST_DIR}")

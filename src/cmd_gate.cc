@@ -2,7 +2,8 @@
 // surely stay within bounds (every interval below its threshold), 1 when the
 // lower end of an increase's confidence interval exceeds its threshold
 // (naming the factors that grew), 3 when it cannot tell (an interval on both
-// sides; --inconclusive pass|fail maps it), 2 on bad input (docs/gate.md).
+// sides, or one run a side; --inconclusive pass|fail maps it), 2 on bad input
+// (docs/gate.md).
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -193,10 +194,11 @@ int run(Opts o) {
   const char *outcome = rc == kExitFinding ? "failure" : rc == kExitInconclusive ? "skipped" : "pass";
   if (Status j = write_junit(o.junit, o.name, outcome, g.summary, g.summary); !j) return fail(j.message());
   if (g.verdict != analyzer::Verdict::Pass) std::fprintf(stderr, "vprof: %s\n", g.summary.c_str());
-  // One run a side: the intervals come from that run's intervals alone and
-  // miss how runs differ (minidb's same build against itself at one run a
-  // side: variance -44% [-57%, -23%], a "sure" pass; docs/gate.md).
-  if (g.runs < 3)
+  // Few runs a side: the intervals miss (at one run) or underrate how runs
+  // differ (minidb's same build against itself at one run a side: variance
+  // -44% [-57%, -23%], a "sure" pass; docs/gate.md). Where the verdict was
+  // made inconclusive for it (g.one_run) its line has said so already.
+  if (g.runs < 3 && !g.one_run)
     std::fprintf(stderr,
                  "vprof: warning: %d run%s a side: the intervals do not include how runs of one build "
                  "differ; give the gate 3-5 interleaved runs a side (--baseline-runs, --runs; --min-runs with "

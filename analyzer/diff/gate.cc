@@ -74,6 +74,22 @@ GateResult decide(const Diff &d, const GateOptions &o) {
   }
   g.verdict = g.regression ? Verdict::Regression : unsure ? Verdict::Inconclusive : Verdict::Pass;
   if (g.verdict != Verdict::Inconclusive) g.runs_needed = 0;
+  // One run a side is never a sure verdict (issue 30). Its intervals come
+  // from resampling that run's intervals alone, so they cannot include how
+  // whole runs differ (the machine's load over minutes): minidb's same build
+  // against itself at one run a side said regression 7 times in 20 and pass
+  // 8 times (docs/performance.md). With intervals, a regression or a pass
+  // there becomes inconclusive, its checks still printed; an inconclusive
+  // one already asks for at least 2 runs. --bootstrap 0 (no intervals: the
+  // point estimates decide) is left as it was.
+  const Verdict sure = g.verdict;
+  g.one_run = g.runs == 1 && sure != Verdict::Inconclusive &&
+              std::any_of(g.checks.begin(), g.checks.end(), [](const GateCheck &c) { return c.ci.has_value(); });
+  if (g.one_run) {
+    g.verdict = Verdict::Inconclusive;
+    g.regression = false;
+    g.runs_needed = 2;
+  }
   // The factors that grew: the selected ones (analyze's ranking of the
   // change, which leaves out a factor nested in a selected one), else the
   // first that grew.
@@ -91,17 +107,20 @@ GateResult decide(const Diff &d, const GateOptions &o) {
   if (std::all_of(g.grew.begin(), g.grew.end(), [](const FactorDiff *f) { return f->ci.has_value(); }))
     std::stable_sort(g.grew.begin(), g.grew.end(),
                      [](const FactorDiff *a, const FactorDiff *b) { return a->ci->first > b->ci->first; });
-  // The checks that made the verdict: the failed ones of a regression, the
-  // unsure ones of an inconclusive verdict, all of a pass.
+  // The checks that made the verdict the intervals gave: the failed ones of
+  // a regression, the unsure ones of an inconclusive verdict, all of a pass.
   std::string reasons;
   for (const GateCheck &c : g.checks) {
-    if (g.verdict == Verdict::Regression && !c.failed) continue;
-    if (g.verdict == Verdict::Inconclusive && !c.unsure) continue;
+    if (sure == Verdict::Regression && !c.failed) continue;
+    if (sure == Verdict::Inconclusive && !c.unsure) continue;
     if (!reasons.empty()) reasons += "; ";
     reasons += fmt::format("{} {} {} {:+.0f}%", c.what, percent_change(c.change, c.ci),
                            c.failed ? ">" : c.unsure ? "reaches both sides of" : "<=", 100 * c.threshold);
   }
-  if (g.verdict == Verdict::Inconclusive)
+  if (g.one_run)
+    reasons += "; one run a side: its intervals cannot include how runs differ; give the gate at least 2 runs "
+               "a side (--baseline-runs/--runs)";
+  else if (g.verdict == Verdict::Inconclusive)
     reasons += g.runs_needed > 0
                    ? fmt::format("; about {} runs a side would decide (from {}, if runs vary as these did)",
                                  g.runs_needed, g.runs)

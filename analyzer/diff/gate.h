@@ -4,7 +4,9 @@
 //   pass          every checked interval lies at or below its threshold (sure
 //                 it did not);
 //   inconclusive  otherwise: an interval reaches both sides of a threshold,
-//                 and the gate says about how many runs a side would decide.
+//                 and the gate says about how many runs a side would decide;
+//                 also whenever a side has one run and there are intervals
+//                 (they miss how runs differ: never a sure verdict).
 // Its message names the factors of the change that grew most, with their
 // call sites:
 //   variance +38% [+21%, +57%] > +10%: 81% of the increase from
@@ -45,6 +47,9 @@ struct GateResult {
   bool regression = false;  // verdict == Regression
   int runs = 1;             // the fewer of the two sides' runs
   int runs_needed = 0;      // inconclusive: the most any unsure check needs (-1: more than 1000)
+  // One run a side (either side) with intervals: a regression or pass made
+  // inconclusive, since those intervals miss how runs differ; runs_needed 2.
+  bool one_run = false;
   std::vector<GateCheck> checks;
   std::vector<const FactorDiff *> grew;  // factors of the increase, largest score first
   std::string summary;                   // one line: the verdict and its reasons
