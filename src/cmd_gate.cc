@@ -219,8 +219,8 @@ Registrar reg("gate", "CI gate: exit 1 when latency variance or p99 grew beyond 
   sub.add_option("--max-p99-increase", o->max_p99, "fail when the p99 latency grew by more (lower bound)");
   sub.add_option("--junit", o->junit, "write a JUnit XML test case to FILE");
   sub.add_option("--inconclusive", o->inconclusive,
-                 "what an inconclusive verdict (an interval on both sides of a threshold) exits as: "
-                 "`inconclusive` (3), `pass` (0) or `fail` (1)")
+                 "what an inconclusive verdict (an interval on both sides of a threshold, or one run a "
+                 "side) exits as: `inconclusive` (3), `pass` (0) or `fail` (1)")
       ->check(CLI::IsMember({"inconclusive", "pass", "fail"}));
   sub.add_option("--name", o->name, "the JUnit test case's name");
   sub.add_option("--base-cmd", o->base_cmd,
