@@ -94,6 +94,15 @@ struct Factor {
   std::optional<double> top_share;   // the largest 0.1% of intervals' part of the term
   std::optional<double> max_one;     // the largest single interval's part of the term
   bool fragile = false;
+  // A cause (causes.h): the share of its own time, and of the waits it held
+  // up, by the wait (its label in the tree), largest first. Empty for a factor.
+  struct HeldUp {
+    std::string wait;                     // the wait's function
+    std::optional<CallSiteInfo> site;     // and its call site, when it has one
+    double share = 0;
+  };
+  double own_share = 0;
+  std::vector<HeldUp> held_up;
 };
 
 struct FactorOptions {

@@ -233,6 +233,16 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
   rerank_fragile(a->factors, opt.factors);
   for (size_t r = 0; r < a->runs.size(); ++r)
     tail_shares(a->factors, a->runs[r]->columns, int(r));
+  // Causes: shares whatever --contribution says (they are a partition of
+  // the tree's shares), assessed the same way in the run that measured them.
+  a->causes = rank_causes(a->tree, opt.factors);
+  FactorOptions co = fo;
+  co.paper = false;
+  place_causes_in_runs(a->causes, run_trees, co);
+  for (size_t r = 0; r < a->runs.size(); ++r) {
+    bootstrap_factors(a->causes.ranked, a->runs[r]->columns, int(r), co);
+    tail_shares(a->causes.ranked, a->runs[r]->columns, int(r));
+  }
   a->types = split_by_type(base.paths, base.columns, base.labels);
   std::vector<TypeRun> type_runs;
   for (const auto &r : a->runs) type_runs.push_back({&r->paths, &r->columns, &r->labels, &r->names});

@@ -13,6 +13,7 @@
 
 #include "analyzer/critpath/critical_path.h"
 #include "analyzer/factors/factors.h"
+#include "analyzer/factors/causes.h"
 #include "analyzer/merge/timeline.h"
 #include "analyzer/names/names.h"
 #include "analyzer/read/process_files.h"
@@ -108,6 +109,7 @@ struct Analysis {
   std::vector<std::unique_ptr<RunAnalysis>> runs;  // runs[0] is the base run
   VarNode tree;                   // merged over runs
   std::vector<Factor> factors;    // selected first (rank > 0)
+  Causes causes;                  // places with the waits they held up (causes.h)
   std::vector<NamedBlame> blame;  // run 0's
   std::vector<Graft> disagreements;  // grafted nodes whose runs disagree (runs_disagree)
   TypeSplit types;                // run 0's types; their trees merged over runs

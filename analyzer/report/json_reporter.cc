@@ -69,6 +69,19 @@ json factor_json(const Factor &f) {
           {"fragile", f.fragile}};
 }
 
+// A cause (causes.h): a factor's fields where they apply, with its own part
+// and the waits it held up.
+json cause_json(const Factor &f) {
+  json j = factor_json(f);
+  for (const char *k : {"kind", "contribution", "specificity", "score", "height", "call_sites"}) j.erase(k);
+  json held = json::array();
+  for (const Factor::HeldUp &h : f.held_up)
+    held.push_back({{"wait", h.wait}, {"call_site", site_json(h.site)}, {"share", num(h.share)}});
+  j["own_share"] = num(f.own_share);
+  j["held_up"] = std::move(held);
+  return j;
+}
+
 json histogram_json(const LatencyHistogram &h) {
   json by_type = json::array();
   for (const auto &t : h.by_type)
@@ -139,6 +152,9 @@ json to_json(const Analysis &a) {
   json factors = json::array();
   for (const auto &f : a.factors)
     if (f.rank > 0) factors.push_back(factor_json(f));
+  json causes = json::array();
+  for (const auto &f : a.causes.ranked)
+    if (f.rank > 0) causes.push_back(cause_json(f));
   json blame = json::array();
   for (const auto &b : a.blame)
     blame.push_back({{"wait_site", b.wait_site}, {"waker_tid", b.waker_tid},
@@ -207,6 +223,7 @@ json to_json(const Analysis &a) {
            }()},
           {"tree", node_json(a.tree)},
           {"factors", std::move(factors)},
+          {"causes", {{"ranked", std::move(causes)}, {"held", a.causes.held}, {"none_share", num(a.causes.none)}}},
           {"selection",
            {{"k", a.k}, {"d", a.d}, {"e", a.e}, {"root_height", a.height_root},
             {"ranked_by", a.paper ? "contribution" : "share"}}},

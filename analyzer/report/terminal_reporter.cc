@@ -146,6 +146,53 @@ std::string clients_text(const Fairness &f) {
   return o;
 }
 
+// The causes (causes.h), when some wait's blocked time is tiled by where its
+// holder was (else they are the factors' leaves again): each place's share
+// with its own part and the waits it held up.
+std::string causes_text(const Analysis &a) {
+  std::string o =
+      "top causes (a place's own time plus the waits it held up, every part of the tree counted once):\n"
+      "  rank  cause                                 share ci95                   own  held up\n";
+  size_t shown = 0;
+  for (const Factor &f : a.causes.ranked) {
+    if (f.rank <= 0) continue;
+    ++shown;
+    double scale = 1.0;  // a later run's interval, scaled to the merged share (as the factors')
+    if (f.run > 0 && f.run_value && *f.run_value != 0 && f.share / *f.run_value > 0) scale = f.share / *f.run_value;
+    std::string ci = f.ci95 ? fmt::format("[{:.3f}, {:.3f}]{}", scale * f.ci95->first, scale * f.ci95->second,
+                                          f.significant ? "" : "*")
+                            : "-";
+    o += fmt::format("  {:>4}  {:<36} {} {:<17} {} {}\n", f.rank, one_line(f.name, 36), pct(f.share), ci,
+                     pct(f.own_share), pct(f.share - f.own_share));
+    // The waits it held up that carry 0.5% of Var or more, up to 3, a line
+    // each; the rest summed.
+    double rest = 0;
+    size_t listed = 0, more = 0;
+    for (const Factor::HeldUp &h : f.held_up) {
+      if (listed < 3 && h.share >= 0.005) {
+        o += fmt::format("        held up {} in {}{}\n", pct(h.share), h.wait,
+                         h.site ? " at " + site_text(h.site) : std::string());
+        ++listed;
+      } else {
+        rest += h.share;
+        ++more;
+      }
+    }
+    if (more && std::fabs(rest) >= 0.005)
+      o += fmt::format("        held up {} in {} more wait{}\n", pct(rest), more, more == 1 ? "" : "s");
+    if (f.fixed_var_change && f.fixed_p99_change)
+      o += fmt::format("        if fixed (its time at its mean, the rest as measured): Var {}, p99 {}\n",
+                       percent_change(*f.fixed_var_change, f.fixed_var_ci95),
+                       percent_change(*f.fixed_p99_change, f.fixed_p99_ci95));
+  }
+  if (!shown) o += "  (none reaches the threshold)\n";
+  o += fmt::format("  (held up = the waits' blocked time while its holder was at this place, in other threads'\n"
+                   "   intervals, through convoys; {} of the latency's variance is in no cause: (outside),\n"
+                   "   (untracked), (queue wait), (preempted), (recorder), held by (outside))\n\n",
+                   pct(a.causes.none));
+  return o;
+}
+
 class TerminalReporter : public Reporter {
  public:
   explicit TerminalReporter(const TerminalOptions &opt) : opt_(opt) {}
@@ -286,6 +333,7 @@ class TerminalReporter : public Reporter {
           sd(g.run), g.run + 1, 100.0 * g.merged_share);
     }
     if (!a.disagreements.empty()) o += "\n";
+    if (a.causes.held) o += causes_text(a);
     o += a.paper ? "variance tree (terms >= 1%):\n"
                  : "variance tree (shares >= 1%; --contribution paper for the var/cov terms):\n";
     tree_lines(a.tree, 0, a.paper, o);

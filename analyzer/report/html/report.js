@@ -35,7 +35,7 @@ section('summary', null, (s) => {
     ` · ${doc.trace_dir}`,
     doc.session && doc.session.dir ? ` · session ${doc.session.dir}` : ''));
   const nav = el('nav', null);
-  for (const [id, t] of [['distribution', 'Latency'], ['factors', 'Top factors'], ['tree', 'Variance tree'],
+  for (const [id, t] of [['distribution', 'Latency'], ['factors', 'Top factors'], ['causes', 'Top causes'], ['tree', 'Variance tree'],
                          ['types', 'By type'], ['clients', 'By client'], ['iterations', 'Iterations'],
                          ['quality', 'Data quality']])
     nav.appendChild(el('a', { href: '#' + id, 'data-section': id, text: t }));
@@ -178,6 +178,41 @@ section('factors', 'Top factors', (s) => {
     ? 'contribution = the factor\'s var/2·cov terms over ' + rootName
     : 'share = Cov(factor, L) / Var(L): the shares of parts add up to their whole\'s') +
     '. Bar: the value; line: its 95% bootstrap interval (around the value measured in the run named, for a factor from a later run).' }));
+});
+
+// ---------------------------------------------------------------- causes
+// A place's own time plus the waits it held up (docs/method.md, "Causes"):
+// shown when some wait's blocked time is tiled by its holder's place (else
+// the causes are the factors' leaves again).
+section('causes', 'Top causes', (s) => {
+  const c = doc.causes || {};
+  const cs = (c.ranked || []).filter((f) => f.rank > 0);
+  if (!c.held || !cs.length) return false;
+  s.appendChild(el('p', { class: 'note', text: 'A place with its own time and the waits it held up in other ' +
+    'threads\' intervals (through convoys); every part of the variance tree is in one cause or in none ' +
+    `(${pct(c.none_share)} in none: outside, untracked, queue waits, preempted, recorder, held outside).` }));
+  let lo = 0, hi = 1;
+  for (const f of cs) {
+    lo = Math.min(lo, f.share, f.ci95 ? f.ci95[0] : 0);
+    hi = Math.max(hi, f.share, f.ci95 ? f.ci95[1] : 0);
+  }
+  const t = el('table', { id: 'cause-table' });
+  t.appendChild(el('tr', null, el('th', { text: '#' }), el('th', { text: 'cause' }),
+    el('th', { class: 'num', text: 'share' }), el('th', { text: 'share and its 95% interval' }),
+    el('th', { class: 'num', text: 'own' }), el('th', { class: 'num', text: 'held up' })));
+  for (const f of cs) {
+    const cell = el('td', null, el('div', { class: 'factor-name', text: f.name }));
+    for (const h of (f.held_up || []).filter((h) => h.share >= 0.005).slice(0, 3))
+      cell.appendChild(el('div', { class: 'via' }, `held up ${pct(h.share)} in ${h.wait}`,
+        h.call_site ? el('span', null, ' at ', loc(h.call_site)) : null));
+    t.appendChild(el('tr', { 'data-rank': f.rank, 'data-name': f.name, 'data-value': f.share },
+      el('td', { text: String(f.rank) }), cell,
+      el('td', { class: 'num', text: pct(f.share) }),
+      el('td', null, ciBar(f, f.share, lo, hi)),
+      el('td', { class: 'num', text: pct(f.own_share) }),
+      el('td', { class: 'num', text: pct(f.share - f.own_share) })));
+  }
+  s.appendChild(t);
 });
 
 section('tree', 'Variance tree', (s) => {

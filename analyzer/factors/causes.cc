@@ -1,0 +1,96 @@
+// Causes (causes.h).
+#include "analyzer/factors/causes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace vprof::analyzer {
+namespace {
+
+void collect(const VarNode &n, const VarNode *parent, std::map<std::string, Factor> &by_name,
+             Causes &out) {
+  bool terminal = true;
+  for (const VarNode &c : n.children)
+    if (c.kind != VarNode::Kind::Cov) {
+      terminal = false;
+      collect(c, &n, by_name, out);
+    }
+  if (!terminal || n.kind == VarNode::Kind::Cov || n.key == "root") return;
+  const double share = n.share.value_or(0.0);
+  if (n.factor.empty()) {  // (outside), (untracked), (preempted), held by (outside), ...
+    out.none += share;
+    return;
+  }
+  Factor &f = by_name[n.factor];
+  f.name = n.factor;
+  if (f.functions.empty()) f.functions = n.functions;
+  f.share += share;
+  f.instances.push_back(&n);
+  if (!is_held_part(n) || !parent) {
+    f.own_share += share;
+    return;
+  }
+  out.held = true;
+  // The wait it held up: the Held part's parent (a wait call site, or a
+  // function whose own code waited), one entry per wait and place.
+  const std::string wait = parent->functions.empty() ? parent->label : parent->functions.front();
+  auto same = [](const std::optional<CallSiteInfo> &a, const std::optional<CallSiteInfo> &b) {
+    return a.has_value() == b.has_value() &&
+           (!a || (a->function_id == b->function_id && a->file == b->file && a->line == b->line &&
+                   a->column == b->column));
+  };
+  auto it = std::find_if(f.held_up.begin(), f.held_up.end(), [&](const Factor::HeldUp &h) {
+    return h.wait == wait && same(h.site, parent->call_site);
+  });
+  if (it == f.held_up.end()) f.held_up.push_back({wait, parent->call_site, share});
+  else it->share += share;
+}
+
+}  // namespace
+
+Causes rank_causes(const VarNode &tree, const FactorOptions &o) {
+  Causes out;
+  std::map<std::string, Factor> by_name;
+  collect(tree, nullptr, by_name, out);
+  for (auto &[name, f] : by_name) {
+    std::stable_sort(f.held_up.begin(), f.held_up.end(),
+                     [](const Factor::HeldUp &a, const Factor::HeldUp &b) { return a.share > b.share; });
+    f.score = f.share;
+    out.ranked.push_back(std::move(f));
+  }
+  std::stable_sort(out.ranked.begin(), out.ranked.end(),
+                   [](const Factor &a, const Factor &b) { return a.share > b.share; });
+  // Disjoint by construction: the first k reaching d, no nesting to skip.
+  int rank = 0;
+  for (Factor &f : out.ranked) {
+    if (rank >= o.k || f.share < o.d) break;
+    f.rank = ++rank;
+    f.candidate = true;
+  }
+  return out;
+}
+
+void place_causes_in_runs(Causes &causes, const std::vector<const VarNode *> &run_trees,
+                          const FactorOptions &o) {
+  std::vector<std::map<std::string, const Factor *>> by_run(run_trees.size());
+  std::vector<Causes> own(run_trees.size());
+  for (size_t r = 0; r < run_trees.size(); ++r) {
+    if (!run_trees[r]) continue;
+    own[r] = rank_causes(*run_trees[r], o);
+    for (const Factor &f : own[r].ranked) by_run[r][f.name] = &f;
+  }
+  for (Factor &f : causes.ranked) {
+    if (!f.candidate || f.run >= 0) continue;
+    for (size_t r = run_trees.size(); r-- > 0;) {
+      auto it = by_run[r].find(f.name);
+      if (it == by_run[r].end()) continue;
+      f.run = int(r);
+      f.run_instances = it->second->instances;  // into run_trees[r]
+      f.run_value = it->second->share;
+      break;
+    }
+  }
+}
+
+}  // namespace vprof::analyzer

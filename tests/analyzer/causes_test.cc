@@ -1,0 +1,169 @@
+// Causes (analyzer/factors/causes.h, docs/method.md "Causes"): a place's own
+// time plus every Held part that names it as the holder, at any depth; the
+// causes and the parts that are no cause add up to the whole. Worked by hand
+// on a built convoy.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <vector>
+
+#include "analyzer/pipeline/analyze.h"
+#include "analyzer/report/reporter.h"
+#include "tests/analyzer/test_util.h"
+#include "tests/analyzer/trace_builder.h"
+
+namespace vprof::testing {
+namespace {
+
+using namespace analyzer;
+
+// Round i of n, at time t, with the holder's call d lasting D_i:
+//   C (tid 3, interval 3000+i) runs H(3): its body 1 ns, its call site 5
+//     ("d") D ns, its body 2 ns more, releasing 0x20 at t+2+D.
+//   B (tid 2, interval 2000+i) runs G(2), waits at site 2 ("lock2") for 0x20
+//     from t+1, woken at t+4+D; releases 0x10 at t+6+D.
+//   A (tid 1, interval i+1) runs F(1), waits at site 1 ("lock1") for 0x10
+//     from t+1, woken at t+8+D.
+// By hand, per interval (all in ns):
+//   C (3 + D): H (body) 3, d D (its own).
+//   B (7 + D): G (body) 3; lock2's [t+1, t+2+D) is where C was: held by H at
+//     d D, held by H (body) 1; lock2 (not held) 3.
+//   A (10 + D): F (body) 2; lock1's [t+1, t+6+D) is where B was, and where B
+//     was itself blocked, where C was (a convoy of two): held by H at d D,
+//     held by H (body) 1, held by G at lock2 1 + 2, held by G (body) 1; lock1
+//     (not held) 3.
+// So the cause d is D in every interval: its own in C's, held up in lock2 in
+// B's and in lock1 in A's.
+std::vector<int64_t> holds(int n) {
+  std::vector<int64_t> d;
+  for (int i = 0; i < n; ++i) d.push_back(10 + (i * 37) % 50);
+  return d;
+}
+
+trace::Trace convoy(const std::vector<int64_t> &d) {
+  TraceBuilder tb;
+  auto &a = tb.thread(1);
+  auto &b = tb.thread(2);
+  auto &c = tb.thread(3);
+  int64_t t = 0;
+  for (size_t i = 0; i < d.size(); ++i) {
+    const int64_t D = d[i];
+    const uint64_t ci = 3000 + i, bi = 2000 + i, ai = i + 1;
+    c.begin(t, ci).enter(t, 3).site(t + 1, 5).site_end(t + 1 + D, 5).release(t + 2 + D, 0x20)
+        .exit(t + 3 + D, 3).end(t + 3 + D, ci);
+    b.begin(t, bi).enter(t, 2).site(t + 1, 2).wait(t + 1, 0x20).wait_end(t + 4 + D, 0x20, 3, t + 2 + D)
+        .site_end(t + 5 + D, 2).release(t + 6 + D, 0x10).exit(t + 7 + D, 2).end(t + 7 + D, bi);
+    a.begin(t, ai).enter(t, 1).site(t + 1, 1).wait(t + 1, 0x10).wait_end(t + 8 + D, 0x10, 2, t + 6 + D)
+        .site_end(t + 9 + D, 1).exit(t + 10 + D, 1).end(t + 10 + D, ai);
+    t += D + 40;
+  }
+  return tb.build();
+}
+
+Names convoy_names() {
+  return make_names({{1, "F"}, {2, "G"}, {3, "H"}},
+                    {{1, 1, "lock1", 10}, {2, 2, "lock2", 20}, {5, 3, "d", 50}});
+}
+
+// Cov(x, l) / Var(l) over the rows.
+double share_of(const std::vector<double> &x, const std::vector<double> &l) {
+  double mx = 0, ml = 0;
+  for (size_t i = 0; i < x.size(); ++i) mx += x[i], ml += l[i];
+  mx /= double(x.size()), ml /= double(l.size());
+  double cov = 0, var = 0;
+  for (size_t i = 0; i < x.size(); ++i) cov += (x[i] - mx) * (l[i] - ml), var += (l[i] - ml) * (l[i] - ml);
+  return cov / var;
+}
+
+const Factor *cause(const Analysis &a, const std::string &name) {
+  for (const Factor &f : a.causes.ranked)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+TEST(Causes, AConvoysHolderCarriesItsOwnTimeAndTheWaitsItHeldUpAtTwoDepths) {
+  const std::vector<int64_t> d = holds(40);
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 200;
+  auto a = analyze_one(convoy(d), convoy_names(), opt);
+  // The hand's columns, one row per interval: C's, B's, A's of each round.
+  std::vector<double> l, own, in_lock2, in_lock1;
+  for (int64_t D : d) {
+    for (int type = 0; type < 3; ++type) {
+      l.push_back(double(D + (type == 0 ? 3 : type == 1 ? 7 : 10)));
+      own.push_back(type == 0 ? double(D) : 0);
+      in_lock2.push_back(type == 1 ? double(D) : 0);
+      in_lock1.push_back(type == 2 ? double(D) : 0);
+    }
+  }
+  const double s_own = share_of(own, l), s2 = share_of(in_lock2, l), s1 = share_of(in_lock1, l);
+  const Factor *f = cause(*a, "d");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->rank, 1) << "the holder's call is the top cause";
+  EXPECT_NEAR(f->own_share, s_own, 1e-9);
+  EXPECT_NEAR(f->share, s_own + s2 + s1, 1e-9);
+  ASSERT_EQ(f->held_up.size(), 2u);
+  // Largest first: the waits by the time they were held up.
+  std::map<std::string, double> by_wait;
+  for (const Factor::HeldUp &h : f->held_up) by_wait[h.wait] = h.share;
+  EXPECT_NEAR(by_wait["lock2"], s2, 1e-9);
+  EXPECT_NEAR(by_wait["lock1"], s1, 1e-9) << "through the convoy, not 'held by G at lock2'";
+  ASSERT_TRUE(f->ci95.has_value());
+  EXPECT_LE(f->ci95->first, f->share);
+  EXPECT_GE(f->ci95->second, f->share);
+  // D is all of Var(L) but the types' constant offsets: Var(D)/(Var(D) + Var(c)).
+  double vd = 0, vc = 0, md = 0;
+  for (int64_t D : d) md += double(D);
+  md /= double(d.size());
+  for (int64_t D : d) vd += 3 * (double(D) - md) * (double(D) - md);
+  for (double c : {3.0, 7.0, 10.0}) vc += double(d.size()) * (c - 20.0 / 3) * (c - 20.0 / 3);
+  EXPECT_NEAR(f->share, vd / (vd + vc), 1e-9);
+}
+
+TEST(Causes, EveryPartOfTheTreeIsInOneCauseOrInNone) {
+  auto a = analyze_one(convoy(holds(40)), convoy_names(), AnalyzeOptions{});
+  double sum = a->causes.none;
+  for (const Factor &f : a->causes.ranked) sum += f.share;
+  EXPECT_NEAR(sum, 1.0, 1e-9);
+  EXPECT_TRUE(a->causes.held);
+  // The ones of constant time per type carry what the types' offsets do.
+  for (const char *name : {"H (body)", "G (body)", "F (body)", "lock1", "lock2"})
+    EXPECT_NE(cause(*a, name), nullptr) << name;
+}
+
+TEST(Causes, TheReportsSayTheCauseWithItsParts) {
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  auto a = analyze_one(convoy(holds(40)), convoy_names(), opt);
+  std::stringstream t, j;
+  ASSERT_TRUE(make_terminal_reporter()->write(*a, t).ok());
+  const std::string s = t.str();
+  const size_t at = s.find("top causes");
+  ASSERT_NE(at, std::string::npos) << s;
+  EXPECT_NE(s.find("     1  d ", at), std::string::npos) << s.substr(at, 600);
+  EXPECT_NE(s.find("held up ", at), std::string::npos);
+  EXPECT_NE(s.find(" in lock1 at t.cc:10", at), std::string::npos) << s.substr(at, 600);
+  ASSERT_TRUE(make_json_reporter()->write(*a, j).ok());
+  auto doc = nlohmann::json::parse(j.str());
+  ASSERT_TRUE(doc["causes"]["held"].get<bool>());
+  EXPECT_EQ(doc["causes"]["ranked"][0]["name"], "d");
+  EXPECT_EQ(doc["causes"]["ranked"][0]["held_up"].size(), 2u);
+}
+
+TEST(Causes, WithoutHeldPartsTheTableLeavesThemOut) {
+  TraceBuilder tb;
+  for (int i = 0; i < 20; ++i) {
+    int64_t t = i * 100;
+    tb.thread(1).begin(t, uint64_t(i + 1)).enter(t, 1).exit(t + 10 + i % 7, 1).end(t + 11 + i % 7, uint64_t(i + 1));
+  }
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  auto a = analyze_one(tb.build(), make_names({{1, "F"}}, {}), opt);
+  EXPECT_FALSE(a->causes.held);
+  std::stringstream t;
+  ASSERT_TRUE(make_terminal_reporter()->write(*a, t).ok());
+  EXPECT_EQ(t.str().find("top causes"), std::string::npos) << "they would be the factors again";
+}
+
+}  // namespace
+}  // namespace vprof::testing
