@@ -81,6 +81,34 @@ std::vector<std::string> callers_of(const analyzer::Analysis &a, const analyzer:
   return out;
 }
 
+std::vector<std::string> cause_chain(const analyzer::Analysis &a, const analyzer::Factor &c) {
+  std::vector<std::string> out;
+  for (const auto *inst : c.instances) {
+    if (!analyzer::is_held_part(*inst)) continue;
+    if (inst->call_site && inst->run >= 0 && inst->run < (int)a.runs.size())
+      add_once(out, a.runs[inst->run]->names.function(inst->call_site->function_id));
+    std::vector<std::string> path;  // the waiter's: down to the wait it held up
+    if (!path_callers(a, a.tree, inst, path)) continue;
+    for (const auto &f : path) add_once(out, f);
+  }
+  return out;
+}
+
+std::vector<std::string> cause_callers(const analyzer::Analysis &a, const analyzer::Factor &c) {
+  std::vector<std::string> out;
+  for (const auto *inst : c.instances) {
+    if (!inst->call_site || inst->run < 0 || inst->run >= (int)a.runs.size()) continue;
+    // A Held part's site is the holder's call (in the holder's function);
+    // a part of its own, its call site on the interval's path.
+    add_once(out, a.runs[inst->run]->names.function(inst->call_site->function_id));
+    if (analyzer::is_held_part(*inst)) continue;
+    std::vector<std::string> path;
+    if (!path_callers(a, a.tree, inst, path)) continue;
+    for (auto it = path.rbegin(); it != path.rend(); ++it) add_once(out, *it);
+  }
+  return out;
+}
+
 namespace {
 
 bool ends_with(const std::string &s, const std::string &suffix) {
@@ -269,6 +297,67 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
       out.push_back(std::move(g));
       if (!dead_end) break;
     }
+  }
+  // Causes (issue 31): a wait the sync packs name is explained by its Held
+  // parts, but what they name may be no deeper than the holder's call site
+  // (minidb: "held by run_transaction at Database::commit"). A cause that
+  // held up d of Var(root) in others' waits is followed: its place is broken
+  // down as a factor would be, and from then on every run instruments it
+  // beside the waits it held up (Suggestion::keep), for a Held part names the
+  // holder only as deep as the run that measured the wait instruments it.
+  const std::vector<std::string> last_run =
+      s.iterations.empty() ? std::vector<std::string>{} : s.iterations.back().instrumented;
+  for (const auto &c : a.causes.ranked) {
+    if (c.rank <= 0 || c.share - c.own_share < a.d || c.functions.empty() || c.functions[0].empty() ||
+        c.functions[0][0] == '(')
+      continue;
+    const std::string &fn = c.functions[0];
+    const bool body = ends_with(c.name, " (body)");
+    std::vector<std::string> keep = cause_chain(a, c);
+    if (!body) add_once(keep, fn);
+    Suggestion g;
+    if (!body) g.place = fn;
+    g.factor = "cause " + c.name;
+    g.contribution = c.share;
+    g.holder = true;
+    g.keep = keep;
+    auto taker = std::find_if(out.begin(), out.end(), [&](const Suggestion &o) {
+      return o.function == fn || std::find(o.functions.begin(), o.functions.end(), fn) != o.functions.end();
+    });
+    const bool taken = taker != out.end();
+    if (taken && taker->break_down) {  // a factor's decision breaks it down: kept from now on too
+      taker->holder = true;
+      for (const auto &k : keep) add_once(taker->keep, k);
+      taker->place = g.place;
+      continue;
+    }
+    if (!body && !s.is_broken_down(fn) && !taken) {
+      bool hidden = false;
+      Suggestion b = one(c, hidden);
+      if (b.break_down || b.unreached) {
+        g.function = b.function;
+        g.functions = b.functions;
+        g.break_down = b.break_down;
+        g.unreached = b.unreached;
+        g.parents = cause_callers(a, c);
+        g.reason = fmt::format("a cause: it held up {:.1f}% of Var(root) in others' waits; {}",
+                               100 * (c.share - c.own_share), b.reason);
+        out.push_back(std::move(g));
+        continue;
+      }
+    }
+    // Its place is broken down (or needs nothing below it): the waits it held
+    // up and it must be measured in one run. Once, when the latest did not.
+    std::vector<std::string> missing;
+    for (const auto &k : keep)
+      if (s.is_broken_down(k) && std::find(last_run.begin(), last_run.end(), k) == last_run.end())
+        missing.push_back(k);
+    if (missing.empty() || taken) continue;
+    g.break_down = true;
+    g.reason = fmt::format("a cause: it held up {:.1f}% of Var(root) in others' waits; the latest run did not "
+                           "instrument {} beside them: instrument them again",
+                           100 * (c.share - c.own_share), some_names(missing));
+    out.push_back(std::move(g));
   }
   return out;
 }

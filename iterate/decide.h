@@ -12,6 +12,9 @@
 //   - a call through a pointer or a virtual call (the manifest's `indirect`
 //     sites) is broken down by instrumenting the functions the manifest says
 //     it may reach (`targets`), once; with none it is unreached, saying so;
+//   - a cause (causes.h) whose Held parts carry d of Var(root) is broken
+//     down as a function factor is, unless a factor's decision took it:
+//     `iterate` follows the holder below a wait the sync packs explain;
 //   - a function vprof cannot instrument (a macro writes its body, as APR
 //     writes Apache's hook dispatchers, or it is outside the tree) is broken
 //     down through what it reaches: the tree's functions its body calls or
@@ -43,6 +46,13 @@ struct Suggestion {
   // nor anything it reaches (a macro's body with no way through, a
   // library's function). The session says so; a dead end is no explanation.
   bool unreached = false;
+  bool holder = false;  // a cause's place (decide.cc): later runs keep `keep` instrumented
+  // With holder: the cause's place, the holder's caller and the functions
+  // down to the waits it held up, which every later run instruments (a
+  // function broken down already is run again, once, when the latest run
+  // left some of them out).
+  std::vector<std::string> keep;
+  std::string place;  // the cause's function ("" for a body): what is broken down below it is kept too
   std::string reason;
 };
 
@@ -79,6 +89,13 @@ std::string caller_of(const analyzer::Analysis &a, const analyzer::Factor &f);
 // target (ExecProcNodeFirst) calls another target (ExecModifyTable) through
 // the same pointer: both had the pointer's caller as their only parent.
 std::vector<std::string> callers_of(const analyzer::Analysis &a, const analyzer::Factor &f);
+// The same for a cause (causes.h): the functions holding its parts' call
+// sites (a Held part's: the holder's call), then those on the paths of its
+// own parts up to the root.
+std::vector<std::string> cause_callers(const analyzer::Analysis &a, const analyzer::Factor &c);
+// The functions a cause must be measured with: its Held parts' holders'
+// callers and the functions on the tree's paths down to the waits it held up.
+std::vector<std::string> cause_chain(const analyzer::Analysis &a, const analyzer::Factor &c);
 
 std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, double m,
                                 const CanBreakDown &probe);

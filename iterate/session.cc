@@ -352,7 +352,19 @@ Expected<Outcome> Session::run() {
       // broken-down functions above it, so its nodes sit where the earlier
       // runs' trees expect them (runs are merged by node path).
       std::vector<std::string> need{c_.root};
-      for (const auto &f : s_.pending)
+      // A cause's functions stay instrumented (state.h): those kept with it,
+      // and what was broken down below its place.
+      std::vector<std::string> wanted = s_.pending;
+      std::vector<std::string> places;
+      for (const auto &b : s_.broken_down)
+        if (b.cause_place && b.function != c_.root) places.push_back(b.function);
+      for (const auto &b : s_.broken_down) {
+        bool below = false;
+        for (const auto &g : s_.chain(b.function))
+          below = below || std::find(places.begin(), places.end(), g) != places.end();
+        if (b.holder || below) wanted.push_back(b.function);
+      }
+      for (const auto &f : wanted)
         for (const auto &g : s_.chain(f))
           if (std::find(need.begin(), need.end(), g) == need.end()) need.push_back(g);
       s_.iterations.push_back({n, need, fmt::format("{}/iter-{}/trace", dir_, n), false, false, ""});
@@ -412,8 +424,15 @@ Expected<Outcome> Session::run() {
       for (const auto &f : g.functions)
         if (!s_.is_broken_down(f)) {
           s_.pending.push_back(f);
-          s_.broken_down.push_back({f, g.parents, it.number + 1});
+          s_.broken_down.push_back({f, g.parents, it.number + 1, g.holder});
         }
+      // A cause's: kept instrumented from now on; a run to measure them
+      // together when nothing else is broken down.
+      for (auto &b : s_.broken_down) {
+        if (std::find(g.keep.begin(), g.keep.end(), b.function) != g.keep.end()) b.holder = true;
+        if (!g.place.empty() && b.function == g.place) b.cause_place = true;
+      }
+      if (g.functions.empty() && !g.keep.empty()) s_.pending.push_back(g.keep.front());
     }
     if (!s_.done && s_.pending.empty()) {
       s_.done = true;

@@ -57,6 +57,8 @@ Expected<State> load_state(const std::string &path) {
       BrokenDown d{b.at("function"), {}, b.at("iteration")};
       if (b.contains("parents")) d.parents = b.at("parents").get<std::vector<std::string>>();
       else if (!b.value("parent", "").empty()) d.parents = {b.at("parent")};  // sessions before parents
+      d.holder = b.value("holder", false);  // sessions before causes: none
+      d.cause_place = b.value("cause_place", false);
       s.broken_down.push_back(std::move(d));
     }
     for (const auto &i : j.at("iterations"))
@@ -82,7 +84,9 @@ Status save_state(const State &s, const std::string &path) {
   json j = schema::versioned(schema::kSessionState);
   j["broken_down"] = json::array();
   for (const auto &b : s.broken_down)
-    j["broken_down"].push_back({{"function", b.function}, {"parents", b.parents}, {"iteration", b.iteration}});
+    j["broken_down"].push_back(
+        {{"function", b.function}, {"parents", b.parents}, {"iteration", b.iteration}, {"holder", b.holder},
+         {"cause_place", b.cause_place}});
   j["iterations"] = json::array();
   for (const auto &i : s.iterations)
     j["iterations"].push_back({{"number", i.number}, {"instrumented", i.instrumented},

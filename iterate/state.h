@@ -19,6 +19,13 @@ struct BrokenDown {
   // those paths is broken down, not only the largest.
   std::vector<std::string> parents;
   int iteration = 0;   // the iteration that first instrumented it
+  // Broken down as a cause's place (decide.h): every later run instruments it
+  // too, for the waits it held up are measured again in each run, and their
+  // Held parts name the holder only as deep as that run instruments it.
+  bool holder = false;
+  // The place of such a cause itself: what was broken down below it (its
+  // parents lead here) is kept instrumented too.
+  bool cause_place = false;
 };
 
 struct Decision {

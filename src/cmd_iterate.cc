@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -165,8 +166,22 @@ int session_main(const IterateCli &o, const iterate::Config &cfg) {
   }
   std::printf("\n");
   analyzer::make_terminal_reporter()->write(*out->analysis, std::cout);
-  std::printf("\n%zu iterations; %s.\nReports: %s, %s and %s\n", out->state.iterations.size(),
-              out->state.stop_reason.c_str(), out->final_text.c_str(), out->final_json.c_str(),
+  std::printf("\n%zu iterations; %s.\n", out->state.iterations.size(), out->state.stop_reason.c_str());
+  // The top cause, when a wait's holder is in it (docs/method.md, "Causes"):
+  // what the waits came down to, in one line.
+  const analyzer::Causes &causes = out->analysis->causes;
+  if (causes.held && !causes.ranked.empty() && causes.ranked.front().rank == 1) {
+    const analyzer::Factor &c = causes.ranked.front();
+    std::string held;
+    if (!c.held_up.empty()) {
+      const double others = c.share - c.own_share - c.held_up.front().share;
+      held = fmt::format(", {:.1f} holding up {}", 100 * c.held_up.front().share, c.held_up.front().wait);
+      if (std::fabs(others) >= 0.005) held += fmt::format(" and {:.1f} other waits", 100 * others);
+    }
+    std::printf("Top cause: %s, %.1f%% of the latency's variance: %.1f its own%s.\n", c.name.c_str(),
+                100 * c.share, 100 * c.own_share, held.c_str());
+  }
+  std::printf("Reports: %s, %s and %s\n", out->final_text.c_str(), out->final_json.c_str(),
               out->final_html.c_str());
   return kExitOk;
 }

@@ -106,6 +106,20 @@ TEST_F(Minidb, ContendedFcfsEndsOnTheLockManagersWait) {
          caller_of(*out.analysis, f) == "minidb::LockManager::wait_for_grant"))
       found = true;
   EXPECT_TRUE(found) << "selected factors:\n" << describe(out);
+  // Issue 31: the wait's cause is what its holder did, followed down the
+  // commit (Database::commit, Log::commit, Log::flush, Log::fsync) to the
+  // fsync it holds the row locks across.
+  const auto &causes = out.analysis->causes;
+  ASSERT_TRUE(causes.held);
+  ASSERT_FALSE(causes.ranked.empty());
+  const vprof::analyzer::Factor &top = causes.ranked.front();
+  std::string all;
+  for (const auto &c : causes.ranked)
+    if (c.rank > 0) all += "  " + c.name + " " + std::to_string(c.share) + "\n";
+  EXPECT_TRUE(top.name == "fsync" || top.name == "minidb::Log::fsync (body)") << all;
+  EXPECT_GT(top.share - top.own_share, 10 * top.own_share) << "held up, not its own: " << all;
+  ASSERT_FALSE(top.held_up.empty());
+  EXPECT_EQ(top.held_up.front().wait, "std::condition_variable::wait_until") << "the row-lock wait";
 }
 
 class MinidbPlanted : public Minidb, public ::testing::WithParamInterface<const char *> {};
