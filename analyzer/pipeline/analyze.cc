@@ -223,26 +223,77 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
   // before the final ranking demotes the fragile ones.
   std::vector<const VarNode *> run_trees;
   for (const auto &r : a->runs) run_trees.push_back(&r->tree);
-  auto assess = [&] {
-    place_in_runs(a->factors, run_trees, opt.factors.paper);
-    for (size_t r = 0; r < a->runs.size(); ++r)
-      bootstrap_factors(a->factors, a->runs[r]->columns, int(r), fo);
-  };
-  assess();
-  if (widen_candidates(a->factors, opt.factors)) assess();
-  rerank_fragile(a->factors, opt.factors);
-  for (size_t r = 0; r < a->runs.size(); ++r)
-    tail_shares(a->factors, a->runs[r]->columns, int(r));
-  // Causes: shares whatever --contribution says (they are a partition of
-  // the tree's shares), assessed the same way in the run that measured them.
+  // Causes (causes.h): shares whatever --contribution says (they partition
+  // the tree's shares). Assessed only when some Held part exists: without
+  // one every cause is a terminal part's factor again, and the table leaves
+  // them out. Their columns ride the factors' bootstrap pass and tail pass
+  // (a pass of their own cost 25% of an analysis on the 16x benchmark).
   a->causes = rank_causes(a->tree, opt.factors);
-  FactorOptions co = fo;
-  co.paper = false;
-  place_causes_in_runs(a->causes, run_trees, co);
-  for (size_t r = 0; r < a->runs.size(); ++r) {
-    bootstrap_factors(a->causes.ranked, a->runs[r]->columns, int(r), co);
-    tail_shares(a->causes.ranked, a->runs[r]->columns, int(r));
+  const bool causes = a->causes.held;
+  if (causes) place_causes_in_runs(a->causes, run_trees, fo);
+  // A cause with no Held part and a factor's very share is that factor's
+  // quantity (a call site not broken down, a body): it takes the factor's
+  // interval, tails and "if fixed" instead of columns of its own.
+  std::vector<std::pair<Factor *, std::string>> twins;
+  for (Factor &c : a->causes.ranked) {
+    if (!causes || !c.candidate || !c.held_up.empty()) continue;
+    for (const Factor &f : a->factors)
+      if (f.candidate && !f.covariance && f.name == c.name && std::abs(f.share - c.share) < 1e-12) {
+        twins.emplace_back(&c, f.name);
+        c.candidate = false;  // not assessed on its own
+        c.run = -1;           // nor its tails
+        break;
+      }
   }
+  const bool ride = causes && !fo.paper;  // the paper's terms are another pass's
+  // f on the factors with the causes appended (moved, then moved back).
+  auto with_causes = [&](bool join, auto &&f) {
+    const size_t nf = a->factors.size();
+    if (join)
+      a->factors.insert(a->factors.end(), std::make_move_iterator(a->causes.ranked.begin()),
+                        std::make_move_iterator(a->causes.ranked.end()));
+    f(a->factors);
+    if (join) {
+      std::move(a->factors.begin() + ptrdiff_t(nf), a->factors.end(), a->causes.ranked.begin());
+      a->factors.resize(nf);
+    }
+  };
+  auto assess = [&](bool join) {
+    place_in_runs(a->factors, run_trees, opt.factors.paper);
+    with_causes(join, [&](std::vector<Factor> &fs) {
+      for (size_t r = 0; r < a->runs.size(); ++r) bootstrap_factors(fs, a->runs[r]->columns, int(r), fo);
+    });
+  };
+  assess(ride);
+  if (widen_candidates(a->factors, opt.factors)) assess(false);
+  rerank_fragile(a->factors, opt.factors);
+  if (causes && !ride) {
+    FactorOptions co = fo;
+    co.paper = false;
+    for (size_t r = 0; r < a->runs.size(); ++r) bootstrap_factors(a->causes.ranked, a->runs[r]->columns, int(r), co);
+  }
+  with_causes(causes, [&](std::vector<Factor> &fs) {
+    for (size_t r = 0; r < a->runs.size(); ++r) tail_shares(fs, a->runs[r]->columns, int(r));
+  });
+  for (auto &[c, name] : twins)
+    for (const Factor &f : a->factors)
+      if (f.name == name) {
+        c->candidate = true;
+        c->ci95 = f.ci95;
+        c->significant = f.significant;
+        c->fragile = f.fragile;
+        c->top_share = f.top_share;
+        c->max_one = f.max_one;
+        c->run = f.run;
+        c->run_value = f.run_value;
+        c->tail99 = f.tail99;
+        c->tail999 = f.tail999;
+        c->fixed_var_change = f.fixed_var_change;
+        c->fixed_p99_change = f.fixed_p99_change;
+        c->fixed_var_ci95 = f.fixed_var_ci95;
+        c->fixed_p99_ci95 = f.fixed_p99_ci95;
+        break;
+      }
   a->types = split_by_type(base.paths, base.columns, base.labels);
   std::vector<TypeRun> type_runs;
   for (const auto &r : a->runs) type_runs.push_back({&r->paths, &r->columns, &r->labels, &r->names});
