@@ -78,6 +78,7 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
         size_t from = cells[w].size();
         bool ok = wk.walk(done[i], cells[w]);
         if (wk.gap()) ++wk.counters.path_gaps;
+        if (wk.unrecorded()) ++wk.counters.unrecorded_holders;
         if (!ok) {
           ++wk.counters.lossy_intervals;
           cells[w].resize(from);
@@ -152,10 +153,11 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
     // same place reached by other paths is one leaf under a wait.
     std::vector<uint32_t> held_node(held.size());
     for (size_t i = 0; i < held.size(); ++i) {
-      const StackNode &h = tl.trie[held[i].second];
-      uint32_t id = h.kind == FrameKind::Site ? h.id
-                    : h.kind == FrameKind::Function ? h.id | kHeldFunction
-                    : 0;
+      uint32_t id = kHeldUnrecorded;
+      if (held[i].second != kUnrecordedHolder) {
+        const StackNode &h = tl.trie[held[i].second];
+        id = h.kind == FrameKind::Site ? h.id : h.kind == FrameKind::Function ? h.id | kHeldFunction : 0;
+      }
       held_node[i] = full.child(held[i].first, FrameKind::Held, id);
     }
     if (preemption) {

@@ -37,6 +37,8 @@ constexpr uint32_t kHeldMark = 0x40000000u;
 // Both bits: the (recorder) leaf under that node (the recorder's own pauses,
 // trace_format.h's RECORDER), made after the walk as the (preempted) ones are.
 constexpr uint32_t kRecorderMark = kPreemptedMark | kHeldMark;
+// The holder node of a Held cell whose waker has no trace (kHeldUnrecorded).
+constexpr uint32_t kUnrecordedHolder = 0x3fffffffu;
 
 // What the walk tells a Rec besides the tiling (record_path): nothing, for the
 // analysis, so that its walk compiles to what it was without the hooks.
@@ -69,6 +71,7 @@ class Walker : public Rec {
     iv_end_ = iv.end_ts;
     lossy_ = false;
     gap_ = false;
+    unrecorded_ = false;
     ++serial_;
     touched_.clear();
     preempted_.clear();
@@ -98,6 +101,8 @@ class Walker : public Rec {
   }
 
   bool gap() const { return gap_; }
+  // Whether the last walk met a wait woken by a thread with no trace.
+  bool unrecorded() const { return unrecorded_; }
   // Whether the last walk appended Held cells.
   bool held_cells() const { return held_cells_ != 0; }
   // (wait node, holder node) of each Held cell's index, in walk numbering.
@@ -373,6 +378,18 @@ class Walker : public Rec {
           }
         }
       }
+      if (seg.waker_tid && wk < 0 && seg.wait_end <= iv_end_ && seg.waker_tid != th->tid) {
+        // Woken by a thread the run did not record: its blocked stretch is
+        // held by that thread, wherever it was; said as such and counted,
+        // never silently the wait's own time.
+        uint32_t w = node_before(*th, t);
+        add_held_cell(held_cell(w, kUnrecordedHolder), t - a);
+        unrecorded_ = true;
+        this->on_thread(ti, a, t);
+        t = a;
+        hint = si - 1;
+        continue;
+      }
       run_stack(*th, a, t);
       t = a;
       hint = si - 1;
@@ -398,6 +415,7 @@ class Walker : public Rec {
   uint64_t held_last_key_ = 0;
   uint32_t held_last_ = 0;
   bool lossy_ = false, gap_ = false, saw_preemption_ = false;
+  bool unrecorded_ = false;  // the last walk met a holder with no trace
 };
 
 }  // namespace

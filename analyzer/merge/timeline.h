@@ -76,6 +76,10 @@ enum class FrameKind : uint8_t { Root, Function, Site, Queue, Untracked, Preempt
 // function's id with kHeldFunction set, or 0 when the holder was in no
 // instrumented function.
 constexpr uint32_t kHeldFunction = 0x80000000u;
+// A Held leaf's id when the waker has no trace in the run (another process
+// not recorded, a thread that could not make its file): the blocked stretch
+// is said to be held by an unrecorded thread, not folded into the wait.
+constexpr uint32_t kHeldUnrecorded = 0xffffffffu;
 
 struct StackNode {
   uint32_t parent = 0;

@@ -26,6 +26,7 @@ std::string node_name(const Columns &c, const Names &n, int i) {
     case FrameKind::Recorder: return "(recorder)";
     case FrameKind::Held:
       if (s.id == 0) return "(held: outside)";
+      if (s.id == kHeldUnrecorded) return "(held: unrecorded thread)";
       if (s.id & kHeldFunction) return "(held: " + n.function(s.id & ~kHeldFunction) + ")";
       if (const CallSiteInfo *si = n.site(s.id))
         return fmt::format("(held: {}@{}:{})", si->callee, si->file, si->line);

@@ -169,6 +169,11 @@ class Builder {
       v.key = "held:outside";
       return;
     }
+    if (id == kHeldUnrecorded) {  // no cause: nothing says where that thread was
+      v.label = "held by an unrecorded thread";
+      v.key = "held:unrecorded";
+      return;
+    }
     if (id & kHeldFunction) {
       std::string f = names_.function(id & ~kHeldFunction);
       v.label = "held by " + f + " (body)";

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "analyzer/critpath/critical_path.h"
 #include "analyzer/pipeline/analyze.h"
 #include "analyzer/report/reporter.h"
 #include "tests/analyzer/test_util.h"
@@ -148,6 +149,43 @@ TEST(Causes, TheReportsSayTheCauseWithItsParts) {
   ASSERT_TRUE(doc["causes"]["held"].get<bool>());
   EXPECT_EQ(doc["causes"]["ranked"][0]["name"], "d");
   EXPECT_EQ(doc["causes"]["ranked"][0]["held_up"].size(), 2u);
+}
+
+TEST(Causes, AHolderWithNoTraceIsSaidAndCountedNeverFoldedIntoTheWait) {
+  // A (interval 1) waits at site 1 in F(1) over [10,40), woken by tid 99,
+  // which the run did not record (another process, a thread with no file).
+  // [10,40) is held by an unrecorded thread: 30 under the wait; the wait's
+  // own [40,41) 1; F's body 10 + 4. Counted, and in no cause.
+  TraceBuilder tb;
+  tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x10).wait_end(40, 0x10, 99, 36)
+      .site_end(41, 1).exit(45, 1).end(45, 1);
+  auto tl = compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
+  ASSERT_EQ(cp.rows.size(), 1u);
+  EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{FrameKind::Function, 1}, {FrameKind::Site, 1},
+                                            {FrameKind::Held, kHeldUnrecorded}})),
+            30);
+  EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{FrameKind::Function, 1}, {FrameKind::Site, 1}})), 1);
+  EXPECT_EQ(leaf_ns(cp, 0, node_of(tl.trie, {{FrameKind::Function, 1}})), 14);
+  EXPECT_EQ(cp.counters.unrecorded_holders, 1u);
+  EXPECT_EQ(cp.counters.tiling_violations, 0u);
+  // In the tree, by its label; in no cause.
+  TraceBuilder many;
+  for (int i = 0; i < 20; ++i) {
+    int64_t t = i * 1000, d = 20 + (i * 7) % 30;
+    many.thread(1).begin(t, uint64_t(i + 1)).enter(t, 1).site(t + 10, 1).wait(t + 10, 0x10)
+        .wait_end(t + 10 + d, 0x10, 99, t + 5 + d).site_end(t + 11 + d, 1).exit(t + 15 + d, 1)
+        .end(t + 15 + d, uint64_t(i + 1));
+  }
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  auto a = analyze_one(many.build(), make_names({{1, "F"}}, {{1, 1, "lock", 10}}), opt);
+  const VarNode *held = find_label(a->tree, "held by an unrecorded thread");
+  ASSERT_NE(held, nullptr);
+  EXPECT_GT(held->share.value_or(0), 0.9);
+  EXPECT_GE(a->causes.none, held->share.value_or(0) - 1e-9) << "the unrecorded holder's part is in no cause";
+  for (const Factor &f : a->causes.ranked) EXPECT_EQ(f.name.find("unrecorded"), std::string::npos);
+  EXPECT_EQ(a->runs[0]->paths.counters.unrecorded_holders, 20u);
 }
 
 TEST(Causes, WithoutHeldPartsTheTableLeavesThemOut) {
