@@ -79,7 +79,13 @@ TEST(CrossProcess, Issue14_AWaitInOneProcessBlamesTheHolderInAnother) {
   const NamedBlame &top = a->blame.front();
   EXPECT_EQ(top.waker_pid, holder->pid) << "the holder's process";
   EXPECT_EQ(top.waker_tid, holder->tid);
-  EXPECT_EQ(top.waker_function, "fn#5") << "the function that held the lock";
+  // The function it held the lock in: the top entry at rest; with two CPU
+  // hogs beside it the late-read releases (below) once made "(outside)" the
+  // top entry (1 run in 12), so fn#5's entries are summed.
+  double in_5 = 0;
+  for (const auto &b : a->blame)
+    if (b.waker_function == "fn#5") in_5 += b.ns;
+  EXPECT_GE(in_5, 0.25 * total) << "the function that held the lock";
   // Blame names the function the holder was in at its release. The release
   // comes a few ns before the holder leaves function 5, and a timestamp
   // taken on another core can read up to ~2 us late (docs/trace-format.md):
@@ -94,13 +100,27 @@ TEST(CrossProcess, Issue14_AWaitInOneProcessBlamesTheHolderInAnother) {
     if (run.trie[c.node].id == (5 | kHeldFunction)) held_in_5 += c.ns;
   }
   EXPECT_GE(held_in_5, 0.95 * held);
+  // What the waiter was blocked, from its own records: how much of it the
+  // machine's load leaves to be blocked varies (with two CPU hogs beside it
+  // the waiter reaches the lock later: 50-98 ms of the ~260 ms of holds,
+  // where a fixed 0.1 s failed 4 runs in 12), but the blocked stretches are
+  // Held parts and the holder's blame whatever their length.
+  double blocked = 0;
+  int64_t began = -1;
+  for (const auto &e : waiter->events) {
+    if (e.kind == Kind::WaitBegin) began = e.ts;
+    if (e.kind == Kind::WaitEnd && began >= 0) {
+      blocked += double(e.ts - began);
+      began = -1;
+    }
+  }
+  ASSERT_GT(blocked, 0);
   // Blame also counts each wait's wake-up latency, which a loaded machine
-  // stretches (ctest -j2: held was 0.8 of it): the holds themselves, 0.3-2.3
-  // ms each (about 260 ms), are what the Held parts must hold.
-  EXPECT_GT(held, 0.1e9) << "the blocked stretches are Held parts";
+  // stretches (ctest -j2: held was 0.8 of it): the holds themselves are what
+  // the Held parts must hold.
+  EXPECT_GE(held, 0.5 * blocked) << "the blocked stretches are Held parts";
   EXPECT_GE(top.ns, 0.4 * total);
-  // The holds (0.3-2.3 ms each, 200 of them: about 260 ms) are what the waits were.
-  EXPECT_GT(top.ns, 0.1e9);
+  EXPECT_GE(top.ns, 0.5 * blocked) << "the holder is blamed for the waits";
 }
 
 // --perfetto on the same workload, through its trace files as `vprof analyze`
