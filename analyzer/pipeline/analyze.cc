@@ -278,20 +278,18 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
   for (auto &[c, name] : twins)
     for (const Factor &f : a->factors)
       if (f.name == name) {
+        // The factor's assessment (interval, tails, if fixed, run), the
+        // cause's own identity and parts.
+        Factor cause = std::move(*c);
+        *c = f;
+        c->rank = cause.rank;
+        c->score = cause.score;
+        c->share = cause.share;
+        c->own_share = cause.own_share;
+        c->held_up = std::move(cause.held_up);
+        c->instances = std::move(cause.instances);
+        c->nested_with.clear();
         c->candidate = true;
-        c->ci95 = f.ci95;
-        c->significant = f.significant;
-        c->fragile = f.fragile;
-        c->top_share = f.top_share;
-        c->max_one = f.max_one;
-        c->run = f.run;
-        c->run_value = f.run_value;
-        c->tail99 = f.tail99;
-        c->tail999 = f.tail999;
-        c->fixed_var_change = f.fixed_var_change;
-        c->fixed_p99_change = f.fixed_p99_change;
-        c->fixed_var_ci95 = f.fixed_var_ci95;
-        c->fixed_p99_ci95 = f.fixed_p99_ci95;
         break;
       }
   a->types = split_by_type(base.paths, base.columns, base.labels);
