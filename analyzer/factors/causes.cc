@@ -1,6 +1,8 @@
 // Causes (causes.h).
 #include "analyzer/factors/causes.h"
 
+#include "analyzer/factors/tail.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -71,26 +73,54 @@ Causes rank_causes(const VarNode &tree, const FactorOptions &o) {
   return out;
 }
 
-void place_causes_in_runs(Causes &causes, const std::vector<const VarNode *> &run_trees,
-                          const FactorOptions &o) {
-  std::vector<std::map<std::string, const Factor *>> by_run(run_trees.size());
-  std::vector<Causes> own(run_trees.size());
-  for (size_t r = 0; r < run_trees.size(); ++r) {
-    if (!run_trees[r]) continue;
-    own[r] = rank_causes(*run_trees[r], o);
-    for (const Factor &f : own[r].ranked) by_run[r][f.name] = &f;
+void assess_causes(Causes &causes, const std::vector<Factor> &factors,
+                   const std::vector<const VarNode *> &run_trees, const std::vector<const Columns *> &columns,
+                   FactorOptions o) {
+  if (!causes.held) return;
+  o.paper = false;
+  // Twins: the factor's whole assessment, the cause's own identity and parts.
+  std::vector<Factor *> own;
+  for (Factor &c : causes.ranked) {
+    if (!c.candidate) continue;
+    const Factor *twin = nullptr;
+    for (const Factor &f : factors)
+      if (c.held_up.empty() && f.candidate && !f.covariance && f.name == c.name && std::abs(f.share - c.share) < 1e-12)
+        twin = &f;
+    if (!twin) {
+      own.push_back(&c);
+      continue;
+    }
+    Factor cause = std::move(c);
+    c = *twin;
+    c.rank = cause.rank;
+    c.score = cause.score;
+    c.share = cause.share;
+    c.own_share = cause.own_share;
+    c.held_up = std::move(cause.held_up);
+    c.instances = std::move(cause.instances);
+    c.nested_with.clear();
   }
-  for (Factor &f : causes.ranked) {
-    if (!f.candidate || f.run >= 0) continue;
+  // The rest in the latest run whose own tree has a cause of that name.
+  std::vector<Causes> by_run(run_trees.size());
+  for (size_t r = 0; r < run_trees.size(); ++r)
+    if (run_trees[r]) by_run[r] = rank_causes(*run_trees[r], o);
+  for (Factor *c : own)
     for (size_t r = run_trees.size(); r-- > 0;) {
-      auto it = by_run[r].find(f.name);
-      if (it == by_run[r].end()) continue;
-      f.run = int(r);
-      f.run_instances = it->second->instances;  // into run_trees[r]
-      f.run_value = it->second->share;
+      auto it = std::find_if(by_run[r].ranked.begin(), by_run[r].ranked.end(),
+                             [&](const Factor &x) { return x.name == c->name; });
+      if (it == by_run[r].ranked.end()) continue;
+      c->run = int(r);
+      c->run_instances = it->instances;  // into run_trees[r]
+      c->run_value = it->share;
       break;
     }
+  std::vector<Factor> mine;  // assessed in one pass per run, then put back
+  for (Factor *c : own) mine.push_back(std::move(*c));
+  for (size_t r = 0; r < columns.size(); ++r) {
+    bootstrap_factors(mine, *columns[r], int(r), o);
+    tail_shares(mine, *columns[r], int(r));
   }
+  for (size_t i = 0; i < own.size(); ++i) *own[i] = std::move(mine[i]);
 }
 
 }  // namespace vprof::analyzer

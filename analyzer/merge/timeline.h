@@ -221,10 +221,9 @@ struct Dequeue {
   Enqueue enq;
 };
 
-// An involuntary off-CPU stretch [out, in) of one thread (PREEMPTED records).
 // A stretch of a thread's time in which its code did not run: the kernel
 // preempted it (trace_format.h's PREEMPTED), or the recorder paused it to
-// make its file or switch its ring (RECORDER).
+// make its file or switch its ring (RECORDER): [out, in).
 struct Preemption {
   int64_t out, in;
   bool recorder = false;

@@ -223,75 +223,20 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
   // before the final ranking demotes the fragile ones.
   std::vector<const VarNode *> run_trees;
   for (const auto &r : a->runs) run_trees.push_back(&r->tree);
-  // Causes (causes.h): shares whatever --contribution says (they partition
-  // the tree's shares). Assessed only when some Held part exists: without
-  // one every cause is a terminal part's factor again, and the table leaves
-  // them out. Their columns ride the factors' bootstrap pass and tail pass
-  // (a pass of their own cost 25% of an analysis on the 16x benchmark).
-  a->causes = rank_causes(a->tree, opt.factors);
-  const bool causes = a->causes.held;
-  if (causes) place_causes_in_runs(a->causes, run_trees, fo);
-  // A cause with no Held part and a factor's very share is that factor's
-  // quantity (a call site not broken down, a body): it takes the factor's
-  // interval, tails and "if fixed" instead of columns of its own.
-  std::vector<std::pair<Factor *, std::string>> twins;
-  for (Factor &c : a->causes.ranked) {
-    if (!causes || !c.candidate || !c.held_up.empty()) continue;
-    for (const Factor &f : a->factors)
-      if (f.candidate && !f.covariance && f.name == c.name && std::abs(f.share - c.share) < 1e-12) {
-        twins.emplace_back(&c, f.name);
-        c.candidate = false;  // not assessed on its own
-        c.run = -1;           // nor its tails
-        break;
-      }
-  }
-  const bool ride = causes && !fo.paper;  // the paper's terms are another pass's
-  // f on the factors with the causes appended (moved, then moved back).
-  auto with_causes = [&](bool join, auto &&f) {
-    const size_t nf = a->factors.size();
-    if (join)
-      a->factors.insert(a->factors.end(), std::make_move_iterator(a->causes.ranked.begin()),
-                        std::make_move_iterator(a->causes.ranked.end()));
-    f(a->factors);
-    if (join) {
-      std::move(a->factors.begin() + ptrdiff_t(nf), a->factors.end(), a->causes.ranked.begin());
-      a->factors.resize(nf);
-    }
-  };
-  auto assess = [&](bool join) {
+  auto assess = [&] {
     place_in_runs(a->factors, run_trees, opt.factors.paper);
-    with_causes(join, [&](std::vector<Factor> &fs) {
-      for (size_t r = 0; r < a->runs.size(); ++r) bootstrap_factors(fs, a->runs[r]->columns, int(r), fo);
-    });
+    for (size_t r = 0; r < a->runs.size(); ++r)
+      bootstrap_factors(a->factors, a->runs[r]->columns, int(r), fo);
   };
-  assess(ride);
-  if (widen_candidates(a->factors, opt.factors)) assess(false);
+  assess();
+  if (widen_candidates(a->factors, opt.factors)) assess();
   rerank_fragile(a->factors, opt.factors);
-  if (causes && !ride) {
-    FactorOptions co = fo;
-    co.paper = false;
-    for (size_t r = 0; r < a->runs.size(); ++r) bootstrap_factors(a->causes.ranked, a->runs[r]->columns, int(r), co);
-  }
-  with_causes(causes, [&](std::vector<Factor> &fs) {
-    for (size_t r = 0; r < a->runs.size(); ++r) tail_shares(fs, a->runs[r]->columns, int(r));
-  });
-  for (auto &[c, name] : twins)
-    for (const Factor &f : a->factors)
-      if (f.name == name) {
-        // The factor's assessment (interval, tails, if fixed, run), the
-        // cause's own identity and parts.
-        Factor cause = std::move(*c);
-        *c = f;
-        c->rank = cause.rank;
-        c->score = cause.score;
-        c->share = cause.share;
-        c->own_share = cause.own_share;
-        c->held_up = std::move(cause.held_up);
-        c->instances = std::move(cause.instances);
-        c->nested_with.clear();
-        c->candidate = true;
-        break;
-      }
+  for (size_t r = 0; r < a->runs.size(); ++r)
+    tail_shares(a->factors, a->runs[r]->columns, int(r));
+  std::vector<const Columns *> run_columns;
+  for (const auto &r : a->runs) run_columns.push_back(&r->columns);
+  a->causes = rank_causes(a->tree, opt.factors);
+  assess_causes(a->causes, a->factors, run_trees, run_columns, fo);
   a->types = split_by_type(base.paths, base.columns, base.labels);
   std::vector<TypeRun> type_runs;
   for (const auto &r : a->runs) type_runs.push_back({&r->paths, &r->columns, &r->labels, &r->names});

@@ -146,6 +146,25 @@ std::string clients_text(const Fairness &f) {
   return o;
 }
 
+// A factor's (or cause's) ci95 beside `value`, what it is ranked by. One
+// measured in a later run has its interval there, around its value there:
+// scaled to the merged value beside it (the same relative width), so the
+// column never excludes the value it stands by. "*": not significant.
+std::string ci_text(const Factor &f, double value) {
+  if (!f.ci95) return "-";
+  double scale = 1.0;
+  if (f.run > 0 && f.run_value && *f.run_value != 0 && value / *f.run_value > 0) scale = value / *f.run_value;
+  return fmt::format("[{:.3f}, {:.3f}]{}", scale * f.ci95->first, scale * f.ci95->second, f.significant ? "" : "*");
+}
+
+// What fixing it would buy (tail.h), a line, or "" when not computed.
+std::string if_fixed_line(const Factor &f) {
+  if (!f.fixed_var_change || !f.fixed_p99_change) return "";
+  return fmt::format("        if fixed (its time at its mean, the rest as measured): Var {}, p99 {}\n",
+                     percent_change(*f.fixed_var_change, f.fixed_var_ci95),
+                     percent_change(*f.fixed_p99_change, f.fixed_p99_ci95));
+}
+
 // The causes (causes.h), when some wait's blocked time is tiled by where its
 // holder was (else they are the factors' leaves again): each place's share
 // with its own part and the waits it held up.
@@ -157,12 +176,8 @@ std::string causes_text(const Analysis &a) {
   for (const Factor &f : a.causes.ranked) {
     if (f.rank <= 0) continue;
     ++shown;
-    double scale = 1.0;  // a later run's interval, scaled to the merged share (as the factors')
-    if (f.run > 0 && f.run_value && *f.run_value != 0 && f.share / *f.run_value > 0) scale = f.share / *f.run_value;
-    std::string ci = f.ci95 ? fmt::format("[{:.3f}, {:.3f}]{}", scale * f.ci95->first, scale * f.ci95->second,
-                                          f.significant ? "" : "*")
-                            : "-";
-    o += fmt::format("  {:>4}  {:<36} {} {:<17} {} {}\n", f.rank, one_line(f.name, 36), pct(f.share), ci,
+    o += fmt::format("  {:>4}  {:<36} {} {:<17} {} {}\n", f.rank, one_line(f.name, 36), pct(f.share),
+                     ci_text(f, f.share),
                      pct(f.own_share), pct(f.share - f.own_share));
     // The waits it held up that carry 0.5% of Var or more, up to 3, a line
     // each; the rest summed.
@@ -180,10 +195,7 @@ std::string causes_text(const Analysis &a) {
     }
     if (more && std::fabs(rest) >= 0.005)
       o += fmt::format("        held up {} in {} more wait{}\n", pct(rest), more, more == 1 ? "" : "s");
-    if (f.fixed_var_change && f.fixed_p99_change)
-      o += fmt::format("        if fixed (its time at its mean, the rest as measured): Var {}, p99 {}\n",
-                       percent_change(*f.fixed_var_change, f.fixed_var_ci95),
-                       percent_change(*f.fixed_p99_change, f.fixed_p99_ci95));
+    o += if_fixed_line(f);
   }
   if (!shown) o += "  (none reaches the threshold)\n";
   o += fmt::format("  (held up = the waits' blocked time while its holder was at this place, in other threads'\n"
@@ -240,15 +252,6 @@ class TerminalReporter : public Reporter {
     for (const auto &f : a.factors) {
       if (f.rank == 0) continue;
       ++shown;
-      // A factor measured in a later run has its interval there, around its
-      // value there: scaled to the merged share beside it (the same relative
-      // width), so the column never excludes the share it stands by.
-      double scale = 1.0;
-      if (f.run > 0 && f.run_value && *f.run_value != 0 && ranked_value(f, a.paper) / *f.run_value > 0)
-        scale = ranked_value(f, a.paper) / *f.run_value;
-      std::string ci = f.ci95 ? fmt::format("[{:.3f}, {:.3f}]{}", scale * f.ci95->first, scale * f.ci95->second,
-                                            f.significant ? "" : "*")
-                              : "-";
       std::string name = one_line(f.name, 36);
       std::string tail = f.tail99 ? pct(*f.tail99) : std::string("-");
       std::string top = f.top_share ? pct(*f.top_share) : std::string("-");
@@ -259,7 +262,8 @@ class TerminalReporter : public Reporter {
                                           100.0 * *f.run_value)
                             : std::string();
       o += fmt::format("  {:>4}  {:<36} {} {:<17} {:>7} {:>7} {:>6} {:>7.3f}{}\n", f.rank, name,
-                       pct(ranked_value(f, a.paper)), ci, tail, top, f.height, f.score,
+                       pct(ranked_value(f, a.paper)), ci_text(f, ranked_value(f, a.paper)), tail, top, f.height,
+                       f.score,
                        f.fragile ? "  fragile" : "");
       // The other call sites that carry a tenth of the factor (and 1% of
       // Var), up to 3; where two are at one place (a wait inside a wrapper
@@ -291,10 +295,7 @@ class TerminalReporter : public Reporter {
                                               : "via " + via(*listed[0]),
                          run);
       for (size_t i = 1; i < listed.size(); ++i) o += "        and " + via(*listed[i]) + "\n";
-      if (f.fixed_var_change && f.fixed_p99_change)
-        o += fmt::format("        if fixed (its time at its mean, the rest as measured): Var {}, p99 {}\n",
-                         percent_change(*f.fixed_var_change, f.fixed_var_ci95),
-                         percent_change(*f.fixed_p99_change, f.fixed_p99_ci95));
+      o += if_fixed_line(f);
     }
     if (!shown) o += "  (none reaches the threshold)\n";
     // Not ranked (no function's doing), but where a reader of the table sees
