@@ -104,9 +104,12 @@ decide() {
     if [ "$rc" -eq 1 ]; then
       fails=$((fails + 1))
       # First named: FUNC itself, or the planted delay's call site in FUNC
-      # (minidb::inject_delay, when FUNC is broken down).
+      # (minidb::inject_delay, when FUNC is broken down). A cause ends with
+      # its parts, "(4 own, 77 holding up waits in ...)", and then "; ".
       local first=${msg#*increase from }
+      first=${first%%; *}
       first=${first%%, *}
+      first=${first%% ([-0-9]*}
       case "$first" in "minidb::$func "*|"minidb::inject_delay "*" in minidb::$func") named=$((named + 1)) ;; esac
     fi
     # The runs it says would decide: that many a side, then decide again.

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/factors/causes.h"
 #include "analyzer/factors/factors.h"
 #include "analyzer/factors/heights.h"
 #include "analyzer/factors/resample.h"
@@ -344,6 +345,7 @@ Expected<Diff> diff_profiles(const std::vector<const Profile *> &base,
   // names the holder's code (its Held parts), not the wait.
   fo.held_parts = true;
   std::vector<Factor> factors = rank_factors(tree, h, fo);
+  Causes causes = rank_causes(tree, fo);
 
   // Intervals: for the largest changes and the factors that could be named.
   std::sort(d.nodes.begin(), d.nodes.end(), [](const NodeDiff &a, const NodeDiff &b) {
@@ -358,6 +360,9 @@ Expected<Diff> diff_profiles(const std::vector<const Profile *> &base,
   const size_t factor_limit = size_t(3 * std::max(1, o.k));
   for (size_t i = 0; i < factors.size() && i < factor_limit; ++i)
     for (const VarNode *v : factors[i].instances) want(v->key);
+  if (causes.held)
+    for (size_t i = 0; i < causes.ranked.size() && i < factor_limit; ++i)
+      for (const VarNode *v : causes.ranked[i].instances) want(v->key);
   std::vector<Sample> sb, sh;
   if (o.bootstrap > 0) {
     sb = resample(bs, ci_keys, o.bootstrap, o.seed);
@@ -406,17 +411,19 @@ Expected<Diff> diff_profiles(const std::vector<const Profile *> &base,
   };
   for (NodeDiff &n : d.nodes)
     if (col.count(n.key)) n.ci = change_ci({n.key});
-  for (size_t i = 0; i < factors.size(); ++i) {
-    const Factor &f = factors[i];
+  auto describe = [&](const Factor &f, bool with_ci) {
     FactorDiff fd;
     fd.rank = f.rank;
     fd.name = f.name;
     fd.functions = f.functions;
     fd.of_base = f.share;
-    fd.part = d.delta_var != 0 && var_b > 0 ? f.share * var_b / d.delta_var : 0.0;
+    const double to_part = d.delta_var != 0 && var_b > 0 ? var_b / d.delta_var : 0.0;
+    fd.part = f.share * to_part;
+    fd.own_part = f.own_share * to_part;
+    for (const Factor::HeldUp &u : f.held_up) fd.held_up.push_back({u.wait, u.share * to_part});
     fd.height = f.height;
     fd.score = f.score;
-    if (i < factor_limit) {
+    if (with_ci) {
       std::vector<std::string> ks;
       for (const VarNode *v : f.instances) ks.push_back(v->key);
       fd.ci = change_ci(ks);
@@ -425,38 +432,42 @@ Expected<Diff> diff_profiles(const std::vector<const Profile *> &base,
     const VarNode *top = nullptr;
     for (const VarNode *v : f.instances)
       if (!top || std::abs(v->value_ns2) > std::abs(top->value_ns2)) top = v;
-    if (top) {
-      fd.site_label = top->label;
-      fd.site = top->call_site;
-      const NodeDiff &n = *std::find_if(d.nodes.begin(), d.nodes.end(),
-                                        [&](const NodeDiff &x) { return x.key == top->key; });
-      std::string pk = n.parent_key;
-      if (is_held_part(*top)) {
-        // Held: the holder's place is its own ("held by CALLER at F (..)",
-        // variance_tree.cc); the wait it held is the parent.
-        const std::string &l = top->label;
-        size_t at = fd.functions.empty() ? std::string::npos : l.rfind(" at " + fd.functions[0] + " (");
-        if (l.rfind("held by ", 0) == 0 && at != std::string::npos && at > 8) fd.caller = l.substr(8, at - 8);
-        auto w = std::find_if(d.nodes.begin(), d.nodes.end(), [&](const NodeDiff &x) { return x.key == pk; });
-        if (w != d.nodes.end() && !w->functions.empty()) fd.held_wait = w->functions.front();
-        pk.clear();
-      }
-      for (; !pk.empty();) {
-        auto it = std::find_if(d.nodes.begin(), d.nodes.end(), [&](const NodeDiff &x) { return x.key == pk; });
-        if (it == d.nodes.end()) break;
-        if (!it->functions.empty() && it->key != "root") {
-          fd.caller = it->functions.front();
-          break;
-        }
-        if (it->key == "root") {
-          if (d.root != "latency") fd.caller = d.root;
-          break;
-        }
-        pk = it->parent_key;
-      }
+    if (!top) return fd;
+    fd.site_label = top->label;
+    fd.site = top->call_site;
+    const NodeDiff &n = *std::find_if(d.nodes.begin(), d.nodes.end(),
+                                      [&](const NodeDiff &x) { return x.key == top->key; });
+    std::string pk = n.parent_key;
+    if (is_held_part(*top)) {
+      // Held: the holder's place is its own ("held by CALLER at F (..)",
+      // variance_tree.cc); the wait it held is the parent.
+      const std::string &l = top->label;
+      size_t at = fd.functions.empty() ? std::string::npos : l.rfind(" at " + fd.functions[0] + " (");
+      if (l.rfind("held by ", 0) == 0 && at != std::string::npos && at > 8) fd.caller = l.substr(8, at - 8);
+      auto w = std::find_if(d.nodes.begin(), d.nodes.end(), [&](const NodeDiff &x) { return x.key == pk; });
+      if (w != d.nodes.end() && !w->functions.empty()) fd.held_wait = w->functions.front();
+      pk.clear();
     }
-    d.factors.push_back(std::move(fd));
-  }
+    for (; !pk.empty();) {
+      auto it = std::find_if(d.nodes.begin(), d.nodes.end(), [&](const NodeDiff &x) { return x.key == pk; });
+      if (it == d.nodes.end()) break;
+      if (!it->functions.empty() && it->key != "root") {
+        fd.caller = it->functions.front();
+        break;
+      }
+      if (it->key == "root") {
+        if (d.root != "latency") fd.caller = d.root;
+        break;
+      }
+      pk = it->parent_key;
+    }
+    return fd;
+  };
+  for (size_t i = 0; i < factors.size(); ++i) d.factors.push_back(describe(factors[i], i < factor_limit));
+  d.causes_held = causes.held;
+  if (causes.held)
+    for (size_t i = 0; i < causes.ranked.size(); ++i)
+      d.causes.push_back(describe(causes.ranked[i], i < factor_limit));
   return d;
 }
 

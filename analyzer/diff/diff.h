@@ -89,6 +89,14 @@ struct FactorDiff {
   std::optional<CallSiteInfo> site;
   std::string caller;       // the function the largest instance is called from ("" at the root)
   std::string held_wait;    // a Held part: the wait it held (its function), else ""
+  // A cause of the change (Diff::causes): the part of ΔVar in its own time,
+  // and in the waits it held up, by the wait's function, largest first.
+  struct HeldUp {
+    std::string wait;
+    double part = 0;
+  };
+  double own_part = 0;
+  std::vector<HeldUp> held_up;
 };
 
 struct Diff {
@@ -99,6 +107,12 @@ struct Diff {
   double delta_var = 0;                 // ns²
   std::vector<NodeDiff> nodes;          // every node, by |delta| (largest first)
   std::vector<FactorDiff> factors;      // selected (rank > 0) first, by |score|
+  // The change's causes (factors/causes.h over the tree of changes): each
+  // name's own change plus the change of every Held part naming it as the
+  // holder; ranked ones first, by change. Only when the change has a Held
+  // part (causes_held); otherwise each cause is a terminal node's factor.
+  std::vector<FactorDiff> causes;
+  bool causes_held = false;
   size_t moved = 0, appeared = 0, disappeared = 0;
   double confidence = 0.95;
 };

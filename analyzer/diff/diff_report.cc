@@ -57,6 +57,14 @@ std::string build_line(const BuildInfo &b) {
   return s;
 }
 
+json cause_json(const FactorDiff &c) {
+  json held = json::array();
+  for (const FactorDiff::HeldUp &u : c.held_up) held.push_back({{"wait", u.wait}, {"part", u.part}});
+  return {{"rank", c.rank},         {"name", c.name},         {"change", c.of_base},
+          {"ci", ci_json(c.ci)},    {"part", c.part},         {"own_part", c.own_part},
+          {"held_up", held},        {"call_site", site_json(c.site)}, {"caller", c.caller}};
+}
+
 }  // namespace
 
 void write_diff_text(const Diff &d, std::ostream &out, const GateResult *gate, size_t max_nodes) {
@@ -87,6 +95,16 @@ void write_diff_text(const Diff &d, std::ostream &out, const GateResult *gate, s
                        f.rank ? std::to_string(f.rank) : "-", f.name, pct(f.of_base), pct_ci(f.ci),
                        pct(f.part), f.height, f.score, place(f.site),
                        f.caller.empty() ? "" : " in " + f.caller);
+  }
+  if (d.causes_held) {
+    out << "\ncauses of the change (own change plus the waits each held up; part = of ΔVar):\n";
+    out << fmt::format("  {:>4}  {:<40} {:>9} {:<20} {:>7}  parts (points of ΔVar)\n", "rank", "cause", "change",
+                       "ci" + std::to_string(level), "part");
+    for (const FactorDiff &c : d.causes) {
+      if (c.rank == 0) break;
+      out << fmt::format("  {:>4}  {:<40} {:>9} {:<20} {:>7}  {}\n", c.rank, c.name, pct(c.of_base), pct_ci(c.ci),
+                         pct(c.part), cause_parts(c, 1));
+    }
   }
   out << fmt::format("\nnodes by |ΔCov(X, L)| (first {}):\n", max_nodes);
   out << fmt::format("  {:>9} {:<20} {:>7}  {:<11} node\n", "change", "ci" + std::to_string(level), "part", "status");
@@ -143,6 +161,8 @@ json diff_json(const Diff &d, const GateResult *gate) {
                             {"height", f.height}, {"score", f.score}, {"label", f.site_label},
                             {"call_site", site_json(f.site)}, {"caller", f.caller},
                             {"held_wait", f.held_wait.empty() ? json() : json(f.held_wait)}});
+  j["causes"] = json::array();
+  for (const FactorDiff &c : d.causes) j["causes"].push_back(cause_json(c));
   j["nodes"] = json::array();
   for (const NodeDiff &n : d.nodes)
     j["nodes"].push_back({{"key", n.key}, {"label", n.label}, {"parent", n.parent_key},
@@ -168,6 +188,9 @@ json diff_json(const Diff &d, const GateResult *gate) {
     g["factors"] = json::array();
     for (const FactorDiff *f : gate->grew)
       g["factors"].push_back({{"name", f->name}, {"part", f->part}, {"where", factor_place(*f)}});
+    g["causes"] = json::array();
+    for (const FactorDiff *c : gate->causes)
+      g["causes"].push_back({{"name", c->name}, {"part", c->part}, {"where", cause_place(*c)}});
     j["gate"] = g;
   }
   return j;
@@ -201,6 +224,16 @@ void write_diff_markdown(const Diff &d, std::ostream &out, const GateResult *gat
     out << fmt::format("| {} | `{}` | {} | {} | {} | {}{} |\n", f.rank ? std::to_string(f.rank) : "-", f.name,
                        pct(f.of_base), pct_ci(f.ci), pct(f.part), place(f.site),
                        f.caller.empty() ? "" : " in `" + f.caller + "`");
+  }
+  if (d.causes_held) {
+    out << fmt::format("\nBy cause (own change plus the waits each held up):\n\n| rank | cause | change | ci{} | part | "
+                       "parts (points of ΔVar) |\n|---:|---|---:|---|---:|---|\n",
+                       level);
+    for (const FactorDiff &c : d.causes) {
+      if (c.rank == 0) break;
+      out << fmt::format("| {} | `{}` | {} | {} | {} | {} |\n", c.rank, c.name, pct(c.of_base), pct_ci(c.ci),
+                         pct(c.part), cause_parts(c, 1));
+    }
   }
   out << fmt::format("\n<details><summary>nodes by change (first {}); {} moved, {} appeared, {} disappeared</summary>\n\n",
                      max_nodes, d.moved, d.appeared, d.disappeared);

@@ -9,7 +9,9 @@
 
 namespace vprof::analyzer {
 
-std::string factor_place(const FactorDiff &f) {
+namespace {
+
+std::string site_and_caller(const FactorDiff &f) {
   std::string s = f.name;
   if (f.site) {
     std::string file = f.site->file;
@@ -17,8 +19,38 @@ std::string factor_place(const FactorDiff &f) {
     s += fmt::format(" ({}:{})", file, f.site->line);
   }
   if (!f.caller.empty()) s += " in " + f.caller;
+  return s;
+}
+
+}  // namespace
+
+std::string factor_place(const FactorDiff &f) {
+  std::string s = site_and_caller(f);
   if (!f.held_wait.empty()) s += ", held while others waited in " + f.held_wait;
   return s;
+}
+
+std::string cause_parts(const FactorDiff &c, int decimals) {
+  const double unit = std::pow(10.0, decimals);
+  std::string parts;
+  size_t said = 0, left = 0;
+  auto add = [&](double part, const std::string &what) {
+    if (std::lround(100 * part * unit) == 0) return;  // "0 holding up ...": said by nothing
+    if (said++ >= 4) {
+      ++left;
+      return;
+    }
+    parts += fmt::format("{}{:.{}f} {}", parts.empty() ? "" : ", ", 100 * part, decimals, what);
+  };
+  add(c.own_part, "own");
+  for (const FactorDiff::HeldUp &u : c.held_up) add(u.part, "holding up waits in " + u.wait);
+  if (left) parts += fmt::format(" (+{} more)", left);
+  return parts;
+}
+
+std::string cause_place(const FactorDiff &c) {
+  std::string parts = cause_parts(c, 0);
+  return site_and_caller(c) + (parts.empty() ? "" : " (" + parts + ")");
 }
 
 const char *verdict_name(Verdict v) {
@@ -101,12 +133,21 @@ GateResult decide(const Diff &d, const GateOptions &o) {
         g.grew.push_back(&f);
         break;
       }
+  // With Held parts in the change, its causes likewise: a wait that grew
+  // because its holder got slower is the holder's own change and the waits'.
+  if (d.causes_held)
+    for (const FactorDiff &c : d.causes)
+      if (c.rank > 0 && c.of_base > 0) g.causes.push_back(&c);
   // Surest first: by the lower end of each one's interval, where all have
   // one. A factor that grew in one run alone (a stall) can outscore the one
   // that grew in every run; resampling the runs puts its lower end near 0.
-  if (std::all_of(g.grew.begin(), g.grew.end(), [](const FactorDiff *f) { return f->ci.has_value(); }))
-    std::stable_sort(g.grew.begin(), g.grew.end(),
-                     [](const FactorDiff *a, const FactorDiff *b) { return a->ci->first > b->ci->first; });
+  auto surest_first = [](std::vector<const FactorDiff *> &v) {
+    if (std::all_of(v.begin(), v.end(), [](const FactorDiff *f) { return f->ci.has_value(); }))
+      std::stable_sort(v.begin(), v.end(),
+                       [](const FactorDiff *a, const FactorDiff *b) { return a->ci->first > b->ci->first; });
+  };
+  surest_first(g.grew);
+  surest_first(g.causes);
   // The checks that made the verdict the intervals gave: the failed ones of
   // a regression, the unsure ones of an inconclusive verdict, all of a pass.
   std::string reasons;
@@ -126,7 +167,11 @@ GateResult decide(const Diff &d, const GateOptions &o) {
                                  g.runs_needed, g.runs)
                    : std::string("; more than 1000 runs a side would be needed to decide");
   std::string from;
-  if (d.delta_var > 0)
+  if (d.delta_var > 0 && !g.causes.empty())
+    for (size_t i = 0; i < g.causes.size(); ++i)
+      from += fmt::format("{}{:.0f}% of the increase from {}", i ? "; " : "", 100 * g.causes[i]->part,
+                          cause_place(*g.causes[i]));
+  else if (d.delta_var > 0)
     for (size_t i = 0; i < g.grew.size(); ++i)
       from += fmt::format("{}{:.0f}% of the increase from {}", i ? ", " : "", 100 * g.grew[i]->part,
                           factor_place(*g.grew[i]));

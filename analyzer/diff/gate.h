@@ -11,6 +11,9 @@
 // call sites:
 //   variance +38% [+21%, +57%] > +10%: 81% of the increase from
 //   LockManager::wait_for_grant (lock_manager.cc:84) in LockManager::acquire
+// or, when the change holds Held parts, its causes with their parts:
+//   ...: 95% of the increase from minidb::inject_delay (database.cc:65) in
+//   minidb::Database::commit (8 own, 87 holding up waits in LockManager::acquire)
 #ifndef VPROF_ANALYZER_DIFF_GATE_H
 #define VPROF_ANALYZER_DIFF_GATE_H
 
@@ -51,7 +54,11 @@ struct GateResult {
   // inconclusive, since those intervals miss how runs differ; runs_needed 2.
   bool one_run = false;
   std::vector<GateCheck> checks;
-  std::vector<const FactorDiff *> grew;  // factors of the increase, largest score first
+  std::vector<const FactorDiff *> grew;  // factors of the increase, surest first
+  // When the change has Held parts (Diff::causes_held): the causes that grew,
+  // surest first; the message names them instead of the factors, each with
+  // its own part and the waits it held up.
+  std::vector<const FactorDiff *> causes;
   std::string summary;                   // one line: the verdict and its reasons
 };
 
@@ -60,6 +67,16 @@ GateResult decide(const Diff &d, const GateOptions &o);
 
 // "LockManager::wait_for_grant (lock_manager.cc:84) in LockManager::acquire"
 std::string factor_place(const FactorDiff &f);
+
+// A cause's place and parts, in points of the increase:
+// "minidb::inject_delay (database.cc:65) in minidb::Database::commit
+//  (8 own, 87 holding up waits in minidb::LockManager::acquire)"
+std::string cause_place(const FactorDiff &c);
+
+// Its parts alone, in points of the increase with `decimals` decimals; a part
+// that rounds to zero is left out, and past four the rest are counted:
+// "3.3 own, 77.9 holding up waits in minidb::LockManager::acquire"
+std::string cause_parts(const FactorDiff &c, int decimals);
 
 }  // namespace vprof::analyzer
 

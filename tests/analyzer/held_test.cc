@@ -155,6 +155,27 @@ TEST(Held, TheGateNamesTheHoldersCodeNotTheWaitItLengthened) {
   // Both halves, the holder's own d and the waits it held, are d's: the
   // factor carries (nearly) all of the increase.
   EXPECT_GT(g.grew.front()->part, 0.95) << g.summary;
+  // Issue 31: the message names d as a cause, its own change and the waits
+  // it held up apart; the cause is exactly the sum of its two nodes' changes
+  // (the holder's own d and the waiter's "held by H at d").
+  ASSERT_TRUE(d->causes_held);
+  ASSERT_FALSE(g.causes.empty()) << g.summary;
+  const FactorDiff &c = *g.causes.front();
+  EXPECT_EQ(c.name, "d");
+  double own = 0, held = 0;
+  for (const NodeDiff &n : d->nodes) {
+    if (n.label == "d (t.cc:20)") own += n.of_base;
+    if (n.label == "held by H at d (t.cc:20)") held += n.of_base;
+  }
+  EXPECT_GT(own, 0);
+  EXPECT_GT(held, 0);
+  EXPECT_NEAR(c.of_base, own + held, 1e-9);
+  ASSERT_EQ(c.held_up.size(), 1u);
+  EXPECT_EQ(c.held_up[0].wait, "lock");
+  EXPECT_NEAR(c.own_part + c.held_up[0].part, c.part, 1e-9);
+  EXPECT_NEAR(c.held_up[0].part / c.part, held / (own + held), 1e-9);
+  EXPECT_NE(g.summary.find(" of the increase from d (t.cc:20) in H ("), std::string::npos) << g.summary;
+  EXPECT_NE(g.summary.find(" holding up waits in lock)"), std::string::npos) << g.summary;
 }
 
 // Found on minidb's planted-delay session: run 0 times execute_step as a call
