@@ -38,10 +38,11 @@ Causes rank_causes(const VarNode &tree, const FactorOptions &o);
 // Fills the ranked causes' ci95, tails and "if fixed" as bootstrap_factors and
 // tail_shares do a factor's, once the factors are assessed; only when some
 // Held part exists (without one every cause is a terminal part's factor
-// again, and the table leaves them out). Each is measured in the latest run
-// whose own tree (run_trees[r], with its columns[r]) has a cause of that
-// name: a merged tree's cause gathers parts that several runs broke down,
-// each run measured the whole latency, the latest one the finest. A cause
+// again, and the table leaves them out). Each is measured in the run its
+// largest part came from (VarNode::run), else the latest run whose own tree
+// (run_trees[r], with its columns[r]) has a cause of that name: a merged
+// tree's cause gathers parts that several runs broke down, and each run
+// measured the whole latency. A cause
 // with no Held part whose share is an assessed factor's is that factor's
 // quantity (a call site not broken down, a body): it takes the factor's
 // assessment instead of columns of its own (three causes' columns cost 25% of
