@@ -2,6 +2,7 @@
 // probes (probes.h).
 #include "recorder.h"
 #include "switches.h"
+#include "window.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -55,6 +56,10 @@ bool emit_slots(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now,
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     s->w0 = ((now - t->hot.tsc_base) << VPROF_TS_SHIFT) | kind;
     t->hot.pos = s + 1 + n_ext;
+    if (n_ext) {
+      t->multi_end = t->hot.pos;
+      t->multi_tick = now;
+    }
     // A ring switch paid for by this record: the pause follows it, from its
     // time (the switch began right after `now`), so the thread's records stay
     // in time order. Not while draining switches: the record that switched
@@ -109,6 +114,14 @@ static uint64_t sync_arg(const void *obj, uint32_t role) {
 
 static inline bool on() { return g.active.load(std::memory_order_relaxed); }
 
+// Whether the thread records now (window.h): one compare unless the window
+// changed since it last looked.
+static inline bool recording(ThreadState *t) {
+  const uint64_t w = *t->hot.window;
+  if (w == t->hot.seen) return true;
+  return w == t->observed ? false : window_observe(t);
+}
+
 // --- start-up and shutdown --------------------------------------------------
 
 static void measure_floor() {
@@ -120,6 +133,8 @@ static void measure_floor() {
   // A whole ThreadState (no switch ring): vprof_interval_end reads past `hot`.
   static ThreadState tmp_state;
   vprof_thread &tmp = tmp_state.hot;
+  tmp.window = window_word();  // the fast path's check, as a recording thread has it
+  tmp.seen = *tmp.window;
   vprof_tls = &tmp;
   double probe[kBatches], interval[kBatches];
   for (unsigned b = 0; b < kBatches; ++b) {
@@ -238,6 +253,7 @@ static void vprof_runtime_init() {
   g.anchor0 = take_anchor();
   g.ticks_per_ns = calibrate(g.opt.calibrate_us);
   g.min_wait_ticks = (uint64_t)((double)g.opt.min_wait_ns * g.ticks_per_ns);
+  window_init();  // before any fork: forked children share its page
   if (pthread_key_create(&g.exit_key, on_thread_exit) != 0) {
     fprintf(stderr, "vprof: pthread_key_create failed; recording is off\n");
     return;
@@ -264,56 +280,86 @@ extern "C" {
 void vprof_rt_emit_slow(uint32_t kind, uint64_t arg) {
   if (!on()) return;
   ThreadState *t = current_thread();
-  if (t) emit_slots(t, kind, arg, vprof_now(), nullptr, 0);
+  if (!t) return;
+  // Between recording windows: the frame goes to the shadow, no clock read.
+  if (!recording(t)) {
+    window_shadow(t, kind, arg);
+    return;
+  }
+  emit_slots(t, kind, arg, vprof_now(), nullptr, 0);
 }
 
+// An interval begun between recording windows: counted in the thread's
+// header, so that the analysis can say how many it left out.
+static void count_off_interval(ThreadState *t) {
+  if (t->header) __atomic_fetch_add(&t->header->off_intervals, 1u, __ATOMIC_RELAXED);
+}
+
+// The annotation API reads the clock anyway: it is where the recording
+// window moves on (window.h). What it records, it records only inside one.
 void vprof_interval_begin(uint64_t id) {
-  if (on()) vprof_emit(VPROF_K_IV_BEGIN, id);
+  if (!on()) return;
+  ThreadState *t = current_thread();
+  if (!t) return;
+  const uint64_t now = vprof_now();
+  window_advance(t, now);
+  if (!recording(t)) return count_off_interval(t);
+  window_interval_begin(t, id, now);
+  emit_at(t, VPROF_K_IV_BEGIN, id, now);
 }
 
 void vprof_interval_begin_labeled(uint64_t id, const char *type, const char *client) {
   if (!on()) return;
   ThreadState *t = current_thread();
   if (!t) return;
+  const uint64_t now = vprof_now();
+  window_advance(t, now);
+  if (!recording(t)) return count_off_interval(t);
   vprof_slot ext{intern(t, type), intern(t, client)};
+  window_interval_begin(t, id, now);
+  // Its time after the label strings it may have written (theirs are later than `now`).
   emit_slots(t, VPROF_K_IV_BEGIN_LABELED, id, vprof_now(), &ext, 1);
 }
 
 void vprof_interval_end(uint64_t id) {
   if (!on()) return;
-  // An API call, not a probe: the preemptions inside the interval go into
-  // the trace before its end, so the analysis has them when it walks it.
-  auto *t = reinterpret_cast<ThreadState *>(vprof_tls);
-  if (t && t->perf && !t->hot.busy) {
-    uint64_t now = vprof_now();
+  ThreadState *t = current_thread();
+  if (!t) return;
+  const uint64_t now = vprof_now();
+  window_interval_end(t, id);
+  if (recording(t) && !t->hot.busy) {
+    // An API call, not a probe: the preemptions inside the interval go into
+    // the trace before its end, so the analysis has them when it walks it.
     switches_drain(t, now);
     emit_at(t, VPROF_K_IV_END, id, now);
-    return;
   }
-  vprof_emit(VPROF_K_IV_END, id);
+  window_advance(t, now);  // after its count went down: the window may close
 }
 
-void vprof_interval_join(uint64_t id) {
-  if (on()) vprof_emit(VPROF_K_IV_JOIN, id);
+// One record of the API at the thread's current window (nothing while off).
+static void api_record(uint32_t kind, uint64_t arg) {
+  if (!on()) return;
+  ThreadState *t = current_thread();
+  if (t && recording(t)) emit_at(t, kind, arg, vprof_now());
 }
 
-void vprof_interval_leave(void) {
-  if (on()) vprof_emit(VPROF_K_IV_LEAVE, 0);
-}
+void vprof_interval_join(uint64_t id) { api_record(VPROF_K_IV_JOIN, id); }
 
-void vprof_task_enqueue(const void *task) {
-  if (on()) vprof_emit(VPROF_K_TASK_ENQUEUE, reinterpret_cast<uint64_t>(task));
-}
+void vprof_interval_leave(void) { api_record(VPROF_K_IV_LEAVE, 0); }
 
-void vprof_task_dequeue(const void *task) {
-  if (on()) vprof_emit(VPROF_K_TASK_DEQUEUE, reinterpret_cast<uint64_t>(task));
-}
+void vprof_task_enqueue(const void *task) { api_record(VPROF_K_TASK_ENQUEUE, reinterpret_cast<uint64_t>(task)); }
+
+void vprof_task_dequeue(const void *task) { api_record(VPROF_K_TASK_DEQUEUE, reinterpret_cast<uint64_t>(task)); }
 
 void vprof_sync_wait_begin(const void *obj, uint32_t role) {
   if (!on()) return;
   ThreadState *t = current_thread();
   if (!t) return;
   const uint64_t arg = sync_arg(obj, role);
+  if (!recording(t)) {
+    window_shadow(t, VPROF_K_WAIT_BEGIN, arg);
+    return;
+  }
   emit_at(t, VPROF_K_WAIT_BEGIN, arg, vprof_now());
   vprof_slot *s = t->hot.pos - 1;
   bool ours = t->has_ring() && s >= t->ring() && s->arg == arg &&
@@ -352,6 +398,10 @@ void vprof_sync_wait_end(const void *obj, uint32_t role, int acquired) {
   if (!on()) return;
   ThreadState *t = current_thread();
   if (!t) return;
+  if (!recording(t)) {
+    window_shadow(t, VPROF_K_WAIT_END, 0);
+    return;
+  }
   uint64_t now = vprof_now();
   if (take_back_short_wait(t, now)) return;
   uint64_t arg = VPROF_WAIT_NOT_ACQUIRED;
@@ -359,7 +409,9 @@ void vprof_sync_wait_end(const void *obj, uint32_t role, int acquired) {
     arg = 0;
     uint64_t v = g.owners.get(obj);
     uint32_t waker = (uint32_t)v;
-    if (waker && waker != t->hot.tid)
+    // A release from before this window may not be the last one: releases
+    // go to the map only while recording.
+    if (waker && waker != t->hot.tid && !window_stale_release(t, (uint32_t)(v >> 32), now))
       arg = waker | ((uint64_t)(uint32_t)((uint32_t)now - (uint32_t)(v >> 32)) << 32);
   }
   emit_at(t, VPROF_K_WAIT_END, arg, now);
@@ -368,7 +420,7 @@ void vprof_sync_wait_end(const void *obj, uint32_t role, int acquired) {
 void vprof_sync_release(const void *obj, uint32_t role) {
   if (!on()) return;
   ThreadState *t = current_thread();
-  if (!t) return;
+  if (!t || !recording(t)) return;  // between windows: not even the map
   uint64_t now = vprof_now();
   g.owners.put(obj, t->hot.tid, now);
   if (g.opt.mutex_releases || vprof_release_recorded_by_default(role))

@@ -68,6 +68,28 @@ struct alignas(64) ThreadState {
   // it follows with a RECORDER record (emit_slots); 0: none to write.
   uint64_t pause_ticks = 0;
   uint64_t wait_switches = 0;  // ring_switches when wait_slot was written
+  // Where emit_slots' last record of several slots ended, and its tick: the
+  // slot before hot.pos is then payload, not a record (window.cc).
+  vprof_slot *multi_end = nullptr;
+  uint64_t multi_tick = 0;
+  // Windowed recording (window.h). While off: the frames begun (first
+  // kShadow kept, the count goes on) and the frames of the stack at the stop
+  // that ended.
+  static constexpr uint32_t kShadow = 64;
+  uint32_t shadow_n = 0, shadow_pops = 0;
+  vprof_slot shadow[kShadow] = {};
+  uint64_t window_open = 0;  // the tick the window this thread records in opened
+  // The window word when this thread last looked; hot.seen is it while the
+  // thread records and its complement while not (so that the fast path
+  // fails: probes.h), window.h.
+  uint64_t observed = 0;
+  uint64_t made_word = 0;    // the last word this thread moved the state to
+  bool made_capped = false;  // and whether that was the cap
+  struct Counted {
+    uint64_t id;
+    uint32_t seq;  // its window's number; 0: a free entry
+  };
+  Counted counted[8] = {};  // intervals begun here that count
 };
 static_assert(offsetof(ThreadState, hot) == 0, "vprof_tls is a ThreadState*");
 static_assert(offsetof(ThreadState, header) == 64, "the hot state has its own cache line");

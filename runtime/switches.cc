@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "recorder.h"
+#include "window.h"
 
 #ifndef PERF_RECORD_MISC_SWITCH_OUT_PREEMPT
 #define PERF_RECORD_MISC_SWITCH_OUT_PREEMPT (1 << 14)
@@ -117,7 +118,9 @@ void switches_drain(ThreadState *t, uint64_t now) {
     if (rec.h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
       t->out_ns = (rec.h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? ns : 0;
     } else if (t->out_ns) {
-      if (ns > t->out_ns) {
+      // Outside a recording window (window.h) a stretch is let go: nothing
+      // it could be part of is recorded.
+      if (ns > t->out_ns && window_recording(t->observed)) {
         // Only where the trace ring has room: the rest waits in perf's ring
         // for the next drain (a full trace ring drains after its switch).
         if (t->dropping || t->hot.pos + 2 > t->hot.end) break;

@@ -27,6 +27,7 @@
 
 #include "recorder.h"
 #include "switches.h"
+#include "window.h"
 
 namespace vprof::rt {
 
@@ -213,6 +214,8 @@ ThreadState *thread_create() {
   } else {
     t = new (mem) ThreadState();
     t->hot.tid = (uint32_t)syscall(SYS_gettid);
+    t->hot.window = window_word();
+    window_set_seen(t, *t->hot.window);
     if (!make_file(t, began)) {
       // No file (fd limit, no space, refused): a state without one, so that
       // each record is counted once, in the process file, without retrying.
@@ -237,6 +240,13 @@ ThreadState *thread_create() {
       write_recorder(t, began, vprof_now() - began);
       __atomic_signal_fence(__ATOMIC_SEQ_CST);
       t->hot.busy = 0;
+      // Windowed: the state the thread begins in (a window may be open), as
+      // it is now: making the file took time, the window may have moved on.
+      window_set_seen(t, *t->hot.window);
+      if (window_sampled())
+        emit_slots(t, VPROF_K_WINDOW,
+                   VPROF_WINDOW_ARG(window_state(t->observed), 0, 0, 0, 0, window_seq(t->observed)),
+                   vprof_now(), nullptr, 0);
     }
   }
   t_creating = false;

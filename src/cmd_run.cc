@@ -60,6 +60,7 @@ namespace {
 struct RunOptions {
   std::string trace_dir = "vprof-trace";
   std::string manifest;
+  int sample = 0;  // windowed recording: percent of the time (0: in full)
   std::vector<std::string> command;
 };
 
@@ -309,6 +310,7 @@ int run(const RunOptions &o) {
   SpawnOptions so;
   so.search_path = true;
   so.env = {{"VPROF_TRACE_DIR", dir.string()}};
+  if (o.sample > 0 && o.sample < 100) so.env.emplace_back("VPROF_SAMPLE", std::to_string(o.sample));
   so.mask = &mask;
   so.inherit_fd = lock;  // CMD holds the lock too (the top of this file)
   auto pid = spawn(o.command, so);
@@ -353,6 +355,11 @@ Registrar reg("run", "run a command with the recorder on", [](CLI::App &sub) -> 
                  "directory for the trace (the previous trace in it is replaced once CMD records)");
   sub.add_option("--manifest", o->manifest,
                  "instrumenter manifest to keep with the trace (default: $VPROF_MANIFEST)");
+  sub.add_option("--sample", o->sample,
+                 "windowed recording: record in windows covering about PCT percent of the time, nothing "
+                 "in between (sets VPROF_SAMPLE; 100: in full)")
+      ->check(between(1, 100))
+      ->type_name("PCT");
   sub.add_option("command", o->command, "the command and its arguments, after --")->required();
   std::string env_help = "\nRuntime settings (environment):\n";
 #define VPROF_OPTION_STR(field, env, def, help) env_help += fmt::format("  {:<22} {}\n", env, help);

@@ -134,7 +134,8 @@ int main(int argc, char **argv) {
     for (auto &[sub, run] : runners)
       if (sub->parsed())
         for (const std::string &x : sub->remaining())
-          if (x.size() > 1 && x[0] == '-') return fail(fmt::format("{}: unknown option '{}'", sub->get_name(), x));
+          if (x.size() > 1 && x[0] == '-' && x != "--")  // "--" ends the options: left when a value was refused
+            return fail(fmt::format("{}: unknown option '{}'", sub->get_name(), x));
     return fail(e.what());
   }
   int rc = kExitBadInput;

@@ -157,10 +157,11 @@ void Merger::fold_intervals(std::vector<IntervalInfo> &completed) {
         continue;
       }
       iv.begin_ts = e.ts;
+      iv.counted = e.counted;
       iv.begin_thread = e.thread;
       iv.type_label = e.type_label;
       iv.client_label = e.client_label;
-      if (iv.end_ts < 0) sc.begun.push_back(&iv);
+      if (iv.end_ts < 0 && iv.counted) sc.begun.push_back(&iv);  // only what is walked holds the window
     } else {
       if (iv.end_ts >= 0) {
         ++counters_.duplicate_ends;
@@ -169,7 +170,7 @@ void Merger::fold_intervals(std::vector<IntervalInfo> &completed) {
       iv.end_ts = e.ts;
       iv.end_thread = e.thread;
     }
-    if (iv.begin_ts < 0 || iv.end_ts < 0 || iv.abandoned) continue;
+    if (iv.begin_ts < 0 || iv.end_ts < 0 || iv.abandoned || !iv.counted) continue;
     if (iv.end_ts < iv.begin_ts) ++inverted_;
     else completed.push_back(iv);
   }
@@ -220,7 +221,10 @@ bool Merger::next_epoch(std::vector<IntervalInfo> &completed) {
     }
   });
   for (size_t i = 0; i < n; ++i) sources_[i]->consume(ranges[i].to);
-  for (auto &b : builders_) b->fold_trie(tl_.trie);
+  for (auto &b : builders_) {
+    b->fold_trie(tl_.trie);
+    stats_.sampling.sampled = stats_.sampling.sampled || b->sampled;
+  }
   resolve_dequeues();
   fold_intervals(completed);
   end_ = until;
@@ -240,11 +244,55 @@ bool Merger::next_epoch(std::vector<IntervalInfo> &completed) {
 #undef VPROF_MERGE_COUNTER
     }
     for (size_t i = 0; i < intervals_.size(); ++i) retire(intervals_.value_at(i));
+    sum_windows();
   }
   return true;
 }
 
+// The windows' coverage from the changes the threads made, in time order.
+void Merger::sum_windows() {
+  Sampling &s = stats_.sampling;
+  if (!s.sampled) return;
+  std::vector<ThreadBuilder::WindowChange> all;
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (size_t i = 0; i < builders_.size(); ++i) {
+    all.insert(all.end(), builders_[i]->window_changes.begin(), builders_[i]->window_changes.end());
+    const ThreadTimeline &th = tl_.threads[i];
+    if (th.last_ts > th.first_ts || th.first_ts) {
+      first = std::min(first, th.first_ts);
+      last = std::max(last, th.last_ts);
+    }
+  }
+  std::sort(all.begin(), all.end(), [](const auto &a, const auto &b) { return a.ts < b.ts; });
+  if (last > first) s.span_ns = last - first;
+  uint32_t state = VPROF_WINDOW_OFF;
+  int64_t since = 0;
+  for (const auto &c : all) {
+    const uint32_t next = VPROF_WINDOW_STATE(c.arg);
+    if (state == VPROF_WINDOW_ON) s.on_ns += c.ts - since;
+    if (state != VPROF_WINDOW_OFF) s.recording_ns += c.ts - since;
+    if (next == VPROF_WINDOW_ON && state == VPROF_WINDOW_OFF) ++s.windows;
+    if (next == VPROF_WINDOW_OFF && VPROF_WINDOW_CAPPED(c.arg)) ++s.capped;
+    state = next;
+    since = c.ts;
+  }
+  if (state != VPROF_WINDOW_OFF && last > since) {  // still open when the trace ends
+    if (state == VPROF_WINDOW_ON) s.on_ns += last - since;
+    s.recording_ns += last - since;
+  }
+  counters_.windows_capped = s.capped;
+}
+
 void Merger::retire(const IntervalInfo &iv) {
+  // Windowed: an interval begun outside a window's ON part, or whose begin
+  // came while nothing recorded, is left out, not lost.
+  if (!iv.counted) {
+    ++counters_.intervals_left_out;
+    return;
+  }
+  // An end whose begin came between windows: that begin is counted in the
+  // thread's header (off_intervals), not here again.
+  if (iv.begin_ts < 0 && stats_.sampling.sampled) return;
   if (iv.begin_ts < 0) ++counters_.end_without_begin;
   if (iv.abandoned) ++abandoned_;
   else if (iv.begin_ts < 0 || iv.end_ts < 0) ++incomplete_;

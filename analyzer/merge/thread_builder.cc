@@ -212,6 +212,7 @@ void ThreadBuilder::interval_event(bool begin, const Event &e, uint32_t type_lab
                                          uint32_t client_label) {
   IntervalEvent &v = iv_events.emplace_back();
   v.begin = begin;
+  v.counted = window_state_ == VPROF_WINDOW_ON;
   v.id = e.arg;
   v.ts = e.ts;
   v.thread = index_;
@@ -294,9 +295,35 @@ void ThreadBuilder::on_event(const Event &e) {
     case Kind::Recorder:   // the stretch begins at this record
       add_off_cpu({e.release_ts, static_cast<int64_t>(e.arg), e.kind == Kind::Recorder});
       break;
+    case Kind::Window: on_window(e); break;
     case Kind::Release:
     case Kind::ThreadExit: break;
   }
+}
+
+// A WINDOW record (trace_format.h): back on, the frames of the stack the
+// thread had when it stopped that ended meanwhile end here, innermost first
+// (an open wait is innermost: no probe runs inside one); the frames begun
+// meanwhile follow as ordinary records at this time.
+void ThreadBuilder::on_window(const Event &e) {
+  sampled = true;
+  if (VPROF_WINDOW_MADE(e.arg)) window_changes.push_back({e.ts, e.arg});
+  if (VPROF_WINDOW_LOST(e.arg)) ++counters.window_frames_lost;
+  uint32_t pops = VPROF_WINDOW_POPS(e.arg);
+  if (pops && wait_begin_ >= 0) {
+    Event end{};
+    end.ts = e.ts;
+    end.kind = Kind::WaitEnd;
+    on_event(end);  // no waker: it ended unrecorded
+    --pops;
+  }
+  if (pops) {
+    const size_t n = std::min<size_t>(pops, stack_.size());
+    counters.window_pops_unmatched += pops - n;
+    stack_.resize(stack_.size() - n);
+    set_top(e.ts);
+  }
+  window_state_ = VPROF_WINDOW_STATE(e.arg);
 }
 
 }  // namespace vprof::analyzer

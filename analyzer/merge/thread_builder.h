@@ -18,6 +18,7 @@ namespace vprof::analyzer {
 // shared tables in (time, stream) order at the epoch's end (I5).
 struct IntervalEvent {
   bool begin;
+  bool counted;  // a begin in the ON part of a recording window, or recorded in full
   uint64_t id;
   int64_t ts;
   uint32_t thread;
@@ -49,6 +50,14 @@ class ThreadBuilder {
   std::vector<EnqueueEvent> enqueues;
   std::vector<DequeueRef> dequeues;
   MergeCounters counters;
+  // Windowed recording: the state changes this thread made (one record per
+  // change, trace_format.h), and whether it saw any WINDOW record.
+  struct WindowChange {
+    int64_t ts;
+    uint64_t arg;
+  };
+  std::vector<WindowChange> window_changes;
+  bool sampled = false;
 
   // Consumes [b, e), every record before `until`; `last`: the stream ends there.
   void feed(const trace::Event *b, const trace::Event *e, int64_t until, bool last,
@@ -108,6 +117,7 @@ class ThreadBuilder {
   inline void set_label(uint64_t label, int64_t ts);
   inline void on_event(const trace::Event &e);
   void add_off_cpu(Preemption p);
+  void on_window(const trace::Event &e);
 
   struct CacheEntry {
     uint64_t key = 0;  // key + 1, so that 0 means empty
@@ -128,6 +138,7 @@ class ThreadBuilder {
   uint32_t last_local_ = StackTrie::kRoot;  // innermost local node last pushed to th_.stack
   uint64_t label_ = 0;
   int64_t wait_begin_ = -1;
+  uint32_t window_state_ = VPROF_WINDOW_ON;  // recorded in full: every interval counts
   int64_t seg_begin_ = 0;
   bool started_ = false, finished_ = false, provisional_ = false;
 };

@@ -245,6 +245,7 @@ struct IntervalInfo {
   uint32_t begin_thread = 0, end_thread = 0;
   uint32_t type_label = 0, client_label = 0;
   bool abandoned = false;  // its window outgrew the limit; never walked
+  bool counted = true;     // begun in a recording window's ON part (or recorded in full)
 };
 
 struct MergeCounters {
@@ -270,9 +271,21 @@ struct Timeline {
   int64_t thread_of(uint32_t tid) const;
 };
 
+// Windowed recording (VPROF_SAMPLE; docs/run.md): what the windows covered,
+// from the state changes the threads recorded (each change once).
+struct Sampling {
+  bool sampled = false;     // some thread wrote a WINDOW record
+  uint64_t windows = 0;     // opened (OFF -> ON)
+  uint64_t capped = 0;      // closed at the cap
+  int64_t on_ns = 0;        // time ON: intervals begun in it count
+  int64_t recording_ns = 0; // time ON or DRAIN: everything recorded
+  int64_t span_ns = 0;      // the trace's first record to its last
+};
+
 struct MergeStats {
   uint64_t epochs = 0;
   uint64_t peak_window_entries = 0;  // segments + stack changes + dequeues held at once
+  Sampling sampling;
 };
 
 class ThreadBuilder;
@@ -315,6 +328,7 @@ class Merger {
   int64_t epoch_end();  // decodes every source ahead as far as it looks
   void fold_intervals(std::vector<IntervalInfo> &completed);
   void retire(const IntervalInfo &iv);  // counts what it ended as: incomplete, abandoned
+  void sum_windows();                   // stats_.sampling, once every thread is read
   void resolve_dequeues();
   struct Scratch;  // per-epoch buffers, kept to reuse their memory
 

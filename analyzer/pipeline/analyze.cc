@@ -73,6 +73,7 @@ Expected<std::unique_ptr<RunAnalysis>> finish_run(TracePaths tp, const trace::Tr
   r->read.reader_errors = meta.count(trace::Severity::Error);
   r->read.reader_warnings = meta.count(trace::Severity::Warning);
   r->read.late_switches = meta.late_switches;
+  r->read.off_intervals = meta.off_intervals;
   r->files = meta.files;
   r->losses = meta.losses;
   for (const auto &d : meta.diagnostics) {

@@ -231,6 +231,7 @@ void Decoder::describe(ThreadStream &meta) const {
   meta.thread_name = fixed_string(h_.thread_name, sizeof h_.thread_name);
   meta.dropped_records = h_.dropped_records;
   meta.late_switches = h_.version >= 3 ? h_.late_switches : 0;
+  meta.off_intervals = h_.version >= 6 ? h_.off_intervals : 0;
 }
 
 uint32_t Decoder::label_of(uint32_t sid, uint64_t off) {

@@ -29,6 +29,7 @@ const char *kind_name(Kind k) {
     case Kind::ThreadExit: return "thread_exit";
     case Kind::Preempted: return "preempted";
     case Kind::Recorder: return "recorder";
+    case Kind::Window: return "window";
   }
   return "?";
 }

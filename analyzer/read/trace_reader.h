@@ -52,6 +52,7 @@ enum class Kind : uint8_t {
   ThreadExit = VPROF_K_THREAD_EXIT,
   Preempted = VPROF_K_PREEMPTED,  // arg: switch-in ns; release_ts: switch-out ns (same clock as ts)
   Recorder = VPROF_K_RECORDER,    // the recorder's pause: release_ts its start (= ts), arg its end ns
+  Window = VPROF_K_WINDOW,        // windowed recording: arg as written (VPROF_WINDOW_* fields)
 };
 
 const char *kind_name(Kind k);
@@ -106,6 +107,7 @@ struct ThreadStream {
   bool torn = false;             // ended without THREAD_EXIT or process exit: killed
   uint64_t dropped_records = 0;  // from the header
   uint64_t late_switches = 0;    // from the header (v3): switches the thread appended itself
+  uint64_t off_intervals = 0;    // from the header (v6): intervals begun between recording windows
   int64_t drop_begin_ts = -1;    // DROP_BEGIN time; events after it are missing
 };
 
@@ -124,6 +126,7 @@ struct Trace {
   uint64_t total_records = 0;
   uint64_t dropped_records = 0;       // sum over threads
   uint64_t late_switches = 0;         // sum over threads
+  uint64_t off_intervals = 0;         // sum over threads
   size_t files = 0;                   // trace files found (readable or not)
   std::vector<FileLoss> losses;       // the files that lost data to damage, by name
   size_t count(Severity s) const;

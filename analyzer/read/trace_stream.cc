@@ -289,6 +289,7 @@ Trace TraceStream::summary() const {
     t.total_records += f->count();
     t.dropped_records += f->meta().dropped_records;
     t.late_switches += f->meta().late_switches;
+    t.off_intervals += f->meta().off_intervals;
   }
   return t;
 }

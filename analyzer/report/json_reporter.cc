@@ -187,6 +187,19 @@ json to_json(const Analysis &a) {
     mean_cv = num(a.clients.mean_cv);
     unlabeled = a.clients.unlabeled_intervals;
   }
+  // Windowed recording (docs/run.md): null when recorded in full.
+  auto sampling_json = [](const RunAnalysis &r) -> json {
+    const Sampling &s = r.merge_stats.sampling;
+    if (!s.sampled) return nullptr;
+    return {{"windows", s.windows},
+            {"capped", s.capped},
+            {"on_ns", s.on_ns},
+            {"recording_ns", s.recording_ns},
+            {"span_ns", s.span_ns},
+            {"duty", s.span_ns > 0 ? num(double(s.on_ns) / double(s.span_ns)) : json(nullptr)},
+            {"intervals_counted", r.paths.rows.size()},
+            {"intervals_left_out", r.merge.intervals_left_out + r.read.off_intervals}};
+  };
   json runs = json::array();
   for (size_t i = 0; i < a.runs.size(); ++i) {
     // Which intervals each run had: a factor's "run" names the run whose
@@ -202,6 +215,7 @@ json to_json(const Analysis &a) {
                     {"intervals", rows.size()},
                     {"interval_ids", std::move(ids)},
                     {"variance_ns2", num(a.runs[i]->tree.value_ns2)},
+                    {"sampling", sampling_json(*a.runs[i])},
                     {"data_quality", quality_json(*a.runs[i])}});
   }
   return {{"schema_version", schema::kAnalysis.version},
@@ -217,6 +231,7 @@ json to_json(const Analysis &a) {
             {"p99_ns", num(l.p99_ns)}, {"p999_ns", num(l.p999_ns)}, {"max_ns", num(l.max_ns)},
             {"histogram", histogram_json(latency_histogram(a))}}},
           {"preemption", preemption_json(base)},
+          {"sampling", sampling_json(base)},
           {"root_share", [&] {
              auto v = a.root_label != "latency" ? root_share(base) : std::nullopt;
              return v ? json(num(*v)) : json(nullptr);

@@ -54,6 +54,8 @@
  *   5  RECORDER records (kind 20): the recorder's own pauses on the program's
  *      thread, so that they are not read as the program's time. A version-4
  *      reader would stop at the unknown kind, so min_readable 5.
+ *   6  WINDOW records (kind 21): windowed recording (`vprof run --sample`).
+ *      A version-5 reader would stop at the unknown kind, so min_readable 6.
  */
 #ifndef VPROF_TRACE_FORMAT_H
 #define VPROF_TRACE_FORMAT_H
@@ -80,8 +82,8 @@ typedef __UINT64_TYPE__ vprof_u64;
  * run, vprof iterate, the runtime): writable by all and sticky, as /tmp is,
  * so a server that drops root writes its threads' files as its new user. */
 #define VPROF_TRACE_DIR_MODE_AS_ROOT 01777
-#define VPROF_TRACE_VERSION 5u
-#define VPROF_TRACE_MIN_READABLE 5u       /* oldest reader that can read what we write */
+#define VPROF_TRACE_VERSION 6u
+#define VPROF_TRACE_MIN_READABLE 6u       /* oldest reader that can read what we write */
 #define VPROF_HEADER_BYTES 4096u
 #define VPROF_SLOT_BYTES 16u
 
@@ -130,8 +132,35 @@ enum vprof_kind {
                                  record that paid for it has the same time; this one follows it);
                                  arg: the pause's length in ticks. The program's code did not run
                                  in it: the analysis shows it as a (recorder) leaf */
-  VPROF_K_MAX_ = 21
+  VPROF_K_WINDOW = 21,       /* windowed recording (VPROF_SAMPLE): this thread saw the recording
+                                 window change. arg: VPROF_WINDOW_* fields below. Time: when the
+                                 change happened (the thread recorded nothing since). To OFF:
+                                 nothing more is recorded until a WINDOW record to ON or DRAIN,
+                                 whose `pops` frames (functions, call sites, waits) of the stack
+                                 the thread had when it stopped ended meanwhile, and which is
+                                 followed by a FUNC_ENTER, SITE_BEGIN or WAIT_BEGIN at its own time
+                                 for each frame begun meanwhile and still open, outermost first.
+                                 An interval counts only if its IV_BEGIN comes while the thread's
+                                 last WINDOW record says ON */
+  VPROF_K_MAX_ = 22
 };
+/* A WINDOW record's argument. State: what recording is from the record's time. */
+#define VPROF_WINDOW_OFF 0u      /* nothing recorded: probes cost a load and a branch */
+#define VPROF_WINDOW_ON 1u       /* everything recorded; an interval begun now counts */
+#define VPROF_WINDOW_DRAIN 2u    /* everything recorded; intervals begun now do not count: the
+                                    window waits for those counted to end */
+#define VPROF_WINDOW_STATE(arg) ((vprof_u32)((arg) & 3u))
+#define VPROF_WINDOW_MADE(arg) ((vprof_u32)(((arg) >> 2) & 1u))    /* this thread changed the state
+                                                                       (one record per change) */
+#define VPROF_WINDOW_LOST(arg) ((vprof_u32)(((arg) >> 3) & 1u))    /* more frames were begun
+                                                                       meanwhile than it could keep */
+#define VPROF_WINDOW_CAPPED(arg) ((vprof_u32)(((arg) >> 4) & 1u))  /* to OFF at the cap, with counted
+                                                                       intervals still open */
+#define VPROF_WINDOW_POPS(arg) ((vprof_u32)(((arg) >> 8) & 0xffffffu))
+#define VPROF_WINDOW_SEQ(arg) ((vprof_u32)((arg) >> 32))           /* the window's number, from 1 */
+#define VPROF_WINDOW_ARG(state, made, lost, capped, pops, seq)                                     \
+  ((vprof_u64)(state) | ((vprof_u64)(made) << 2) | ((vprof_u64)(lost) << 3) |                      \
+   ((vprof_u64)(capped) << 4) | ((vprof_u64)(pops) << 8) | ((vprof_u64)(seq) << 32))
 
 /* Sync roles, the top byte of WAIT_BEGIN / RELEASE arguments. */
 enum vprof_sync_role {
@@ -220,7 +249,8 @@ struct vprof_file_header {
   vprof_u32 late_switches;       /* 204 (live, v3) ring switches that found the other ring still
                                     pending: the thread appended it itself (the writer lagged) */
   vprof_u32 cur_ring;            /* 208 (live, v3) the ring being written: 0 or 1 */
-  vprof_u32 reserved1;           /* 212 */
+  vprof_u32 off_intervals;       /* 212 (live, v6) intervals begun between recording windows
+                                    (VPROF_SAMPLE): not recorded, counted here */
   vprof_u64 pending_chunk;       /* 216 (live, v3) ring 1 - cur_ring is full and becomes data
                                     chunk pending_chunk; read only while == data_chunks */
   vprof_u8 pad[4096 - 224];

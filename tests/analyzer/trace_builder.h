@@ -48,6 +48,12 @@ class ThreadBuilder {
     s.events.back().release_ts = ts;
     return *this;
   }
+  // A WINDOW record (windowed recording): state VPROF_WINDOW_*, `made` when
+  // this thread changed it, `pops` frames ended while nothing recorded.
+  ThreadBuilder &window(int64_t ts, uint32_t state, uint32_t seq, bool made = false, uint32_t pops = 0,
+                        bool capped = false) {
+    return add(ts, K::Window, VPROF_WINDOW_ARG(state, made, 0, capped, pops, seq));
+  }
   ThreadBuilder &join(int64_t ts, uint64_t iv) { return add(ts, K::IntervalJoin, iv); }
   ThreadBuilder &leave(int64_t ts) { return add(ts, K::IntervalLeave, 0); }
   ThreadBuilder &wait(int64_t ts, uint64_t obj) { return add(ts, K::WaitBegin, obj); }

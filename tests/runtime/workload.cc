@@ -25,6 +25,10 @@
 //   workload pooled T N         T threads x N intervals whose ids are the addresses of
 //                               request objects from malloc, freed when each ends (reused)
 //   workload sparse N           two threads of N intervals, ids 1..N and 100000001..
+//   workload windows T N US     windowed recording (VPROF_SAMPLE): the parent and a forked
+//                               child each run T threads of N intervals, ids unique; each
+//                               interval is function 1 > site 2 > function 3 spinning US
+//                               microseconds; between intervals, function 4 spins as long
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
@@ -191,6 +195,36 @@ static int cross_process(int n) {
   return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }
 
+static void spin_us(uint32_t us) {
+  timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  do clock_gettime(CLOCK_MONOTONIC, &b);
+  while ((b.tv_sec - a.tv_sec) * 1000000000l + (b.tv_nsec - a.tv_nsec) < (long)us * 1000);
+}
+
+static void window_intervals(uint64_t first_id, uint32_t n, uint32_t us) {
+  for (uint32_t i = 0; i < n; ++i) {
+    vprof_interval_begin(first_id + i);
+    vprof_fn_enter(1);
+    vprof_site_begin(2);
+    vprof_fn_enter(3);
+    spin_us(us);
+    vprof_fn_exit(3);
+    vprof_site_end(2);
+    vprof_fn_exit(1);
+    vprof_interval_end(first_id + i);
+    vprof_fn_enter(4);
+    spin_us(us);
+    vprof_fn_exit(4);
+  }
+}
+
+static void window_process(uint64_t base, uint32_t threads, uint32_t n, uint32_t us) {
+  std::vector<std::thread> ts;
+  for (uint32_t t = 0; t < threads; ++t) ts.emplace_back(window_intervals, base + 1000000ull * (t + 1), n, us);
+  for (auto &t : ts) t.join();
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
   std::string mode = argv[1];
@@ -226,6 +260,16 @@ int main(int argc, char **argv) {
     int st = 0;
     waitpid(pid, &st, 0);
     pairs(arg(2));
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+  } else if (mode == "windows") {
+    pid_t pid = fork();
+    if (pid == 0) {
+      window_process(100000000ull, arg(2), arg(3), arg(4));
+      std::exit(0);
+    }
+    window_process(0, arg(2), arg(3), arg(4));
+    int st = 0;
+    waitpid(pid, &st, 0);
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
   } else if (mode == "kill") {
     pairs(arg(2));

@@ -1,0 +1,236 @@
+// Windowed recording (window.h).
+#include "window.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <new>
+
+#include "recorder.h"
+#include "switches.h"
+
+namespace vprof::rt {
+namespace {
+
+// One page, shared with every process forked from this one.
+struct Shared {
+  alignas(64) std::atomic<uint64_t> word;
+  // Counted intervals not yet ended, tagged with their window's number:
+  // number << 48 | count. A count changes only under its own number, so a
+  // late change for an earlier window (an interval that outlived a capped
+  // window) cannot touch the next one's.
+  alignas(64) std::atomic<uint64_t> open;
+  alignas(64) std::atomic<uint64_t> next_open;  // tick: OFF -> ON from here on
+  std::atomic<uint64_t> open_tick;              // the current window's opening tick
+  uint64_t window_ticks, period_ticks, cap_ticks, seed;
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared across processes");
+
+const uint64_t kFullWord = kWindowFull;
+Shared *shared = nullptr;
+
+constexpr uint64_t kCountMask = (1ull << 48) - 1;
+uint32_t count_seq(uint64_t c) { return (uint32_t)(c >> 48); }
+
+// Adds d to window seq's count; false when the count is another window's.
+bool count_add(uint32_t seq, int d) {
+  uint64_t c = shared->open.load();
+  do {
+    if (count_seq(c) != seq || (d < 0 && (c & kCountMask) == 0)) return false;
+  } while (!shared->open.compare_exchange_weak(c, c + (uint64_t)(int64_t)d));
+  return true;
+}
+
+uint64_t make_word(uint32_t state, uint32_t seq, uint64_t tick) {
+  return (uint64_t)state | ((uint64_t)(seq & 0x3fff) << 2) | ((tick >> 8) << 16);
+}
+
+// A number in [0, 1) from the window's number: where the next window opens
+// within its period (splitmix64).
+double jitter(uint64_t seed, uint32_t seq) {
+  uint64_t z = seed + 0x9e3779b97f4a7c15ull * (seq + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return (double)(z >> 11) / (double)(1ull << 53);
+}
+
+// The tick of the thread's newest record in its current ring (0: none):
+// what a WINDOW record's time must not go below. A multi-slot record's last
+// slot is payload; emit_slots notes where such a record ended.
+uint64_t last_tick(const ThreadState *t) {
+  if (!t->has_ring() || t->hot.pos <= t->hot.start) return 0;
+  if (t->multi_end == t->hot.pos) return t->multi_tick;
+  const vprof_slot &s = *(t->hot.pos - 1);
+  const uint64_t tick = (s.w0 >> VPROF_TS_SHIFT) + t->hot.tsc_base;
+  // A call's span and a recorder's pause end after their record's time.
+  switch (s.w0 & VPROF_KIND_MASK) {
+    case VPROF_K_SITE_SPAN: return tick + (s.arg >> 32);
+    case VPROF_K_RECORDER: return tick + s.arg;
+    default: return tick;
+  }
+}
+
+}  // namespace
+
+void window_init() {
+  const uint64_t p = g.opt.sample;
+  if (p == 0 || p >= 100) return;
+  void *m = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return;  // recorded in full: the trace says so (no WINDOW record)
+  shared = new (m) Shared();
+  const double tpn = g.ticks_per_ns;
+  shared->window_ticks = (uint64_t)((double)g.opt.sample_window_ms * 1e6 * tpn);
+  shared->period_ticks = (uint64_t)((double)shared->window_ticks * 100.0 / (double)p);
+  shared->cap_ticks = (uint64_t)((double)g.opt.sample_cap_ms * 1e6 * tpn);
+  const uint64_t now = vprof_now();
+  shared->seed = now ^ ((uint64_t)g.pid << 32);
+  // The first window opens at a random point of the first period.
+  shared->next_open.store(now + (uint64_t)(jitter(shared->seed, 0) * (double)shared->period_ticks));
+  shared->word.store(make_word(VPROF_WINDOW_OFF, 0, now));
+}
+
+bool window_sampled() { return shared != nullptr; }
+
+void window_set_seen(ThreadState *t, uint64_t w) {
+  t->observed = w;
+  t->hot.seen = window_recording(w) ? w : ~w;  // off: never equal, the fast path fails
+}
+
+const volatile uint64_t *window_word() {
+  return shared ? reinterpret_cast<const volatile uint64_t *>(&shared->word) : &kFullWord;
+}
+
+void window_advance(ThreadState *t, uint64_t now) {
+  if (!shared) return;
+  uint64_t w = shared->word.load();
+  const uint32_t st = window_state(w), seq = window_seq(w);
+  const uint64_t since = window_since(w);
+  uint64_t next = 0;
+  bool capped = false;
+  if (st == VPROF_WINDOW_OFF) {
+    if (now >= shared->next_open.load(std::memory_order_relaxed)) {
+      next = make_word(VPROF_WINDOW_ON, seq + 1, now);
+      // The new window's count, before anyone can see the window on: it
+      // replaces only an earlier window's (another maker may have been first).
+      const uint32_t k = window_seq(next);
+      uint64_t c = shared->open.load();
+      if (count_seq(c) != k) shared->open.compare_exchange_strong(c, (uint64_t)k << 48);
+    }
+  } else if (st == VPROF_WINDOW_ON) {
+    if (now - since >= shared->window_ticks) next = make_word(VPROF_WINDOW_DRAIN, seq, now);
+  } else if (st == VPROF_WINDOW_DRAIN) {
+    const uint64_t c = shared->open.load();
+    if (count_seq(c) != seq || (c & kCountMask) == 0) next = make_word(VPROF_WINDOW_OFF, seq, now);
+    else if (now - since >= shared->cap_ticks) next = make_word(VPROF_WINDOW_OFF, seq, now), capped = true;
+  }
+  if (!next || !shared->word.compare_exchange_strong(w, next)) return;
+  if (window_state(next) == VPROF_WINDOW_ON) {
+    shared->open_tick.store(now, std::memory_order_relaxed);
+    shared->next_open.store(
+        now + (uint64_t)((0.5 + jitter(shared->seed, window_seq(next))) * (double)shared->period_ticks),
+        std::memory_order_relaxed);
+  }
+  if (t) {
+    t->made_word = next;
+    t->made_capped = capped;
+  }
+}
+
+bool window_observe(ThreadState *t) {
+  const uint64_t w = *window_word();
+  if (w == t->observed) return window_recording(w);
+  const uint64_t old = t->observed;
+  const uint64_t now = vprof_now();
+  if (!window_recording(old)) switches_drain(t, now);  // let go what came while off
+  window_set_seen(t, w);
+  const bool was = window_recording(old), is = window_recording(w);
+  const bool made = w == t->made_word;
+  // Off and still off (a window came and went while the thread ran no
+  // probe): its shadow goes on; only a change it made is written.
+  if (!was && !is) {
+    if (made)
+      emit_slots(t, VPROF_K_WINDOW, VPROF_WINDOW_ARG(VPROF_WINDOW_OFF, 1, 0, t->made_capped, 0, window_seq(w)),
+                 std::max(std::min(window_since(w), now), last_tick(t)), nullptr, 0);
+    return false;
+  }
+  const uint32_t kept = t->shadow_n < ThreadState::kShadow ? t->shadow_n : ThreadState::kShadow;
+  const uint64_t arg = VPROF_WINDOW_ARG(window_state(w), made, t->shadow_n > ThreadState::kShadow,
+                                        made && t->made_capped, was ? 0 : t->shadow_pops, window_seq(w));
+  if (is && (!was || window_seq(w) != window_seq(old)))
+    t->window_open = shared ? shared->open_tick.load(std::memory_order_relaxed) : 0;
+  // When it changed: this thread recorded nothing since, so its stack was
+  // what it is now from then on (not before its newest record, not after now).
+  uint64_t ts = window_since(w);
+  const uint64_t last = last_tick(t);
+  if (ts < last) ts = last;
+  if (ts > now) ts = now;
+  emit_slots(t, VPROF_K_WINDOW, arg, ts, nullptr, 0);
+  if (is && !was)
+    for (uint32_t i = 0; i < kept; ++i) emit_slots(t, (uint32_t)t->shadow[i].w0, t->shadow[i].arg, ts, nullptr, 0);
+  t->wait_slot = nullptr;  // a replayed WAIT_BEGIN is not taken back
+  t->shadow_n = 0;
+  t->shadow_pops = 0;
+  return is;
+}
+
+void window_shadow(ThreadState *t, uint32_t kind, uint64_t arg) {
+  switch (kind) {
+    case VPROF_K_FUNC_ENTER:
+    case VPROF_K_SITE_BEGIN:
+    case VPROF_K_WAIT_BEGIN:
+      if (t->shadow_n < ThreadState::kShadow) t->shadow[t->shadow_n] = vprof_slot{kind, arg};
+      ++t->shadow_n;
+      break;
+    case VPROF_K_FUNC_EXIT:
+    case VPROF_K_SITE_END:
+    case VPROF_K_WAIT_END:
+      if (t->shadow_n > 0) --t->shadow_n;
+      else ++t->shadow_pops;
+      break;
+    default:
+      break;
+  }
+}
+
+bool window_interval_begin(ThreadState *t, uint64_t id, uint64_t now) {
+  (void)now;
+  if (!shared || window_state(t->observed) != VPROF_WINDOW_ON) return false;
+  const uint32_t seq = window_seq(t->observed);
+  // Counted only if the window was still ON after the count went up: the
+  // thread that moves it to DRAIN then sees this interval before closing.
+  const bool added = count_add(seq, +1);
+  if (!added || shared->word.load() != t->observed) {
+    if (added) count_add(seq, -1);
+    window_observe(t);
+    return false;
+  }
+  for (auto &c : t->counted)
+    if (c.seq != seq) {  // free, or an earlier window's (ended on another thread, or capped)
+      c = {id, seq};
+      return true;
+    }
+  // More counted intervals open on this thread than it keeps: this one
+  // holds the window until the cap (counted there as capped).
+  return true;
+}
+
+void window_interval_end(ThreadState *t, uint64_t id) {
+  if (!shared) return;
+  for (auto &c : t->counted)
+    if (c.seq && c.id == id) {
+      count_add(c.seq, -1);  // a capped window's intervals are in no count now
+      c = {};
+      return;
+    }
+}
+
+bool window_stale_release(const ThreadState *t, uint32_t release_low, uint64_t now) {
+  if (!shared || !t->window_open || now < t->window_open) return false;
+  const uint64_t in = now - t->window_open;
+  if (in >= (1ull << 32)) return false;  // the low 32 bits cannot tell
+  return (uint64_t)((uint32_t)now - release_low) > in;
+}
+
+}  // namespace vprof::rt

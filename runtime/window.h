@@ -1,0 +1,75 @@
+// Windowed recording (VPROF_SAMPLE, docs/run.md "Windowed recording"): every
+// thread of every process forked from this one records everything inside
+// windows that cover about VPROF_SAMPLE percent of the time, and nothing in
+// between, where a probe costs a load, a compare and the slow path's call.
+//
+// The state is one word in a MAP_SHARED page made at start-up, before any
+// fork, so forked children (PostgreSQL's backends) agree on it without a
+// system call per probe. It moves OFF -> ON -> DRAIN -> OFF, and only at the
+// annotation API (an interval's begin or end, which reads the clock anyway):
+//   OFF -> ON     at a random time about one period after the last window
+//                 opened (random, so that the windows cannot lock onto a
+//                 periodic phase of the workload);
+//   ON -> DRAIN   VPROF_SAMPLE_WINDOW_MS after it opened;
+//   DRAIN -> OFF  once every interval counted in the window has ended, or at
+//                 VPROF_SAMPLE_CAP_MS after DRAIN began (`capped`).
+// An interval counts only if it begins while the state is ON: inclusion by
+// start time, which does not depend on the interval's latency; a counted
+// interval that outlasts the window is recorded to its end.
+//
+// Each thread sees a change at its next probe (its hot state caches the word;
+// probes.h compares). Off, it keeps a shadow of the frames it begins and ends
+// (slow path only), so that when recording resumes its WINDOW record says how
+// many of the frames it had when it stopped have ended, and replays the ones
+// begun since: stacks are exact across windows without a warm-up.
+#ifndef VPROF_RUNTIME_WINDOW_H
+#define VPROF_RUNTIME_WINDOW_H
+
+#include <stdint.h>
+
+namespace vprof::rt {
+
+struct ThreadState;
+
+// The shared word: state (2 bits) | window number (14 bits) << 2 | the tick
+// of the last change >> 8 (48 bits) << 16. kWindowFull: recording in full (no
+// VPROF_SAMPLE), a constant no sampled word equals.
+constexpr uint64_t kWindowFull = 3;
+inline uint32_t window_state(uint64_t w) { return (uint32_t)(w & 3); }
+inline uint32_t window_seq(uint64_t w) { return (uint32_t)((w >> 2) & 0x3fff); }
+inline uint64_t window_since(uint64_t w) { return (w >> 16) << 8; }
+inline bool window_recording(uint64_t w) { return window_state(w) != 0; }
+
+// Start-up (before any thread records): maps the shared page when
+// VPROF_SAMPLE is between 1 and 99; the word every thread reads.
+void window_init();
+const volatile uint64_t *window_word();
+bool window_sampled();
+
+// At the annotation API, with the clock just read: moves the state on when
+// its time has come. The thread that moves it is t (may be null).
+void window_advance(ThreadState *t, uint64_t now);
+
+// The thread looks at the word: on a change, writes its WINDOW record (and,
+// back on, the frames begun while off). True when it records now.
+// recorder.h's `recording(t)` calls it only when the word changed.
+bool window_observe(ThreadState *t);
+// Sets what the thread has seen of the word (its cold copy and hot.seen).
+void window_set_seen(ThreadState *t, uint64_t w);
+
+// While off: the frame a probe begins or ends, kept in the thread's shadow.
+void window_shadow(ThreadState *t, uint32_t kind, uint64_t arg);
+
+// An interval begins (the thread records): whether it counts. Counted ones
+// hold the window open until they end (window_interval_end).
+bool window_interval_begin(ThreadState *t, uint64_t id, uint64_t now);
+void window_interval_end(ThreadState *t, uint64_t id);
+
+// A waker's release tick (low 32 bits, the ownership map's) older than the
+// window the thread records in: released while nothing recorded, so the map
+// may name an earlier releaser. True: do not name it.
+bool window_stale_release(const ThreadState *t, uint32_t release_low, uint64_t now);
+
+}  // namespace vprof::rt
+
+#endif
