@@ -117,9 +117,8 @@ static inline bool on() { return g.active.load(std::memory_order_relaxed); }
 // Whether the thread records now (window.h): one compare unless the window
 // changed since it last looked.
 static inline bool recording(ThreadState *t) {
-  const uint64_t w = *t->hot.window;
-  if (w == t->hot.seen) return true;
-  return w == t->observed ? false : window_observe(t);
+  const uint64_t w = *window_word_ptr;
+  return w == t->observed ? window_recording(w) : window_observe(t);
 }
 
 // --- start-up and shutdown --------------------------------------------------
@@ -133,8 +132,6 @@ static void measure_floor() {
   // A whole ThreadState (no switch ring): vprof_interval_end reads past `hot`.
   static ThreadState tmp_state;
   vprof_thread &tmp = tmp_state.hot;
-  tmp.window = window_word();  // the fast path's check, as a recording thread has it
-  tmp.seen = *tmp.window;
   vprof_tls = &tmp;
   double probe[kBatches], interval[kBatches];
   for (unsigned b = 0; b < kBatches; ++b) {
@@ -253,7 +250,6 @@ static void vprof_runtime_init() {
   g.anchor0 = take_anchor();
   g.ticks_per_ns = calibrate(g.opt.calibrate_us);
   g.min_wait_ticks = (uint64_t)((double)g.opt.min_wait_ns * g.ticks_per_ns);
-  window_init();  // before any fork: forked children share its page
   if (pthread_key_create(&g.exit_key, on_thread_exit) != 0) {
     fprintf(stderr, "vprof: pthread_key_create failed; recording is off\n");
     return;
@@ -261,7 +257,8 @@ static void vprof_runtime_init() {
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
   atexit(on_process_exit);
   g.active.store(true, std::memory_order_relaxed);
-  measure_floor();
+  measure_floor();  // a recording probe's cost, before windows can park it
+  window_init();    // before any fork: forked children share its page
 }
 
 // Start-up runs from a static object defined after `g`: dynamic initialisation
@@ -301,22 +298,22 @@ void vprof_interval_begin(uint64_t id) {
   if (!on()) return;
   ThreadState *t = current_thread();
   if (!t) return;
-  const uint64_t now = vprof_now();
-  window_advance(t, now);
+  window_advance(t, vprof_now());
   if (!recording(t)) return count_off_interval(t);
-  window_interval_begin(t, id, now);
-  emit_at(t, VPROF_K_IV_BEGIN, id, now);
+  window_interval_begin(t, id);
+  // Its time after the look: a WINDOW record just written may be later than
+  // the clock read above.
+  emit_at(t, VPROF_K_IV_BEGIN, id, vprof_now());
 }
 
 void vprof_interval_begin_labeled(uint64_t id, const char *type, const char *client) {
   if (!on()) return;
   ThreadState *t = current_thread();
   if (!t) return;
-  const uint64_t now = vprof_now();
-  window_advance(t, now);
+  window_advance(t, vprof_now());
   if (!recording(t)) return count_off_interval(t);
   vprof_slot ext{intern(t, type), intern(t, client)};
-  window_interval_begin(t, id, now);
+  window_interval_begin(t, id);
   // Its time after the label strings it may have written (theirs are later than `now`).
   emit_slots(t, VPROF_K_IV_BEGIN_LABELED, id, vprof_now(), &ext, 1);
 }
@@ -325,15 +322,16 @@ void vprof_interval_end(uint64_t id) {
   if (!on()) return;
   ThreadState *t = current_thread();
   if (!t) return;
-  const uint64_t now = vprof_now();
   window_interval_end(t, id);
   if (recording(t) && !t->hot.busy) {
     // An API call, not a probe: the preemptions inside the interval go into
     // the trace before its end, so the analysis has them when it walks it.
+    // Its time after the look (a WINDOW record just written may be later).
+    const uint64_t now = vprof_now();
     switches_drain(t, now);
     emit_at(t, VPROF_K_IV_END, id, now);
   }
-  window_advance(t, now);  // after its count went down: the window may close
+  window_advance(t, vprof_now());  // after its count went down: the window may close
 }
 
 // One record of the API at the thread's current window (nothing while off).

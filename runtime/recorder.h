@@ -18,6 +18,7 @@
 #include <vprof/trace_format.h>
 
 #include "clock.h"
+#include "window.h"
 #include "options.h"
 #include "ownership_map.h"
 
@@ -79,10 +80,11 @@ struct alignas(64) ThreadState {
   uint32_t shadow_n = 0, shadow_pops = 0;
   vprof_slot shadow[kShadow] = {};
   uint64_t window_open = 0;  // the tick the window this thread records in opened
-  // The window word when this thread last looked; hot.seen is it while the
-  // thread records and its complement while not (so that the fast path
-  // fails: probes.h), window.h.
-  uint64_t observed = 0;
+  // The window word when this thread last looked (window.h); while it says
+  // off, hot.end is parked at hot.pos (every probe takes the slow path) and
+  // the ring's end waits here.
+  uint64_t observed = kWindowFull;
+  vprof_slot *parked_end = nullptr;
   uint64_t made_word = 0;    // the last word this thread moved the state to
   bool made_capped = false;  // and whether that was the cap
   struct Counted {

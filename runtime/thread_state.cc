@@ -214,8 +214,7 @@ ThreadState *thread_create() {
   } else {
     t = new (mem) ThreadState();
     t->hot.tid = (uint32_t)syscall(SYS_gettid);
-    t->hot.window = window_word();
-    window_set_seen(t, *t->hot.window);
+
     if (!make_file(t, began)) {
       // No file (fd limit, no space, refused): a state without one, so that
       // each record is counted once, in the process file, without retrying.
@@ -242,11 +241,12 @@ ThreadState *thread_create() {
       t->hot.busy = 0;
       // Windowed: the state the thread begins in (a window may be open), as
       // it is now: making the file took time, the window may have moved on.
-      window_set_seen(t, *t->hot.window);
-      if (window_sampled())
-        emit_slots(t, VPROF_K_WINDOW,
-                   VPROF_WINDOW_ARG(window_state(t->observed), 0, 0, 0, 0, window_seq(t->observed)),
-                   vprof_now(), nullptr, 0);
+      if (window_sampled()) {
+        const uint64_t w = *window_word_ptr;
+        emit_slots(t, VPROF_K_WINDOW, VPROF_WINDOW_ARG(window_state(w), 0, 0, 0, 0, window_seq(w)), vprof_now(),
+                   nullptr, 0);
+        window_set_seen(t, w);
+      }
     }
   }
   t_creating = false;

@@ -74,6 +74,8 @@ uint64_t last_tick(const ThreadState *t) {
 
 }  // namespace
 
+const volatile uint64_t *window_word_ptr = &kFullWord;
+
 void window_init() {
   const uint64_t p = g.opt.sample;
   if (p == 0 || p >= 100) return;
@@ -89,17 +91,23 @@ void window_init() {
   // The first window opens at a random point of the first period.
   shared->next_open.store(now + (uint64_t)(jitter(shared->seed, 0) * (double)shared->period_ticks));
   shared->word.store(make_word(VPROF_WINDOW_OFF, 0, now));
+  window_word_ptr = reinterpret_cast<const volatile uint64_t *>(&shared->word);
 }
 
 bool window_sampled() { return shared != nullptr; }
 
 void window_set_seen(ThreadState *t, uint64_t w) {
   t->observed = w;
-  t->hot.seen = window_recording(w) ? w : ~w;  // off: never equal, the fast path fails
-}
-
-const volatile uint64_t *window_word() {
-  return shared ? reinterpret_cast<const volatile uint64_t *>(&shared->word) : &kFullWord;
+  if (t->dropping || !t->has_ring()) return;  // every probe takes the slow path anyway
+  if (!window_recording(w)) {
+    if (!t->parked_end) {
+      t->parked_end = t->hot.end;
+      t->hot.end = t->hot.pos;
+    }
+  } else if (t->parked_end) {
+    t->hot.end = t->parked_end;
+    t->parked_end = nullptr;
+  }
 }
 
 void window_advance(ThreadState *t, uint64_t now) {
@@ -139,39 +147,44 @@ void window_advance(ThreadState *t, uint64_t now) {
 }
 
 bool window_observe(ThreadState *t) {
-  const uint64_t w = *window_word();
+  const uint64_t w = *window_word_ptr;
   if (w == t->observed) return window_recording(w);
   const uint64_t old = t->observed;
   const uint64_t now = vprof_now();
-  if (!window_recording(old)) switches_drain(t, now);  // let go what came while off
-  window_set_seen(t, w);
   const bool was = window_recording(old), is = window_recording(w);
   const bool made = w == t->made_word;
-  // Off and still off (a window came and went while the thread ran no
-  // probe): its shadow goes on; only a change it made is written.
-  if (!was && !is) {
-    if (made)
-      emit_slots(t, VPROF_K_WINDOW, VPROF_WINDOW_ARG(VPROF_WINDOW_OFF, 1, 0, t->made_capped, 0, window_seq(w)),
-                 std::max(std::min(window_since(w), now), last_tick(t)), nullptr, 0);
-    return false;
+  // When it changed, or after the thread's newest record (it recorded on
+  // until it looked), and not after now.
+  const uint64_t ts = std::min(std::max(window_since(w), last_tick(t)), now);
+  if (!was) {
+    switches_drain(t, now);  // let go what came while off (nothing is written)
+    if (!is) {
+      // Off and still off (a window came and went while the thread ran no
+      // probe): its shadow goes on; only a change it made is written, with
+      // the ring's end back for that record.
+      if (made) {
+        window_set_seen(t, kWindowFull);
+        emit_slots(t, VPROF_K_WINDOW, VPROF_WINDOW_ARG(VPROF_WINDOW_OFF, 1, 0, t->made_capped, 0, window_seq(w)),
+                   ts, nullptr, 0);
+      }
+      window_set_seen(t, w);
+      return false;
+    }
+    window_set_seen(t, w);  // the ring's end back: records can be written
   }
-  const uint32_t kept = t->shadow_n < ThreadState::kShadow ? t->shadow_n : ThreadState::kShadow;
-  const uint64_t arg = VPROF_WINDOW_ARG(window_state(w), made, t->shadow_n > ThreadState::kShadow,
-                                        made && t->made_capped, was ? 0 : t->shadow_pops, window_seq(w));
   if (is && (!was || window_seq(w) != window_seq(old)))
     t->window_open = shared ? shared->open_tick.load(std::memory_order_relaxed) : 0;
-  // When it changed: this thread recorded nothing since, so its stack was
-  // what it is now from then on (not before its newest record, not after now).
-  uint64_t ts = window_since(w);
-  const uint64_t last = last_tick(t);
-  if (ts < last) ts = last;
-  if (ts > now) ts = now;
-  emit_slots(t, VPROF_K_WINDOW, arg, ts, nullptr, 0);
-  if (is && !was)
+  const uint32_t kept = t->shadow_n < ThreadState::kShadow ? t->shadow_n : ThreadState::kShadow;
+  emit_slots(t, VPROF_K_WINDOW,
+             VPROF_WINDOW_ARG(window_state(w), made, !was && t->shadow_n > ThreadState::kShadow,
+                              made && t->made_capped, was ? 0 : t->shadow_pops, window_seq(w)),
+             ts, nullptr, 0);
+  if (!was)
     for (uint32_t i = 0; i < kept; ++i) emit_slots(t, (uint32_t)t->shadow[i].w0, t->shadow[i].arg, ts, nullptr, 0);
   t->wait_slot = nullptr;  // a replayed WAIT_BEGIN is not taken back
   t->shadow_n = 0;
   t->shadow_pops = 0;
+  window_set_seen(t, w);  // off: the ring's end parked from here on
   return is;
 }
 
@@ -194,8 +207,7 @@ void window_shadow(ThreadState *t, uint32_t kind, uint64_t arg) {
   }
 }
 
-bool window_interval_begin(ThreadState *t, uint64_t id, uint64_t now) {
-  (void)now;
+bool window_interval_begin(ThreadState *t, uint64_t id) {
   if (!shared || window_state(t->observed) != VPROF_WINDOW_ON) return false;
   const uint32_t seq = window_seq(t->observed);
   // Counted only if the window was still ON after the count went up: the

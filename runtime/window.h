@@ -17,9 +17,13 @@
 // start time, which does not depend on the interval's latency; a counted
 // interval that outlasts the window is recorded to its end.
 //
-// Each thread sees a change at its next probe (its hot state caches the word;
-// probes.h compares). Off, it keeps a shadow of the frames it begins and ends
-// (slow path only), so that when recording resumes its WINDOW record says how
+// A thread looks at the word in the slow path only: at the annotation API,
+// in the sync probes, when its ring is full, and at every probe while it is
+// off (its hot.end is parked at hot.pos then, so the inline fast path costs
+// nothing more when recording in full). A recording thread thus stops at its
+// next look after a window closes; what it recorded until then is kept, and
+// its WINDOW record comes after it. Off, it keeps a shadow of the frames it
+// begins and ends, so that when recording resumes its WINDOW record says how
 // many of the frames it had when it stopped have ended, and replays the ones
 // begun since: stacks are exact across windows without a warm-up.
 #ifndef VPROF_RUNTIME_WINDOW_H
@@ -41,10 +45,11 @@ inline uint64_t window_since(uint64_t w) { return (w >> 16) << 8; }
 inline bool window_recording(uint64_t w) { return window_state(w) != 0; }
 
 // Start-up (before any thread records): maps the shared page when
-// VPROF_SAMPLE is between 1 and 99; the word every thread reads.
+// VPROF_SAMPLE is between 1 and 99.
 void window_init();
-const volatile uint64_t *window_word();
 bool window_sampled();
+// The word every thread reads (a constant kWindowFull when in full).
+extern const volatile uint64_t *window_word_ptr;
 
 // At the annotation API, with the clock just read: moves the state on when
 // its time has come. The thread that moves it is t (may be null).
@@ -54,7 +59,8 @@ void window_advance(ThreadState *t, uint64_t now);
 // back on, the frames begun while off). True when it records now.
 // recorder.h's `recording(t)` calls it only when the word changed.
 bool window_observe(ThreadState *t);
-// Sets what the thread has seen of the word (its cold copy and hot.seen).
+// Sets what the thread has seen of the word; off, parks hot.end at hot.pos
+// (the ring's end kept aside), on again, puts it back.
 void window_set_seen(ThreadState *t, uint64_t w);
 
 // While off: the frame a probe begins or ends, kept in the thread's shadow.
@@ -62,7 +68,7 @@ void window_shadow(ThreadState *t, uint32_t kind, uint64_t arg);
 
 // An interval begins (the thread records): whether it counts. Counted ones
 // hold the window open until they end (window_interval_end).
-bool window_interval_begin(ThreadState *t, uint64_t id, uint64_t now);
+bool window_interval_begin(ThreadState *t, uint64_t id);
 void window_interval_end(ThreadState *t, uint64_t id);
 
 // A waker's release tick (low 32 bits, the ownership map's) older than the

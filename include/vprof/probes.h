@@ -9,6 +9,10 @@
  * syscall; the out-of-line slow path runs only when the thread has no buffer
  * yet, its chunk is full, or the recorder is off.
  *
+ * Windowed recording (VPROF_SAMPLE) costs the fast path nothing: a thread
+ * between windows has `end == pos`, so every probe takes the slow path,
+ * which keeps the thread's shadow stack (runtime/window.h).
+ *
  * Signal safety: a probe that interrupts another probe on the same thread (a
  * signal handler running instrumented code) sees `busy` set and is dropped and
  * counted, so the two never write the same slot.
@@ -46,13 +50,6 @@ struct vprof_thread {
   vprof_u32 busy;           /* re-entry guard (signal handlers) */
   vprof_u32 tid;
   struct vprof_slot *start; /* first slot of the current ring: slots from here to pos are this pass's */
-  /* Windowed recording (VPROF_SAMPLE): the window word this thread reads, and
-   * its value when the thread last looked. While they are equal the thread
-   * records in the fast path; a changed word (a window opened or closed)
-   * sends the probe to the slow path, which looks. Recording in full, the
-   * word is a constant equal to `seen`. */
-  const volatile vprof_u64 *window;
-  vprof_u64 seen;
   /* Cold state follows, owned by the runtime (runtime/thread_state.h). */
 };
 
@@ -115,7 +112,7 @@ static inline void vprof_write_slot(struct vprof_thread *t, vprof_u32 kind, vpro
 
 static inline void vprof_emit(vprof_u32 kind, vprof_u64 arg) {
   struct vprof_thread *t = vprof_tls;
-  if (__builtin_expect(t != 0 && t->pos < t->end && !t->busy && *t->window == t->seen, 1))
+  if (__builtin_expect(t != 0 && t->pos < t->end && !t->busy, 1))
     vprof_write_slot(t, kind, arg, vprof_now());
   else
     vprof_rt_emit_slow(kind, arg);
@@ -135,7 +132,7 @@ static inline void vprof_site_end(vprof_u32 id) {
   struct vprof_thread *t = vprof_tls;
   struct vprof_slot *b;
   vprof_u64 now, began;
-  if (__builtin_expect(t == 0 || t->pos >= t->end || t->busy || *t->window != t->seen, 0)) {
+  if (__builtin_expect(t == 0 || t->pos >= t->end || t->busy, 0)) {
     vprof_rt_emit_slow(VPROF_K_SITE_END, id);
     return;
   }
