@@ -50,6 +50,7 @@ Expected<Config> load_config(const std::string &path) {
     c.m = j.value("m", c.m);
     c.exponent = j.value("exponent", c.exponent);
     c.max_iterations = j.value("max_iterations", c.max_iterations);
+    c.sample = j.value("sample", c.sample);
     c.session_dir = j.value("session_dir", c.session_dir);
   } catch (const json::exception &e) {
     return Error{fmt::format("{}: wrong type: {}", path, e.what())};
@@ -59,6 +60,7 @@ Expected<Config> load_config(const std::string &path) {
   if (c.m <= 0 || c.m > 1) return bad("m", "must be a fraction in (0, 1]");
   if (c.exponent < 0) return bad("exponent", "must be >= 0");
   if (c.max_iterations < 1) return bad("max_iterations", "must be >= 1");
+  if (c.sample < 0 || c.sample > 100) return bad("sample", "must be a percentage in [0, 100]");
   return c;
 }
 
@@ -69,7 +71,7 @@ Status save_config(const Config &c, const std::string &path) {
             {"sync_everywhere", c.sync_everywhere}, {"k", c.k},
             {"d", c.d},                 {"m", c.m},
             {"exponent", c.exponent},   {"max_iterations", c.max_iterations},
-            {"session_dir", c.session_dir}};
+            {"sample", c.sample},       {"session_dir", c.session_dir}};
   std::ofstream out(path);
   if (!out) return Error{fmt::format("{}: cannot write", path)};
   out << j.dump(2) << "\n";

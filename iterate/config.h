@@ -8,7 +8,7 @@
 //     "run_command": "./build/minidb_bench --seconds 3",
 //     "sync_packs": ["stdcxx"], "sync_everywhere": true,
 //     "k": 3, "d": 0.05, "m": 0.5, "exponent": 2, "max_iterations": 6,
-//     "session_dir": ".vprof-session" }
+//     "sample": 0, "session_dir": ".vprof-session" }
 #ifndef VPROF_ITERATE_CONFIG_H
 #define VPROF_ITERATE_CONFIG_H
 
@@ -34,6 +34,9 @@ struct Config {
   double m = 0.5;
   double exponent = analyzer::kDefaultE;
   int max_iterations = 6;
+  // Windowed recording (docs/run.md): each run records in windows covering
+  // about this percent of the time; 0 (or 100): in full.
+  int sample = 0;
   std::string session_dir = ".vprof-session";
 
   std::string abs(const std::string &p) const;  // p resolved against dir

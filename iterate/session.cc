@@ -239,7 +239,9 @@ Status Session::run_iteration(Iteration &it) {
   if (ec) return Error{fmt::format("{}: cannot copy the manifest: {}", ir->manifest_path, ec.message())};
   std::string run_log = idir + "/run.log";
   log(fmt::format("iteration {}: running ({})", it.number, c_.run_command));
-  auto r = run_shell(c_.run_command, c_.dir, run_log, {{"VPROF_TRACE_DIR", it.trace_dir}});
+  std::vector<std::pair<std::string, std::string>> env{{"VPROF_TRACE_DIR", it.trace_dir}};
+  if (c_.sample > 0 && c_.sample < 100) env.emplace_back("VPROF_SAMPLE", std::to_string(c_.sample));
+  auto r = run_shell(c_.run_command, c_.dir, run_log, env);
   if (!r) return Error{r.error().message};
   if (*r != 0) {
     it.failed = "run";

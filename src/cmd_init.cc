@@ -67,6 +67,11 @@ Registrar reg("init", clang_command_help("init"),
                     ->check(number_check("greater than 0 and at most 1", [](double v) { return v > 0 && v <= 1; }));
                 sub.add_option("--exponent", o->c.exponent, "specificity exponent e")->check(at_least(0));
                 sub.add_option("--max-iterations", o->c.max_iterations, "the session stops after this many iterations")->check(at_least(1));
+                sub.add_option("--sample", o->c.sample,
+                               "windowed recording: each run records in windows covering about PCT percent of the "
+                               "time (0: in full; docs/run.md)")
+                    ->check(between(0, 100))
+                    ->type_name("PCT");
                 sub.add_option("--session-dir", o->c.session_dir,
                                "where the session keeps its iterations and reports (relative to the config's directory)");
                 sub.add_option("-o,--output", o->out, "where to write");

@@ -312,3 +312,30 @@ TEST(Iterate, BadConfigNamesTheFileAndField) {
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().message.find("field 'build_command'"), std::string::npos);
 }
+
+// Issue 28: `init --sample PCT` is the config's `sample`, kept through a save
+// and a load, refused outside [0, 100] naming the field, and every run of the
+// session records windowed (VPROF_SAMPLE in its environment).
+TEST(Iterate, Issue28_TheConfigsSampleReachesEveryRun) {
+  Config c = make_target("sample", "stage2", 2);
+  c.sample = 50;
+  c.max_iterations = 2;
+  const std::string seen = c.dir + "/sample-seen.txt";
+  c.run_command = "echo \"$VPROF_SAMPLE\" >> " + seen + " && " + c.run_command;
+  const std::string path = c.dir + "/vprof-sample.json";
+  ASSERT_TRUE(save_config(c, path).ok());
+  auto loaded = load_config(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_EQ(loaded->sample, 50);
+  auto out = run_session(*loaded, options(), Hooks{});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  std::istringstream lines(slurp(seen));
+  int runs = 0;
+  for (std::string l; std::getline(lines, l); ++runs) EXPECT_EQ(l, "50");
+  EXPECT_EQ(runs, int(out->state.iterations.size()));
+  EXPECT_GE(runs, 1);
+  std::ofstream(path) << R"({"root": "f", "build_command": "true", "run_command": "true", "sample": 150})";
+  auto bad = load_config(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, path + ": field 'sample': must be a percentage in [0, 100]");
+}
