@@ -243,6 +243,7 @@ void ThreadBuilder::on_event(const Event &e) {
     case Kind::IntervalJoin: set_label(e.arg, e.ts); break;
     case Kind::IntervalLeave: set_label(0, e.ts); break;
     case Kind::WaitBegin:
+      ++waits_open_;
       if (wait_begin_ >= 0) {
         ++counters.nested_waits;  // keep the outer wait open: it is the one that blocks
         break;
@@ -251,6 +252,7 @@ void ThreadBuilder::on_event(const Event &e) {
       wait_begin_ = e.ts;
       break;
     case Kind::WaitEnd: {
+      if (waits_open_) --waits_open_;
       if (wait_begin_ < 0) {
         ++counters.unmatched_wait_ends;
         break;
@@ -310,12 +312,18 @@ void ThreadBuilder::on_window(const Event &e) {
   if (VPROF_WINDOW_MADE(e.arg)) window_changes.push_back({e.ts, e.arg});
   if (VPROF_WINDOW_LOST(e.arg)) ++counters.window_frames_lost;
   uint32_t pops = VPROF_WINDOW_POPS(e.arg);
-  if (pops && wait_begin_ >= 0) {
-    Event end{};
-    end.ts = e.ts;
-    end.kind = Kind::WaitEnd;
-    on_event(end);  // no waker: it ended unrecorded
-    --pops;
+  // The waits first (nested ones too: the runtime's shadow counts each wait
+  // begun, as waits_open_ does; the timeline keeps only the outermost).
+  if (const uint32_t waits = std::min(pops, waits_open_)) {
+    const uint32_t left = waits_open_ - waits;
+    if (wait_begin_ >= 0) {
+      Event end{};
+      end.ts = e.ts;
+      end.kind = Kind::WaitEnd;
+      on_event(end);  // no waker: it ended unrecorded (as a nested wait's end ends the timeline's)
+    }
+    waits_open_ = left;
+    pops -= waits;
   }
   if (pops) {
     const size_t n = std::min<size_t>(pops, stack_.size());

@@ -138,6 +138,7 @@ class ThreadBuilder {
   uint32_t last_local_ = StackTrie::kRoot;  // innermost local node last pushed to th_.stack
   uint64_t label_ = 0;
   int64_t wait_begin_ = -1;
+  uint32_t waits_open_ = 0;  // WAIT_BEGINs not yet ended, nested ones included
   uint32_t window_state_ = VPROF_WINDOW_ON;  // recorded in full: every interval counts
   int64_t seg_begin_ = 0;
   bool started_ = false, finished_ = false, provisional_ = false;

@@ -101,6 +101,28 @@ TEST(Windows, Issue28_FramesEndedAndBegunBetweenWindowsArePutRight) {
   }
 }
 
+// Found on PostgreSQL (an LWLock wait holds the semaphore's wait inside it):
+// f(1) > site 5 > a wait > a nested wait when the window closes; while off
+// both waits end (pops 2), then g(2) begins. Both pops are the waits: the
+// site and f stay open, g goes on top of them, and nothing is unmatched
+// (before, the second pop closed the site: 1 unmatched on PostgreSQL).
+TEST(Windows, Issue28_NestedWaitsEndedBetweenWindowsPopNoFrame) {
+  TraceBuilder tb;
+  auto &t = tb.thread(1);
+  t.window(0, ON, 1, true).enter(10, 1).site(20, 5).wait(30, 0x77).wait(35, 0x78);
+  t.window(50, OFF, 1, true);
+  t.window(200, ON, 2, true, 2).enter(200, 2);
+  t.begin(210, 9).end(260, 9).exit(270, 2).site_end(280, 5).exit(290, 1);
+  auto tl = analyzer::compute_critical_paths(tb.build());
+  ASSERT_EQ(tl.paths.rows.size(), 1u);
+  // g entered directly at the site: its call, folded into the site's node.
+  EXPECT_EQ(leaf_ns(tl.paths, 0, node_of(tl.trie, {{Fn, 1}, {FrameKind::Site, 5}})), 50);
+  EXPECT_EQ(tl.merge.window_pops_unmatched, 0u);
+  EXPECT_EQ(tl.merge.exits_without_enter, 0u);
+  EXPECT_EQ(tl.merge.missing_exits, 0u);
+  EXPECT_EQ(tl.merge.unmatched_wait_ends, 0u);
+}
+
 // More frames ended between windows than the records began (a thread whose
 // earlier records were lost): counted, and the stack is emptied.
 TEST(Windows, Issue28_MorePopsThanFramesAreCounted) {
