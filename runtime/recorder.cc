@@ -275,6 +275,15 @@ using namespace vprof::rt;
 extern "C" {
 
 void vprof_rt_emit_slow(uint32_t kind, uint64_t arg) {
+  // Between windows, the common case first: a thread that has its state,
+  // the window still off as it last saw it: the shadow, with no call.
+  if (auto *t = reinterpret_cast<ThreadState *>(vprof_tls);
+      __builtin_expect(t != nullptr && !t->hot.busy && *window_word_ptr == t->observed &&
+                           !window_recording(t->observed),
+                       1)) {
+    window_shadow(t, kind, arg);
+    return;
+  }
   if (!on()) return;
   ThreadState *t = current_thread();
   if (!t) return;

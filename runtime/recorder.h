@@ -149,6 +149,27 @@ struct ErrnoKeeper {
 // off, the process is exiting, or this thread already finished.
 ThreadState *current_thread();
 
+// While off (window.h): the frame a probe begins or ends, in the thread's
+// shadow. Inline: it is the whole of a probe's work between windows.
+inline void window_shadow(ThreadState *t, uint32_t kind, uint64_t arg) {
+  switch (kind) {
+    case VPROF_K_FUNC_ENTER:
+    case VPROF_K_SITE_BEGIN:
+    case VPROF_K_WAIT_BEGIN:
+      if (t->shadow_n < ThreadState::kShadow) t->shadow[t->shadow_n] = vprof_slot{kind, arg};
+      ++t->shadow_n;
+      break;
+    case VPROF_K_FUNC_EXIT:
+    case VPROF_K_SITE_END:
+    case VPROF_K_WAIT_END:
+      if (t->shadow_n > 0) --t->shadow_n;
+      else ++t->shadow_pops;
+      break;
+    default:
+      break;
+  }
+}
+
 // Writes one record of 1 + n_ext slots at tick `now`. False when dropped.
 bool emit_slots(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now,
                 const vprof_slot *ext, unsigned n_ext);

@@ -188,25 +188,6 @@ bool window_observe(ThreadState *t) {
   return is;
 }
 
-void window_shadow(ThreadState *t, uint32_t kind, uint64_t arg) {
-  switch (kind) {
-    case VPROF_K_FUNC_ENTER:
-    case VPROF_K_SITE_BEGIN:
-    case VPROF_K_WAIT_BEGIN:
-      if (t->shadow_n < ThreadState::kShadow) t->shadow[t->shadow_n] = vprof_slot{kind, arg};
-      ++t->shadow_n;
-      break;
-    case VPROF_K_FUNC_EXIT:
-    case VPROF_K_SITE_END:
-    case VPROF_K_WAIT_END:
-      if (t->shadow_n > 0) --t->shadow_n;
-      else ++t->shadow_pops;
-      break;
-    default:
-      break;
-  }
-}
-
 bool window_interval_begin(ThreadState *t, uint64_t id) {
   if (!shared || window_state(t->observed) != VPROF_WINDOW_ON) return false;
   const uint32_t seq = window_seq(t->observed);

@@ -63,8 +63,8 @@ bool window_observe(ThreadState *t);
 // (the ring's end kept aside), on again, puts it back.
 void window_set_seen(ThreadState *t, uint64_t w);
 
-// While off: the frame a probe begins or ends, kept in the thread's shadow.
-void window_shadow(ThreadState *t, uint32_t kind, uint64_t arg);
+// While off: the frame a probe begins or ends, kept in the thread's shadow
+// (recorder.h, inline: it is every probe's whole work between windows).
 
 // An interval begins (the thread records): whether it counts. Counted ones
 // hold the window open until they end (window_interval_end).
