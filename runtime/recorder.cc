@@ -276,7 +276,9 @@ extern "C" {
 
 void vprof_rt_emit_slow(uint32_t kind, uint64_t arg) {
   // Between windows, the common case first: a thread that has its state,
-  // the window still off as it last saw it: the shadow, with no call.
+  // the window still off as it last saw it: the shadow, with no call. (One
+  // path for both cases measured an off probe pair at 11.5 ns, against 8.8
+  // with this test first: VPROF_BENCH_OFF=1 vprof_bench_probe, 5 runs each.)
   if (auto *t = reinterpret_cast<ThreadState *>(vprof_tls);
       __builtin_expect(t != nullptr && !t->hot.busy && *window_word_ptr == t->observed &&
                            !window_recording(t->observed),
@@ -287,7 +289,7 @@ void vprof_rt_emit_slow(uint32_t kind, uint64_t arg) {
   if (!on()) return;
   ThreadState *t = current_thread();
   if (!t) return;
-  // Between recording windows: the frame goes to the shadow, no clock read.
+  // The window changed, or the thread records: look, then shadow or write.
   if (!recording(t)) {
     window_shadow(t, kind, arg);
     return;

@@ -214,7 +214,6 @@ ThreadState *thread_create() {
   } else {
     t = new (mem) ThreadState();
     t->hot.tid = (uint32_t)syscall(SYS_gettid);
-
     if (!make_file(t, began)) {
       // No file (fd limit, no space, refused): a state without one, so that
       // each record is counted once, in the process file, without retrying.

@@ -188,25 +188,25 @@ bool window_observe(ThreadState *t) {
   return is;
 }
 
-bool window_interval_begin(ThreadState *t, uint64_t id) {
-  if (!shared || window_state(t->observed) != VPROF_WINDOW_ON) return false;
+void window_interval_begin(ThreadState *t, uint64_t id) {
+  if (!shared || window_state(t->observed) != VPROF_WINDOW_ON) return;
   const uint32_t seq = window_seq(t->observed);
   // Counted only if the window was still ON after the count went up: the
   // thread that moves it to DRAIN then sees this interval before closing.
   const bool added = count_add(seq, +1);
   if (!added || shared->word.load() != t->observed) {
     if (added) count_add(seq, -1);
-    window_observe(t);
-    return false;
+    window_observe(t);  // its WINDOW record says it does not count
+    return;
   }
+  // A free entry, or an earlier window's (ended on another thread, or
+  // capped). With none (more counted intervals open on this thread than it
+  // keeps) this one holds the window until the cap.
   for (auto &c : t->counted)
-    if (c.seq != seq) {  // free, or an earlier window's (ended on another thread, or capped)
+    if (c.seq != seq) {
       c = {id, seq};
-      return true;
+      return;
     }
-  // More counted intervals open on this thread than it keeps: this one
-  // holds the window until the cap (counted there as capped).
-  return true;
 }
 
 void window_interval_end(ThreadState *t, uint64_t id) {

@@ -66,9 +66,10 @@ void window_set_seen(ThreadState *t, uint64_t w);
 // While off: the frame a probe begins or ends, kept in the thread's shadow
 // (recorder.h, inline: it is every probe's whole work between windows).
 
-// An interval begins (the thread records): whether it counts. Counted ones
-// hold the window open until they end (window_interval_end).
-bool window_interval_begin(ThreadState *t, uint64_t id);
+// An interval begins (the thread records): if the window is ON it counts,
+// and holds the window open until it ends (window_interval_end). The
+// analysis tells counted ones by the thread's WINDOW records.
+void window_interval_begin(ThreadState *t, uint64_t id);
 void window_interval_end(ThreadState *t, uint64_t id);
 
 // A waker's release tick (low 32 bits, the ownership map's) older than the

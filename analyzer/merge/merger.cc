@@ -258,7 +258,7 @@ void Merger::sum_windows() {
   for (size_t i = 0; i < builders_.size(); ++i) {
     all.insert(all.end(), builders_[i]->window_changes.begin(), builders_[i]->window_changes.end());
     const ThreadTimeline &th = tl_.threads[i];
-    if (th.last_ts > th.first_ts || th.first_ts) {
+    if (th.first_ts || th.last_ts) {  // the thread had records
       first = std::min(first, th.first_ts);
       last = std::max(last, th.last_ts);
     }
@@ -272,7 +272,7 @@ void Merger::sum_windows() {
     if (state == VPROF_WINDOW_ON) s.on_ns += c.ts - since;
     if (state != VPROF_WINDOW_OFF) s.recording_ns += c.ts - since;
     if (next == VPROF_WINDOW_ON && state == VPROF_WINDOW_OFF) ++s.windows;
-    if (next == VPROF_WINDOW_OFF && VPROF_WINDOW_CAPPED(c.arg)) ++s.capped;
+    if (next == VPROF_WINDOW_OFF && VPROF_WINDOW_CAPPED(c.arg)) ++counters_.windows_capped;
     state = next;
     since = c.ts;
   }
@@ -280,7 +280,6 @@ void Merger::sum_windows() {
     if (state == VPROF_WINDOW_ON) s.on_ns += last - since;
     s.recording_ns += last - since;
   }
-  counters_.windows_capped = s.capped;
 }
 
 void Merger::retire(const IntervalInfo &iv) {

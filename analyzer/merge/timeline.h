@@ -275,8 +275,7 @@ struct Timeline {
 // from the state changes the threads recorded (each change once).
 struct Sampling {
   bool sampled = false;     // some thread wrote a WINDOW record
-  uint64_t windows = 0;     // opened (OFF -> ON)
-  uint64_t capped = 0;      // closed at the cap
+  uint64_t windows = 0;     // opened (OFF -> ON); closed at the cap: MergeCounters::windows_capped
   int64_t on_ns = 0;        // time ON: intervals begun in it count
   int64_t recording_ns = 0; // time ON or DRAIN: everything recorded
   int64_t span_ns = 0;      // the trace's first record to its last

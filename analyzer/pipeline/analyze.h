@@ -91,6 +91,12 @@ void for_each_quality(const RunAnalysis &r, F &&f) {
   for_each_counter(r.merge, f);
 }
 
+// Windowed recording: the intervals the run left out, recorded (begun in a
+// window's drain) or not (begun between windows, counted in the headers).
+inline uint64_t intervals_left_out(const RunAnalysis &r) {
+  return r.merge.intervals_left_out + r.read.off_intervals;
+}
+
 // The worst level of a nonzero counter of the run, or of damage to its files
 // (DataLost: loss); Level::info when no counter of level warning or loss
 // counted anything ("ok" in the report).

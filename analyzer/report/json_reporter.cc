@@ -192,13 +192,13 @@ json to_json(const Analysis &a) {
     const Sampling &s = r.merge_stats.sampling;
     if (!s.sampled) return nullptr;
     return {{"windows", s.windows},
-            {"capped", s.capped},
+            {"capped", r.merge.windows_capped},
             {"on_ns", s.on_ns},
             {"recording_ns", s.recording_ns},
             {"span_ns", s.span_ns},
             {"duty", s.span_ns > 0 ? num(double(s.on_ns) / double(s.span_ns)) : json(nullptr)},
             {"intervals_counted", r.paths.rows.size()},
-            {"intervals_left_out", r.merge.intervals_left_out + r.read.off_intervals}};
+            {"intervals_left_out", intervals_left_out(r)}};
   };
   json runs = json::array();
   for (size_t i = 0; i < a.runs.size(); ++i) {

@@ -230,8 +230,9 @@ class TerminalReporter : public Reporter {
                        "counted, {} left out (begun outside a window){}\n",
                        w.windows, 100.0 * double(w.on_ns) / double(w.span_ns),
                        100.0 * double(w.recording_ns) / double(w.span_ns), dur(double(w.span_ns)),
-                       r.paths.rows.size(), r.merge.intervals_left_out + r.read.off_intervals,
-                       w.capped ? fmt::format(", {} windows capped", w.capped) : std::string());
+                       r.paths.rows.size(), intervals_left_out(r),
+                       r.merge.windows_capped ? fmt::format(", {} windows capped", r.merge.windows_capped)
+                                              : std::string());
     o += fmt::format("latency: mean {}  stddev {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n",
                      dur(l.mean_ns), dur(l.stddev_ns), dur(l.p50_ns), dur(l.p90_ns), dur(l.p99_ns),
                      dur(l.p999_ns), dur(l.max_ns));

@@ -70,7 +70,7 @@ TEST(Windows, Issue28_AHeavyIntervalStraddlingTheWindowsEndCountsWhole) {
   const analyzer::Sampling &w = r.merge_stats.sampling;
   EXPECT_TRUE(w.sampled);
   EXPECT_EQ(w.windows, 2u);
-  EXPECT_EQ(w.capped, 0u);
+  EXPECT_EQ(r.merge.windows_capped, 0u);
   EXPECT_EQ(w.on_ns, 100 + 100);
   EXPECT_EQ(w.recording_ns, (1130 - 100) + (2100 - 2000));
   EXPECT_EQ(w.span_ns, 2100);
