@@ -43,6 +43,7 @@ Expected<Config> load_config(const std::string &path) {
     c.build_command = j["build_command"];
     c.run_command = j["run_command"];
     c.build_dir = j.value("build_dir", c.build_dir);
+    c.source_root = j.value("source_root", c.source_root);
     c.sync_packs = j.value("sync_packs", c.sync_packs);
     c.sync_everywhere = j.value("sync_everywhere", c.sync_everywhere);
     c.k = j.value("k", c.k);
@@ -72,6 +73,7 @@ Status save_config(const Config &c, const std::string &path) {
             {"d", c.d},                 {"m", c.m},
             {"exponent", c.exponent},   {"max_iterations", c.max_iterations},
             {"sample", c.sample},       {"session_dir", c.session_dir}};
+  if (!c.source_root.empty()) j["source_root"] = c.source_root;
   std::ofstream out(path);
   if (!out) return Error{fmt::format("{}: cannot write", path)};
   out << j.dump(2) << "\n";

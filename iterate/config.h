@@ -4,6 +4,7 @@
 //   { "schema_version": 1,
 //     "root": "minidb::Engine::run_transaction",
 //     "build_dir": "build",                        // holds compile_commands.json
+//     "source_root": "src",                        // optional: edit only below it
 //     "build_command": "cmake --build build",
 //     "run_command": "./build/minidb_bench --seconds 3",
 //     "sync_packs": ["stdcxx"], "sync_everywhere": true,
@@ -25,6 +26,11 @@ struct Config {
   std::string dir;   // its directory: commands run here
   std::string root;
   std::string build_dir = "build";
+  // Edit only files below this directory, the tree's journal in it
+  // (instrument's --source-root); "": the deepest directory holding every
+  // compile-db source. An out-of-source CMake build whose compile db lists
+  // generated sources (MariaDB's parser) has that directory above both trees.
+  std::string source_root;
   std::string build_command;
   std::string run_command;
   std::vector<std::string> sync_packs;
@@ -40,6 +46,7 @@ struct Config {
   std::string session_dir = ".vprof-session";
 
   std::string abs(const std::string &p) const;  // p resolved against dir
+  std::string abs_source_root() const { return source_root.empty() ? "" : abs(source_root); }
 };
 
 // Errors name the file and the field: "vprof.json: field 'k': must be >= 1".

@@ -120,6 +120,7 @@ class Session {
 instr::InstrumentOptions Session::instrument_options(std::vector<std::string> functions) const {
   instr::InstrumentOptions io;
   io.build_dir = build_dir_;
+  io.source_root = c_.abs_source_root();
   io.functions = std::move(functions);
   io.sync_packs = c_.sync_packs;
   io.annotations_dir = o_.annotations_dir;
@@ -477,7 +478,7 @@ Expected<Outcome> run_session(const Config &c, const SessionOptions &o, const Ho
   // the lock again, re-entrantly). A build directory with no compile db yet
   // has no tree to lock; the first instrument says so.
   std::optional<Expected<instr::TreeLock>> lock;
-  if (auto place = instr::locate_tree(c.abs(c.build_dir), ""); place) {
+  if (auto place = instr::locate_tree(c.abs(c.build_dir), c.abs_source_root()); place) {
     lock.emplace(instr::TreeLock::acquire(place->journal_dir));
     if (!*lock) return lock->error();
   }
@@ -496,6 +497,7 @@ Expected<Outcome> run_session(const Config &c, const SessionOptions &o, const Ho
   // Whatever happened, the target tree goes back to its pristine bytes.
   instr::RestoreOptions ro;
   ro.build_dir = c.abs(c.build_dir);
+  ro.source_root = c.abs_source_root();
   auto restored = instr::restore(ro);
   if (!restored && out) return Error{restored.error().message};
   return out;

@@ -54,6 +54,9 @@ Registrar reg("init", clang_command_help("init"),
               [](CLI::App &sub) -> Runner {
                 auto o = std::make_shared<InitCli>();
                 sub.add_option("-p,--build-dir", o->c.build_dir, "build directory with compile_commands.json");
+                sub.add_option("--source-root", o->c.source_root,
+                               "edit only files below this directory (default: the deepest directory holding "
+                               "every compile-db source; relative to the config's directory)");
                 sub.add_option("--root", o->c.root, "the function to break down first")->required();
                 sub.add_option("--build", o->c.build_command, "the target's build command")->required();
                 sub.add_option("--run", o->c.run_command,

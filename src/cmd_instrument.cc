@@ -47,6 +47,7 @@ void print_diff(const instr::FileChange &c) {
 }
 
 int run(const InstrumentCli &o) {
+  std::string source_root = o.source_root;
   instr::InstrumentOptions io;
   io.build_dir = o.build_dir.empty() ? "." : o.build_dir;
   io.functions = o.functions;
@@ -58,6 +59,7 @@ int run(const InstrumentCli &o) {
     auto c = iterate::load_config(o.config);
     if (!c) return fail(c.error().message);
     if (o.build_dir.empty()) io.build_dir = c->abs(c->build_dir);
+    if (o.source_root.empty()) source_root = c->abs_source_root();
     for (const auto &p : c->sync_packs)
       if (std::find(io.sync_packs.begin(), io.sync_packs.end(), p) == io.sync_packs.end())
         io.sync_packs.push_back(p);
@@ -65,7 +67,7 @@ int run(const InstrumentCli &o) {
   }
   const Dirs dirs = vprof_dirs();
   io.annotations_dir = dirs.annotations;
-  io.source_root = o.source_root;
+  io.source_root = source_root;
   io.excluded_dirs = {dirs.include};  // vprof's own headers are never edited
   io.dry_run = o.dry_run;
   io.jobs = o.jobs;

@@ -95,7 +95,8 @@ void end_orphans() {
   }
 }
 
-int supervise(const std::string &build_dir, const std::function<int()> &session) {
+int supervise(const std::string &build_dir, const std::string &source_root,
+              const std::function<int()> &session) {
   const pid_t parent = getpid();
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   std::fflush(nullptr);
@@ -123,6 +124,7 @@ int supervise(const std::string &build_dir, const std::function<int()> &session)
   end_orphans();
   instr::RestoreOptions ro;
   ro.build_dir = build_dir;
+  ro.source_root = source_root;
   auto restored = instr::restore(ro);
   // The lock's last holder may still be going (a descendant that escaped
   // end_orphans, in exit): wait for it a little.
@@ -191,7 +193,7 @@ int run(const IterateCli &o) {
     return fail("iterate asks questions: run it in a terminal, or pass --auto");
   auto cfg = iterate::load_config(o.config);
   if (!cfg) return fail(cfg.error().message);
-  return supervise(cfg->abs(cfg->build_dir), [&] { return session_main(o, *cfg); });
+  return supervise(cfg->abs(cfg->build_dir), cfg->abs_source_root(), [&] { return session_main(o, *cfg); });
 }
 
 Registrar reg("iterate", clang_command_help("iterate"),

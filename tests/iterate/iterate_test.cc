@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyzer/profile/profile.h"
+#include "instrumenter/instrument.h"
 #include "iterate/config.h"
 #include "iterate/session.h"
 #include "tests/iterate/planted_target.h"
@@ -338,4 +339,77 @@ TEST(Iterate, Issue28_TheConfigsSampleReachesEveryRun) {
   auto bad = load_config(path);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, path + ": field 'sample': must be a percentage in [0, 100]");
+}
+
+// Issue 29 (found on MariaDB): an out-of-source CMake build whose compile db
+// lists a source the build generates has its deepest common directory above
+// both trees, so instrument's default source root let the sync packs rewrite
+// the generated file in the build directory (MariaDB's parser). The config's
+// `source_root` reaches every instrument and restore of the session: the
+// generated file is never edited, the journal lives in the source root, and
+// the sources come back byte for byte. The control: the same tree instrumented
+// without a source root does rewrite the generated file.
+TEST(Iterate, Issue29_TheConfigsSourceRootKeepsGeneratedFilesUnedited) {
+  fs::path dir = vprof::testing::fresh_dir("vprof-it", "source-root");
+  fs::create_directories(dir / "src");
+  fs::copy_file(PLANTED_SOURCE, dir / "src" / "planted.cc");
+  std::ofstream(dir / "gen.cc.in") << "#include <mutex>\nstatic std::mutex m;\n"
+                                      "int generated_touch() { std::lock_guard<std::mutex> g(m); return 1; }\n";
+  std::ofstream(dir / "CMakeLists.txt")
+      << "cmake_minimum_required(VERSION 3.18)\nproject(planted CXX)\n"
+      << "set(CMAKE_EXPORT_COMPILE_COMMANDS ON)\nset(CMAKE_BUILD_TYPE Release)\n"
+      << "configure_file(gen.cc.in ${CMAKE_BINARY_DIR}/gen.cc COPYONLY)\n"
+      << "add_executable(planted src/planted.cc ${CMAKE_BINARY_DIR}/gen.cc)\n"
+      << "target_include_directories(planted PRIVATE " << VPROF_INCLUDE_DIR << ")\n"
+      << "target_link_libraries(planted PRIVATE " << VPROF_RUNTIME_LIB << " pthread)\n";
+  const std::string configure = "cmake -S " + dir.string() + " -B " + (dir / "b").string() +
+                                " -G Ninja > " + (dir / "configure.log").string() + " 2>&1";
+  ASSERT_EQ(std::system(configure.c_str()), 0);
+  const std::string gen = (dir / "b" / "gen.cc").string(), planted = (dir / "src" / "planted.cc").string();
+  const std::string gen_before = slurp(gen), planted_before = slurp(planted);
+
+  // The control: the default source root is `dir`, and stdcxx's lock_guard
+  // in the generated file is wrapped.
+  vprof::instr::InstrumentOptions io;
+  io.build_dir = (dir / "b").string();
+  io.functions = {"handle"};
+  io.sync_packs = {"stdcxx"};
+  io.annotations_dir = VPROF_ANNOTATIONS_DIR;
+  io.excluded_dirs = {VPROF_INCLUDE_DIR};
+  io.all_files = true;
+  auto r = vprof::instr::instrument(io);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(slurp(gen), gen_before) << "without a source root the generated file is rewritten";
+  EXPECT_TRUE(fs::exists(dir / ".vprof"));
+  vprof::instr::RestoreOptions ro;
+  ro.build_dir = io.build_dir;
+  ASSERT_TRUE(vprof::instr::restore(ro).ok());
+  ASSERT_EQ(slurp(gen), gen_before);
+
+  Config c;
+  c.path = (dir / "vprof.json").string();
+  c.dir = dir.string();
+  c.root = "handle";
+  c.build_dir = "b";
+  c.source_root = "src";
+  c.sync_packs = {"stdcxx"};
+  c.k = 2;
+  c.max_iterations = 2;
+  // Every build notes whether the generated file holds a probe.
+  c.build_command = "(grep -c vprof_ b/gen.cc || true) >> gen-probes.txt && cmake --build b";
+  c.run_command = "./b/planted stage2 2";
+  ASSERT_TRUE(save_config(c, c.path).ok());
+  auto loaded = load_config(c.path);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_EQ(loaded->source_root, "src");
+  auto out = run_session(*loaded, options(), Hooks{});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  std::istringstream lines(slurp((dir / "gen-probes.txt").string()));
+  int builds = 0;
+  for (std::string l; std::getline(lines, l); ++builds) EXPECT_EQ(l, "0") << "build " << builds;
+  EXPECT_GE(builds, 1);
+  EXPECT_EQ(slurp(gen), gen_before);
+  EXPECT_EQ(slurp(planted), planted_before);
+  EXPECT_FALSE(fs::exists(dir / ".vprof"));
+  EXPECT_FALSE(fs::exists(dir / "src" / ".vprof")) << "a restored tree keeps no journal";
 }
