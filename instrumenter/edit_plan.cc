@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -143,7 +144,18 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
   next = 1;
   for (const auto &[key, y] : syncs) {
     uint32_t n = next++;
-    auto make = [&](Lang l) { return sync_wrap(l, y.op, y.form, y.success, y.object, y.role, n); };
+    std::function<Wrap(Lang)> make = [&](Lang l) {
+      return sync_wrap(l, y.op, y.form, y.success, y.object, y.role, n);
+    };
+    if (langs[y.at.file].size() == 2 && y.op == SyncOp::Acquire && y.form == ValueForm::Prvalue) {
+      if (!original.count(y.at.file)) {
+        auto text = read_file(y.at.file);
+        if (!text) return text.error();
+        original[y.at.file] = *text;
+      }
+      const std::string call = original[y.at.file].substr(y.at.begin, y.at.end - y.at.begin);
+      make = [&, call](Lang) { return sync_wrap_both(y.success, y.object, y.role, n, call); };
+    }
     auto pre = one_text(y.at.file, [&](Lang l) { return make(l).prefix; });
     auto post = one_text(y.at.file, [&](Lang l) { return make(l).suffix; });
     if (!pre) return pre.error();

@@ -81,6 +81,13 @@ Wrap site_wrap(Lang lang, ValueForm form, uint32_t id) {
   return {};
 }
 
+// The C expression that says a wrapped acquire's result vprof_s<n>_ got the object.
+static std::string acquired_cond(Success success, uint32_t n) {
+  return success == Success::Zero   ? fmt::format("vprof_s{}_ == 0", n)
+         : success == Success::True ? fmt::format("vprof_s{}_ != 0", n)
+                                    : std::string("1");
+}
+
 Wrap sync_wrap(Lang lang, SyncOp op, ValueForm form, Success success, const std::string &o,
                const std::string &r, uint32_t n) {
   if (op == SyncOp::Release) return {fmt::format("(vprof_sync_release({}, {}), ", o, r), ")"};
@@ -95,10 +102,16 @@ Wrap sync_wrap(Lang lang, SyncOp op, ValueForm form, Success success, const std:
     const char *helper = success == Success::Zero ? "sync_zero" : success == Success::True ? "sync_true" : "sync_always";
     return {fmt::format("vprof::detail::{0}({1}, {2}, (vprof_sync_wait_begin({1}, {2}), ", helper, o, r), "))"};
   }
-  std::string cond = success == Success::Zero ? fmt::format("vprof_s{}_ == 0", n)
-                     : success == Success::True ? fmt::format("vprof_s{}_ != 0", n)
-                                                : std::string("1");
+  const std::string cond = acquired_cond(success, n);
   return {fmt::format("__extension__ ({{ __auto_type vprof_s{2}_ = (vprof_sync_wait_begin({0}, {1}), ", o, r, n),
+          fmt::format("); vprof_sync_wait_end({0}, {1}, {2}); vprof_s{3}_; }})", o, r, cond, n)};
+}
+
+Wrap sync_wrap_both(Success success, const std::string &o, const std::string &r, uint32_t n,
+                    const std::string &call) {
+  const std::string cond = acquired_cond(success, n);
+  return {fmt::format("__extension__ ({{ __typeof__({3}) vprof_s{2}_ = (vprof_sync_wait_begin({0}, {1}), ", o, r, n,
+                      call),
           fmt::format("); vprof_sync_wait_end({0}, {1}, {2}); vprof_s{3}_; }})", o, r, cond, n)};
 }
 

@@ -78,6 +78,11 @@ enum class SyncOp { Acquire, Release, Scoped };
 enum class Success { Always, Zero, True };
 
 // `object` is an expression for the object's address; `n` makes local names unique.
+// A call whose value is used, in a header that C and C++ units both include
+// (MariaDB's mysql_thread.h): GNU C and GNU C++ both take a statement
+// expression and __typeof__, given the call's text again (not evaluated).
+Wrap sync_wrap_both(Success success, const std::string &object, const std::string &role, uint32_t n,
+                    const std::string &call);
 Wrap sync_wrap(Lang lang, SyncOp op, ValueForm form, Success success, const std::string &object,
                const std::string &role, uint32_t n);
 

@@ -14,6 +14,7 @@
 #include "instrumenter/journal.h"
 #include "instrumenter/names.h"
 #include "instrumenter/parse_tu.h"
+#include "instrumenter/scan_cache.h"
 #include "instrumenter/sync_pack.h"
 #include "instrumenter/tree.h"
 #include "instrumenter/tu_scan.h"
@@ -61,7 +62,14 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   for (const auto &pack : o.sync_packs)
     if (auto s = load_sync_pack(pack, o.annotations_dir, rules); !s) return Error{s.message()};
   so.sync = &rules;
-  so.source_root = o.source_root.empty() ? db->common_root : o.source_root;
+  if (o.source_root.empty()) {
+    so.source_root = db->common_root;
+  } else {
+    // As locate_tree finds the journal: a relative root is the caller's
+    // (`--source-root src`), compared below with the units' real paths.
+    std::error_code ec;
+    so.source_root = std::filesystem::weakly_canonical(std::filesystem::absolute(o.source_root, ec), ec).string();
+  }
   if (so.source_root.back() != '/') so.source_root += '/';
   for (const auto &d : o.excluded_dirs) {
     llvm::SmallString<256> real;
@@ -87,8 +95,12 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   // Parse only the files that mention a selected name; sync packs apply to the
   // files parsed (all of them with all_files). Unmatched names widen the set.
   std::vector<const CompileEntry *> first, rest;
+  // With the sync packs everywhere, a unit whose text names no selected
+  // function is parsed only when its cached scan is out of date.
+  std::set<const CompileEntry *> cache_ok;
   for (const auto &e : db->entries) {
     bool wanted = o.all_files || so.patterns.empty();  // sync packs alone: the whole tree
+    bool mentions = so.patterns.empty();
     std::string text = contents(e.file, *originals);
     // vprof's own output that no journal lists (a journal removed by hand, a
     // tree whose build directories disagree on its root): instrumenting it
@@ -96,21 +108,42 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
     if (!originals->count(e.file) && marker_sha1(text))
       return Error{e.file + ": already instrumented by vprof (its first line says so) but not listed in " +
                    journal->dir + "/state.json; run `vprof restore` first"};
-    if (!wanted) {
-      // Every component must appear ("DBImpl" and "Write"), which keeps files
-      // that merely call some other Write() out of the first pass.
-      for (const auto &p : so.patterns) {
-        bool all = true;
-        for (size_t at = 0; all && at <= p.name.size();) {
-          size_t end = p.name.find("::", at);
-          if (end == std::string::npos) end = p.name.size();
-          all = text.find(p.name.substr(at, end - at)) != std::string::npos;
-          at = end + 2;
-        }
-        wanted |= all;
+    // Every component must appear ("DBImpl" and "Write"), which keeps files
+    // that merely call some other Write() out of the first pass.
+    for (const auto &p : so.patterns) {
+      bool all = true;
+      for (size_t at = 0; all && at <= p.name.size();) {
+        size_t end = p.name.find("::", at);
+        if (end == std::string::npos) end = p.name.size();
+        all = text.find(p.name.substr(at, end - at)) != std::string::npos;
+        at = end + 2;
       }
+      mentions |= all;
     }
+    wanted |= mentions;
+    if (o.all_files && !mentions) cache_ok.insert(&e);
     (wanted ? first : rest).push_back(&e);
+  }
+  std::optional<ScanCache> cache;
+  if (o.scan_cache && !cache_ok.empty()) {
+    // What decides a unit's scan besides the unit: the packs' texts, which
+    // files may be edited, and this very vprof (a rebuilt one may scan otherwise).
+    std::string settings = so.source_root;
+    for (const auto &d : so.excluded_dirs) settings += "\n" + d;
+    for (const auto &p : o.sync_packs) {
+      std::string path = sync_pack_path(p, o.annotations_dir);
+      settings += "\n" + p + "\n" + sha1_hex(contents(path, {}));
+    }
+    std::error_code ec;
+    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+      auto size = std::filesystem::file_size(self, ec);
+      auto time = std::filesystem::last_write_time(self, ec).time_since_epoch().count();
+      settings += "\n" + self.string() + " " + std::to_string(size) + " " + std::to_string(time);
+    }
+    const std::map<std::string, std::string> &orig = *originals;
+    cache.emplace(o.build_dir + "/.vprof-cache/scan", settings,
+                  [&orig](const std::string &path) { return contents(path, orig); });
   }
   std::vector<ScanResult> scans;
   std::set<std::string> matched;
@@ -123,8 +156,15 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
     Status s = for_each_tu(
         list.size(), o.jobs,
         [&](size_t i, unsigned) -> Status {
+          const bool cached = cache && cache_ok.count(list[i]);
+          if (cached)
+            if (auto hit = cache->get(*list[i])) {
+              results[i] = std::move(*hit);
+              return Status::Ok();
+            }
           results[i] = scan_translation_unit(*list[i], so);
           if (!results[i]) return Error{results[i].error()};
+          if (cached && !o.dry_run) cache->put(*list[i], *results[i]);
           return Status::Ok();
         },
         [&](size_t, size_t i) {
@@ -144,6 +184,7 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
     return Status::Ok();
   };
   if (auto s = run(first); !s) return Error{s.message()};
+  if (cache) res.files_from_cache = cache->hits();
   bool missing = false;
   for (const auto &p : so.patterns) missing |= !matched.count(p.text);
   // What a function vprof cannot open reaches is known from the whole tree:

@@ -30,6 +30,9 @@ struct InstrumentOptions {
   std::vector<std::string> excluded_dirs;  // never edited (vprof's own include dir)
   bool all_files = false;  // parse every translation unit (sync wrappers everywhere)
   bool dry_run = false;    // compute the changes, write nothing
+  // With all_files: reuse the scans of units that found no selected
+  // function when nothing they read has changed (scan_cache.h).
+  bool scan_cache = true;
   unsigned jobs = 0;       // parallel parses; 0 = one per core
   // Called under a lock from the parsing threads.
   std::function<void(size_t done, size_t total, const std::string &file)> progress;
@@ -56,6 +59,9 @@ std::string fmt_opaque(const OpaqueFunction &f);
 struct InstrumentResult {
   size_t functions = 0, call_sites = 0, sync_sites = 0;
   size_t files_parsed = 0, files_in_db = 0, files_changed = 0;
+  // Of files_parsed, the units whose scan came from the scan cache
+  // (scan_cache.h) instead of clang: sync packs everywhere only.
+  size_t files_from_cache = 0;
   // Files with instrumented functions, and files with sync sites alone (and
   // the sync sites in those): what "in N files" means differs (edit_plan.h).
   size_t function_files = 0, sync_only_files = 0, syncs_in_sync_only_files = 0;

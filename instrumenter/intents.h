@@ -78,6 +78,8 @@ struct ScanResult {
   std::vector<std::pair<std::string, std::string>> address_taken;  // (type, name)
   // Methods defined in the tree and what they override, transitively.
   std::vector<std::pair<std::string, std::string>> overrides;  // (overridden, overrider)
+  // Every file the unit read (real paths): what a cached scan depends on.
+  std::vector<std::string> files_read;
 };
 
 }  // namespace vprof::instr

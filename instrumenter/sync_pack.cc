@@ -26,10 +26,14 @@ Expected<std::string> role_enum(const std::string &role, const std::string &wher
 
 }  // namespace
 
-Status load_sync_pack(const std::string &spec, const std::string &annotations_dir, SyncRules &into) {
-  std::string path = spec;
+std::string sync_pack_path(const std::string &spec, const std::string &annotations_dir) {
   if (spec.find('/') == std::string::npos && spec.find(".json") == std::string::npos)
-    path = annotations_dir + "/" + spec + ".json";
+    return annotations_dir + "/" + spec + ".json";
+  return spec;
+}
+
+Status load_sync_pack(const std::string &spec, const std::string &annotations_dir, SyncRules &into) {
+  const std::string path = sync_pack_path(spec, annotations_dir);
   std::ifstream in(path);
   if (!in) return Error{path + ": cannot read sync pack"};
   nlohmann::json j;

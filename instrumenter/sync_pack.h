@@ -45,6 +45,9 @@ struct SyncRules {
   std::map<std::string, SyncRule> by_name;  // normalized qualified name -> rule
 };
 
+// The file a pack spec names: <annotations_dir>/NAME.json for a name, else the spec.
+std::string sync_pack_path(const std::string &spec, const std::string &annotations_dir);
+
 // `spec` is a pack name ("pthreads": <annotations_dir>/pthreads.json) or a path.
 Status load_sync_pack(const std::string &spec, const std::string &annotations_dir, SyncRules &into);
 

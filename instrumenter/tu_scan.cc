@@ -228,7 +228,7 @@ class SyncFinder : public EvaluatedVisitor<SyncFinder> {
 
   bool VisitCallExpr(CallExpr *ce) {
     const FunctionDecl *fd = ce->getDirectCallee();
-    if (!fd) return true;
+    if (!fd) return dependent_member_call(ce);
     auto it = cx_.opt.sync->by_name.find(normalize_qualified(fd->getQualifiedNameAsString()));
     if (it == cx_.opt.sync->by_name.end() || it->second.op == SyncOp::Scoped) return true;
     const SyncRule &rule = it->second;
@@ -236,13 +236,51 @@ class SyncFinder : public EvaluatedVisitor<SyncFinder> {
     std::vector<const Expr *> args(ce->arg_begin(), ce->arg_end());
     std::string self;
     const Expr *base = nullptr;
+    const MemberExpr *me = nullptr;
     if (const auto *mc = dyn_cast<CXXMemberCallExpr>(ce)) {
       base = mc->getImplicitObjectArgument();
-      const auto *me = dyn_cast<MemberExpr>(mc->getCallee()->IgnoreParens());
-      if (base && base->IgnoreParenImpCasts()->isImplicitCXXThis()) self = "this";
-      else if (base && me && me->isArrow()) self = cx_.text(base->getSourceRange());
-      else if (base) self = "__builtin_addressof(" + cx_.text(base->getSourceRange()) + ")";
+      me = dyn_cast<MemberExpr>(mc->getCallee()->IgnoreParens());
+    } else if ((me = dyn_cast<MemberExpr>(ce->getCallee()->IgnoreParenImpCasts()))) {
+      // In a class template's own code a call of a member of the current
+      // instantiation is a plain CallExpr of a MemberExpr (InnoDB's
+      // srw_mutex_impl<spinloop>::wr_unlock calling wake()).
+      base = me->getBase();
     }
+    if (base && base->IgnoreParenImpCasts()->isImplicitCXXThis()) self = "this";
+    else if (base && me && me->isArrow()) self = cx_.text(base->getSourceRange());
+    else if (base) self = "__builtin_addressof(" + cx_.text(base->getSourceRange()) + ")";
+    add(rule, ce, ce->getSourceRange(), args, self, base, value_form(ce, cx_.lang));
+    return true;
+  }
+
+  // A member call whose object has a dependent type in a template's own code,
+  // where clang has no callee yet: InnoDB's ssux_lock_impl<spinloop>::rd_wait
+  // calls writer.wait(wl) on its srw_mutex_impl<spinloop> member. The rule is
+  // found by the template's name and the member's: `srw_mutex_impl::wait`.
+  bool dependent_member_call(CallExpr *ce) {
+    const auto *me = dyn_cast<CXXDependentScopeMemberExpr>(ce->getCallee()->IgnoreParens());
+    if (!me || !me->getMember().isIdentifier()) return true;
+    QualType t = me->getBaseType();
+    if (me->isArrow() && !t.isNull())
+      if (const auto *p = t->getAs<PointerType>()) t = p->getPointeeType();
+    if (t.isNull()) return true;
+    std::string cls;
+    if (const auto *ts = t->getAs<TemplateSpecializationType>()) {
+      if (const TemplateDecl *td = ts->getTemplateName().getAsTemplateDecl()) cls = td->getQualifiedNameAsString();
+    } else if (const auto *rd = t->getAsCXXRecordDecl()) {
+      cls = rd->getQualifiedNameAsString();
+    }
+    if (cls.empty()) return true;
+    auto it = cx_.opt.sync->by_name.find(normalize_qualified(cls + "::" + me->getMember().getAsString()));
+    if (it == cx_.opt.sync->by_name.end() || it->second.op == SyncOp::Scoped) return true;
+    const SyncRule &rule = it->second;
+    if (rule.args >= 0 && written_args(ce) != static_cast<size_t>(rule.args)) return true;
+    std::vector<const Expr *> args(ce->arg_begin(), ce->arg_end());
+    std::string self;
+    const Expr *base = me->isImplicitAccess() ? nullptr : me->getBase();
+    if (!base) self = "this";
+    else if (me->isArrow()) self = cx_.text(base->getSourceRange());
+    else self = "__builtin_addressof(" + cx_.text(base->getSourceRange()) + ")";
     add(rule, ce, ce->getSourceRange(), args, self, base, value_form(ce, cx_.lang));
     return true;
   }
@@ -525,6 +563,16 @@ Expected<ScanResult> scan_translation_unit(const CompileEntry &entry, const Scan
     DefinitionVisitor v(cx);
     v.TraverseDecl(ast.getTranslationUnitDecl());
     error = v.error;
+    const SourceManager &sm = ast.getSourceManager();
+    for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it) {
+      const FileEntry *fe = it->first;
+      llvm::StringRef real = fe->tryGetRealPathName();
+      llvm::SmallString<256> path(real.empty() ? fe->getName() : real);
+      sm.getFileManager().makeAbsolutePath(path);
+      out.files_read.push_back(std::string(path.str()));
+    }
+    std::sort(out.files_read.begin(), out.files_read.end());
+    out.files_read.erase(std::unique(out.files_read.begin(), out.files_read.end()), out.files_read.end());
   });
   if (!st) return Error{st.message()};
   if (!error.empty()) return Error{error};

@@ -94,6 +94,8 @@ int run(const InstrumentCli &o) {
                  "(%zu of %zu translation units parsed",
                  o.dry_run ? "would instrument" : "instrumented", r->functions, r->call_sites, r->sync_sites,
                  r->changes.size(), r->files_parsed, r->files_in_db);
+    if (r->files_from_cache)
+      std::fprintf(stderr, ", %zu of them from the scan cache", r->files_from_cache);
     if (r->duplicates_dropped) std::fprintf(stderr, ", %zu duplicate entries ignored", r->duplicates_dropped);
     std::fprintf(stderr, ")\n");
     if (r->skipped_macro_sites || !r->notes.empty())

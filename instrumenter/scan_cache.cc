@@ -1,0 +1,143 @@
+#include "instrumenter/scan_cache.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "instrumenter/journal.h"
+
+namespace vprof::instr {
+
+using json = nlohmann::json;
+
+// The stored form of a scan. Bump kFormat when ScanResult or an intent
+// changes: an entry of another format is never read.
+namespace {
+
+constexpr int kFormat = 1;
+
+}  // namespace
+
+void to_json(json &j, const Located &l) {
+  j = {{"file", l.file}, {"begin", l.begin}, {"end", l.end}, {"line", l.line}, {"column", l.column}, {"macro", l.macro}};
+}
+void from_json(const json &j, Located &l) {
+  j.at("file").get_to(l.file);
+  j.at("begin").get_to(l.begin);
+  j.at("end").get_to(l.end);
+  j.at("line").get_to(l.line);
+  j.at("column").get_to(l.column);
+  j.at("macro").get_to(l.macro);
+}
+void to_json(json &j, const SyncIntent &s) {
+  j = {{"at", s.at},
+       {"op", static_cast<int>(s.op)},
+       {"form", static_cast<int>(s.form)},
+       {"success", static_cast<int>(s.success)},
+       {"lang", static_cast<int>(s.lang)},
+       {"object", s.object},
+       {"role", s.role},
+       {"callee", s.callee},
+       {"discarded", s.discarded}};
+}
+void from_json(const json &j, SyncIntent &s) {
+  j.at("at").get_to(s.at);
+  s.op = static_cast<SyncOp>(j.at("op").get<int>());
+  s.form = static_cast<ValueForm>(j.at("form").get<int>());
+  s.success = static_cast<Success>(j.at("success").get<int>());
+  s.lang = static_cast<Lang>(j.at("lang").get<int>());
+  j.at("object").get_to(s.object);
+  j.at("role").get_to(s.role);
+  j.at("callee").get_to(s.callee);
+  j.at("discarded").get_to(s.discarded);
+}
+
+bool cacheable(const ScanResult &scan) {
+  return scan.functions.empty() && scan.opaque.empty() && scan.sites.empty() && scan.skipped_patterns.empty();
+}
+
+ScanCache::ScanCache(std::string dir, std::string settings,
+                     std::function<std::string(const std::string &)> content_of)
+    : dir_(std::move(dir)), settings_(std::move(settings)), content_of_(std::move(content_of)) {}
+
+std::string ScanCache::key(const CompileEntry &entry) const {
+  std::string k = std::to_string(kFormat) + '\n' + settings_ + '\n' + entry.directory + '\n' + entry.file + '\n';
+  for (const auto &a : entry.arguments) k += a + '\n';
+  return sha1_hex(k);
+}
+
+std::string ScanCache::file_sha1(const std::string &path) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (auto it = sha1_.find(path); it != sha1_.end()) return it->second;
+  }
+  std::string sum = std::filesystem::exists(path) ? sha1_hex(content_of_(path)) : "";
+  std::lock_guard<std::mutex> l(mu_);
+  return sha1_.emplace(path, sum).first->second;
+}
+
+std::optional<ScanResult> ScanCache::get(const CompileEntry &entry) {
+  std::ifstream in(dir_ + "/" + key(entry) + ".json", std::ios::binary);
+  if (!in) return std::nullopt;
+  try {
+    json j = json::parse(in);
+    if (j.at("format").get<int>() != kFormat) return std::nullopt;
+    ScanResult r;
+    for (const auto &d : j.at("files_read")) {
+      r.files_read.push_back(d.at(0).get<std::string>());
+      if (file_sha1(r.files_read.back()) != d.at(1).get<std::string>()) return std::nullopt;
+    }
+    j.at("syncs").get_to(r.syncs);
+    j.at("names_seen").get_to(r.names_seen);
+    j.at("notes").get_to(r.notes);
+    j.at("skipped_macro_sites").get_to(r.skipped_macro_sites);
+    j.at("address_taken").get_to(r.address_taken);
+    j.at("overrides").get_to(r.overrides);
+    std::lock_guard<std::mutex> l(mu_);
+    ++hits_;
+    return r;
+  } catch (const json::exception &) {
+    return std::nullopt;  // a damaged entry is a miss; the unit is parsed again
+  }
+}
+
+void ScanCache::put(const CompileEntry &entry, const ScanResult &scan) {
+  if (!cacheable(scan)) return;
+  json files = json::array();
+  for (const auto &f : scan.files_read) {
+    std::string sum = file_sha1(f);
+    if (sum.empty()) return;  // a file that is gone: nothing to check an entry by
+    files.push_back({f, sum});
+  }
+  json j = {{"format", kFormat},
+            {"file", entry.file},
+            {"files_read", files},
+            {"syncs", scan.syncs},
+            {"names_seen", scan.names_seen},
+            {"notes", scan.notes},
+            {"skipped_macro_sites", scan.skipped_macro_sites},
+            {"address_taken", scan.address_taken},
+            {"overrides", scan.overrides}};
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) return;  // a cache that cannot be written only costs time
+  const std::string path = dir_ + "/" + key(entry) + ".json";
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "-" +
+                          std::to_string(std::hash<std::string>{}(entry.file));
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << j.dump();
+    if (!out) {
+      std::filesystem::remove(tmp, ec);
+      return;
+    }
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) std::filesystem::remove(tmp, ec);
+}
+
+}  // namespace vprof::instr

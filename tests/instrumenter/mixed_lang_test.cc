@@ -1,0 +1,55 @@
+// A header that C and C++ units both include, with a lock whose value is used
+// (MariaDB's include/mysql/psi/mysql_thread.h: `return pthread_mutex_lock(&m)`
+// in a static inline function, included by mysys's C files and the server's
+// C++ ones). The C form of a wrapped value (__auto_type) is not C++, the C++
+// one (a template) is not C: instrument refused the tree ("included from both
+// C and C++ translation units"). The header now gets one text both take, and
+// both units compile against it and run, recording their waits.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "instrumenter/instrument.h"
+#include "test_tree.h"
+
+using vprof::test::shell;
+using vprof::test::slurp;
+
+TEST(MixedLang, Issue29_AValueWrappedInAHeaderOfCAndCxxUnitsCompilesInBoth) {
+  vprof::test::TestTree t;
+  t.add("lock.h",
+        "#include <pthread.h>\n"
+        "static inline int take(pthread_mutex_t *m) { return pthread_mutex_lock(m); }\n"
+        "static inline int try_take(pthread_mutex_t *m) { return pthread_mutex_trylock(m); }\n"
+        "static inline void give(pthread_mutex_t *m) { pthread_mutex_unlock(m); }\n");
+  t.add("a.c", "#include \"lock.h\"\npthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;\n"
+               "int c_side(void) { int r = take(&mu); give(&mu); return r; }\n");
+  t.add("b.cc", "#include \"lock.h\"\nextern \"C\" pthread_mutex_t mu;\nextern \"C\" int c_side(void);\n"
+                "int main() { int r = take(&mu) + try_take(&mu); give(&mu); return r + c_side(); }\n");
+  t.compile("a.c", "-std=c11");
+  t.compile("b.cc", "-std=c++17");
+  vprof::instr::InstrumentOptions o;
+  o.build_dir = t.build();
+  o.sync_packs = {"pthreads"};
+  o.annotations_dir = VPROF_ANNOTATIONS_DIR;
+  auto r = vprof::instr::instrument(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const std::string h = slurp(t.path("lock.h"));
+  EXPECT_NE(h.find("__typeof__(pthread_mutex_lock(m))"), std::string::npos) << h;
+  EXPECT_NE(h.find("__typeof__(pthread_mutex_trylock(m))"), std::string::npos) << h;
+  // Both compilers of each language take it; the program runs (its trylock
+  // on a held lock fails: EBUSY, 16).
+  const std::string inc = std::string(" -I") + VPROF_INCLUDE_DIR + " -I" + t.src();
+  const std::string lib = std::string(" -L") + VPROF_LIB_DIR + " -Wl,-rpath," + VPROF_LIB_DIR + " -lvprof -pthread";
+  for (const auto &[cc, cxx] : {std::pair<std::string, std::string>{TEST_GCC, TEST_GXX}, {TEST_CC, TEST_CXX}}) {
+    std::string out;
+    ASSERT_EQ(shell(cc + " -std=c11 -c" + inc + " " + t.path("a.c") + " -o " + t.root() + "/a.o", &out), 0)
+        << cc << ": " << out;
+    ASSERT_EQ(shell(cxx + " -std=c++17 -c" + inc + " " + t.path("b.cc") + " -o " + t.root() + "/b.o", &out), 0)
+        << cxx << ": " << out;
+    ASSERT_EQ(shell(cxx + " " + t.root() + "/a.o " + t.root() + "/b.o" + lib + " -o " + t.root() + "/prog", &out), 0)
+        << out;
+    EXPECT_EQ(shell(t.root() + "/prog", &out), 16) << out;
+  }
+  ASSERT_TRUE(vprof::instr::restore({t.build()}).ok());
+}
