@@ -19,16 +19,20 @@
 #              every file, as the session ran them
 #   V:P0       variant V run with VPROF_PREEMPT=0 (no context-switch events):
 #              what recording preemptions costs, by difference
+#   V:S10      variant V recording in windows over 10% of the time
+#              (VPROF_SAMPLE=10, issue 28): vprof-sess100, vprof-sess500, vprof-100
 #   pg         built with -pg (what uftrace needs), run plain, and under
 #   uftrace    `uftrace record -F exec_simple_query -D 2` (it follows the forks)
 # The binaries are built once each (the tree is instrumented, built, installed
 # under its own DESTDIR, restored), then the variants run alternately, RUNS
 # times each. Printed: median tps, spread, p99 latency (pgbench -l), the loss
 # against plain, probes fired per transaction.
-# Last line: pgbench_overhead_100=<pct> pgbench_overhead_500=<pct> pgbench_uftrace_over_vprof=<x>
-# (throughput loss of vprof-sess100 and vprof-sess500 against plain, the line
-# above it gives the breadth-first sets'; uftrace's added time per
-# transaction over vprof-esq's, both over plain).
+# Last line: pgbench_full_iter3=<pct> pgbench_sampled_iter3=<pct> pgbench_sampled_100=<pct>
+#   pgbench_uftrace_over_vprof=<x>
+# (throughput loss against plain of vprof-sess100, the session's iteration-3
+# set, in full and at 10%, and of the breadth-first ~100 set at 10%; the lines
+# above it give the others'; uftrace's added time per transaction over
+# vprof-esq's, both over plain).
 # Usage: scripts/bench-overhead-pgbench.sh [WORK_DIR]   (default /tmp/vprof-overhead-pg)
 # Env:   VPROF (build/src/vprof)  RUNS (5)  CLIENTS (4)  TXNS per client (5000)
 #        PERF (1: then one run of each under perf record -a: CPU by process and object)
@@ -182,8 +186,11 @@ RUN
 if [ "$(id -u)" = 0 ]; then chown -R "$pguser" "$work"; fi
 
 one_run() {  # VARIANT -> "tps p99_ms records dropped"
-  local v=$1 out rec="0 0" build=${1%:P*} env=()
-  [ "$v" = "$build" ] || env=(VPROF_PREEMPT=${v##*:P})  # V:P0
+  local v=$1 out rec="0 0" build=${1%%:*} env=()
+  case $v in
+    *:P*) env=(VPROF_PREEMPT=${v##*:P}) ;;  # V:P0
+    *:S*) env=(VPROF_SAMPLE=${v##*:S}) ;;   # V:S10
+  esac
   pg_as_user rm -rf "$work/lat" trace-run "$work/uftrace.data"
   pg_as_user mkdir -p "$work/lat"
   case $v in
@@ -202,10 +209,13 @@ one_run() {  # VARIANT -> "tps p99_ms records dropped"
 }
 
 for b in $variants; do case $b in vprof-*) variants="$variants $b:P0" ;; esac; done
-if [ -n "${ONLY:-}" ]; then  # any variant, and V:P<n> for VPROF_PREEMPT=n
+for b in vprof-sess100 vprof-sess500 vprof-100; do
+  case " $variants " in *" $b "*) variants="$variants $b:S10" ;; esac
+done
+if [ -n "${ONLY:-}" ]; then  # any variant, V:P<n> for VPROF_PREEMPT=n, V:S<pct> for VPROF_SAMPLE=pct
   keep="plain"
   for v in $ONLY; do
-    case " $variants " in *" ${v%:P[0-2]} "*) ;; *) die "ONLY: no variant $v (have: $variants)" ;; esac
+    case " $variants " in *" ${v%%:*} "*) ;; *) die "ONLY: no variant $v (have: $variants)" ;; esac
     [ "$v" = plain ] || keep="$keep $v"
   done
   variants=$keep
@@ -278,7 +288,10 @@ loss = lambda v: (1 - tps[v] / tps["plain"]) * 100 if v in tps else float("nan")
 if "vprof-100" in tps or "vprof-500" in tps:
     print(f"breadth-first prefixes (functions called thousands of times a transaction): "
           f"~100 sites {loss('vprof-100'):.1f}%, ~500 sites {loss('vprof-500'):.1f}%")
-# The goals' figures: the sets a session instruments, as a session records them.
-print(f"pgbench_overhead_100={loss('vprof-sess100'):.1f} pgbench_overhead_500={loss('vprof-sess500'):.1f} "
-      f"pgbench_uftrace_over_vprof={ratio:.1f}")
+print(f"the sessions' sets: iteration 3 {loss('vprof-sess100'):.1f}% in full, "
+      f"{loss('vprof-sess100:S10'):.1f}% at 10%; iteration 19 {loss('vprof-sess500'):.1f}% in full, "
+      f"{loss('vprof-sess500:S10'):.1f}% at 10%")
+# The goals' figures (issue 28): the sets a session instruments, as a session records them.
+print(f"pgbench_full_iter3={loss('vprof-sess100'):.1f} pgbench_sampled_iter3={loss('vprof-sess100:S10'):.1f} "
+      f"pgbench_sampled_100={loss('vprof-100:S10'):.1f} pgbench_uftrace_over_vprof={ratio:.1f}")
 EOF

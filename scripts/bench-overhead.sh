@@ -15,9 +15,10 @@
 # and the added ns per probe.
 # Then PostgreSQL under pgbench: scripts/bench-overhead-pgbench.sh (WORK_DIR-pg).
 # The last line:
-#   pgbench_overhead_100=<pct> pgbench_overhead_500=<pct> dbbench_uftrace_over_vprof=<x>
-# where the pgbench figures are the throughput lost at ~100 and ~500 call sites
-# (plus the sync pack everywhere) and x = (uftrace's added µs/op) / (vprof's
+#   pgbench_full_iter3=<pct> pgbench_sampled_iter3=<pct> pgbench_sampled_100=<pct> dbbench_uftrace_over_vprof=<x>
+# where the pgbench figures are the throughput lost by the scale-16 session's
+# iteration-3 set in full and at 10% (windowed recording) and by the
+# breadth-first ~100 set at 10% (scripts/bench-overhead-pgbench.sh), and x = (uftrace's added µs/op) / (vprof's
 # added µs/op) on the same functions (vprof-write), both over the plain build,
 # as issue 14 counts it (uftrace needs the -pg build; its recording alone,
 # over the -pg build, is printed too). A part not run prints n/a.
@@ -168,7 +169,7 @@ EOF
 db_ratio=$(tail -1 db.out | sed 's/.*=//')
 fi
 
-pg_line="pgbench_overhead_100=n/a pgbench_overhead_500=n/a"
+pg_line="pgbench_full_iter3=n/a pgbench_sampled_iter3=n/a pgbench_sampled_100=n/a"
 if has_part pgbench; then
   step "PostgreSQL under pgbench (scripts/bench-overhead-pgbench.sh)"
   VPROF=$vprof RUNS=$runs JOBS=$jobs "$here/scripts/bench-overhead-pgbench.sh" "$work-pg" | tee pg.out
