@@ -102,7 +102,7 @@ std::string expand_object(const std::string &tmpl, const std::vector<std::string
       } catch (...) {
         return "";
       }
-      if (k >= args.size()) return "";
+      if (k >= args.size() || args[k].empty()) return "";  // no text: an argument a macro body wrote
       out += "(" + args[k] + ")";
     }
     i = close;

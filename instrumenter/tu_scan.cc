@@ -316,7 +316,12 @@ class SyncFinder : public EvaluatedVisitor<SyncFinder> {
     std::vector<std::string> texts;
     bool side_effects = base && base->HasSideEffects(cx_.ast);
     for (const Expr *a : args) {
-      texts.push_back(cx_.text(a->getSourceRange()));
+      // A macro that parenthesizes its parameters (MariaDB's
+      // `#define my_cond_wait(A,B) pthread_cond_wait((A), (B))`) writes the
+      // parentheses in its body: the argument as written is inside them.
+      std::string t = cx_.text(a->getSourceRange());
+      if (t.empty()) t = cx_.text(a->IgnoreParenImpCasts()->getSourceRange());
+      texts.push_back(t);
       if (a->HasSideEffects(cx_.ast)) side_effects = true;
     }
     SourceLocation loc = range.getBegin();

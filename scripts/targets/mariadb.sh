@@ -207,7 +207,7 @@ elif [ $mode = profile ]; then
   sample=()
   [ -n "${SAMPLE:-}" ] && sample=(--sample "$SAMPLE")
   as_user "$vprof" init -p build --source-root src --root "$root" "${packs[@]}" \
-    --build "ninja -C build -j $jobs $targets >/dev/null" --run "sh $work/run.sh" \
+    --build "ninja -C build -j $jobs $targets" --run "sh $work/run.sh" \
     --max-iterations "$max_iter" "${sample[@]}" --force
   start=$SECONDS
   as_user "$vprof" iterate --auto --fresh
