@@ -92,6 +92,9 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
     return !c.virtual_method.empty() ? reach.of_virtual(c.virtual_method) : reach.of_type(c.callee_type);
   };
   Plan plan;
+  std::set<std::string> id_files;  // files with function or call-site probes
+  for (const auto &[key, f] : fns) id_files.insert(f.file);
+  for (const auto &[key, c] : sites) id_files.insert(c.at.file);
   std::map<std::string, std::vector<Insertion>> ins;
   std::map<std::string, std::vector<Span>> spans;
   std::map<std::pair<std::string, unsigned>, uint32_t> fn_ids;
@@ -193,7 +196,14 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
     const std::string &code = original[file];
     // After a UTF-8 byte order mark: compilers accept one only as the first bytes.
     unsigned start = code.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
-    list.push_back({start, -1, 0, 0, preamble(sha1_hex(code), plan.manifest_id, manifest_path)});
+    // The manifest's id is registered by the files whose probes carry its ids
+    // (functions, call sites). A file with sync wraps alone keeps one text
+    // whatever else is selected, so a header every unit includes (MariaDB's
+    // mysql_thread.h) is the same bytes in every iteration of a session and
+    // its includers come from the compiler cache; with no ids anywhere (sync
+    // packs alone), every file registers, as before.
+    const bool registers = id_files.empty() || id_files.count(file);
+    list.push_back({start, -1, 0, 0, preamble(sha1_hex(code), registers ? plan.manifest_id : "", manifest_path)});
     std::sort(list.begin(), list.end(), before);
     clang::tooling::Replacements reps;
     for (size_t i = 0; i < list.size();) {

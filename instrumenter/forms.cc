@@ -46,12 +46,14 @@ std::string preamble(const std::string &original_sha1, const std::string &manife
          "struct SyncRelease { const void *o; vprof_u32 r; "
          "~SyncRelease() { vprof_sync_release(o, r); } };\n"
          "} } }\n"
-         "#endif\n"
-         "#ifndef VPROF_MANIFEST_REGISTERED_\n"
-         "#define VPROF_MANIFEST_REGISTERED_ 1\n"
-         "static void __attribute__((constructor)) vprof_manifest_ctor_(void) "
-         "{ vprof_register_manifest(\"" + manifest_id + "\", " + c_string(manifest_path) + "); }\n"
-         "#endif\n"
+         "#endif\n" +
+         (manifest_id.empty() ? std::string()
+                              : "#ifndef VPROF_MANIFEST_REGISTERED_\n"
+                                "#define VPROF_MANIFEST_REGISTERED_ 1\n"
+                                "static void __attribute__((constructor)) vprof_manifest_ctor_(void) "
+                                "{ vprof_register_manifest(\"" + manifest_id + "\", " + c_string(manifest_path) +
+                                    "); }\n"
+                                "#endif\n") +
          "#line 1\n";
 }
 

@@ -69,6 +69,7 @@ struct Wrap {
   std::string prefix, suffix;
 };
 
+// manifest_id "": the file registers no manifest (it has sync wraps alone).
 std::string preamble(const std::string &original_sha1, const std::string &manifest_id,
                      const std::string &manifest_path);
 std::string function_probe(Lang lang, uint32_t id);

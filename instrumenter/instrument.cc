@@ -156,6 +156,7 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
     Status s = for_each_tu(
         list.size(), o.jobs,
         [&](size_t i, unsigned) -> Status {
+          if (o.cancelled && o.cancelled()) return Error{"interrupted"};
           const bool cached = cache && cache_ok.count(list[i]);
           if (cached)
             if (auto hit = cache->get(*list[i])) {
