@@ -12,10 +12,11 @@
 // otherwise the unit is parsed again. A unit whose text mentions a selected
 // name is always parsed: it may define a selected function.
 //
-// Entries: BUILD_DIR/.vprof-cache/scan/<key>.json (beside the journal and
-// the manifest, not in them: a restore in full removes those), one per unit and
-// settings; a write goes to a temporary file renamed into place, so a
-// killed instrument leaves whole entries or none.
+// Entries: BUILD_DIR/.vprof-cache/scan/<settings>/<unit>.json (beside the
+// journal and the manifest, not in them: a restore in full removes those);
+// the three most recently used settings directories are kept. A write goes to
+// a temporary file renamed into place, so a killed instrument leaves whole
+// entries or none.
 #ifndef VPROF_INSTRUMENTER_SCAN_CACHE_H
 #define VPROF_INSTRUMENTER_SCAN_CACHE_H
 

@@ -23,11 +23,12 @@ struct Scan {
   nlohmann::json sync_sites;
 };
 
-Scan instrument(const vprof::test::TestTree &t, bool cache = true) {
+Scan instrument(const vprof::test::TestTree &t, bool cache = true,
+               std::vector<std::string> packs = {"pthreads"}) {
   vprof::instr::InstrumentOptions o;
   o.build_dir = t.build();
   o.functions = {"target"};
-  o.sync_packs = {"pthreads"};
+  o.sync_packs = std::move(packs);
   o.annotations_dir = VPROF_ANNOTATIONS_DIR;
   o.all_files = true;
   o.scan_cache = cache;
@@ -113,7 +114,8 @@ TEST(ScanCache, ADamagedEntryIsAMissNotAnError) {
   Scan first = instrument(t);
   const std::string dir = t.build() + "/.vprof-cache/scan";
   size_t entries = 0;
-  for (const auto &e : std::filesystem::directory_iterator(dir)) {
+  for (const auto &e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
     spit(e.path().string(), "{\"format\": 1, \"files_read\": [[");
     ++entries;
   }
@@ -122,4 +124,19 @@ TEST(ScanCache, ADamagedEntryIsAMissNotAnError) {
   EXPECT_EQ(second.from_cache, 0u);
   EXPECT_EQ(second.texts, first.texts);
   EXPECT_EQ(instrument(t).from_cache, 2u) << "the entries were written again";
+}
+
+// Other settings (packs, a rebuilt vprof) make another directory of entries;
+// only the three most recently used are kept.
+TEST(ScanCache, OnlyTheLatestThreeSettingsAreKept) {
+  vprof::test::TestTree t;
+  make_tree(t);
+  const std::vector<std::vector<std::string>> settings = {
+      {"pthreads"}, {"pthreads", "c11threads"}, {"c11threads", "pthreads"}, {"pthreads", "stdcxx"}};
+  for (const auto &packs : settings) instrument(t, true, packs);
+  size_t dirs = 0;
+  for (const auto &e : std::filesystem::directory_iterator(t.build() + "/.vprof-cache/scan")) dirs += e.is_directory();
+  EXPECT_EQ(dirs, 3u);
+  EXPECT_EQ(instrument(t, true, {"pthreads", "stdcxx"}).from_cache, 2u) << "the latest kept";
+  EXPECT_EQ(instrument(t, true, {"pthreads"}).from_cache, 0u) << "the oldest gone";
 }
