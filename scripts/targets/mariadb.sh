@@ -10,7 +10,11 @@
 #     interval per transaction), instrument FUNCTIONS with the sync packs in
 #     every file, rebuild, one run under `vprof run`, analysed; restore, un-patch.
 #   profile: as once, but `vprof iterate --auto` from ROOT.
-#   bench: plain against the session's last set (its .vprof-session), alternated.
+#   dba: the change a DBA would make, gated: FUNCTIONS (default: the last set
+#     of the session in WORK/.vprof-session) instrumented once, then `vprof gate`
+#     runs this configuration (base) and the same server with HEAD_ARGS added to
+#     its command line (head: e.g. --innodb-flush-log-at-trx-commit=2), in turn,
+#     2 to 3 runs a side, and names the factor that changed.
 # Whatever happens (an error, Ctrl-C), a trap stops the server, restores the
 # tree and un-patches it; every exit path checks the sources against pristine.sha1.
 # Workloads (WORKLOAD=):
@@ -22,21 +26,22 @@
 #            innodb_flush_log_at_trx_commit=FLUSH (1). The interval is the whole
 #            transaction as the client sees it, its round trips between
 #            statements included: they are do_command's my_net_read.
-# Usage: scripts/targets/mariadb.sh [build|once|profile|bench] [WORK_DIR]   (default /tmp/vprof-mariadb)
+# Usage: scripts/targets/mariadb.sh [build|once|profile|dba] [WORK_DIR]   (default /tmp/vprof-mariadb)
 # Env:   VPROF (build/src/vprof of this checkout)  JOBS (2)  MDBUSER (nobody: the
 #        server, the builds and vprof run unprivileged, as a DBA's mysql user)
 #        WORKLOAD (hot)  THREADS  TABLE_SIZE  EVENTS (sysbench events a run: 20000)
 #        BUFFER_POOL  FLUSH (innodb_flush_log_at_trx_commit)  PORT (3399)
 #        ROOT (hot: dispatch_command; durable: do_command)  MAX_ITERATIONS (16)
 #        SAMPLE (vprof init --sample PCT)  SESSION (profile: the session's directory)
-#        once: FUNCTIONS="f g ..." (default: ROOT)   bench: RUNS (5)
+#        once: FUNCTIONS="f g ..." (default: ROOT)
+#        dba: HEAD_ARGS (--innodb-flush-log-at-trx-commit=2)  FUNCTIONS
 # Needs: root or sudo for the fetch; cmake, ninja-build, ccache, bison,
 #        libncurses-dev, libssl-dev, zlib1g-dev, libpcre2-dev, liburing-dev, sysbench.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
 mode=build
-case "${1:-}" in build|once|profile|bench) mode=$1; shift ;; esac
+case "${1:-}" in build|once|profile|dba) mode=$1; shift ;; esac
 work=${1:-/tmp/vprof-mariadb}
 vprof=${VPROF:-$here/build/src/vprof}
 jobs=${JOBS:-2}
@@ -54,6 +59,11 @@ case $workload in
        test_args="oltp_read_write" ;;
   *) echo "mariadb.sh: WORKLOAD=$workload: hot or durable" >&2; exit 2 ;;
 esac
+if [ $mode = dba ] && [ -z "${FUNCTIONS:-}" ]; then
+  last=$(ls -d "$work"/.vprof-session/iter-* 2>/dev/null | sort -t- -k3 -n | tail -1)
+  [ -n "$last" ] || { echo "mariadb.sh: dba: no session in $work/.vprof-session; set FUNCTIONS" >&2; exit 2; }
+  FUNCTIONS=$(cat "$last/instrumented.txt")
+fi
 functions=${FUNCTIONS:-$root}
 step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
 die() { echo "mariadb.sh: $*" >&2; exit 1; }
@@ -163,18 +173,21 @@ fi
 
 # The workload: start the server (it records when VPROF_TRACE_DIR is set, as
 # `vprof run` and `vprof iterate` set it), sysbench, stop the server.
-cat > run.sh <<RUN
+write_run() {  # FILE [EXTRA_SERVER_ARGS]
+cat > "$1" <<RUN
 #!/bin/sh
 set -e
 rm -f "$sock"
-$(server) >/dev/null 2>&1 &
+$(server) ${2:-} >/dev/null 2>&1 &
 i=0; while [ ! -S "$sock" ] && [ \$i -lt 300 ]; do sleep 0.2; i=\$((i + 1)); done
 trap 'kill -TERM \$(cat "$work/mysqld.pid"); while [ -f "$work/mysqld.pid" ]; do sleep 0.2; done' EXIT
 env -u VPROF_TRACE_DIR sysbench $(sysbench_args) --threads=$threads --events=$events --time=0 \\
   --percentile=99 --histogram=off run
 RUN
-chmod +x run.sh
-if [ "$(id -u)" = 0 ]; then chown "$user" run.sh; fi
+chmod +x "$1"
+if [ "$(id -u)" = 0 ]; then chown "$user" "$1"; fi
+}
+write_run run.sh
 
 if [ $mode = build ]; then
   step "smoke: one plain run"
@@ -188,7 +201,7 @@ packs=(--sync mariadb --sync pthreads --sync stdcxx)
 step "patch sql_parse.cc: one vprof interval per transaction"
 (cd src && as_user patch -p1 -s < "$patchfile")
 
-if [ $mode = once ]; then
+if [ $mode = once ] || [ $mode = dba ]; then
   args=()
   for f in $functions; do args+=(--function "$f"); done
   step "instrument FUNCTIONS, the sync packs in every file"
@@ -198,6 +211,18 @@ if [ $mode = once ]; then
   start=$SECONDS
   build
   echo "rebuild: $((SECONDS - start)) s"
+fi
+if [ $mode = dba ]; then
+  head_args=${HEAD_ARGS:---innodb-flush-log-at-trx-commit=2}
+  write_run run-head.sh "$head_args"
+  step "vprof gate: this configuration (base) against $head_args (head), in turn"
+  gate=$work/gate-$(date +%s)
+  rc=0
+  as_user "$vprof" gate --root "$root" --base-cmd "sh $work/run.sh >/dev/null" \
+    --head-cmd "sh $work/run-head.sh >/dev/null" --min-runs 2 --max-runs 3 --work-dir "$gate" \
+    --json "$gate.json" || rc=$?
+  echo "gate exit $rc (0 pass, 1 regression, 3 inconclusive); runs in $gate"
+elif [ $mode = once ]; then
   step "one run under vprof run, analysed"
   as_user rm -rf "$work/once-trace"
   as_user "$vprof" run --trace-dir "$work/once-trace" --manifest build/.vprof/manifest.json -- sh run.sh
