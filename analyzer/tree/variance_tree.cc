@@ -215,16 +215,28 @@ class Builder {
     if (s.kind == FrameKind::Site && s.callee_fn == 0 && !has_child(s, FrameKind::Function) &&
         !has_child(s, FrameKind::Held))
       return;
+    // A wait's Held parts split such a site, but the calls in its arguments
+    // (mysql_update(thd, ..., lim.get_select_limit(), ...), found on MariaDB)
+    // are still no part of its callee: they fold into its own "(not held)"
+    // part, so that its children stay Held parts only and a run that
+    // instruments the callee replaces them (merge_runs.cc, held_only).
+    const bool held_split = s.kind == FrameKind::Site && s.callee_fn == 0 && !has_child(s, FrameKind::Function);
     std::vector<Part> parts;
+    std::vector<int> folded;
     if (c_.has_self[size_t(n)]) parts.push_back({n, true});
     for (int ch : s.children)
-      if ((c_.total.col(ch).array() != 0.0).any()) parts.push_back({ch, false});
+      if ((c_.total.col(ch).array() != 0.0).any()) {
+        if (held_split && c_.nodes[size_t(ch)].kind == FrameKind::Site) folded.push_back(ch);
+        else parts.push_back({ch, false});
+      }
+    if (!folded.empty() && (parts.empty() || !parts.front().self)) parts.insert(parts.begin(), {n, true});
     if (parts.empty()) return;
     auto m = work_.leftCols(Eigen::Index(parts.size()));
     for (size_t i = 0; i < parts.size(); ++i) {
       const Part &p = parts[i];
       c_.part_into(p.node, p.self, m.col(Eigen::Index(i)));
     }
+    for (int ch : folded) m.col(0) += c_.total.col(ch);
     // Computed before the recursion below reuses the workspace.
     const Eigen::MatrixXd cov = covariance_in_place(m);  // m is now centered
     const double rows = double(m.rows());

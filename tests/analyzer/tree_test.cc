@@ -475,5 +475,38 @@ TEST(VarianceTree, Issue26_ALaterBreakdownThatInstrumentsWhatARecursiveSiteCalls
   EXPECT_EQ(m->run, 0);
 }
 
+// Issue 29, found on MariaDB: mysql_execute_command calls
+// mysql_update(thd, ..., unit->lim.get_select_limit(), ...), whose row-lock
+// wait (not instrumented in that run) had Held parts, so the site was
+// expanded; the argument's call site came along as a child, the node no
+// longer counted as "Held parts only", and the merge kept this run's
+// pseudo-breakdown over every later run that instrumented mysql_update: the
+// session decided "already broken down" on it for ever. An argument's call
+// folds into the wait's "(not held)" part, as it folds into a leaf site.
+TEST(VarianceTree, Issue29_AnArgumentsCallDoesNotMakeAHeldSplitABreakdown) {
+  // Run 0: R(1) calls B at site 1 (B not instrumented) with an argument call
+  // A (site 5); inside B, a wait on 0x10 held by thread 2 in H(3).
+  TraceBuilder t0;
+  const int64_t held[] = {10, 30, 20, 60, 15, 45};
+  for (int i = 0; i < 6; ++i) {
+    const int64_t t = i * 1000, w = held[i];
+    t0.thread(1).begin(t, 2 * i + 1).enter(t, 1).site(t + 1, 1).site(t + 1, 5).site_end(t + 2 + i % 2, 5)
+        .wait(t + 5, 0x10).wait_end(t + 6 + w, 0x10, 2, t + 5 + w).site_end(t + 7 + w, 1).exit(t + 8 + w, 1)
+        .end(t + 8 + w, 2 * i + 1);
+    t0.thread(2).begin(t, 2 * i + 2).enter(t, 3).release(t + 5 + w, 0x10).exit(t + 6 + w, 3)
+        .end(t + 6 + w, 2 * i + 2);
+  }
+  Names n0 = make_names({{1, "R"}, {3, "H"}}, {{1, 1, "B", 10}, {5, 1, "A", 10}});
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  auto run = analyze_run(t0.build(), n0, opt, 0).value();
+  const VarNode *b = find_label(run->tree, "B (t.cc:10)");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(find_label(*b, "A (t.cc:10)"), nullptr) << "the argument's call is no part of B";
+  EXPECT_NE(find_label(*b, "B (not held)"), nullptr);
+  EXPECT_TRUE(held_only(*b)) << "Held parts only: a later run that instruments B replaces them";
+  EXPECT_NEAR(children_contribution(*b), b->contribution, 1e-9);
+}
+
 }  // namespace
 }  // namespace vprof::testing
