@@ -32,7 +32,8 @@
 #        WORKLOAD (hot)  THREADS  TABLE_SIZE  EVENTS (sysbench events a run: 20000)
 #        BUFFER_POOL  FLUSH (innodb_flush_log_at_trx_commit)  PORT (3399)
 #        ROOT (hot: dispatch_command; durable: do_command)  MAX_ITERATIONS (16)
-#        SAMPLE (vprof init --sample PCT)  SESSION (profile: the session's directory)
+#        SAMPLE (vprof init --sample PCT)  RESUME=1 (profile: go on with the session in
+#        WORK/.vprof-session instead of starting afresh)
 #        once: FUNCTIONS="f g ..." (default: ROOT)
 #        dba: HEAD_ARGS (--innodb-flush-log-at-trx-commit=2)  FUNCTIONS
 # Needs: root or sudo for the fetch; cmake, ninja-build, ccache, bison,
@@ -231,11 +232,16 @@ elif [ $mode = profile ]; then
   step "vprof init and iterate --auto from $root"
   sample=()
   [ -n "${SAMPLE:-}" ] && sample=(--sample "$SAMPLE")
-  as_user "$vprof" init -p build --source-root src --root "$root" "${packs[@]}" \
-    --build "ninja -C build -j $jobs $targets" --run "sh $work/run.sh" \
-    --max-iterations "$max_iter" "${sample[@]}" --force
+  fresh=--fresh
+  if [ "${RESUME:-0}" = 1 ] && [ -f vprof.json ]; then
+    fresh=  # the session goes on where it stopped (a higher MAX_ITERATIONS, a fixed vprof)
+  else
+    as_user "$vprof" init -p build --source-root src --root "$root" "${packs[@]}" \
+      --build "ninja -C build -j $jobs $targets" --run "sh $work/run.sh" \
+      --max-iterations "$max_iter" "${sample[@]}" --force
+  fi
   start=$SECONDS
-  as_user "$vprof" iterate --auto --fresh
+  as_user "$vprof" iterate --auto --max-iterations "$max_iter" $fresh
   echo "session: $((SECONDS - start)) s of wall time"
   cat .vprof-session/final-report.txt
 fi
