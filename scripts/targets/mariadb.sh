@@ -14,7 +14,8 @@
 #     of the session in WORK/.vprof-session) instrumented once, then `vprof gate`
 #     runs this configuration (base) and the same server with HEAD_ARGS added to
 #     its command line (head: e.g. --innodb-flush-log-at-trx-commit=2), in turn,
-#     2 to 3 runs a side, and names the factor that changed.
+#     GATE_RUNS (2) runs a side, and names the factor that changed (each run of a
+#     late session's set takes ~4 GB to analyse: docs/performance.md).
 # Whatever happens (an error, Ctrl-C), a trap stops the server, restores the
 # tree and un-patches it; every exit path checks the sources against pristine.sha1.
 # Workloads (WORKLOAD=):
@@ -220,7 +221,7 @@ if [ $mode = dba ]; then
   gate=$work/gate-$(date +%s)
   rc=0
   as_user "$vprof" gate --root "$root" --base-cmd "sh $work/run.sh >/dev/null" \
-    --head-cmd "sh $work/run-head.sh >/dev/null" --min-runs 2 --max-runs 3 --work-dir "$gate" \
+    --head-cmd "sh $work/run-head.sh >/dev/null" --min-runs "${GATE_RUNS:-2}" --max-runs "${GATE_RUNS:-2}" --work-dir "$gate" \
     --json "$gate.json" || rc=$?
   echo "gate exit $rc (0 pass, 1 regression, 3 inconclusive); runs in $gate"
 elif [ $mode = once ]; then
