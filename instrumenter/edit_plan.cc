@@ -91,6 +91,15 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
   auto targets = [&](const SiteIntent &c) {
     return !c.virtual_method.empty() ? reach.of_virtual(c.virtual_method) : reach.of_type(c.callee_type);
   };
+  // A file's text before any edit: the caller's map, else read (and kept).
+  auto original_of = [&](const std::string &file) -> Expected<const std::string *> {
+    if (!original.count(file)) {
+      auto text = read_file(file);
+      if (!text) return text.error();
+      original[file] = *text;
+    }
+    return &original[file];
+  };
   Plan plan;
   std::set<std::string> id_files;  // files with function or call-site probes
   for (const auto &[key, f] : fns) id_files.insert(f.file);
@@ -151,12 +160,9 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
       return sync_wrap(l, y.op, y.form, y.success, y.object, y.role, n);
     };
     if (langs[y.at.file].size() == 2 && y.op == SyncOp::Acquire && y.form == ValueForm::Prvalue) {
-      if (!original.count(y.at.file)) {
-        auto text = read_file(y.at.file);
-        if (!text) return text.error();
-        original[y.at.file] = *text;
-      }
-      const std::string call = original[y.at.file].substr(y.at.begin, y.at.end - y.at.begin);
+      auto text = original_of(y.at.file);
+      if (!text) return text.error();
+      const std::string call = (*text)->substr(y.at.begin, y.at.end - y.at.begin);
       make = [&, call](Lang) { return sync_wrap_both(y.success, y.object, y.role, n, call); };
     }
     auto pre = one_text(y.at.file, [&](Lang l) { return make(l).prefix; });
@@ -188,12 +194,9 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
   plan.manifest_id = sha1_hex(plan.manifest.dump()).substr(0, 16);
   plan.manifest["id"] = plan.manifest_id;
   for (auto &[file, list] : ins) {
-    if (!original.count(file)) {
-      auto text = read_file(file);
-      if (!text) return text.error();
-      original[file] = *text;
-    }
-    const std::string &code = original[file];
+    auto text = original_of(file);
+    if (!text) return text.error();
+    const std::string &code = **text;
     // After a UTF-8 byte order mark: compilers accept one only as the first bytes.
     unsigned start = code.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
     // The manifest's id is registered by the files whose probes carry its ids

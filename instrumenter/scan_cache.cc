@@ -64,12 +64,12 @@ bool cacheable(const ScanResult &scan) {
 
 ScanCache::ScanCache(std::string dir, std::string settings,
                      std::function<std::string(const std::string &)> content_of)
-    : settings_(std::move(settings)), content_of_(std::move(content_of)) {
+    : content_of_(std::move(content_of)) {
   // One directory per settings; the few most recently used are kept (a
   // rebuilt vprof or other packs make a new one, and the old ones would
   // otherwise pile up: 157 MiB each on MariaDB).
   namespace fs = std::filesystem;
-  dir_ = dir + "/" + sha1_hex(settings_).substr(0, 16);
+  dir_ = dir + "/" + sha1_hex(settings).substr(0, 16);
   std::error_code ec;
   fs::create_directories(dir_, ec);
   fs::last_write_time(dir_, fs::file_time_type::clock::now(), ec);

@@ -48,7 +48,7 @@ class ScanCache {
   std::string key(const CompileEntry &entry) const;
   std::string file_sha1(const std::string &path);
 
-  std::string dir_, settings_;
+  std::string dir_;  // this settings' directory
   std::function<std::string(const std::string &)> content_of_;
   std::mutex mu_;
   std::map<std::string, std::string> sha1_;  // path -> sha1 of its content ("" when unreadable)

@@ -246,11 +246,16 @@ class SyncFinder : public EvaluatedVisitor<SyncFinder> {
       // srw_mutex_impl<spinloop>::wr_unlock calling wake()).
       base = me->getBase();
     }
-    if (base && base->IgnoreParenImpCasts()->isImplicitCXXThis()) self = "this";
-    else if (base && me && me->isArrow()) self = cx_.text(base->getSourceRange());
-    else if (base) self = "__builtin_addressof(" + cx_.text(base->getSourceRange()) + ")";
+    if (base) self = object_address(base, me && me->isArrow());
     add(rule, ce, ce->getSourceRange(), args, self, base, value_form(ce, cx_.lang));
     return true;
+  }
+
+  // The address of the object a member is called on, as {this} expands.
+  std::string object_address(const Expr *base, bool arrow) const {
+    if (base->IgnoreParenImpCasts()->isImplicitCXXThis()) return "this";
+    if (arrow) return cx_.text(base->getSourceRange());
+    return "__builtin_addressof(" + cx_.text(base->getSourceRange()) + ")";
   }
 
   // A member call whose object has a dependent type in a template's own code,
@@ -276,11 +281,8 @@ class SyncFinder : public EvaluatedVisitor<SyncFinder> {
     const SyncRule &rule = it->second;
     if (rule.args >= 0 && written_args(ce) != static_cast<size_t>(rule.args)) return true;
     std::vector<const Expr *> args(ce->arg_begin(), ce->arg_end());
-    std::string self;
     const Expr *base = me->isImplicitAccess() ? nullptr : me->getBase();
-    if (!base) self = "this";
-    else if (me->isArrow()) self = cx_.text(base->getSourceRange());
-    else self = "__builtin_addressof(" + cx_.text(base->getSourceRange()) + ")";
+    const std::string self = base ? object_address(base, me->isArrow()) : "this";
     add(rule, ce, ce->getSourceRange(), args, self, base, value_form(ce, cx_.lang));
     return true;
   }
