@@ -309,7 +309,7 @@ void concentration(const Matrix &x, Eigen::Index first, const std::vector<Factor
 
 void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
                        const FactorOptions &o) {
-  const Eigen::Index n = c.total.rows();
+  const Eigen::Index n = c.rows();
   if (n < 2) return;
   // Gather every column the selected factors need, plus the root, once.
   std::vector<Part> parts{{0, false}};
@@ -385,7 +385,7 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
   if (o.bootstrap <= 0) return;
   // Each variance factor's g_X = X − E[X] gives its fixed column and its
   // L' = L − g_X, in one pass over the rows.
-  const Eigen::VectorXd l = c.total.col(0);
+  const Eigen::VectorXd l = c.root();
   std::vector<Eigen::VectorXd> lf(todo.size());
   for (size_t f = 0; f < todo.size(); ++f)
     if (fixed_col[f] >= 0) lf[f].resize(n);

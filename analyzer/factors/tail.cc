@@ -45,9 +45,9 @@ std::optional<double> share(const Eigen::VectorXd &x, const Tail &t) {
 }  // namespace
 
 void tail_shares(std::vector<Factor> &factors, const Columns &c, int run) {
-  const Eigen::Index n = c.total.rows();
+  const Eigen::Index n = c.rows();
   if (n == 0) return;
-  const Eigen::VectorXd l = c.total.col(0);
+  const Eigen::VectorXd l = c.root();
   std::vector<double> v(l.data(), l.data() + n);
   auto pq = quantiles(v, {0.99, 0.999});
   const Tail t99 = tail_of(l, pq[0]), t999 = tail_of(l, pq[1]);

@@ -227,7 +227,7 @@ Profile make_profile(const Analysis &a, BuildInfo build) {
     r.probe_ns = run->overhead.probe_pair_ns;
     r.empty_interval_ns = run->overhead.empty_interval_ns;
     const Columns &c = run->columns;
-    const auto rows = c.total.rows();
+    const auto rows = c.rows();
     // The parts of the run's own tree (Var and Leaf terms), pre-order.
     std::function<void(const VarNode &, int)> walk = [&](const VarNode &v, int parent) {
       if (v.kind == VarNode::Kind::Cov) return;

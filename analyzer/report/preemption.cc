@@ -8,28 +8,30 @@ namespace vprof::analyzer {
 
 std::optional<double> preemption_share(const RunAnalysis &r) {
   const Columns &c = r.columns;
-  const Eigen::Index n = c.total.rows();
+  const Eigen::Index n = c.rows();
   Eigen::VectorXd p = Eigen::VectorXd::Zero(n);
   bool any = false;
   for (size_t i = 0; i < c.nodes.size(); ++i)
     if (c.nodes[i].kind == FrameKind::Preempted) {
-      p += c.total.col(Eigen::Index(i));
+      c.total.add_into(int(i), 1.0, p);
       any = true;
     }
   if (!any && !r.processes.preemption_measured()) return std::nullopt;
   if (n < 2 || c.total.cols() == 0) return 0.0;
-  Eigen::VectorXd root = c.total.col(0).array() - c.total.col(0).mean();
+  Eigen::VectorXd root = c.root();
+  root.array() -= root.mean();
   double var = root.squaredNorm();
   if (!(var > 0)) return 0.0;
   return (p.array() - p.mean()).matrix().dot(root) / var;
 }
 
 std::optional<double> root_share(const RunAnalysis &r) {
-  const Eigen::Index n = r.columns.total.rows();
+  const Eigen::Index n = r.columns.rows();
   if (n < 2 || r.columns.total.cols() == 0 || size_t(n) != r.paths.rows.size()) return std::nullopt;
   Eigen::VectorXd l(n);
   for (Eigen::Index i = 0; i < n; ++i) l(i) = double(r.paths.rows[size_t(i)].latency_ns);
-  const Eigen::VectorXd root = r.columns.total.col(0).array() - r.columns.total.col(0).mean();
+  Eigen::VectorXd root = r.columns.root();
+  root.array() -= root.mean();
   l.array() -= l.mean();
   const double var = l.squaredNorm();
   if (var <= 0) return std::nullopt;

@@ -10,16 +10,17 @@ namespace vprof::analyzer {
 TypeSplit split_by_type(const CriticalPaths &cp, const Columns &c,
                         const std::vector<std::string> &labels) {
   TypeSplit out;
-  const Eigen::Index n = c.total.rows();
+  const Eigen::Index n = c.rows();
   if (n == 0) return out;
   std::map<uint32_t, std::vector<double>> groups;
+  const Eigen::VectorXd root = c.root();
   for (Eigen::Index i = 0; i < n; ++i) {
     uint32_t t = cp.rows[size_t(i)].type_label;
     if (t) out.labeled = true;
-    groups[t].push_back(c.total(i, 0));
+    groups[t].push_back(root(i));
   }
-  double mean = c.total.col(0).mean();
-  double total_var = (c.total.col(0).array() - mean).square().mean();
+  double mean = root.mean();
+  double total_var = (root.array() - mean).square().mean();
   double within = 0, between = 0;
   for (auto &[t, v] : groups) {
     Eigen::Map<const Eigen::VectorXd> x(v.data(), Eigen::Index(v.size()));

@@ -1,9 +1,11 @@
 #include "analyzer/tree/columns.h"
 
+#include <algorithm>
 #include <map>
+#include <tuple>
+#include <utility>
 
 #include "analyzer/util/prefault.h"
-#include <tuple>
 
 namespace vprof::analyzer {
 
@@ -39,22 +41,67 @@ Columns build_columns(const StackTrie &trie, const CriticalPaths &cp, uint32_t r
       proj[n] = it->second;
     }
   }
-  const Eigen::Index rows = Eigen::Index(cp.rows.size());
-  const Eigen::Index cols = Eigen::Index(c.nodes.size());
-  // A fresh matrix: fault its pages in one call (util/prefault.h).
-  c.total.resize(rows, cols);
-  prefault(c.total.data(), size_t(c.total.size()) * sizeof(double));
-  c.total.setZero();
-  c.has_self.assign(size_t(cols), false);
-  c.latency.resize(rows);
-  for (Eigen::Index r = 0; r < rows; ++r) {
-    for (const PathCell *p = cp.row_begin(size_t(r)); p != cp.row_end(size_t(r)); ++p) {
+  const size_t rows = cp.rows.size(), cols = c.nodes.size();
+  c.has_self.assign(cols, false);
+  c.latency.resize(Eigen::Index(rows));
+  // Two passes over the paths: the first counts each column's cells, the
+  // second writes them in place, rows ascending, with no copy between.
+  // A node's cell in a row is the sum of the path cells at or below it; a
+  // path cell of 0 ns makes none, so that a column with a cell has time.
+  std::vector<int> parent(cols);
+  for (size_t n = 0; n < cols; ++n) parent[n] = c.nodes[n].parent;
+  std::vector<int32_t> seen(cols, -1);  // the last row that reached the node
+  NodeTotals &t = c.total;
+  t.rows = Eigen::Index(rows);
+  t.begin.assign(cols + 1, 0);
+  for (size_t r = 0; r < rows; ++r)
+    for (const PathCell *p = cp.row_begin(r); p != cp.row_end(r); ++p) {
+      int n = proj[p->node];
+      if (n < 0 || p->ns == 0) continue;
+      for (; n >= 0 && seen[size_t(n)] != int32_t(r); n = parent[size_t(n)]) {
+        seen[size_t(n)] = int32_t(r);
+        ++t.begin[size_t(n) + 1];
+      }
+    }
+  for (size_t i = 0; i < cols; ++i) t.begin[i + 1] += t.begin[i];
+  const size_t cells = t.begin[cols];
+  // Fresh arrays: fault their pages in one call each (util/prefault.h).
+  t.row.reserve(cells);
+  t.value.reserve(cells);
+  prefault(t.row.data(), cells * sizeof(int32_t));
+  prefault(t.value.data(), cells * sizeof(double));
+  t.row.resize(cells);
+  t.value.resize(cells);
+  // The row's sums in a small per-node array, then each written once: adding
+  // into the cells themselves, spread over the columns, cost a third more.
+  std::vector<size_t> at(t.begin.begin(), t.begin.end() - 1);  // the next free cell
+  std::vector<double> acc(cols, 0.0);
+  std::vector<int> touched(cols + 1);  // + 1: a non-fresh write past the last
+  std::fill(seen.begin(), seen.end(), -1);
+  for (size_t r = 0; r < rows; ++r) {
+    size_t k = 0;
+    for (const PathCell *p = cp.row_begin(r); p != cp.row_end(r); ++p) {
       int n = proj[p->node];
       if (n < 0) continue;
       c.has_self[size_t(n)] = true;
-      for (; n >= 0; n = c.nodes[size_t(n)].parent) c.total(r, n) += p->ns;
+      if (p->ns == 0) continue;
+      for (; n >= 0; n = parent[size_t(n)]) {
+        // Without a branch: which nodes a row reaches is not predictable.
+        const bool fresh = seen[size_t(n)] != int32_t(r);
+        seen[size_t(n)] = int32_t(r);
+        touched[k] = n;
+        k += fresh;
+        acc[size_t(n)] += double(p->ns);
+      }
     }
-    c.latency(r) = double(cp.rows[size_t(r)].latency_ns);
+    for (size_t j = 0; j < k; ++j) {
+      const int n = touched[j];
+      size_t i = at[size_t(n)]++;
+      t.row[i] = int32_t(r);
+      t.value[i] = acc[size_t(n)];
+      acc[size_t(n)] = 0.0;
+    }
+    c.latency(Eigen::Index(r)) = double(cp.rows[r].latency_ns);
   }
   return c;
 }
@@ -62,18 +109,45 @@ Columns build_columns(const StackTrie &trie, const CriticalPaths &cp, uint32_t r
 Columns select_rows(const Columns &c, const std::vector<Eigen::Index> &rows) {
   Columns out;
   out.nodes = c.nodes;
-  out.total = c.total(rows, Eigen::all);
   out.latency = c.latency(rows);
+  std::vector<int32_t> to(size_t(c.rows()), -1);
+  bool ascending = true;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    to[size_t(rows[i])] = int32_t(i);
+    if (i && rows[i] < rows[i - 1]) ascending = false;
+  }
+  NodeTotals &t = out.total;
+  t.rows = Eigen::Index(rows.size());
+  t.begin.assign(1, 0);
+  std::vector<std::pair<int32_t, double>> col;
+  for (int n = 0; n < int(c.nodes.size()); ++n) {
+    col.clear();
+    for (size_t i = c.total.begin[size_t(n)]; i < c.total.begin[size_t(n) + 1]; ++i)
+      if (int32_t r = to[size_t(c.total.row[i])]; r >= 0) col.push_back({r, c.total.value[i]});
+    if (!ascending) std::sort(col.begin(), col.end());
+    for (const auto &[r, v] : col) {
+      t.row.push_back(r);
+      t.value.push_back(v);
+    }
+    t.begin.push_back(t.row.size());
+  }
   // A node has own time in these rows when its total exceeds its children's
   // in one of them (the times are integer ns: exact).
   out.has_self.assign(c.nodes.size(), false);
-  Eigen::VectorXd self(out.total.rows());
+  Eigen::VectorXd self(t.rows);
   for (size_t n = 0; n < c.nodes.size(); ++n) {
     if (!c.has_self[n]) continue;
     out.part_into(int(n), true, self);
     out.has_self[n] = (self.array() != 0.0).any();
   }
   return out;
+}
+
+double NodeTotals::at(Eigen::Index r, int c) const {
+  auto first = row.begin() + std::ptrdiff_t(begin[size_t(c)]);
+  auto last = row.begin() + std::ptrdiff_t(begin[size_t(c) + 1]);
+  auto it = std::lower_bound(first, last, int32_t(r));
+  return it != last && *it == int32_t(r) ? value[size_t(it - row.begin())] : 0.0;
 }
 
 }  // namespace vprof::analyzer

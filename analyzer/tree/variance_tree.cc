@@ -44,7 +44,7 @@ class Builder {
     // page faults anew each time.
     size_t widest = 0;
     for (const ShapeNode &s : c_.nodes) widest = std::max(widest, s.children.size() + 1);
-    work_.resize(c_.total.rows(), Eigen::Index(widest));
+    work_.resize(c_.rows(), Eigen::Index(widest));
     prefault(work_.data(), size_t(work_.size()) * sizeof(double));
   }
 
@@ -59,12 +59,12 @@ class Builder {
       r.functions = {fn_name(0)};
       r.factor = fn_name(0);
     }
-    r.value_ns2 = c_.total.rows() ? variance(c_.total.col(0)) : 0.0;
+    r.value_ns2 = c_.rows() ? variance(c_.root()) : 0.0;
     var_root_ = r.value_ns2;
     r.contribution = var_root_ > 0 ? 1.0 : 0.0;
     r.share = r.contribution;
     // The root, centered once: a part's share is one dot product with it.
-    root_c_ = c_.total.col(0);
+    root_c_ = c_.root();
     if (root_c_.size()) root_c_.array() -= root_c_.mean();
     expand(r, 0);
     if (r.children.empty()) r.kind = VarNode::Kind::Leaf;
@@ -225,7 +225,7 @@ class Builder {
     std::vector<int> folded;
     if (c_.has_self[size_t(n)]) parts.push_back({n, true});
     for (int ch : s.children)
-      if ((c_.total.col(ch).array() != 0.0).any()) {
+      if (c_.total.any(ch)) {
         if (held_split && c_.nodes[size_t(ch)].kind == FrameKind::Site) folded.push_back(ch);
         else parts.push_back({ch, false});
       }
@@ -236,7 +236,7 @@ class Builder {
       const Part &p = parts[i];
       c_.part_into(p.node, p.self, m.col(Eigen::Index(i)));
     }
-    for (int ch : folded) m.col(0) += c_.total.col(ch);
+    for (int ch : folded) c_.total.add_into(ch, 1.0, m.col(0));
     // Computed before the recursion below reuses the workspace.
     const Eigen::MatrixXd cov = covariance_in_place(m);  // m is now centered
     const double rows = double(m.rows());

@@ -127,7 +127,7 @@ TEST(Recursion, Case13_UninstrumentedCalleeReenteringTheRootStaysInItsSite) {
   ASSERT_TRUE(own->a.self);
   for (int i = 0; i < s.n; ++i) {
     ASSERT_EQ(c.self_at(i, site), double(s.g_own(i))) << "interval " << i;
-    ASSERT_EQ(c.total(i, nested), i == s.rec ? r : 0.0) << "interval " << i;
+    ASSERT_EQ(c.total.at(i, nested), i == s.rec ? r : 0.0) << "interval " << i;
   }
   // Factors: f's recursive instance is inside f already (counted once).
   auto a = combine(std::move(runs), opt);

@@ -192,7 +192,7 @@ TEST(VarianceTree, PropertyTilingAndAdditivityOnRandomTraces) {
       for (auto *c = r.paths.row_begin(i); c != r.paths.row_end(i); ++c) sum += c->ns;
       ASSERT_EQ(sum, double(r.paths.rows[i].latency_ns)) << "seed " << seed << " row " << i;
       // The root column of the tree is the latency itself.
-      ASSERT_EQ(r.columns.total(Eigen::Index(i), 0), double(r.paths.rows[i].latency_ns));
+      ASSERT_EQ(r.columns.total.at(Eigen::Index(i), 0), double(r.paths.rows[i].latency_ns));
     }
     int checked = 0;
     check_additive(r.tree, checked);
