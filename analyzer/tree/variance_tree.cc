@@ -24,6 +24,9 @@ const char *kind_name(VarNode::Kind k) {
 
 namespace {
 
+// How many covariance terms a node keeps per part (expand).
+constexpr size_t kCovTermsPerPart = 4;
+
 class Builder {
  public:
   Builder(const Columns &c, const Names &names, int run) : c_(c), names_(names), run_(run) {
@@ -42,8 +45,14 @@ class Builder {
     // One workspace for every node's parts, faulted in once: a fresh
     // intervals × parts matrix per node (and its centered copy) paid its
     // page faults anew each time.
+    // Only dense parts go there (part_covariances): the node itself and the
+    // children that fill a quarter of the rows or more.
     size_t widest = 0;
-    for (const ShapeNode &s : c_.nodes) widest = std::max(widest, s.children.size() + 1);
+    for (const ShapeNode &s : c_.nodes) {
+      size_t dense = 1;
+      for (int ch : s.children) dense += is_dense(ch) ? 1 : 0;
+      widest = std::max(widest, dense);
+    }
     work_.resize(c_.rows(), Eigen::Index(widest));
     prefault(work_.data(), size_t(work_.size()) * sizeof(double));
   }
@@ -198,6 +207,87 @@ class Builder {
     }
   }
 
+  // A part that fills a quarter of the intervals or more is handled as a
+  // dense column; the others by their cells (part_covariances).
+  bool is_dense(int node) const {
+    const NodeTotals &t = c_.total;
+    return 4 * (t.begin[size_t(node) + 1] - t.begin[size_t(node)]) >= size_t(c_.rows());
+  }
+
+  // The parts' covariance matrix and each part's share of Var(root). The dense
+  // parts (the node's own time, and children in most intervals) are centered
+  // columns in the workspace, their covariances one product as before. A
+  // sparse part (a Held part or a callee in a few intervals: a wide node has
+  // hundreds) is only its cells: with a dense part, Σ x·(d − d̄) over x's
+  // cells; with another sparse part, the products of the two in the rows
+  // they share, less n·x̄·ȳ, from the parts' cells bucketed by row. The
+  // dense product over all parts cost rows × P² (80 000 intervals × 2 000
+  // parts: 78 s).
+  void part_covariances(const std::vector<Part> &parts, const std::vector<int> &folded,
+                        Eigen::MatrixXd &cov, std::vector<double> &shares) {
+    const Eigen::Index rows = c_.rows(), P = Eigen::Index(parts.size());
+    cov = Eigen::MatrixXd::Zero(P, P);
+    shares.assign(parts.size(), 0.0);
+    std::vector<Eigen::Index> dense, sparse;  // indices into parts
+    for (Eigen::Index i = 0; i < P; ++i) {
+      const Part &p = parts[size_t(i)];
+      (p.self || is_dense(p.node) ? dense : sparse).push_back(i);
+    }
+    auto m = work_.leftCols(Eigen::Index(dense.size()));
+    for (size_t k = 0; k < dense.size(); ++k) {
+      const Part &p = parts[size_t(dense[k])];
+      c_.part_into(p.node, p.self, m.col(Eigen::Index(k)));
+      if (p.self)
+        for (int ch : folded) c_.total.add_into(ch, 1.0, m.col(Eigen::Index(k)));
+    }
+    const Eigen::MatrixXd dd = covariance_in_place(m);  // m is now centered
+    for (size_t a = 0; a < dense.size(); ++a)
+      for (size_t b = 0; b < dense.size(); ++b)
+        cov(dense[a], dense[b]) = dd(Eigen::Index(a), Eigen::Index(b));
+    if (rows < 2) return;
+    const double n1 = double(rows - 1);
+    if (var_root_ > 0)
+      for (size_t k = 0; k < dense.size(); ++k)
+        shares[size_t(dense[k])] = m.col(Eigen::Index(k)).dot(root_c_) / n1 / var_root_;
+    if (sparse.empty()) return;
+    const NodeTotals &t = c_.total;
+    std::vector<double> mean(sparse.size(), 0.0);
+    std::vector<size_t> by_row(size_t(rows) + 1, 0);  // the sparse parts' cells bucketed by row
+    for (size_t k = 0; k < sparse.size(); ++k) {
+      const int node = parts[size_t(sparse[k])].node;
+      double sum = 0, root = 0;
+      Eigen::VectorXd with_dense = Eigen::VectorXd::Zero(Eigen::Index(dense.size()));
+      for (size_t i = t.begin[size_t(node)]; i < t.begin[size_t(node) + 1]; ++i) {
+        const double v = t.value[i];
+        sum += v;
+        root += v * root_c_(t.row[i]);
+        with_dense += v * m.row(t.row[i]).transpose();
+        ++by_row[size_t(t.row[i]) + 1];
+      }
+      mean[k] = sum / double(rows);
+      if (var_root_ > 0) shares[size_t(sparse[k])] = root / n1 / var_root_;
+      for (size_t d = 0; d < dense.size(); ++d)
+        cov(sparse[k], dense[d]) = cov(dense[d], sparse[k]) = with_dense(Eigen::Index(d)) / n1;
+    }
+    for (size_t r = 0; r < size_t(rows); ++r) by_row[r + 1] += by_row[r];
+    std::vector<std::pair<uint32_t, double>> cells(by_row.back());  // (sparse part, value)
+    std::vector<size_t> next(by_row.begin(), by_row.end() - 1);
+    for (size_t k = 0; k < sparse.size(); ++k) {
+      const int node = parts[size_t(sparse[k])].node;
+      for (size_t i = t.begin[size_t(node)]; i < t.begin[size_t(node) + 1]; ++i)
+        cells[next[size_t(t.row[i])]++] = {uint32_t(k), t.value[i]};
+    }
+    Eigen::MatrixXd g = Eigen::MatrixXd::Zero(Eigen::Index(sparse.size()), Eigen::Index(sparse.size()));
+    for (size_t r = 0; r < size_t(rows); ++r)
+      for (size_t i = by_row[r]; i < by_row[r + 1]; ++i)
+        for (size_t j = by_row[r]; j < by_row[r + 1]; ++j)
+          g(cells[i].first, cells[j].first) += cells[i].second * cells[j].second;
+    for (size_t a = 0; a < sparse.size(); ++a)
+      for (size_t b = 0; b < sparse.size(); ++b)
+        cov(sparse[a], sparse[b]) =
+            (g(Eigen::Index(a), Eigen::Index(b)) - double(rows) * mean[a] * mean[b]) / n1;
+  }
+
   void expand(VarNode &out, int n) {
     const ShapeNode &s = c_.nodes[n];
     if (s.children.empty()) return;
@@ -231,19 +321,10 @@ class Builder {
       }
     if (!folded.empty() && (parts.empty() || !parts.front().self)) parts.insert(parts.begin(), {n, true});
     if (parts.empty()) return;
-    auto m = work_.leftCols(Eigen::Index(parts.size()));
-    for (size_t i = 0; i < parts.size(); ++i) {
-      const Part &p = parts[i];
-      c_.part_into(p.node, p.self, m.col(Eigen::Index(i)));
-    }
-    for (int ch : folded) c_.total.add_into(ch, 1.0, m.col(0));
     // Computed before the recursion below reuses the workspace.
-    const Eigen::MatrixXd cov = covariance_in_place(m);  // m is now centered
-    const double rows = double(m.rows());
-    std::vector<double> shares(parts.size(), 0.0);
-    if (var_root_ > 0 && rows > 1)
-      for (size_t i = 0; i < parts.size(); ++i)
-        shares[i] = m.col(Eigen::Index(i)).dot(root_c_) / (rows - 1) / var_root_;
+    Eigen::MatrixXd cov;
+    std::vector<double> shares;
+    part_covariances(parts, folded, cov, shares);
     std::vector<VarNode> terms(parts.size());
     for (size_t i = 0; i < parts.size(); ++i) {
       VarNode &v = terms[i];
@@ -255,30 +336,58 @@ class Builder {
       if (!parts[i].self) expand(v, parts[i].node);
       v.kind = v.children.empty() ? VarNode::Kind::Leaf : VarNode::Kind::Var;
     }
+    // Every pair's covariance term on a narrow node; on a wide one (a server's
+    // hundreds of Held parts under one wait) the kCovTermsPerPart·P largest
+    // by size, and the others' sum as one term, so the children still add up
+    // to the node's variance. Two thousand parts made two million terms.
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    for (size_t i = 0; i < parts.size(); ++i)
+      for (size_t j = i + 1; j < parts.size(); ++j) pairs.push_back({uint32_t(i), uint32_t(j)});
+    const size_t keep = std::min(pairs.size(), kCovTermsPerPart * parts.size());
+    auto larger = [&](const std::pair<uint32_t, uint32_t> &x, const std::pair<uint32_t, uint32_t> &y) {
+      double vx = std::abs(cov(Eigen::Index(x.first), Eigen::Index(x.second)));
+      double vy = std::abs(cov(Eigen::Index(y.first), Eigen::Index(y.second)));
+      return vx != vy ? vx > vy : x < y;
+    };
+    if (keep < pairs.size()) {
+      std::nth_element(pairs.begin(), pairs.begin() + std::ptrdiff_t(keep), pairs.end(), larger);
+      std::sort(pairs.begin(), pairs.begin() + std::ptrdiff_t(keep));  // the order of all pairs
+    }
     std::vector<VarNode> covs;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      for (size_t j = i + 1; j < parts.size(); ++j) {
-        VarNode v;
-        v.kind = VarNode::Kind::Cov;
-        v.run = run_;
-        v.a = parts[i];
-        v.b = parts[j];
-        const VarNode &x = terms[i], &y = terms[j];
-        v.label = fmt::format("cov({}, {})", x.label, y.label);
-        v.key = fmt::format("{}/cov({},{})", out.key, x.key.substr(out.key.size() + 1),
-                            y.key.substr(out.key.size() + 1));
-        v.functions = x.functions;
-        v.functions.insert(v.functions.end(), y.functions.begin(), y.functions.end());
-        v.call_site = x.call_site;
-        v.other_call_site = y.call_site;
-        if (!x.factor.empty() && !y.factor.empty()) {
-          auto [lo, hi] = std::minmax(x.factor, y.factor);
-          v.factor = fmt::format("cov({}, {})", lo, hi);
-        }
-        v.value_ns2 = 2.0 * cov(Eigen::Index(i), Eigen::Index(j));
-        v.contribution = var_root_ > 0 ? v.value_ns2 / var_root_ : 0.0;
-        covs.push_back(std::move(v));
+    for (size_t p = 0; p < keep; ++p) {
+      const auto [i, j] = pairs[p];
+      VarNode v;
+      v.kind = VarNode::Kind::Cov;
+      v.run = run_;
+      v.a = parts[i];
+      v.b = parts[j];
+      const VarNode &x = terms[i], &y = terms[j];
+      v.label = fmt::format("cov({}, {})", x.label, y.label);
+      v.key = fmt::format("{}/cov({},{})", out.key, x.key.substr(out.key.size() + 1),
+                          y.key.substr(out.key.size() + 1));
+      v.functions = x.functions;
+      v.functions.insert(v.functions.end(), y.functions.begin(), y.functions.end());
+      v.call_site = x.call_site;
+      v.other_call_site = y.call_site;
+      if (!x.factor.empty() && !y.factor.empty()) {
+        auto [lo, hi] = std::minmax(x.factor, y.factor);
+        v.factor = fmt::format("cov({}, {})", lo, hi);
       }
+      v.value_ns2 = 2.0 * cov(Eigen::Index(i), Eigen::Index(j));
+      v.contribution = var_root_ > 0 ? v.value_ns2 / var_root_ : 0.0;
+      covs.push_back(std::move(v));
+    }
+    if (keep < pairs.size()) {
+      VarNode v;
+      v.kind = VarNode::Kind::Cov;
+      v.run = run_;
+      v.a = v.b = {n, false};
+      v.label = fmt::format("cov(the other {} pairs)", pairs.size() - keep);
+      v.key = out.key + "/cov(other)";
+      for (size_t p = keep; p < pairs.size(); ++p)
+        v.value_ns2 += 2.0 * cov(Eigen::Index(pairs[p].first), Eigen::Index(pairs[p].second));
+      v.contribution = var_root_ > 0 ? v.value_ns2 / var_root_ : 0.0;
+      covs.push_back(std::move(v));
     }
     std::stable_sort(terms.begin(), terms.end(),
                      [](const VarNode &a, const VarNode &b) { return a.value_ns2 > b.value_ns2; });

@@ -6,7 +6,8 @@
 // and decoded as `vprof analyze` does.
 //
 // Then the 16x trace with sparse (per-thread ranges), pointer-like and pooled
-// (reused) interval ids, each as fast as contiguous ones.
+// (reused) interval ids, each as fast as contiguous ones; and with a wide tree
+// (2 000 sites a level down), whose memory must follow the paths.
 //
 // Last line: records_per_s=<16x, 1 thread> scale_16x_over_1x_time=<t16/t1, 1 thread>
 // worst_ids_over_contiguous=<the slowest id scheme's records/s over contiguous ids'>;
@@ -60,6 +61,10 @@ struct Gen {
   trace::Trace t;
   int64_t now = 1000;
   Ids ids = Ids::Contiguous;
+  // wide > 0: interval i's parse() goes through one of `wide` sites, each to
+  // its own function (ids from 1000), a tree as wide as a large server's
+  // (issue 29: ~11 600 nodes on MariaDB) where each path touches few nodes.
+  uint32_t wide = 0;
 
   // Interval i's id: counting up; per request thread, in ranges 10^8 apart;
   // a heap address (malloc's 96-byte objects, a few arenas); or one of 64
@@ -99,10 +104,11 @@ struct Gen {
       a.push_back(ev(s, K::IntervalBegin, id));
       a.push_back(ev(s, K::FuncEnter, 1));
       int64_t p = s + 2, pe = p + r(20, 80);
-      a.push_back(ev(p, K::SiteBegin, 1));
-      a.push_back(ev(p, K::FuncEnter, 2));
-      a.push_back(ev(pe, K::FuncExit, 2));
-      a.push_back(ev(pe, K::SiteEnd, 1));
+      const uint32_t psite = wide ? 1000 + uint32_t(i % wide) : 1, pfn = wide ? psite : 2;
+      a.push_back(ev(p, K::SiteBegin, psite));
+      a.push_back(ev(p, K::FuncEnter, pfn));
+      a.push_back(ev(pe, K::FuncExit, pfn));
+      a.push_back(ev(pe, K::SiteEnd, psite));
       int64_t l = pe + 1, rd = l + 3, rde = rd + r(10, 300), le = rde + 2;
       a.push_back(ev(l, K::SiteBegin, 2));
       a.push_back(ev(l, K::FuncEnter, 3));
@@ -153,6 +159,7 @@ struct Gen {
 // which the merge then keeps in the site's node as it reads. VPROF_BENCH_NO_MANIFEST=1
 // analyzes without names (a trace whose manifest is lost: every function
 // under a site is a child node, folded at the end).
+uint32_t names_wide = 0;  // the Gen::wide of the trace being measured: its sites' names
 analyzer::Names manifest_names() {
   analyzer::Names n;
   if (std::getenv("VPROF_BENCH_NO_MANIFEST")) return n;
@@ -170,6 +177,10 @@ analyzer::Names manifest_names() {
   site(3, 3, "read");
   site(4, 1, "std::mutex::lock");
   site(5, 1, "std::condition_variable::wait");
+  for (uint32_t id = 1000; id < 1000 + names_wide; ++id) {
+    n.functions[id] = {"parse_" + std::to_string(id), "server.cc", int(id) * 10};
+    n.sites[id] = {1, n.functions[id].name, "server.cc", int(id) * 10 + 1, 3};
+  }
   return n;
 }
 
@@ -327,10 +338,11 @@ double reference_sort_ms() {
 
 // VPROF_BENCH_PROFILE=memory|files: only the 16x analysis, ten times in this
 // process, for a profiler (perf record); prints nothing else. VPROF_BENCH_FILES:
-// where the files go, kept afterwards.
+// where the files go, kept afterwards. VPROF_BENCH_WIDE=W: the wide tree's trace.
 int profile(const std::string &what, size_t intervals) {
   analyzer::keep_freed_memory();  // as vprof's main() does
   Gen g;
+  if (const char *w = std::getenv("VPROF_BENCH_WIDE")) names_wide = g.wide = uint32_t(std::atoi(w));
   trace::Trace t = g.make(intervals);
   std::string dir;
   const char *keep = std::getenv("VPROF_BENCH_FILES");
@@ -419,6 +431,24 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "ids=%s: %zu intervals analyzed, %zu generated\n", ids_name(ids), best.rows, base * 16);
       return 1;
     }
+  }
+  // The 16x trace with a wide tree (Gen::wide): memory must follow the paths,
+  // not intervals × nodes (dense, this was 80 000 × 4 000 doubles, 2.6 GB).
+  {
+    Gen g;
+    names_wide = g.wide = 2000;
+    trace::Trace t = g.make(base * 16);
+    Sample best{};
+    best.seconds = 1e30;
+    for (int rep = 0; rep < 3; ++rep) {
+      Sample s = run_in_child(t, 1);
+      if (s.seconds < best.seconds) best = s;
+    }
+    std::printf("scale=16x wide=%u threads=1 intervals=%zu time_s=%.4f records_per_s=%.3e "
+                "over_narrow=%.2f own_peak_rss_mb=%.0f\n",
+                g.wide, best.rows, best.seconds, double(t.total_records) / best.seconds,
+                double(t.total_records) / best.seconds / r16x, double(best.maxrss_kb) / 1024.0);
+    std::fflush(stdout);
   }
   std::printf("machine: reference_sort_256k_ms=%.2f before, %.2f after (lower is faster)\n",
               ref_before, reference_sort_ms());

@@ -1,0 +1,206 @@
+// A wide tree (a server's hundreds of Held parts or callees under one node,
+// each in a few intervals) costs its paths, not intervals × nodes (issue 29:
+// a late MariaDB run took 3.7 GB and 14 s): the node totals are kept by column,
+// only the cells a critical path touches (analyzer/tree/columns.h); sparse
+// parts' covariances come from their cells, and a wide node keeps its largest
+// covariance terms and sums the rest in one (variance_tree.cc).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "analyzer/pipeline/analyze.h"
+#include "analyzer/tree/columns.h"
+#include "analyzer/tree/stats.h"
+#include "tests/analyzer/test_util.h"
+#include "tests/analyzer/trace_builder.h"
+
+namespace vprof::testing {
+namespace {
+
+using namespace analyzer;
+
+constexpr int kCallees = 300;
+
+// Interval i: R(1) calls callee 2 + i % width through its own site for
+// 10 + i ns (more on some callees), after some of R's body.
+trace::Trace wide_trace(int intervals, int width = kCallees) {
+  TraceBuilder tb;
+  auto &th = tb.thread(1);
+  for (int i = 0; i < intervals; ++i) {
+    int64_t t = int64_t(i) * 100000;
+    uint32_t k = uint32_t(i % width);
+    int64_t x = 10 + i + (k % 3 == 0 ? 5 * (i % 17) : 0);
+    int64_t body = 1 + i % 5 * (i % 7);  // R's own time varies too: a dense part
+    th.begin(t, uint64_t(i) + 1).enter(t, 1);
+    th.call(t + body, t + body + x, 1 + k, 2 + k);
+    th.exit(t + body + x, 1).end(t + body + x, uint64_t(i) + 1);
+  }
+  return tb.build();
+}
+
+Names wide_names() {
+  Names n = make_names({{1, "R"}}, {});
+  for (uint32_t k = 0; k < kCallees; ++k) {
+    n.functions[2 + k] = {"f" + std::to_string(k), "t.cc", 1};
+    n.sites[1 + k] = {1, "f" + std::to_string(k), "t.cc", int(10 + k), 3};
+  }
+  return n;
+}
+
+TEST(Columns, Issue29_AWideTreeKeepsOnlyTheCellsItsPathsTouch) {
+  const int n = 3000;
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  auto run = analyze_run(wide_trace(n), wide_names(), opt, 0);
+  ASSERT_TRUE(run.ok());
+  const Columns &c = (*run)->columns;
+  ASSERT_EQ(c.rows(), n);
+  ASSERT_GT(c.total.cols(), kCallees) << "a node per callee";
+  // Each interval's path is the root, R and one callee's site: 3 or 4 cells,
+  // where a dense matrix held every node for every interval.
+  EXPECT_LE(c.total.nonzeros(), size_t(4 * n));
+  // And every cell is right: the root is the latency, the callee's site its
+  // time, every other site nothing.
+  std::map<uint32_t, int> site_node;
+  for (size_t i = 0; i < c.nodes.size(); ++i)
+    if (c.nodes[i].kind == FrameKind::Site) site_node[c.nodes[i].id] = int(i);
+  ASSERT_EQ(site_node.size(), size_t(kCallees));
+  for (int i = 0; i < n; i += 7) {
+    EXPECT_EQ(c.total.at(i, 0), double((*run)->paths.rows[size_t(i)].latency_ns));
+    for (int k : {1, 2, kCallees - 1}) {
+      double want = (i % kCallees == k) ? 10.0 + i : 0.0;
+      EXPECT_EQ(c.total.at(i, site_node.at(uint32_t(1 + k))), want) << "interval " << i;
+    }
+  }
+}
+
+TEST(Columns, SelectedRowsInAnyOrderKeepTheirCells) {
+  const int n = 900;
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  auto run = analyze_run(wide_trace(n), wide_names(), opt, 0);
+  ASSERT_TRUE(run.ok());
+  const Columns &c = (*run)->columns;
+  std::vector<Eigen::Index> rows;
+  for (int i = n - 1; i >= 0; i -= 3) rows.push_back(i);  // descending, a third
+  Columns s = select_rows(c, rows);
+  ASSERT_EQ(s.rows(), Eigen::Index(rows.size()));
+  for (int col = 0; col < int(c.nodes.size()); ++col) {
+    Eigen::VectorXd all = c.total.col(col), some = s.total.col(col);
+    for (size_t i = 0; i < rows.size(); ++i) ASSERT_EQ(some(Eigen::Index(i)), all(rows[i])) << col;
+    // A column's rows stay ascending: at() searches them.
+    const auto *b = s.total.row.data() + s.total.begin[size_t(col)];
+    const auto *e = s.total.row.data() + s.total.begin[size_t(col) + 1];
+    ASSERT_TRUE(std::is_sorted(b, e)) << col;
+  }
+  EXPECT_EQ(s.latency(0), c.latency(n - 1));
+}
+
+// Var/Cov of two parts from dense columns, as the tree computed them before.
+double naive_cov(const Columns &c, const Part &a, const Part &b) {
+  Eigen::VectorXd x(c.rows()), y(c.rows());
+  c.part_into(a.node, a.self, x);
+  c.part_into(b.node, b.self, y);
+  x.array() -= x.mean();
+  y.array() -= y.mean();
+  return x.dot(y) / double(c.rows() - 1);
+}
+
+const VarNode *node_of(const VarNode &n, const std::string &label) {
+  if (n.label == label) return &n;
+  for (const VarNode &ch : n.children)
+    if (const VarNode *f = node_of(ch, label)) return f;
+  return nullptr;
+}
+
+TEST(VarianceTree, Issue29_SparsePartsCovariancesAreTheDenseProducts) {
+  // Six callees, each in a sixth of the intervals: sparse parts (< 1/4),
+  // beside R's body, a dense one. Every pair is kept (7 parts, 21 pairs).
+  const int n = 600;
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  auto run = analyze_run(wide_trace(n, 6), wide_names(), opt, 0);
+  ASSERT_TRUE(run.ok());
+  const Columns &c = (*run)->columns;
+  const VarNode *r = node_of((*run)->tree, "R");
+  ASSERT_NE(r, nullptr);
+  int vars = 0, covs = 0;
+  for (const VarNode &ch : r->children) {
+    const double want = ch.kind == VarNode::Kind::Cov ? 2 * naive_cov(c, ch.a, ch.b)
+                                                      : naive_cov(c, ch.a, ch.a);
+    EXPECT_NEAR(ch.value_ns2, want, 1e-9 * std::abs(r->value_ns2)) << ch.label;
+    (ch.kind == VarNode::Kind::Cov ? covs : vars)++;
+    if (ch.kind != VarNode::Kind::Cov) {
+      // Its share is its covariance with the root over Var(root).
+      Eigen::VectorXd x(c.rows()), l = c.root();
+      c.part_into(ch.a.node, ch.a.self, x);
+      x.array() -= x.mean();
+      l.array() -= l.mean();
+      EXPECT_NEAR(*ch.share, x.dot(l) / l.squaredNorm(), 1e-9) << ch.label;
+    }
+  }
+  EXPECT_EQ(vars, 7);
+  EXPECT_EQ(covs, 21);
+}
+
+TEST(VarianceTree, Issue29_AWideNodeKeepsItsLargestCovariancesAndSumsTheRest) {
+  const int n = 1200, width = 60;  // 61 parts: 1 830 pairs, 244 kept
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  auto run = analyze_run(wide_trace(n, width), wide_names(), opt, 0);
+  ASSERT_TRUE(run.ok());
+  const Columns &c = (*run)->columns;
+  const VarNode *r = node_of((*run)->tree, "R");
+  ASSERT_NE(r, nullptr);
+  double sum = 0, smallest_kept = 1e300;
+  const VarNode *rest = nullptr;
+  int vars = 0, covs = 0;
+  for (const VarNode &ch : r->children) {
+    sum += ch.value_ns2;
+    if (ch.kind != VarNode::Kind::Cov) {
+      ++vars;
+      continue;
+    }
+    if (ch.key == r->key + "/cov(other)") {
+      rest = &ch;
+      continue;
+    }
+    ++covs;
+    smallest_kept = std::min(smallest_kept, std::abs(ch.value_ns2));
+    EXPECT_NEAR(ch.value_ns2, 2 * naive_cov(c, ch.a, ch.b), 1e-9 * std::abs(r->value_ns2));
+  }
+  EXPECT_EQ(vars, width + 1);
+  EXPECT_EQ(covs, 4 * (width + 1));
+  ASSERT_NE(rest, nullptr);
+  EXPECT_EQ(rest->label, "cov(the other 1586 pairs)");
+  EXPECT_TRUE(rest->factor.empty()) << "a sum of pairs is no factor";
+  // The children still add up to the node's variance.
+  EXPECT_NEAR(sum, r->value_ns2, 1e-9 * r->value_ns2);
+  // And the kept pairs are the largest: no folded pair is larger.
+  std::vector<const VarNode *> parts;
+  for (const VarNode &ch : r->children)
+    if (ch.kind != VarNode::Kind::Cov) parts.push_back(&ch);
+  int larger_folded = 0;
+  double folded_sum = 0;
+  std::set<std::pair<int, int>> kept;
+  for (const VarNode &ch : r->children)
+    if (ch.kind == VarNode::Kind::Cov && &ch != rest)
+      kept.insert(std::minmax(ch.a.node * 2 + ch.a.self, ch.b.node * 2 + ch.b.self));
+  for (size_t i = 0; i < parts.size(); ++i)
+    for (size_t j = i + 1; j < parts.size(); ++j) {
+      const Part &a = parts[i]->a, &b = parts[j]->a;
+      if (kept.count(std::minmax(a.node * 2 + a.self, b.node * 2 + b.self))) continue;
+      double v = 2 * naive_cov(c, a, b);
+      folded_sum += v;
+      if (std::abs(v) > smallest_kept * (1 + 1e-9)) ++larger_folded;
+    }
+  EXPECT_EQ(larger_folded, 0);
+  EXPECT_NEAR(rest->value_ns2, folded_sum, 1e-9 * r->value_ns2);
+}
+
+}  // namespace
+}  // namespace vprof::testing
