@@ -159,7 +159,9 @@ Probe Session::can_break_down(const std::string &f) {
   }
   // The tree's originals do not change during a session: one dry run a function.
   if (auto it = probes_.find(f); it != probes_.end()) return it->second;
-  return probes_[f] = dry_run(f);
+  Probe p = dry_run(f);
+  if (!interrupted()) probes_[f] = p;  // a cancelled dry run says nothing of f
+  return p;
 }
 
 Probe Session::dry_run(const std::string &f) const {
@@ -171,8 +173,14 @@ Probe Session::dry_run(const std::string &f) const {
   io.sync_packs.clear();
   io.dry_run = true;
   auto r = instr::instrument(io);
-  if (!r) return "cannot be instrumented here: " + r.error().message;
   Probe p;
+  if (!r) {
+    // A dry run that failed (a unit that does not parse) is a dead end, not
+    // an explanation: f is unreached (decide.cc), its reason the error.
+    p.opaque = true;
+    p.why_not = "cannot be instrumented here: " + r.error().message;
+    return p;
+  }
   if (!r->undefined.empty()) {
     p.opaque = true;
     p.why_not = "no definition in the tree (a library's or the system's code)";
@@ -413,6 +421,12 @@ Expected<Outcome> Session::run() {
       log(fmt::format("iteration {}: {}", it.number, analyzer::preemption_line(p)));
 
     auto suggestions = suggest(*analysis, s_, c_.m, [this](const std::string &f) { return can_break_down(f); });
+    // Stopped during the dry runs: their verdicts are the interrupt's, not the
+    // functions'. Nothing is decided; a resumed session decides this
+    // iteration again (a kill of a MariaDB session recorded its top factor as
+    // "explained: cannot be instrumented here: interrupted", and the resumed
+    // session stopped there).
+    if (interrupted()) return Error{"interrupted"};
     if (h_.decide && !h_.decide(suggestions, *analysis)) {
       s_.done = true;
       s_.stop_reason = "stopped by the user";

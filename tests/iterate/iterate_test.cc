@@ -17,6 +17,7 @@
 #include "instrumenter/instrument.h"
 #include "iterate/config.h"
 #include "iterate/session.h"
+#include "iterate/state.h"
 #include "tests/iterate/planted_target.h"
 #include "tests/support/temp_dir.h"
 
@@ -157,6 +158,39 @@ TEST(Iterate, InterruptedMidIterationRestoresAndResumes) {
   ASSERT_TRUE(second.ok()) << second.error().message;
   EXPECT_TRUE(second->state.done);
   EXPECT_EQ(caller_of(*second, "injected_delay"), "stage2");
+  EXPECT_EQ(slurp(c.dir + "/planted.cc"), before);
+}
+
+// Killed while deciding (issue 29, on MariaDB): the dry runs that decide
+// whether a factor can be broken down were cancelled, their error became the
+// factor's reason, "explained: cannot be instrumented here: interrupted", and
+// the resumed session stopped on it. Nothing must be decided by an interrupt.
+TEST(Iterate, Issue29_InterruptedWhileDecidingDecidesNothing) {
+  Config c = make_target("interrupt-decide", "stage2", 4);
+  std::string before = slurp(c.dir + "/planted.cc");
+  bool ran = false;
+  Hooks h;
+  h.after_run = [&](const Iteration &it) { ran = ran || it.number == 1; };
+  h.interrupted = [&] { return ran; };  // from the analysis of iteration 1 on
+  auto first = run_session(c, options(), h);
+  ASSERT_FALSE(first.ok());
+  EXPECT_EQ(first.error().message, "interrupted");
+  EXPECT_EQ(slurp(c.dir + "/planted.cc"), before);
+  auto state = load_state(c.abs(c.session_dir) + "/state.json");
+  ASSERT_TRUE(state.ok()) << state.error().message;
+  ASSERT_EQ(state->iterations.size(), 1u);
+  EXPECT_TRUE(state->iterations[0].analyzed);
+  EXPECT_FALSE(state->iterations[0].decided);
+  EXPECT_TRUE(state->decisions.empty()) << state->decisions.front().factor << ": "
+                                        << state->decisions.front().reason;
+  EXPECT_FALSE(state->done);
+
+  auto second = run_session(c, options(), Hooks{});
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_TRUE(second->state.done);
+  EXPECT_EQ(caller_of(*second, "injected_delay"), "stage2");
+  for (const auto &d : second->state.decisions)
+    EXPECT_EQ(d.reason.find("interrupted"), std::string::npos) << d.factor << ": " << d.reason;
   EXPECT_EQ(slurp(c.dir + "/planted.cc"), before);
 }
 
