@@ -124,10 +124,15 @@ void write_diff_text(const Diff &d, std::ostream &out, const GateResult *gate, s
         out << fmt::format("  ... {} more (--json lists all)\n", count - 20);
         break;
       }
+      // By label and parent, not by key: a key is the node's whole path,
+      // hundreds of characters a line on MariaDB's Held parts (--json has it).
+      std::string under;
+      for (const NodeDiff &p : d.nodes)
+        if (p.key == n.parent_key) under = "  (under " + p.label + ")";
       if (s == NodeStatus::Moved)
-        out << fmt::format("  {}: {} -> {}\n", n.key, place(n.base_site), place(n.head_site));
+        out << fmt::format("  {}: {} -> {}{}\n", n.label, place(n.base_site), place(n.head_site), under);
       else
-        out << fmt::format("  {}  {}\n", n.key, s == NodeStatus::Appeared ? place(n.head_site) : place(n.base_site));
+        out << fmt::format("  {}{}\n", n.label, under);
     }
   };
   list(NodeStatus::Moved, "moved (same node, another place)", d.moved);

@@ -9,11 +9,13 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <sstream>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include "analyzer/diff/diff.h"
+#include "analyzer/diff/diff_report.h"
 #include "analyzer/diff/gate.h"
 #include "analyzer/pipeline/analyze.h"
 #include "analyzer/profile/profile.h"
@@ -203,6 +205,17 @@ TEST(Diff, ANewCallSiteAppearsAndCarriesItsCovariance) {
   ASSERT_TRUE(k);
   EXPECT_EQ(k->status, NodeStatus::Appeared);
   EXPECT_EQ(k->base_cov, 0);
+  // Listed by its label and parent, not by its key (a whole path: 600
+  // characters a line on MariaDB's Held parts).
+  std::ostringstream text;
+  write_diff_text(*d, text);
+  const std::string t = text.str();
+  const std::string title = "appeared (in head only) (1):\n";
+  const size_t at = t.find(title);
+  ASSERT_NE(at, std::string::npos) << t;
+  EXPECT_EQ(t.substr(at + title.size(), t.find('\n', at + title.size()) - at - title.size()),
+            "  k (t.cc:14)  (under f)");
+  EXPECT_EQ(t.find(k->key, at), std::string::npos) << "the key is --json's";
 }
 
 // Head instruments g (fn 2), which calls x (site 3) inside: g's call site is
