@@ -84,8 +84,7 @@ class Side {
     if (it == index_.end()) return out;
     for (size_t r = 0; r < runs_.size(); ++r)
       if (it->second[r] >= 0)
-        std::copy(runs_[r]->cols[size_t(it->second[r])].begin(),
-                  runs_[r]->cols[size_t(it->second[r])].end(), out.begin() + long(offsets_[r]));
+        runs_[r]->column_into(size_t(it->second[r]), out, offsets_[r]);
     return out;
   }
   const std::vector<size_t> &offsets() const { return offsets_; }

@@ -60,8 +60,11 @@ json run_json(const ProfileRun &r) {
                      {"factor", n.factor}, {"functions", n.functions}, {"body", n.body},
                      {"call_site", site_json(n.call_site)}});
   std::vector<uint8_t> cols, ids, types;
-  for (const auto &c : r.cols)
-    for (double v : c) put_varint(cols, v);
+  for (const auto &c : r.cols) {
+    size_t k = 0;
+    for (size_t i = 0; i < r.intervals(); ++i)
+      put_varint(cols, k < c.row.size() && c.row[k] == i ? c.value[k++] : 0.0);
+  }
   uint64_t prev = 0;  // ids mostly ascend: store the differences
   for (uint64_t id : r.interval_ids) {
     put_varint(ids, double(int64_t(id - prev)));
@@ -173,13 +176,20 @@ bool read_run(const json &j, ProfileRun &r, std::string &err, const std::string 
   std::vector<uint8_t> cols, ids, types;
   if (!bytes("columns", cols) || !bytes("interval_ids", ids) || !bytes("types", types)) return false;
   size_t pos = 0;
-  r.cols.assign(r.nodes.size(), std::vector<double>(n));
+  r.n_intervals = n;
+  r.cols.assign(r.nodes.size(), {});
   for (auto &c : r.cols)
-    for (double &v : c)
+    for (size_t i = 0; i < n; ++i) {
+      double v = 0;
       if (!get_varint(cols, pos, v)) {
         err = where + "columns: shorter than its nodes x intervals";
         return false;
       }
+      if (v != 0) {
+        c.row.push_back(uint32_t(i));
+        c.value.push_back(v);
+      }
+    }
   pos = 0;
   size_t tpos = 0;
   uint64_t prev = 0;
@@ -208,6 +218,12 @@ bool read_run(const json &j, ProfileRun &r, std::string &err, const std::string 
 
 }  // namespace
 
+void ProfileRun::column_into(size_t n, std::vector<double> &out, size_t at) const {
+  std::fill(out.begin() + long(at), out.begin() + long(at + intervals()), 0.0);
+  const Column &c = cols[n];
+  for (size_t k = 0; k < c.row.size(); ++k) out[at + c.row[k]] = c.value[k];
+}
+
 Profile make_profile(const Analysis &a, BuildInfo build) {
   Profile p;
   p.root = a.root_label;
@@ -228,6 +244,7 @@ Profile make_profile(const Analysis &a, BuildInfo build) {
     r.empty_interval_ns = run->overhead.empty_interval_ns;
     const Columns &c = run->columns;
     const auto rows = c.rows();
+    r.n_intervals = size_t(rows);
     // The parts of the run's own tree (Var and Leaf terms), pre-order.
     std::function<void(const VarNode &, int)> walk = [&](const VarNode &v, int parent) {
       if (v.kind == VarNode::Kind::Cov) return;
@@ -243,7 +260,12 @@ Profile make_profile(const Analysis &a, BuildInfo build) {
       if (n.call_site) n.call_site->function_id = 0;
       Eigen::VectorXd col(rows);
       if (rows) c.part_into(v.a.node, v.a.self, col);
-      r.cols.emplace_back(col.data(), col.data() + rows);
+      ProfileRun::Column &kept = r.cols.emplace_back();
+      for (Eigen::Index i = 0; i < rows; ++i)
+        if (col(i) != 0) {
+          kept.row.push_back(uint32_t(i));
+          kept.value.push_back(col(i));
+        }
       int me = int(r.nodes.size());
       r.nodes.push_back(std::move(n));
       for (const VarNode &ch : v.children) walk(ch, me);

@@ -48,11 +48,22 @@ struct ProfileRun {
   std::vector<uint64_t> interval_ids;   // per interval
   std::vector<uint32_t> types;          // per interval, index into type_names (0: none)
   std::vector<std::string> type_names;  // type_names[0] == ""
-  // cols[n][i]: node n's time in interval i, ns (cols[0]: the root, the latency).
-  std::vector<std::vector<double>> cols;
+  // Node n's time per interval, ns, kept where it is not zero (rows
+  // ascending): a wide tree's nodes are each in a few intervals, and dense,
+  // saving the wide benchmark's profile took 1.8 GB (issue 29). cols[0] is
+  // the root, the latency. The file stores every cell (format unchanged).
+  struct Column {
+    std::vector<uint32_t> row;
+    std::vector<double> value;
+    bool operator==(const Column &o) const { return row == o.row && value == o.value; }
+  };
+  std::vector<Column> cols;
+  size_t n_intervals = 0;
   uint64_t dropped_records = 0, incomplete_intervals = 0;
   double probe_ns = 0, empty_interval_ns = 0;
-  size_t intervals() const { return cols.empty() ? 0 : cols[0].size(); }
+  size_t intervals() const { return n_intervals; }
+  // Node n's column into out[at .. at + intervals()), zeros included.
+  void column_into(size_t n, std::vector<double> &out, size_t at) const;
 };
 
 struct ProfileFactor {
