@@ -51,13 +51,17 @@ Names wide_names() {
   return n;
 }
 
-TEST(Columns, Issue29_AWideTreeKeepsOnlyTheCellsItsPathsTouch) {
-  const int n = 3000;
+// The wide trace analysed as one run, without resamples.
+std::unique_ptr<RunAnalysis> analyzed(int intervals, int width = kCallees) {
   AnalyzeOptions opt;
   opt.factors.bootstrap = 0;
-  auto run = analyze_run(wide_trace(n), wide_names(), opt, 0);
-  ASSERT_TRUE(run.ok());
-  const Columns &c = (*run)->columns;
+  return analyze_run(wide_trace(intervals, width), wide_names(), opt, 0).value();
+}
+
+TEST(Columns, Issue29_AWideTreeKeepsOnlyTheCellsItsPathsTouch) {
+  const int n = 3000;
+  auto run = analyzed(n);
+  const Columns &c = run->columns;
   ASSERT_EQ(c.rows(), n);
   ASSERT_GT(c.total.cols(), kCallees) << "a node per callee";
   // Each interval's path is the root, R and one callee's site: 3 or 4 cells,
@@ -70,7 +74,7 @@ TEST(Columns, Issue29_AWideTreeKeepsOnlyTheCellsItsPathsTouch) {
     if (c.nodes[i].kind == FrameKind::Site) site_node[c.nodes[i].id] = int(i);
   ASSERT_EQ(site_node.size(), size_t(kCallees));
   for (int i = 0; i < n; i += 7) {
-    EXPECT_EQ(c.total.at(i, 0), double((*run)->paths.rows[size_t(i)].latency_ns));
+    EXPECT_EQ(c.total.at(i, 0), double(run->paths.rows[size_t(i)].latency_ns));
     for (int k : {1, 2, kCallees - 1}) {
       double want = (i % kCallees == k) ? 10.0 + i : 0.0;
       EXPECT_EQ(c.total.at(i, site_node.at(uint32_t(1 + k))), want) << "interval " << i;
@@ -80,11 +84,8 @@ TEST(Columns, Issue29_AWideTreeKeepsOnlyTheCellsItsPathsTouch) {
 
 TEST(Columns, SelectedRowsInAnyOrderKeepTheirCells) {
   const int n = 900;
-  AnalyzeOptions opt;
-  opt.factors.bootstrap = 0;
-  auto run = analyze_run(wide_trace(n), wide_names(), opt, 0);
-  ASSERT_TRUE(run.ok());
-  const Columns &c = (*run)->columns;
+  auto run = analyzed(n);
+  const Columns &c = run->columns;
   std::vector<Eigen::Index> rows;
   for (int i = n - 1; i >= 0; i -= 3) rows.push_back(i);  // descending, a third
   Columns s = select_rows(c, rows);
@@ -121,12 +122,9 @@ TEST(VarianceTree, Issue29_SparsePartsCovariancesAreTheDenseProducts) {
   // Six callees, each in a sixth of the intervals: sparse parts (< 1/4),
   // beside R's body, a dense one. Every pair is kept (7 parts, 21 pairs).
   const int n = 600;
-  AnalyzeOptions opt;
-  opt.factors.bootstrap = 0;
-  auto run = analyze_run(wide_trace(n, 6), wide_names(), opt, 0);
-  ASSERT_TRUE(run.ok());
-  const Columns &c = (*run)->columns;
-  const VarNode *r = node_of((*run)->tree, "R");
+  auto run = analyzed(n, 6);
+  const Columns &c = run->columns;
+  const VarNode *r = node_of(run->tree, "R");
   ASSERT_NE(r, nullptr);
   int vars = 0, covs = 0;
   for (const VarNode &ch : r->children) {
@@ -149,12 +147,9 @@ TEST(VarianceTree, Issue29_SparsePartsCovariancesAreTheDenseProducts) {
 
 TEST(VarianceTree, Issue29_AWideNodeKeepsItsLargestCovariancesAndSumsTheRest) {
   const int n = 1200, width = 60;  // 61 parts: 1 830 pairs, 244 kept
-  AnalyzeOptions opt;
-  opt.factors.bootstrap = 0;
-  auto run = analyze_run(wide_trace(n, width), wide_names(), opt, 0);
-  ASSERT_TRUE(run.ok());
-  const Columns &c = (*run)->columns;
-  const VarNode *r = node_of((*run)->tree, "R");
+  auto run = analyzed(n, width);
+  const Columns &c = run->columns;
+  const VarNode *r = node_of(run->tree, "R");
   ASSERT_NE(r, nullptr);
   double sum = 0, smallest_kept = 1e300;
   const VarNode *rest = nullptr;

@@ -315,6 +315,17 @@ Sample run_in_child(const trace::Trace &t, unsigned threads, const std::string &
   return s;
 }
 
+// The least disturbed of `reps` measurements (the machine is shared).
+Sample best_of(int reps, const trace::Trace &t, unsigned threads, const std::string &dir = "") {
+  Sample best{};
+  best.seconds = 1e30;
+  for (int rep = 0; rep < reps; ++rep) {
+    Sample s = run_in_child(t, threads, dir);
+    if (s.seconds < best.seconds) best = s;
+  }
+  return best;
+}
+
 // How fast the machine is right now, for comparing figures across runs on
 // a shared host whose speed drifts (docs/performance.md saw 1.6x between
 // days): std::sort of 256 Ki pseudo-random 64-bit keys, branchy integer work
@@ -368,13 +379,7 @@ int main(int argc, char **argv) {
     Gen g;
     trace::Trace t = g.make(base * size_t(scale));
     for (unsigned threads : {1u, 2u}) {
-      // Best of 5: the machine is shared; the minimum is the least disturbed run.
-      Sample best{};
-      best.seconds = 1e30;
-      for (int rep = 0; rep < 5; ++rep) {
-        Sample s = run_in_child(t, threads);
-        if (s.seconds < best.seconds) best = s;
-      }
+      const Sample best = best_of(5, t, threads);
       double rps = double(t.total_records) / best.seconds;
       std::printf("scale=%dx threads=%u records=%llu intervals=%zu time_s=%.4f (analyze %.4f, "
                   "combine %.4f) records_per_s=%.3e window=%llu own_peak_rss_mb=%.0f\n",
@@ -393,12 +398,7 @@ int main(int argc, char **argv) {
     std::string dir = testing::fresh_dir("vprof-bench", "analyze");
     write_files(t, dir);
     for (unsigned threads : {1u, 2u}) {
-      Sample best{};
-      best.seconds = 1e30;
-      for (int rep = 0; rep < 5; ++rep) {
-        Sample s = run_in_child(t, threads, dir);
-        if (s.seconds < best.seconds) best = s;
-      }
+      const Sample best = best_of(5, t, threads, dir);
       std::printf("scale=16x from_files threads=%u records=%llu intervals=%zu time_s=%.4f "
                   "(analyze %.4f, combine %.4f) records_per_s=%.3e window=%llu "
                   "own_peak_rss_mb=%.0f\n",
@@ -416,12 +416,7 @@ int main(int argc, char **argv) {
     Gen g;
     g.ids = ids;
     trace::Trace t = g.make(base * 16);
-    Sample best{};
-    best.seconds = 1e30;
-    for (int rep = 0; rep < 5; ++rep) {
-      Sample s = run_in_child(t, 1);
-      if (s.seconds < best.seconds) best = s;
-    }
+    const Sample best = best_of(5, t, 1);
     double rps = double(t.total_records) / best.seconds;
     worst_ids = std::min(worst_ids, rps / r16x);
     std::printf("scale=16x ids=%s threads=1 intervals=%zu time_s=%.4f records_per_s=%.3e over_contiguous=%.2f\n",
@@ -438,12 +433,7 @@ int main(int argc, char **argv) {
     Gen g;
     names_wide = g.wide = 2000;
     trace::Trace t = g.make(base * 16);
-    Sample best{};
-    best.seconds = 1e30;
-    for (int rep = 0; rep < 3; ++rep) {
-      Sample s = run_in_child(t, 1);
-      if (s.seconds < best.seconds) best = s;
-    }
+    const Sample best = best_of(3, t, 1);
     std::printf("scale=16x wide=%u threads=1 intervals=%zu time_s=%.4f records_per_s=%.3e "
                 "over_narrow=%.2f own_peak_rss_mb=%.0f\n",
                 g.wide, best.rows, best.seconds, double(t.total_records) / best.seconds,
