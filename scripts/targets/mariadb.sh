@@ -16,6 +16,12 @@
 #     its command line (head: e.g. --innodb-flush-log-at-trx-commit=2), in turn,
 #     GATE_RUNS (2) runs a side, and names the factor that changed (each run of a
 #     late session's set takes ~4 GB to analyse: docs/performance.md).
+#   overhead: what recording costs the server, alternated: FUNCTIONS (default:
+#     the session's last set) instrumented with the sync packs and built, the
+#     binary kept; the tree restored and un-patched and built again, that
+#     binary kept; then PAIRS (5) rounds of plain, recorded in full, and
+#     recorded at SAMPLE_PCT (10) percent (vprof run --sample), in turn, each a
+#     sysbench run; tps and p99 per run, and the medians' ratios to plain.
 # Whatever happens (an error, Ctrl-C), a trap stops the server, restores the
 # tree and un-patches it; every exit path checks the sources against pristine.sha1.
 # Workloads (WORKLOAD=):
@@ -27,7 +33,7 @@
 #            innodb_flush_log_at_trx_commit=FLUSH (1). The interval is the whole
 #            transaction as the client sees it, its round trips between
 #            statements included: they are do_command's my_net_read.
-# Usage: scripts/targets/mariadb.sh [build|once|profile|dba] [WORK_DIR]   (default /tmp/vprof-mariadb)
+# Usage: scripts/targets/mariadb.sh [build|once|profile|dba|overhead] [WORK_DIR]   (default /tmp/vprof-mariadb)
 # Env:   VPROF (build/src/vprof of this checkout)  JOBS (2)  MDBUSER (nobody: the
 #        server, the builds and vprof run unprivileged, as a DBA's mysql user)
 #        WORKLOAD (hot)  THREADS  TABLE_SIZE  EVENTS (sysbench events a run: 20000)
@@ -43,7 +49,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
 mode=build
-case "${1:-}" in build|once|profile|dba) mode=$1; shift ;; esac
+case "${1:-}" in build|once|profile|dba|overhead) mode=$1; shift ;; esac
 work=${1:-/tmp/vprof-mariadb}
 vprof=${VPROF:-$here/build/src/vprof}
 jobs=${JOBS:-2}
@@ -61,9 +67,9 @@ case $workload in
        test_args="oltp_read_write" ;;
   *) echo "mariadb.sh: WORKLOAD=$workload: hot or durable" >&2; exit 2 ;;
 esac
-if [ $mode = dba ] && [ -z "${FUNCTIONS:-}" ]; then
+if { [ $mode = dba ] || [ $mode = overhead ]; } && [ -z "${FUNCTIONS:-}" ]; then
   last=$(ls -d "$work"/.vprof-session/iter-* 2>/dev/null | sort -t- -k3 -n | tail -1)
-  [ -n "$last" ] || { echo "mariadb.sh: dba: no session in $work/.vprof-session; set FUNCTIONS" >&2; exit 2; }
+  [ -n "$last" ] || { echo "mariadb.sh: $mode: no session in $work/.vprof-session; set FUNCTIONS" >&2; exit 2; }
   FUNCTIONS=$(cat "$last/instrumented.txt")
 fi
 functions=${FUNCTIONS:-$root}
@@ -87,8 +93,8 @@ instrumented() { [ -f src/.vprof/state.json ]; }
 patched() { grep -q vprof_interval_begin src/sql/sql_parse.cc; }
 data=$work/data-$workload
 sock=$work/mysqld.sock
-server() {  # the command line of the server: the build's own binary, no install
-  echo "$work/build/sql/mariadbd --no-defaults --datadir=$data --lc-messages-dir=$work/build/sql/share" \
+server() {  # the command line of the server: the build's own binary (or $SERVER_BIN), no install
+  echo "${SERVER_BIN:-$work/build/sql/mariadbd} --no-defaults --datadir=$data --lc-messages-dir=$work/build/sql/share" \
        "--socket=$sock --port=$port --bind-address=127.0.0.1 --pid-file=$work/mysqld.pid" \
        "--log-error=$data.err --skip-name-resolve --max-connections=200" \
        "--innodb-buffer-pool-size=$pool --innodb-flush-log-at-trx-commit=$flush --innodb-log-file-size=256M"
@@ -203,7 +209,7 @@ packs=(--sync mariadb --sync pthreads --sync stdcxx)
 step "patch sql_parse.cc: one vprof interval per transaction"
 (cd src && as_user patch -p1 -s < "$patchfile")
 
-if [ $mode = once ] || [ $mode = dba ]; then
+if [ $mode = once ] || [ $mode = dba ] || [ $mode = overhead ]; then
   args=()
   for f in $functions; do args+=(--function "$f"); done
   step "instrument FUNCTIONS, the sync packs in every file"
@@ -224,6 +230,44 @@ if [ $mode = dba ]; then
     --head-cmd "sh $work/run-head.sh >/dev/null" --min-runs "${GATE_RUNS:-2}" --max-runs "${GATE_RUNS:-2}" --work-dir "$gate" \
     --json "$gate.json" || rc=$?
   echo "gate exit $rc (0 pass, 1 regression, 3 inconclusive); runs in $gate"
+elif [ $mode = overhead ]; then
+  as_user cp build/sql/mariadbd "$work/mariadbd-vprof"
+  cp build/.vprof/manifest.json "$work/overhead-manifest.json"
+  step "restore, un-patch and build the plain server"
+  unwind
+  pristine || die "restored sources differ from the pristine tree"
+  start=$SECONDS
+  build
+  echo "rebuild: $((SECONDS - start)) s"
+  as_user cp build/sql/mariadbd "$work/mariadbd-plain"
+  pct=${SAMPLE_PCT:-10}
+  SERVER_BIN=$work/mariadbd-plain write_run run-plain.sh
+  SERVER_BIN=$work/mariadbd-vprof write_run run-vprof.sh
+  step "${PAIRS:-5} rounds of plain, recorded in full, recorded at $pct% (sysbench: $events events, $threads clients)"
+  out=$work/overhead-$(date +%s).txt
+  one() {  # VARIANT: one run, its tps and p99 (ms) appended to $out
+    local log=$work/overhead-run.log
+    case $1 in
+      plain) as_user env -u VPROF_TRACE_DIR sh "$work/run-plain.sh" > "$log" ;;
+      full) as_user "$vprof" run --trace-dir "$work/overhead-trace" --manifest "$work/overhead-manifest.json" \
+              -- sh "$work/run-vprof.sh" > "$log" ;;
+      sampled) as_user "$vprof" run --sample "$pct" --trace-dir "$work/overhead-trace" \
+              --manifest "$work/overhead-manifest.json" -- sh "$work/run-vprof.sh" > "$log" ;;
+    esac
+    awk -v v="$1" '/transactions:/ {gsub(/\(/, "", $3); tps = $3} /99th percentile:/ {p99 = $3}
+                   END {printf "%s %s %s\n", v, tps, p99}' "$log" | tee -a "$out"
+  }
+  for _ in $(seq 1 "${PAIRS:-5}"); do one plain; one full; one sampled; done
+  as_user rm -rf "$work/overhead-trace"
+  awk 'function med(a, n,  i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+                                      return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }
+       { n[$1]++; tps[$1, n[$1]] = $2; p99[$1, n[$1]] = $3 }
+       END { for (v in n) { for (i = 1; i <= n[v]; i++) { a[i] = tps[v, i]; b[i] = p99[v, i] }
+                            mt[v] = med(a, n[v]); mp[v] = med(b, n[v]) }
+             printf "median tps: plain %.0f, full %.0f (%.3f of plain), sampled %.0f (%.3f)\n", mt["plain"], mt["full"], mt["full"] / mt["plain"], mt["sampled"], mt["sampled"] / mt["plain"]
+             printf "median p99: plain %.2f ms, full %.2f ms (%.3f), sampled %.2f ms (%.3f)\n", mp["plain"], mp["full"], mp["full"] / mp["plain"], mp["sampled"], mp["sampled"] / mp["plain"] }' "$out"
+  echo "runs in $out"
+  exit 0
 elif [ $mode = once ]; then
   step "one run under vprof run, analysed"
   as_user rm -rf "$work/once-trace"
