@@ -120,7 +120,8 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
   for (const auto &[key, f] : fns) {
     uint32_t id = next++;
     fn_ids[key] = id;
-    auto text = one_text(f.file, [&](Lang l) { return function_probe(l, id); });
+    auto text = langs[f.file].size() == 2 ? Expected<std::string>(function_probe_both(id))
+                                          : one_text(f.file, [&](Lang l) { return function_probe(l, id); });
     if (!text) return text.error();
     ins[f.file].push_back({f.insert_at, 1, 0, 0, *text});
     jf.push_back({{"id", id}, {"name", f.name}, {"file", f.file}, {"line", f.decl.line}, {"column", f.decl.column}});
@@ -136,8 +137,15 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
   next = 1;
   for (const auto &[key, c] : sites) {
     uint32_t id = next++;
-    auto pre = one_text(c.at.file, [&](Lang l) { return site_wrap(l, c.form, id).prefix; });
-    auto post = one_text(c.at.file, [&](Lang l) { return site_wrap(l, c.form, id).suffix; });
+    std::function<Wrap(Lang)> make = [&](Lang l) { return site_wrap(l, c.form, id); };
+    if (langs[c.at.file].size() == 2 && c.form == ValueForm::Prvalue) {
+      auto text = original_of(c.at.file);
+      if (!text) return text.error();
+      const std::string call = (*text)->substr(c.at.begin, c.at.end - c.at.begin);
+      make = [id, call](Lang) { return site_wrap_both(id, call); };
+    }
+    auto pre = one_text(c.at.file, [&](Lang l) { return make(l).prefix; });
+    auto post = one_text(c.at.file, [&](Lang l) { return make(l).suffix; });
     if (!pre) return pre.error();
     if (!post) return post.error();
     long long span = c.at.end - c.at.begin;
