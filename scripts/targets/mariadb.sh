@@ -19,9 +19,10 @@
 #   overhead: what recording costs the server, alternated: FUNCTIONS (default:
 #     the session's last set) instrumented with the sync packs and built, the
 #     binary kept; the tree restored and un-patched and built again, that
-#     binary kept; then PAIRS (5) rounds of plain, recorded in full, and
-#     recorded at SAMPLE_PCT (10) percent (vprof run --sample), in turn, each a
-#     sysbench run; tps and p99 per run, and the medians' ratios to plain.
+#     binary kept; then PAIRS (5) rounds of plain, the instrumented server not
+#     recording (off: no VPROF_TRACE_DIR), recorded in full, and recorded at
+#     SAMPLE_PCT (10) percent (vprof run --sample), in turn, each a sysbench
+#     run; tps and p99 per run, and the medians' ratios to plain.
 # Whatever happens (an error, Ctrl-C), a trap stops the server, restores the
 # tree and un-patches it; every exit path checks the sources against pristine.sha1.
 # Workloads (WORKLOAD=):
@@ -243,12 +244,13 @@ elif [ $mode = overhead ]; then
   pct=${SAMPLE_PCT:-10}
   SERVER_BIN=$work/mariadbd-plain write_run run-plain.sh
   SERVER_BIN=$work/mariadbd-vprof write_run run-vprof.sh
-  step "${PAIRS:-5} rounds of plain, recorded in full, recorded at $pct% (sysbench: $events events, $threads clients)"
+  step "${PAIRS:-5} rounds of plain, instrumented off, recorded in full, recorded at $pct% (sysbench: $events events, $threads clients)"
   out=$work/overhead-$(date +%s).txt
   one() {  # VARIANT: one run, its tps and p99 (ms) appended to $out
     local log=$work/overhead-run.log
     case $1 in
       plain) as_user env -u VPROF_TRACE_DIR sh "$work/run-plain.sh" > "$log" ;;
+      off) as_user env -u VPROF_TRACE_DIR sh "$work/run-vprof.sh" > "$log" ;;
       full) as_user "$vprof" run --trace-dir "$work/overhead-trace" --manifest "$work/overhead-manifest.json" \
               -- sh "$work/run-vprof.sh" > "$log" ;;
       sampled) as_user "$vprof" run --sample "$pct" --trace-dir "$work/overhead-trace" \
@@ -257,15 +259,15 @@ elif [ $mode = overhead ]; then
     awk -v v="$1" '/transactions:/ {gsub(/\(/, "", $3); tps = $3} /99th percentile:/ {p99 = $3}
                    END {printf "%s %s %s\n", v, tps, p99}' "$log" | tee -a "$out"
   }
-  for _ in $(seq 1 "${PAIRS:-5}"); do one plain; one full; one sampled; done
+  for _ in $(seq 1 "${PAIRS:-5}"); do one plain; one off; one full; one sampled; done
   as_user rm -rf "$work/overhead-trace"
   awk 'function med(a, n,  i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
                                       return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }
        { n[$1]++; tps[$1, n[$1]] = $2; p99[$1, n[$1]] = $3 }
        END { for (v in n) { for (i = 1; i <= n[v]; i++) { a[i] = tps[v, i]; b[i] = p99[v, i] }
                             mt[v] = med(a, n[v]); mp[v] = med(b, n[v]) }
-             printf "median tps: plain %.0f, full %.0f (%.3f of plain), sampled %.0f (%.3f)\n", mt["plain"], mt["full"], mt["full"] / mt["plain"], mt["sampled"], mt["sampled"] / mt["plain"]
-             printf "median p99: plain %.2f ms, full %.2f ms (%.3f), sampled %.2f ms (%.3f)\n", mp["plain"], mp["full"], mp["full"] / mp["plain"], mp["sampled"], mp["sampled"] / mp["plain"] }' "$out"
+             printf "median tps: plain %.0f, off %.0f (%.3f of plain), full %.0f (%.3f), sampled %.0f (%.3f)\n", mt["plain"], mt["off"], mt["off"] / mt["plain"], mt["full"], mt["full"] / mt["plain"], mt["sampled"], mt["sampled"] / mt["plain"]
+             printf "median p99: plain %.2f ms, off %.2f ms (%.3f), full %.2f ms (%.3f), sampled %.2f ms (%.3f)\n", mp["plain"], mp["off"], mp["off"] / mp["plain"], mp["full"], mp["full"] / mp["plain"], mp["sampled"], mp["sampled"] / mp["plain"] }' "$out"
   echo "runs in $out"
   exit 0
 elif [ $mode = once ]; then
