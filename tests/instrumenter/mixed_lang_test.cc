@@ -15,6 +15,34 @@
 using vprof::test::shell;
 using vprof::test::slurp;
 
+// Beside lock.h: a.c, a C unit that takes and gives the lock, and b.cc, a C++
+// one whose main() is `main_body`; both in the compile db.
+void add_units(vprof::test::TestTree &t, const std::string &main_body) {
+  t.add("a.c", "#include \"lock.h\"\npthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;\n"
+               "int c_side(void) { int r = take(&mu); give(&mu); return r; }\n");
+  t.add("b.cc", "#include \"lock.h\"\nextern \"C\" pthread_mutex_t mu;\nextern \"C\" int c_side(void);\n"
+                "int main() { " + main_body + " }\n");
+  t.compile("a.c", "-std=c11");
+  t.compile("b.cc", "-std=c++17");
+}
+
+// a.c and b.cc of t, instrumented, compiled by gcc/g++ and by clang/clang++,
+// linked and run: each program exits with `code`.
+void compile_in_both_and_run(vprof::test::TestTree &t, int code) {
+  const std::string inc = std::string(" -I") + VPROF_INCLUDE_DIR + " -I" + t.src();
+  const std::string lib = std::string(" -L") + VPROF_LIB_DIR + " -Wl,-rpath," + VPROF_LIB_DIR + " -lvprof -pthread";
+  for (const auto &[cc, cxx] : {std::pair<std::string, std::string>{TEST_GCC, TEST_GXX}, {TEST_CC, TEST_CXX}}) {
+    std::string out;
+    ASSERT_EQ(shell(cc + " -std=c11 -c" + inc + " " + t.path("a.c") + " -o " + t.root() + "/a.o", &out), 0)
+        << cc << ": " << out;
+    ASSERT_EQ(shell(cxx + " -std=c++17 -c" + inc + " " + t.path("b.cc") + " -o " + t.root() + "/b.o", &out), 0)
+        << cxx << ": " << out;
+    ASSERT_EQ(shell(cxx + " " + t.root() + "/a.o " + t.root() + "/b.o" + lib + " -o " + t.root() + "/prog", &out), 0)
+        << out;
+    EXPECT_EQ(shell(t.root() + "/prog", &out), code) << cc << ": " << out;
+  }
+}
+
 TEST(MixedLang, Issue29_AValueWrappedInAHeaderOfCAndCxxUnitsCompilesInBoth) {
   vprof::test::TestTree t;
   t.add("lock.h",
@@ -22,12 +50,7 @@ TEST(MixedLang, Issue29_AValueWrappedInAHeaderOfCAndCxxUnitsCompilesInBoth) {
         "static inline int take(pthread_mutex_t *m) { return pthread_mutex_lock(m); }\n"
         "static inline int try_take(pthread_mutex_t *m) { return pthread_mutex_trylock(m); }\n"
         "static inline void give(pthread_mutex_t *m) { pthread_mutex_unlock(m); }\n");
-  t.add("a.c", "#include \"lock.h\"\npthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;\n"
-               "int c_side(void) { int r = take(&mu); give(&mu); return r; }\n");
-  t.add("b.cc", "#include \"lock.h\"\nextern \"C\" pthread_mutex_t mu;\nextern \"C\" int c_side(void);\n"
-                "int main() { int r = take(&mu) + try_take(&mu); give(&mu); return r + c_side(); }\n");
-  t.compile("a.c", "-std=c11");
-  t.compile("b.cc", "-std=c++17");
+  add_units(t, "int r = take(&mu) + try_take(&mu); give(&mu); return r + c_side();");
   vprof::instr::InstrumentOptions o;
   o.build_dir = t.build();
   o.sync_packs = {"pthreads"};
@@ -39,18 +62,7 @@ TEST(MixedLang, Issue29_AValueWrappedInAHeaderOfCAndCxxUnitsCompilesInBoth) {
   EXPECT_NE(h.find("__typeof__(pthread_mutex_trylock(m))"), std::string::npos) << h;
   // Both compilers of each language take it; the program runs (its trylock
   // on a held lock fails: EBUSY, 16).
-  const std::string inc = std::string(" -I") + VPROF_INCLUDE_DIR + " -I" + t.src();
-  const std::string lib = std::string(" -L") + VPROF_LIB_DIR + " -Wl,-rpath," + VPROF_LIB_DIR + " -lvprof -pthread";
-  for (const auto &[cc, cxx] : {std::pair<std::string, std::string>{TEST_GCC, TEST_GXX}, {TEST_CC, TEST_CXX}}) {
-    std::string out;
-    ASSERT_EQ(shell(cc + " -std=c11 -c" + inc + " " + t.path("a.c") + " -o " + t.root() + "/a.o", &out), 0)
-        << cc << ": " << out;
-    ASSERT_EQ(shell(cxx + " -std=c++17 -c" + inc + " " + t.path("b.cc") + " -o " + t.root() + "/b.o", &out), 0)
-        << cxx << ": " << out;
-    ASSERT_EQ(shell(cxx + " " + t.root() + "/a.o " + t.root() + "/b.o" + lib + " -o " + t.root() + "/prog", &out), 0)
-        << out;
-    EXPECT_EQ(shell(t.root() + "/prog", &out), 16) << out;
-  }
+  compile_in_both_and_run(t, 16);
   ASSERT_TRUE(vprof::instr::restore({t.build()}).ok());
 }
 
@@ -67,12 +79,7 @@ TEST(MixedLang, Issue29_AFunctionOfAHeaderOfCAndCxxUnitsIsInstrumented) {
         "static inline int zero(void) { return 0; }\n"
         "static inline int take(pthread_mutex_t *m) { int z = zero(); return pthread_mutex_lock(m) + z; }\n"
         "static inline void give(pthread_mutex_t *m) { pthread_mutex_unlock(m); }\n");
-  t.add("a.c", "#include \"lock.h\"\npthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;\n"
-               "int c_side(void) { int r = take(&mu); give(&mu); return r; }\n");
-  t.add("b.cc", "#include \"lock.h\"\nextern \"C\" pthread_mutex_t mu;\nextern \"C\" int c_side(void);\n"
-                "int main() { int r = take(&mu); give(&mu); return r + c_side() + 7; }\n");
-  t.compile("a.c", "-std=c11");
-  t.compile("b.cc", "-std=c++17");
+  add_units(t, "int r = take(&mu); give(&mu); return r + c_side() + 7;");
   vprof::instr::InstrumentOptions o;
   o.build_dir = t.build();
   o.functions = {"take"};
@@ -86,17 +93,6 @@ TEST(MixedLang, Issue29_AFunctionOfAHeaderOfCAndCxxUnitsIsInstrumented) {
   EXPECT_NE(h.find("cleanup(vprof_fn_cleanup)"), std::string::npos) << h;
   EXPECT_EQ(h.find("FnScope"), std::string::npos) << h;
   EXPECT_NE(h.find("__typeof__(zero())"), std::string::npos) << h;
-  const std::string inc = std::string(" -I") + VPROF_INCLUDE_DIR + " -I" + t.src();
-  const std::string lib = std::string(" -L") + VPROF_LIB_DIR + " -Wl,-rpath," + VPROF_LIB_DIR + " -lvprof -pthread";
-  for (const auto &[cc, cxx] : {std::pair<std::string, std::string>{TEST_GCC, TEST_GXX}, {TEST_CC, TEST_CXX}}) {
-    std::string out;
-    ASSERT_EQ(shell(cc + " -std=c11 -c" + inc + " " + t.path("a.c") + " -o " + t.root() + "/a.o", &out), 0)
-        << cc << ": " << out;
-    ASSERT_EQ(shell(cxx + " -std=c++17 -c" + inc + " " + t.path("b.cc") + " -o " + t.root() + "/b.o", &out), 0)
-        << cxx << ": " << out;
-    ASSERT_EQ(shell(cxx + " " + t.root() + "/a.o " + t.root() + "/b.o" + lib + " -o " + t.root() + "/prog", &out), 0)
-        << out;
-    EXPECT_EQ(shell(t.root() + "/prog", &out), 7) << out;
-  }
+  compile_in_both_and_run(t, 7);
   ASSERT_TRUE(vprof::instr::restore({t.build()}).ok());
 }
