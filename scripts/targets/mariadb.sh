@@ -44,6 +44,7 @@
 #        WORK/.vprof-session instead of starting afresh)
 #        once: FUNCTIONS="f g ..." (default: ROOT)
 #        dba: HEAD_ARGS (--innodb-flush-log-at-trx-commit=2)  FUNCTIONS
+#        overhead: FUNCTIONS  PAIRS (5)  SAMPLE_PCT (10)
 # Needs: root or sudo for the fetch; cmake, ninja-build, ccache, bison,
 #        libncurses-dev, libssl-dev, zlib1g-dev, libpcre2-dev, liburing-dev, sysbench.
 set -euo pipefail
