@@ -72,34 +72,21 @@ Columns build_columns(const StackTrie &trie, const CriticalPaths &cp, uint32_t r
   prefault(t.value.data(), cells * sizeof(double));
   t.row.resize(cells);
   t.value.resize(cells);
-  // The row's sums in a small per-node array, then each written once: adding
-  // into the cells themselves, spread over the columns, cost a third more.
   std::vector<size_t> at(t.begin.begin(), t.begin.end() - 1);  // the next free cell
-  std::vector<double> acc(cols, 0.0);
-  std::vector<int> touched(cols + 1);  // + 1: a non-fresh write past the last
   std::fill(seen.begin(), seen.end(), -1);
   for (size_t r = 0; r < rows; ++r) {
-    size_t k = 0;
     for (const PathCell *p = cp.row_begin(r); p != cp.row_end(r); ++p) {
       int n = proj[p->node];
       if (n < 0) continue;
       c.has_self[size_t(n)] = true;
       if (p->ns == 0) continue;
       for (; n >= 0; n = parent[size_t(n)]) {
-        // Without a branch: which nodes a row reaches is not predictable.
-        const bool fresh = seen[size_t(n)] != int32_t(r);
-        seen[size_t(n)] = int32_t(r);
-        touched[k] = n;
-        k += fresh;
-        acc[size_t(n)] += double(p->ns);
+        if (seen[size_t(n)] != int32_t(r)) {  // the row's first time here: its cell
+          seen[size_t(n)] = int32_t(r);
+          t.row[at[size_t(n)]++] = int32_t(r);
+        }
+        t.value[at[size_t(n)] - 1] += double(p->ns);
       }
-    }
-    for (size_t j = 0; j < k; ++j) {
-      const int n = touched[j];
-      size_t i = at[size_t(n)]++;
-      t.row[i] = int32_t(r);
-      t.value[i] = acc[size_t(n)];
-      acc[size_t(n)] = 0.0;
     }
     c.latency(Eigen::Index(r)) = double(cp.rows[r].latency_ns);
   }
