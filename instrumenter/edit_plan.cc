@@ -116,12 +116,19 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
       return Error{file + ": included from both C and C++ translation units, which need different probe code"};
     return *l.begin() == Lang::C ? c : cxx;
   };
+  // A file that C and C++ units both include: forms both languages take
+  // (forms.h), a value's with the call's text as written.
+  auto mixed = [&](const std::string &file) { return langs[file].size() == 2; };
+  auto call_text = [&](const Located &at) -> Expected<std::string> {
+    auto text = original_of(at.file);
+    if (!text) return text.error();
+    return (*text)->substr(at.begin, at.end - at.begin);
+  };
   uint32_t next = 1;
   for (const auto &[key, f] : fns) {
     uint32_t id = next++;
     fn_ids[key] = id;
-    auto text = langs[f.file].size() == 2 ? Expected<std::string>(function_probe_both(id))
-                                          : one_text(f.file, [&](Lang l) { return function_probe(l, id); });
+    auto text = one_text(f.file, [&](Lang l) { return function_probe(mixed(f.file) ? Lang::C : l, id); });
     if (!text) return text.error();
     ins[f.file].push_back({f.insert_at, 1, 0, 0, *text});
     jf.push_back({{"id", id}, {"name", f.name}, {"file", f.file}, {"line", f.decl.line}, {"column", f.decl.column}});
@@ -138,11 +145,10 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
   for (const auto &[key, c] : sites) {
     uint32_t id = next++;
     std::function<Wrap(Lang)> make = [&](Lang l) { return site_wrap(l, c.form, id); };
-    if (langs[c.at.file].size() == 2 && c.form == ValueForm::Prvalue) {
-      auto text = original_of(c.at.file);
-      if (!text) return text.error();
-      const std::string call = (*text)->substr(c.at.begin, c.at.end - c.at.begin);
-      make = [id, call](Lang) { return site_wrap_both(id, call); };
+    if (mixed(c.at.file) && c.form == ValueForm::Prvalue) {
+      auto call = call_text(c.at);
+      if (!call) return call.error();
+      make = [id, call = *call](Lang) { return site_wrap_both(id, call); };
     }
     auto pre = one_text(c.at.file, [&](Lang l) { return make(l).prefix; });
     auto post = one_text(c.at.file, [&](Lang l) { return make(l).suffix; });
@@ -167,11 +173,10 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
     std::function<Wrap(Lang)> make = [&](Lang l) {
       return sync_wrap(l, y.op, y.form, y.success, y.object, y.role, n);
     };
-    if (langs[y.at.file].size() == 2 && y.op == SyncOp::Acquire && y.form == ValueForm::Prvalue) {
-      auto text = original_of(y.at.file);
-      if (!text) return text.error();
-      const std::string call = (*text)->substr(y.at.begin, y.at.end - y.at.begin);
-      make = [&, call](Lang) { return sync_wrap_both(y.success, y.object, y.role, n, call); };
+    if (mixed(y.at.file) && y.op == SyncOp::Acquire && y.form == ValueForm::Prvalue) {
+      auto call = call_text(y.at);
+      if (!call) return call.error();
+      make = [&, call = *call](Lang) { return sync_wrap_both(y.success, y.object, y.role, n, call); };
     }
     auto pre = one_text(y.at.file, [&](Lang l) { return make(l).prefix; });
     auto post = one_text(y.at.file, [&](Lang l) { return make(l).suffix; });

@@ -63,8 +63,6 @@ std::string function_probe(Lang lang, uint32_t id) {
       " __attribute__((cleanup(vprof_fn_cleanup), unused)) const vprof_u32 vprof_fn_ = (vprof_fn_enter({0}), {0}u);", id);
 }
 
-std::string function_probe_both(uint32_t id) { return function_probe(Lang::C, id); }
-
 Wrap site_wrap_both(uint32_t id, const std::string &call) {
   return {fmt::format("__extension__ ({{ __typeof__({1}) vprof_r{0}_ = (vprof_site_begin({0}), ", id, call),
           fmt::format("); vprof_site_end({0}); vprof_r{0}_; }})", id)};

@@ -76,10 +76,9 @@ std::string function_probe(Lang lang, uint32_t id);
 Wrap site_wrap(Lang lang, ValueForm form, uint32_t id);
 // In a header that C and C++ units both include (MariaDB's mysql_thread.h,
 // whose inline_mysql_cond_wait held 78.7% of a session's variance): the
-// function probe is C's cleanup variable, which GNU C++ takes too (it runs on
-// unwinding, as C++ enables exceptions); a call whose value is used is a
-// statement expression with __typeof__ of the call's text (as sync_wrap_both).
-std::string function_probe_both(uint32_t id);
+// function probe is C's, the cleanup variable, which GNU C++ takes too (it
+// runs on unwinding, as C++ enables exceptions); a call whose value is used is
+// a statement expression with __typeof__ of the call's text (as sync_wrap_both).
 Wrap site_wrap_both(uint32_t id, const std::string &call);
 
 enum class SyncOp { Acquire, Release, Scoped };
