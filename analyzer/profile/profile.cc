@@ -176,7 +176,6 @@ bool read_run(const json &j, ProfileRun &r, std::string &err, const std::string 
   std::vector<uint8_t> cols, ids, types;
   if (!bytes("columns", cols) || !bytes("interval_ids", ids) || !bytes("types", types)) return false;
   size_t pos = 0;
-  r.n_intervals = n;
   r.cols.assign(r.nodes.size(), {});
   for (auto &c : r.cols)
     for (size_t i = 0; i < n; ++i) {
@@ -244,7 +243,6 @@ Profile make_profile(const Analysis &a, BuildInfo build) {
     r.empty_interval_ns = run->overhead.empty_interval_ns;
     const Columns &c = run->columns;
     const auto rows = c.rows();
-    r.n_intervals = size_t(rows);
     // The parts of the run's own tree (Var and Leaf terms), pre-order.
     std::function<void(const VarNode &, int)> walk = [&](const VarNode &v, int parent) {
       if (v.kind == VarNode::Kind::Cov) return;

@@ -58,10 +58,9 @@ struct ProfileRun {
     bool operator==(const Column &o) const { return row == o.row && value == o.value; }
   };
   std::vector<Column> cols;
-  size_t n_intervals = 0;
   uint64_t dropped_records = 0, incomplete_intervals = 0;
   double probe_ns = 0, empty_interval_ns = 0;
-  size_t intervals() const { return n_intervals; }
+  size_t intervals() const { return interval_ids.size(); }
   // Node n's column into out[at .. at + intervals()), zeros included.
   void column_into(size_t n, std::vector<double> &out, size_t at) const;
 };
