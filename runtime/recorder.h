@@ -30,7 +30,11 @@ struct InternedString {
 };
 
 struct alignas(64) ThreadState {
-  vprof_thread hot;  // first: vprof_tls points here
+  ThreadState() {
+    hot.shadow_word = VPROF_NOT_SHADOWING;
+    hot.window_word = window_word_ptr;
+  }
+  vprof_thread hot{};  // first: vprof_tls points here; its shadow follows its hot line
   // The thread's file, by name under Process::dir: no descriptor stays open
   // (a program near its fd limit must not lose its own open() calls to us);
   // a ring switch opens the file for its pwrite and closes it again.
@@ -73,12 +77,11 @@ struct alignas(64) ThreadState {
   // slot before hot.pos is then payload, not a record (window.cc).
   vprof_slot *multi_end = nullptr;
   uint64_t multi_tick = 0;
-  // Windowed recording (window.h). While off: the frames begun (first
-  // kShadow kept, the count goes on) and the frames of the stack at the stop
-  // that ended.
-  static constexpr uint32_t kShadow = 64;
-  uint32_t shadow_n = 0, shadow_pops = 0;
-  vprof_slot shadow[kShadow] = {};
+  // Windowed recording (window.h). While off: the frames begun are in
+  // hot.shadow (probes.h); here, the frames of the stack at the stop that
+  // ended.
+  static constexpr uint32_t kShadow = VPROF_SHADOW_FRAMES;
+  uint32_t shadow_pops = 0;
   uint64_t window_open = 0;  // the tick the window this thread records in opened
   // The window word when this thread last looked (window.h); while it says
   // off, hot.end is parked at hot.pos (every probe takes the slow path) and
@@ -94,7 +97,7 @@ struct alignas(64) ThreadState {
   Counted counted[8] = {};  // intervals begun here that count
 };
 static_assert(offsetof(ThreadState, hot) == 0, "vprof_tls is a ThreadState*");
-static_assert(offsetof(ThreadState, header) == 64, "the hot state has its own cache line");
+static_assert(offsetof(vprof_thread, shadow) == 64, "the probe's hot state is one cache line");
 
 // What threads without a file lost: in the process file's mapping, or, when
 // that file could not be made, in p-0.vpp's, or else in `fallback` (reported
@@ -156,13 +159,13 @@ inline void window_shadow(ThreadState *t, uint32_t kind, uint64_t arg) {
     case VPROF_K_FUNC_ENTER:
     case VPROF_K_SITE_BEGIN:
     case VPROF_K_WAIT_BEGIN:
-      if (t->shadow_n < ThreadState::kShadow) t->shadow[t->shadow_n] = vprof_slot{kind, arg};
-      ++t->shadow_n;
+      if (t->hot.shadow_n < ThreadState::kShadow) t->hot.shadow[t->hot.shadow_n] = vprof_slot{kind, arg};
+      ++t->hot.shadow_n;
       break;
     case VPROF_K_FUNC_EXIT:
     case VPROF_K_SITE_END:
     case VPROF_K_WAIT_END:
-      if (t->shadow_n > 0) --t->shadow_n;
+      if (t->hot.shadow_n > 0) --t->hot.shadow_n;
       else ++t->shadow_pops;
       break;
     default:

@@ -98,6 +98,9 @@ bool window_sampled() { return shared != nullptr; }
 
 void window_set_seen(ThreadState *t, uint64_t w) {
   t->observed = w;
+  // The probes' inline test (probes.h, vprof_shadowed): off as seen, until the word moves.
+  t->hot.window_word = window_word_ptr;
+  t->hot.shadow_word = window_recording(w) ? VPROF_NOT_SHADOWING : w;
   if (t->dropping || !t->has_ring()) return;  // every probe takes the slow path anyway
   if (!window_recording(w)) {
     if (!t->parked_end) {
@@ -174,15 +177,15 @@ bool window_observe(ThreadState *t) {
   }
   if (is && (!was || window_seq(w) != window_seq(old)))
     t->window_open = shared ? shared->open_tick.load(std::memory_order_relaxed) : 0;
-  const uint32_t kept = t->shadow_n < ThreadState::kShadow ? t->shadow_n : ThreadState::kShadow;
+  const uint32_t n = t->hot.shadow_n, kept = n < ThreadState::kShadow ? n : ThreadState::kShadow;
   emit_slots(t, VPROF_K_WINDOW,
-             VPROF_WINDOW_ARG(window_state(w), made, !was && t->shadow_n > ThreadState::kShadow,
+             VPROF_WINDOW_ARG(window_state(w), made, !was && n > ThreadState::kShadow,
                               made && t->made_capped, was ? 0 : t->shadow_pops, window_seq(w)),
              ts, nullptr, 0);
   if (!was)
-    for (uint32_t i = 0; i < kept; ++i) emit_slots(t, (uint32_t)t->shadow[i].w0, t->shadow[i].arg, ts, nullptr, 0);
+    for (uint32_t i = 0; i < kept; ++i) emit_slots(t, (uint32_t)t->hot.shadow[i].w0, t->hot.shadow[i].arg, ts, nullptr, 0);
   t->wait_slot = nullptr;  // a replayed WAIT_BEGIN is not taken back
-  t->shadow_n = 0;
+  t->hot.shadow_n = 0;
   t->shadow_pops = 0;
   window_set_seen(t, w);  // off: the ring's end parked from here on
   return is;

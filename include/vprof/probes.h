@@ -10,8 +10,10 @@
  * yet, its chunk is full, or the recorder is off.
  *
  * Windowed recording (VPROF_SAMPLE) costs the fast path nothing: a thread
- * between windows has `end == pos`, so every probe takes the slow path,
- * which keeps the thread's shadow stack (runtime/window.h).
+ * between windows has `end == pos`, so every probe leaves the fast path and
+ * keeps the thread's shadow stack inline (vprof_shadowed; runtime/window.h).
+ * A process that does not record (vprof_rt_idle) pays a load and a branch a
+ * probe.
  *
  * Signal safety: a probe that interrupts another probe on the same thread (a
  * signal handler running instrumented code) sees `busy` set and is dropped and
@@ -43,6 +45,7 @@ extern "C" {
 
 /* Per-thread recorder state. The first cache line is the hot one: the probe
  * fast path touches nothing else. Owned by one thread; never written by others. */
+#define VPROF_SHADOW_FRAMES 64
 struct vprof_thread {
   struct vprof_slot *pos;   /* next free slot */
   struct vprof_slot *end;   /* end of the current chunk */
@@ -50,8 +53,21 @@ struct vprof_thread {
   vprof_u32 busy;           /* re-entry guard (signal handlers) */
   vprof_u32 tid;
   struct vprof_slot *start; /* first slot of the current ring: slots from here to pos are this pass's */
-  /* Cold state follows, owned by the runtime (runtime/thread_state.h). */
+  /* Between recording windows (runtime/window.h), where `end` is parked at
+   * `pos`: the window word the thread saw say "off" (VPROF_NOT_SHADOWING
+   * otherwise), the shared word itself, and the number of frames begun since
+   * the thread stopped recording that are still open, the first
+   * VPROF_SHADOW_FRAMES of them kept in `shadow` (kind, arg). */
+  vprof_u64 shadow_word;
+  const volatile vprof_u64 *window_word;
+  vprof_u32 shadow_n;
+  vprof_u32 spare;
+  struct vprof_slot shadow[VPROF_SHADOW_FRAMES];
+  /* Cold state follows, owned by the runtime (runtime/recorder.h). */
 };
+/* No window word equals it (its state bits say "in full", its number and
+ * tick are out of reach of a sampled word, and a full one is 3). */
+#define VPROF_NOT_SHADOWING (~(vprof_u64)0)
 
 /* The calling thread's state, or NULL before its first record / when off.
  * initial-exec: the runtime is a shared library loaded at start-up, so the
@@ -61,6 +77,11 @@ VPROF_API extern __thread struct vprof_thread *vprof_tls __attribute__((tls_mode
 /* Slow path: set up the thread's buffer, switch chunks, or count a drop.
  * Writes the record when it can. */
 VPROF_API void vprof_rt_emit_slow(vprof_u32 kind, vprof_u64 arg);
+
+/* Nonzero once start-up has decided this process never records (no trace
+ * directory, or one it cannot use): a thread with no state then costs a
+ * probe a load and a branch, not a call into the runtime. */
+VPROF_API extern int vprof_rt_idle;
 
 /* Sync events need the ownership map: out of line. `obj` is the address of
  * the lock / condvar / semaphore / queue; `role` a VPROF_SYNC_* value. */
@@ -110,12 +131,40 @@ static inline void vprof_write_slot(struct vprof_thread *t, vprof_u32 kind, vpro
   t->busy = 0;
 }
 
+/* Between windows: keeps the frame a probe begins or ends in the thread's
+ * shadow, inline. 0: not between windows as the thread last saw them (the
+ * window may have opened), or an end of a frame begun before the stop: the
+ * runtime's slow path takes it. A signal handler's probes are balanced, so
+ * one interrupting this leaves the shadow as it found it. */
+static inline int vprof_shadowed(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg) {
+  vprof_u32 n;
+  if (t->shadow_word != *t->window_word) return 0;
+  n = t->shadow_n;
+  if (kind == VPROF_K_FUNC_EXIT || kind == VPROF_K_SITE_END) {
+    if (n == 0) return 0;
+    t->shadow_n = n - 1;
+    return 1;
+  }
+  if (n < VPROF_SHADOW_FRAMES) {
+    t->shadow[n].w0 = kind;
+    t->shadow[n].arg = arg;
+  }
+  t->shadow_n = n + 1;
+  return 1;
+}
+
+/* Not the fast path: a thread with no state, between windows, or whose chunk
+ * is full. */
+static inline void vprof_emit_other(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg) {
+  if (t ? !vprof_shadowed(t, kind, arg) : !vprof_rt_idle) vprof_rt_emit_slow(kind, arg);
+}
+
 static inline void vprof_emit(vprof_u32 kind, vprof_u64 arg) {
   struct vprof_thread *t = vprof_tls;
   if (__builtin_expect(t != 0 && t->pos < t->end && !t->busy, 1))
     vprof_write_slot(t, kind, arg, vprof_now());
   else
-    vprof_rt_emit_slow(kind, arg);
+    vprof_emit_other(t, kind, arg);
 }
 
 static inline void vprof_fn_enter(vprof_u32 id) { vprof_emit(VPROF_K_FUNC_ENTER, id); }
@@ -133,7 +182,7 @@ static inline void vprof_site_end(vprof_u32 id) {
   struct vprof_slot *b;
   vprof_u64 now, began;
   if (__builtin_expect(t == 0 || t->pos >= t->end || t->busy, 0)) {
-    vprof_rt_emit_slow(VPROF_K_SITE_END, id);
+    vprof_emit_other(t, VPROF_K_SITE_END, id);
     return;
   }
   now = vprof_now();

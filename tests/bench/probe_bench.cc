@@ -2,11 +2,13 @@
 // Re-executes itself with the recorder on (the runtime reads its environment
 // at start-up). Prints one line per figure; the last line is the summary:
 //   probe_pair_ns=<x> timestamp_pair_ns=<y> ratio=<x/y> bytes_per_event=<b> neighbour_ratio=<z>
-//   off_probe_ns=<o>
+//   off_probe_ns=<o> idle_probe_ns=<i>
 // off_probe_ns: one function probe between recording windows (VPROF_SAMPLE,
-// runtime/window.h: the slow path keeps the thread's shadow stack), half an
-// enter/exit pair, measured in a child process recording with windows that
-// never open.
+// runtime/window.h: the probe keeps the thread's shadow stack inline), half
+// an enter/exit pair, measured in a child process recording with windows
+// that never open.
+// idle_probe_ns: the same in a child that does not record at all (no
+// VPROF_TRACE_DIR: an instrumented server run without `vprof run`).
 // neighbour_ratio: the same ratio measured again while a neighbour process
 // writes a file with fsync on the trace's file system and streams through
 // 1 GiB of memory (issue 14: a DBMS does I/O all the time).
@@ -108,7 +110,8 @@ static int off_child(uint32_t n) {
   return 0;
 }
 
-static double off_probe_ns(const char *self, uint32_t n) {
+// sampled: windows that never open; else no trace directory (idle).
+static double off_probe_ns(const char *self, uint32_t n, bool sampled) {
   int fds[2];
   if (pipe(fds) != 0) return -1;
   pid_t pid = fork();
@@ -117,8 +120,12 @@ static double off_probe_ns(const char *self, uint32_t n) {
     close(fds[0]);
     // Windows of an hour, 1% of the time: the first opens at a random point
     // of 100 hours, and only the annotation API could open it: never here.
-    setenv("VPROF_SAMPLE", "1", 1);
-    setenv("VPROF_SAMPLE_WINDOW_MS", "3600000", 1);
+    if (sampled) {
+      setenv("VPROF_SAMPLE", "1", 1);
+      setenv("VPROF_SAMPLE_WINDOW_MS", "3600000", 1);
+    } else {
+      unsetenv("VPROF_TRACE_DIR");
+    }
     setenv("VPROF_BENCH_OFF", "1", 1);
     std::string count = std::to_string(n);
     execl(self, self, count.c_str(), (char *)nullptr);
@@ -227,11 +234,11 @@ int main(int argc, char **argv) {
     }
     std::fclose(f);
   }
-  const double off = off_probe_ns("/proc/self/exe", n);
+  const double off = off_probe_ns("/proc/self/exe", n, true), idle = off_probe_ns("/proc/self/exe", n, false);
   std::error_code ec;
   fs::remove_all(dir, ec);
   std::printf("probe_pair_ns=%.2f timestamp_pair_ns=%.2f ratio=%.3f bytes_per_event=%.1f neighbour_ratio=%.3f "
-              "off_probe_ns=%.2f\n",
-              one[1], one[0], one[1] / one[0], bytes, busy[1] / busy[0], off);
+              "off_probe_ns=%.2f idle_probe_ns=%.2f\n",
+              one[1], one[0], one[1] / one[0], bytes, busy[1] / busy[0], off, idle);
   return 0;
 }

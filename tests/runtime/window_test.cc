@@ -121,3 +121,47 @@ TEST(Windows, Issue28_RecordedInFullThereIsNoWindowRecord) {
   EXPECT_FALSE(a->runs.front()->merge_stats.sampling.sampled);
   EXPECT_EQ(a->runs.front()->paths.rows.size(), 40u);
 }
+
+// The probes keep the shadow inline between windows (probes.h,
+// vprof_shadowed): windows that open and close deep in a recursion, under a
+// function entered before any of them, must leave whole stacks: every frame
+// that ends while recording was begun (replayed from the shadow), and every
+// frame that ends between windows was one of the stop's. Deeper than the
+// shadow keeps (64 frames), the frames lost are counted. A level of the
+// recursion is two frames: at depths up to 30 a window opens with at most
+// 61 frames begun since the stop (the outer function's too, at first); at
+// depth 40 always with more than 64.
+TEST(Windows, Issue28_FramesBegunInlineBetweenWindowsAreReplayedWhenOneOpens) {
+  for (auto [least, depth] : {std::pair{0u, 30u}, std::pair{40u, 40u}}) {
+    const uint32_t n = 400;
+    const std::string dir = vprof::testing::fresh_dir("vprof-windows", "deep" + std::to_string(depth));
+    ASSERT_EQ(run_workload(dir, {"deepwindows", std::to_string(n), std::to_string(least), std::to_string(depth), "100"},
+                           {{"VPROF_SAMPLE", "25"}, {"VPROF_SAMPLE_WINDOW_MS", "2"}, {"VPROF_SAMPLE_CAP_MS", "5000"}}),
+              0);
+    auto t = vprof::trace::read_trace_dir(dir);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    auto a = analyze_dir(*t);
+    ASSERT_TRUE(a);
+    const auto &r = *a->runs.front();
+    ASSERT_TRUE(r.merge_stats.sampling.sampled);
+    EXPECT_GE(r.merge_stats.sampling.windows, 2u) << depth;
+    const size_t counted = r.paths.rows.size();
+    EXPECT_GT(counted, 0u) << depth;
+    EXPECT_EQ(counted + vprof::analyzer::intervals_left_out(r), n) << depth;
+    if (depth <= 30) {
+      EXPECT_EQ(r.merge.window_frames_lost, 0u);
+      EXPECT_EQ(r.merge.window_pops_unmatched, 0u);
+      EXPECT_EQ(r.merge.exits_without_enter, 0u);
+      EXPECT_EQ(r.merge.unmatched_wait_ends, 0u);
+    } else {
+      EXPECT_GT(r.merge.window_frames_lost, 0u) << "a window opened deeper than the shadow keeps";
+    }
+  }
+}
+
+// An instrumented program run without a trace directory: its probes stop
+// inline (vprof_rt_idle) and no thread gets a state (workload.cc, "idle").
+TEST(Windows, Issue28_AProcessThatDoesNotRecordGivesNoThreadAState) {
+  const std::string dir = vprof::testing::fresh_dir("vprof-windows", "idle");
+  EXPECT_EQ(run_workload(dir, {"idle"}, {{"VPROF_TRACE_DIR", ""}}), 0);
+}

@@ -219,6 +219,27 @@ static void window_intervals(uint64_t first_id, uint32_t n, uint32_t us) {
   }
 }
 
+// Intervals at the bottom of a recursion of `depth` frames (function 20 >
+// site 21, again and again) under function 10, entered once before all of
+// them: the windows open and close at the intervals' ends, deep in the
+// stack, so frames begin (inline, in the shadow) and end (those of the stop)
+// while nothing records.
+static void deep_frames(uint32_t depth, uint64_t id, uint32_t us) {
+  if (depth == 0) {
+    vprof_interval_begin(id);
+    vprof_fn_enter(3);
+    spin_us(us);
+    vprof_fn_exit(3);
+    vprof_interval_end(id);
+    return;
+  }
+  vprof_fn_enter(20);
+  vprof_site_begin(21);
+  deep_frames(depth - 1, id, us);
+  vprof_site_end(21);
+  vprof_fn_exit(20);
+}
+
 static void window_process(uint64_t base, uint32_t threads, uint32_t n, uint32_t us) {
   std::vector<std::thread> ts;
   for (uint32_t t = 0; t < threads; ++t) ts.emplace_back(window_intervals, base + 1000000ull * (t + 1), n, us);
@@ -271,6 +292,19 @@ int main(int argc, char **argv) {
     int st = 0;
     waitpid(pid, &st, 0);
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+  } else if (mode == "deepwindows") {
+    // n intervals of `us` at depths min, min+1, ... max, again and again
+    // (each level two frames).
+    vprof_fn_enter(10);
+    for (uint32_t i = 0; i < arg(2); ++i) deep_frames(arg(3) + i % (arg(4) - arg(3) + 1), i + 1, arg(5));
+    vprof_fn_exit(10);
+  } else if (mode == "idle") {
+    // Not recording (no trace directory): the probes stop inline, no
+    // thread gets a state.
+    pairs(1000);
+    vprof_site_begin(1);
+    vprof_site_end(1);
+    return vprof_rt_idle == 1 && vprof_tls == nullptr ? 0 : 1;
   } else if (mode == "kill") {
     pairs(arg(2));
     std::printf("ready\n");
