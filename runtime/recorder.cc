@@ -32,6 +32,13 @@ bool emit_slots(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now,
     thread_count_drop(t);
     return false;
   }
+  // Between windows the ring's end is parked at its position (window.h):
+  // a record now would switch a ring that is not full. Nothing may write
+  // then; if something does, it is counted, not written.
+  if (t->parked_end) {
+    thread_count_drop(t);
+    return false;
+  }
   // The ring is full: a slow moment anyway. Switch it here, then drain the
   // context switches into the fresh ring at this record's time (they go
   // before it, in time order). Only into room a switch made: a switch
@@ -312,7 +319,7 @@ void vprof_interval_begin(uint64_t id) {
   if (!t) return;
   window_advance(t, vprof_now());
   if (!recording(t)) return count_off_interval(t);
-  window_interval_begin(t, id);
+  if (!window_interval_begin(t, id)) return count_off_interval(t);
   // Its time after the look: a WINDOW record just written may be later than
   // the clock read above.
   emit_at(t, VPROF_K_IV_BEGIN, id, vprof_now());
@@ -325,7 +332,7 @@ void vprof_interval_begin_labeled(uint64_t id, const char *type, const char *cli
   window_advance(t, vprof_now());
   if (!recording(t)) return count_off_interval(t);
   vprof_slot ext{intern(t, type), intern(t, client)};
-  window_interval_begin(t, id);
+  if (!window_interval_begin(t, id)) return count_off_interval(t);
   // Its time after the label strings it may have written (theirs are later than `now`).
   emit_slots(t, VPROF_K_IV_BEGIN_LABELED, id, vprof_now(), &ext, 1);
 }

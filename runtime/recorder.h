@@ -90,6 +90,7 @@ struct alignas(64) ThreadState {
   vprof_slot *parked_end = nullptr;
   uint64_t made_word = 0;    // the last word this thread moved the state to
   bool made_capped = false;  // and whether that was the cap
+  uint64_t made_tick = 0;    // and when (window_advance)
   struct Counted {
     uint64_t id;
     uint32_t seq;  // its window's number; 0: a free entry

@@ -45,6 +45,10 @@ void refused(int err) {
           strerror(err));
 }
 
+// perf_event_open refused once: not asked again (a sampled thread opens its
+// event at every window).
+std::atomic<bool> given_up{false};
+
 }  // namespace
 
 void switches_open(ThreadState *t) {
@@ -52,6 +56,7 @@ void switches_open(ThreadState *t) {
     refused(0);
     return;
   }
+  if (t->perf || given_up.load(std::memory_order_relaxed)) return;
   perf_event_attr a;
   memset(&a, 0, sizeof a);
   a.size = sizeof a;
@@ -66,6 +71,7 @@ void switches_open(ThreadState *t) {
   a.exclude_hv = 1;
   int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
   if (fd < 0) {
+    given_up.store(true, std::memory_order_relaxed);
     refused(errno);
     return;
   }
@@ -138,6 +144,7 @@ void switches_drain(ThreadState *t, uint64_t now) {
 void switches_close(ThreadState *t) {
   if (t->perf) munmap(t->perf, t->perf_bytes);
   t->perf = nullptr;
+  t->out_ns = 0;
 }
 
 }  // namespace vprof::rt

@@ -220,8 +220,8 @@ ThreadState *thread_create() {
       t->dropping = true;
       t->hot.start = t->hot.pos = t->hot.end = no_ring;
       __atomic_fetch_add(g.loss.threads, 1, __ATOMIC_RELAXED);
-    } else {
-      switches_open(t);
+    } else if (!window_sampled()) {
+      switches_open(t);  // sampled: only while it records (window_observe)
     }
     pthread_mutex_lock(&g.registry_lock);
     t->next = g.threads;
@@ -245,6 +245,7 @@ ThreadState *thread_create() {
         emit_slots(t, VPROF_K_WINDOW, VPROF_WINDOW_ARG(window_state(w), 0, 0, 0, 0, window_seq(w)), vprof_now(),
                    nullptr, 0);
         window_set_seen(t, w);
+        if (window_recording(w)) switches_open(t);
       }
     }
   }

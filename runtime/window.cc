@@ -146,6 +146,10 @@ void window_advance(ThreadState *t, uint64_t now) {
   if (t) {
     t->made_word = next;
     t->made_capped = capped;
+    // The change's exact time, read after it: the word keeps it to 256
+    // ticks, and a thread that read the word just before the change may
+    // have records later than that rounded time, though not than this.
+    t->made_tick = vprof_now();
   }
 }
 
@@ -156,9 +160,17 @@ bool window_observe(ThreadState *t) {
   const uint64_t now = vprof_now();
   const bool was = window_recording(old), is = window_recording(w);
   const bool made = w == t->made_word;
+  // Context switches are measured only while the thread records: the kernel
+  // pays perf's work at every switch of a thread with the event open
+  // (docs/performance.md), so it is closed between windows. What the window
+  // saw is written first (before the WINDOW record's time is chosen).
+  if (was && !is && t->perf) {
+    switches_drain(t, now);
+    switches_close(t);
+  }
   // When it changed, or after the thread's newest record (it recorded on
   // until it looked), and not after now.
-  const uint64_t ts = std::min(std::max(window_since(w), last_tick(t)), now);
+  const uint64_t ts = std::min(std::max(made ? t->made_tick : window_since(w), last_tick(t)), now);
   if (!was) {
     switches_drain(t, now);  // let go what came while off (nothing is written)
     if (!is) {
@@ -174,6 +186,7 @@ bool window_observe(ThreadState *t) {
       return false;
     }
     window_set_seen(t, w);  // the ring's end back: records can be written
+    switches_open(t);
   }
   if (is && (!was || window_seq(w) != window_seq(old)))
     t->window_open = shared ? shared->open_tick.load(std::memory_order_relaxed) : 0;
@@ -191,16 +204,17 @@ bool window_observe(ThreadState *t) {
   return is;
 }
 
-void window_interval_begin(ThreadState *t, uint64_t id) {
-  if (!shared || window_state(t->observed) != VPROF_WINDOW_ON) return;
+bool window_interval_begin(ThreadState *t, uint64_t id) {
+  if (!shared || window_state(t->observed) != VPROF_WINDOW_ON) return true;
   const uint32_t seq = window_seq(t->observed);
   // Counted only if the window was still ON after the count went up: the
   // thread that moves it to DRAIN then sees this interval before closing.
   const bool added = count_add(seq, +1);
   if (!added || shared->word.load() != t->observed) {
     if (added) count_add(seq, -1);
-    window_observe(t);  // its WINDOW record says it does not count
-    return;
+    // Its WINDOW record says it does not count; the window may even have
+    // closed meanwhile (this thread stopped: nothing more is written).
+    return window_observe(t);
   }
   // A free entry, or an earlier window's (ended on another thread, or
   // capped). With none (more counted intervals open on this thread than it
@@ -208,8 +222,9 @@ void window_interval_begin(ThreadState *t, uint64_t id) {
   for (auto &c : t->counted)
     if (c.seq != seq) {
       c = {id, seq};
-      return;
+      return true;
     }
+  return true;
 }
 
 void window_interval_end(ThreadState *t, uint64_t id) {

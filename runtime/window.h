@@ -69,7 +69,9 @@ void window_set_seen(ThreadState *t, uint64_t w);
 // An interval begins (the thread records): if the window is ON it counts,
 // and holds the window open until it ends (window_interval_end). The
 // analysis tells counted ones by the thread's WINDOW records.
-void window_interval_begin(ThreadState *t, uint64_t id);
+// False: the window closed before it could count, and the thread no longer
+// records (its IV_BEGIN must not be written).
+bool window_interval_begin(ThreadState *t, uint64_t id);
 void window_interval_end(ThreadState *t, uint64_t id);
 
 // A waker's release tick (low 32 bits, the ownership map's) older than the

@@ -9,8 +9,11 @@
 // every round trip is two context switches. Timed with the recorder off, on
 // with VPROF_PREEMPT=0 (trace only), and on with VPROF_PREEMPT=1 (trace and
 // the switch event), alternately (the runtime reads its environment at
-// start-up, so each measurement re-executes this program). Last line:
+// start-up, so each measurement re-executes this program). The same two
+// again between recording windows (VPROF_SAMPLE=1 with windows of an hour,
+// which never open here: issue 28 closes the event between windows). Last line:
 //   switch_ns=<plain ns a switch> preempt_event_ns=<ns the event adds a switch> ratio=<x>
+//   off_window_event_ns=<ns the event adds a switch between windows>
 // Usage: vprof_bench_switch [round_trips]   (default 100000)
 #include <sched.h>
 #include <sys/wait.h>
@@ -74,12 +77,13 @@ static int ping_pong(int n) {
   return 0;
 }
 
-static double run(const char *self, int n, const std::string &trace_dir, int preempt) {
+static double run(const char *self, int n, const std::string &trace_dir, int preempt, bool sampled = false) {
   std::string cmd;
   if (preempt < 0)
     cmd = "env -u VPROF_TRACE_DIR ";
   else
     cmd = "env VPROF_TRACE_DIR=" + trace_dir + " VPROF_PREEMPT=" + std::to_string(preempt) + " ";
+  if (sampled) cmd += "VPROF_SAMPLE=1 VPROF_SAMPLE_WINDOW_MS=3600000 ";
   cmd += std::string(self) + " --ping-pong " + std::to_string(n);
   FILE *p = popen(cmd.c_str(), "r");
   double ns = 0;
@@ -94,24 +98,28 @@ int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 100000;
   if (n < 2000) n = 2000;
   std::string dir = (fs::temp_directory_path() / ("vprof-bench-switch-" + std::to_string(getpid()))).string();
-  std::vector<double> off, trace, event;
+  std::vector<double> off, trace, event, off_trace, off_event;
   for (int r = 0; r < 5; ++r) {
     off.push_back(run(argv[0], n, dir, -1));
     trace.push_back(run(argv[0], n, dir, 0));
     event.push_back(run(argv[0], n, dir, 1));
+    off_trace.push_back(run(argv[0], n, dir, 0, true));
+    off_event.push_back(run(argv[0], n, dir, 1, true));
   }
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  double a = median(off), b = median(trace), c = median(event);
-  if (a <= 0 || b <= 0 || c <= 0) {
+  double a = median(off), b = median(trace), c = median(event), d = median(off_trace), e = median(off_event);
+  if (a <= 0 || b <= 0 || c <= 0 || d <= 0 || e <= 0) {
     fprintf(stderr, "vprof_bench_switch: a measurement failed\n");
     return 1;
   }
   printf("one CPU, two processes, a pipe round trip = 2 context switches; median of 5 interleaved runs of %d\n", n);
   printf("recorder off: %.0f ns a round trip; on, VPROF_PREEMPT=0: %.0f; on, VPROF_PREEMPT=1: %.0f\n", a, b,
          c);
-  printf("switch_ns=%.0f preempt_event_ns=%.0f ratio=%.2f\n", a / 2, (c - b) / 2, c / b);
+  printf("between windows, VPROF_PREEMPT=0: %.0f; VPROF_PREEMPT=1: %.0f\n", d, e);
+  printf("switch_ns=%.0f preempt_event_ns=%.0f ratio=%.2f off_window_event_ns=%.0f\n", a / 2, (c - b) / 2, c / b,
+         (e - d) / 2);
   return 0;
 }

@@ -72,6 +72,23 @@ static uint64_t mono_ms() {
 }
 
 // Busy inside interval `iv` for `ms` ms on CPU 0, in function 1.
+// n intervals of `ms` each, busy on CPU 0 (two of these preempt each other).
+static void busy_pinned_many(uint64_t first, uint32_t n, uint32_t ms) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(0, &set);
+  sched_setaffinity(0, sizeof set, &set);
+  volatile uint64_t x = 0;
+  for (uint32_t k = 0; k < n; ++k) {
+    vprof_interval_begin(first + k);
+    vprof_fn_enter(1);
+    for (uint64_t end = mono_ms() + ms; mono_ms() < end;)
+      for (int i = 0; i < 10000; ++i) x += i;
+    vprof_fn_exit(1);
+    vprof_interval_end(first + k);
+  }
+}
+
 static void busy_pinned(uint64_t iv, uint32_t ms) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -254,6 +271,23 @@ int main(int argc, char **argv) {
     std::thread a(busy_pinned, 1, arg(2)), b(busy_pinned, 2, arg(2));
     a.join();
     b.join();
+  } else if (mode == "preemptmany") {
+    std::thread a(busy_pinned_many, 1, arg(2), arg(3)), b(busy_pinned_many, 1000001, arg(2), arg(3));
+    a.join();
+    b.join();
+  } else if (mode == "perfmaps") {
+    // The context-switch events this process has mapped after one interval
+    // (their rings show in /proc/self/maps): the exit status, at most 100.
+    vprof_interval_begin(1);
+    pairs(10);
+    vprof_interval_end(1);
+    int n = 0;
+    if (FILE *f = std::fopen("/proc/self/maps", "r")) {
+      char line[512];
+      while (std::fgets(line, sizeof line, f)) n += std::strstr(line, "perf_event") != nullptr;
+      std::fclose(f);
+    }
+    return n < 100 ? n : 100;
   } else if (mode == "roundtrip") {
     // Main thread plays its half; a second thread plays the other, after.
     vprof::testing::play_roundtrip(0);
