@@ -112,8 +112,11 @@ if patched; then (cd src && patch -p1 -R -s < "$patchfile"); fi
 cflags=$("$vprof" config --cflags)
 libs=$("$vprof" config --libs)
 # bear rewrites compile_commands.json with only what one make ran: configure
-# and build once, then reuse the database (a failed build leaves none).
-if [ ! -s src/compile_commands.json ] || [ ! -x src/httpd ]; then
+# and build once, then reuse the database (a failed build leaves none). A tree
+# configured with another vprof (VPROF changed since) is configured again: it
+# would build against that one's probes header and run its runtime.
+if [ ! -s src/compile_commands.json ] || [ ! -x src/httpd ] ||
+   ! grep -qF -- "$cflags" src/build/config_vars.mk 2>/dev/null; then
   step "configure (system APR, event MPM, static modules) and build with bear"
   # Debian's reproducible_builds.diff makes buildmark.c take the build time
   # from the command line (debian/rules passes the changelog's date).

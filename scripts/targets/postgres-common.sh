@@ -31,11 +31,14 @@ pg_fetch_and_build() {
   # PostgreSQL's make does not rebuild a .c file when a header it includes
   # changes, and vprof rewrites headers (ExecProcNode is a static inline in
   # executor.h): a session's binary then held code of two instrumentations.
-  # A tree configured without it (an older script's) is configured again.
-  if [ ! -s src/compile_commands.json ] || ! grep -q '^autodepend *= *yes' src/src/Makefile.global 2>/dev/null; then
-    local cflags libs
-    cflags=$("$vprof" config --cflags)
-    libs=$("$vprof" config --libs)
+  # A tree configured without it (an older script's) is configured again, and
+  # so is one configured with another vprof (VPROF changed since): it would
+  # build against that one's probes header and run its runtime.
+  local cflags libs
+  cflags=$("$vprof" config --cflags)
+  libs=$("$vprof" config --libs)
+  if [ ! -s src/compile_commands.json ] || ! grep -q '^autodepend *= *yes' src/src/Makefile.global 2>/dev/null ||
+     ! grep -qF -- "$cflags" src/src/Makefile.global; then
     if [ -f src/GNUmakefile ]; then (cd src && pg_as_user make -s distclean >/dev/null 2>&1 || true); fi
     (cd src && pg_as_user ./configure --without-icu --enable-debug --enable-cassert=no --enable-depend \
        CFLAGS="-O2 $cflags" LIBS="$libs" >/dev/null)
