@@ -101,7 +101,12 @@ VPROF_API void vprof_register_manifest(const char *id, const char *path);
  * cycle counter read here (clock_gettime would need <time.h>). */
 VPROF_API vprof_u64 vprof_rt_clock_ns(void);
 
-static inline vprof_u64 vprof_now(void) {
+/* The probes' own code goes into the caller whatever its size: left to the
+ * compiler, GCC kept vprof_site_end and vprof_emit out of line in MariaDB's
+ * largest functions, a call per probe even when nothing records. */
+#define VPROF_INLINE static inline __attribute__((always_inline))
+
+VPROF_INLINE vprof_u64 vprof_now(void) {
 #if defined(__x86_64__)
   return __builtin_ia32_rdtsc();
 #elif defined(__aarch64__)
@@ -115,7 +120,7 @@ static inline vprof_u64 vprof_now(void) {
 
 /* Writes one slot at tick `now` on the fast path. Requires: t->pos < t->end
  * and !t->busy (the caller checked). */
-static inline void vprof_write_slot(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg,
+VPROF_INLINE void vprof_write_slot(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg,
                                     vprof_u64 now) {
   /* declarations first: C trees build with -Wdeclaration-after-statement */
   struct vprof_slot *s;
@@ -153,23 +158,24 @@ static inline int vprof_shadowed(struct vprof_thread *t, vprof_u32 kind, vprof_u
   return 1;
 }
 
-/* Not the fast path: a thread with no state, between windows, or whose chunk
- * is full. */
+/* Not the fast path: a thread with no state in a process that records,
+ * between windows, or whose chunk is full (the compiler may keep it out of
+ * line). */
 static inline void vprof_emit_other(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg) {
-  if (t ? !vprof_shadowed(t, kind, arg) : !vprof_rt_idle) vprof_rt_emit_slow(kind, arg);
+  if (t == 0 || !vprof_shadowed(t, kind, arg)) vprof_rt_emit_slow(kind, arg);
 }
 
-static inline void vprof_emit(vprof_u32 kind, vprof_u64 arg) {
+VPROF_INLINE void vprof_emit(vprof_u32 kind, vprof_u64 arg) {
   struct vprof_thread *t = vprof_tls;
   if (__builtin_expect(t != 0 && t->pos < t->end && !t->busy, 1))
     vprof_write_slot(t, kind, arg, vprof_now());
-  else
+  else if (t != 0 || !vprof_rt_idle)
     vprof_emit_other(t, kind, arg);
 }
 
-static inline void vprof_fn_enter(vprof_u32 id) { vprof_emit(VPROF_K_FUNC_ENTER, id); }
-static inline void vprof_fn_exit(vprof_u32 id) { vprof_emit(VPROF_K_FUNC_EXIT, id); }
-static inline void vprof_site_begin(vprof_u32 id) { vprof_emit(VPROF_K_SITE_BEGIN, id); }
+VPROF_INLINE void vprof_fn_enter(vprof_u32 id) { vprof_emit(VPROF_K_FUNC_ENTER, id); }
+VPROF_INLINE void vprof_fn_exit(vprof_u32 id) { vprof_emit(VPROF_K_FUNC_EXIT, id); }
+VPROF_INLINE void vprof_site_begin(vprof_u32 id) { vprof_emit(VPROF_K_SITE_BEGIN, id); }
 
 /* A call site's end. When the newest slot of this ring pass is the same
  * site's begin (the callee recorded nothing: most calls of a session's
@@ -177,12 +183,12 @@ static inline void vprof_site_begin(vprof_u32 id) { vprof_emit(VPROF_K_SITE_BEGI
  * slot is written: half the records to write out and to read. The arg goes
  * first, then the kind: a kill in between leaves the begin (the reader reads
  * its id from the low 32 bits), as a kill during the call would. */
-static inline void vprof_site_end(vprof_u32 id) {
+VPROF_INLINE void vprof_site_end(vprof_u32 id) {
   struct vprof_thread *t = vprof_tls;
   struct vprof_slot *b;
   vprof_u64 now, began;
   if (__builtin_expect(t == 0 || t->pos >= t->end || t->busy, 0)) {
-    vprof_emit_other(t, VPROF_K_SITE_END, id);
+    if (t != 0 || !vprof_rt_idle) vprof_emit_other(t, VPROF_K_SITE_END, id);
     return;
   }
   now = vprof_now();
@@ -208,7 +214,7 @@ static inline void vprof_site_end(vprof_u32 id) {
 /* For C: `__attribute__((cleanup(vprof_fn_cleanup))) vprof_u32 v = ID;` runs the
  * exit probe on every way out of the scope (return, goto, break out of a
  * statement expression); not on longjmp, which the analyzer tolerates. */
-static inline void vprof_fn_cleanup(const vprof_u32 *id) { vprof_fn_exit(*id); }
+VPROF_INLINE void vprof_fn_cleanup(const vprof_u32 *id) { vprof_fn_exit(*id); }
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -219,8 +225,8 @@ namespace detail {
  * exception). */
 class FnScope {
  public:
-  explicit FnScope(vprof_u32 id) : id_(id) { vprof_fn_enter(id); }
-  ~FnScope() { vprof_fn_exit(id_); }
+  __attribute__((always_inline)) explicit FnScope(vprof_u32 id) : id_(id) { vprof_fn_enter(id); }
+  __attribute__((always_inline)) ~FnScope() { vprof_fn_exit(id_); }
   FnScope(const FnScope &) = delete;
   FnScope &operator=(const FnScope &) = delete;
 
@@ -231,8 +237,8 @@ class FnScope {
 /* Call-site probe: the same shape for one call's duration. */
 class SiteScope {
  public:
-  explicit SiteScope(vprof_u32 id) : id_(id) { vprof_site_begin(id); }
-  ~SiteScope() { vprof_site_end(id_); }
+  __attribute__((always_inline)) explicit SiteScope(vprof_u32 id) : id_(id) { vprof_site_begin(id); }
+  __attribute__((always_inline)) ~SiteScope() { vprof_site_end(id_); }
   SiteScope(const SiteScope &) = delete;
   SiteScope &operator=(const SiteScope &) = delete;
 
