@@ -21,6 +21,8 @@
 #              what recording preemptions costs, by difference
 #   V:S10      variant V recording in windows over 10% of the time
 #              (VPROF_SAMPLE=10, issue 28): vprof-sess100, vprof-sess500, vprof-100
+#   V:off      variant V's build run without vprof (no trace directory): what
+#              the instrumentation costs while nothing records (ONLY only)
 #   pg         built with -pg (what uftrace needs), run plain, and under
 #   uftrace    `uftrace record -F exec_simple_query -D 2` (it follows the forks)
 # The binaries are built once each (the tree is instrumented, built, installed
@@ -194,6 +196,8 @@ one_run() {  # VARIANT -> "tps p99_ms records dropped"
   pg_as_user rm -rf "$work/lat" trace-run "$work/uftrace.data"
   pg_as_user mkdir -p "$work/lat"
   case $v in
+    vprof-*:off)  # the instrumented build not recording (no trace directory)
+      out=$(pg_as_user env -u VPROF_TRACE_DIR sh "$work/run-$build.sh" 2>&1) ;;
     vprof-*)
       out=$(pg_as_user env "${env[@]}" "$vprof" run --trace-dir trace-run --manifest "manifest-${build#vprof-}.json" -- \
         sh "$work/run-$build.sh" 2>&1)
@@ -212,7 +216,7 @@ for b in $variants; do case $b in vprof-*) variants="$variants $b:P0" ;; esac; d
 for b in vprof-sess100 vprof-sess500 vprof-100; do
   case " $variants " in *" $b "*) variants="$variants $b:S10" ;; esac
 done
-if [ -n "${ONLY:-}" ]; then  # any variant, V:P<n> for VPROF_PREEMPT=n, V:S<pct> for VPROF_SAMPLE=pct
+if [ -n "${ONLY:-}" ]; then  # any variant, V:P<n> for VPROF_PREEMPT=n, V:S<pct> for VPROF_SAMPLE=pct, V:off
   keep="plain"
   for v in $ONLY; do
     case " $variants " in *" ${v%%:*} "*) ;; *) die "ONLY: no variant $v (have: $variants)" ;; esac
