@@ -116,9 +116,7 @@ static uint32_t intern(ThreadState *t, const char *s) {
   return id;
 }
 
-static uint64_t sync_arg(const void *obj, uint32_t role) {
-  return ((uint64_t)role << 56) | (reinterpret_cast<uint64_t>(obj) & VPROF_OBJ_MASK);
-}
+static uint64_t sync_arg(const void *obj, uint32_t role) { return vprof_sync_arg(obj, role); }
 
 static inline bool on() { return g.active.load(std::memory_order_relaxed); }
 
@@ -368,7 +366,7 @@ void vprof_task_enqueue(const void *task) { api_record(VPROF_K_TASK_ENQUEUE, rei
 
 void vprof_task_dequeue(const void *task) { api_record(VPROF_K_TASK_DEQUEUE, reinterpret_cast<uint64_t>(task)); }
 
-void vprof_sync_wait_begin(const void *obj, uint32_t role) {
+void vprof_rt_sync_wait_begin(const void *obj, uint32_t role) {
   if (!on()) return;
   ThreadState *t = current_thread();
   if (!t) return;
@@ -410,7 +408,7 @@ static bool take_back_short_wait(ThreadState *t, uint64_t now) {
   return true;
 }
 
-void vprof_sync_wait_end(const void *obj, uint32_t role, int acquired) {
+void vprof_rt_sync_wait_end(const void *obj, uint32_t role, int acquired) {
   (void)role;
   if (!on()) return;
   ThreadState *t = current_thread();
@@ -434,7 +432,7 @@ void vprof_sync_wait_end(const void *obj, uint32_t role, int acquired) {
   emit_at(t, VPROF_K_WAIT_END, arg, now);
 }
 
-void vprof_sync_release(const void *obj, uint32_t role) {
+void vprof_rt_sync_release(const void *obj, uint32_t role) {
   if (!on()) return;
   ThreadState *t = current_thread();
   if (!t || !recording(t)) return;  // between windows: not even the map

@@ -83,13 +83,21 @@ VPROF_API void vprof_rt_emit_slow(vprof_u32 kind, vprof_u64 arg);
  * probe a load and a branch, not a call into the runtime. */
 VPROF_API extern int vprof_rt_idle;
 
-/* Sync events need the ownership map: out of line. `obj` is the address of
- * the lock / condvar / semaphore / queue; `role` a VPROF_SYNC_* value. */
-VPROF_API void vprof_sync_wait_begin(const void *obj, vprof_u32 role);
+/* Sync events need the ownership map: out of line, in the runtime, while a
+ * thread records (vprof_sync_wait_begin and the rest, below, test inline
+ * first). `obj` is the address of the lock / condvar / semaphore / queue;
+ * `role` a VPROF_SYNC_* value. */
+VPROF_API void vprof_rt_sync_wait_begin(const void *obj, vprof_u32 role);
 /* `acquired` is 0 when a try-lock failed or a timed wait timed out. */
-VPROF_API void vprof_sync_wait_end(const void *obj, vprof_u32 role, int acquired);
+VPROF_API void vprof_rt_sync_wait_end(const void *obj, vprof_u32 role, int acquired);
 /* Call just before the real release / unlock / signal / post. */
-VPROF_API void vprof_sync_release(const void *obj, vprof_u32 role);
+VPROF_API void vprof_rt_sync_release(const void *obj, vprof_u32 role);
+
+/* A wait's or release's arg: the role in the top byte, the object's address
+ * in the rest (trace_format.h). */
+static inline vprof_u64 vprof_sync_arg(const void *obj, vprof_u32 role) {
+  return ((vprof_u64)role << 56) | ((vprof_u64)(__UINTPTR_TYPE__)obj & VPROF_OBJ_MASK);
+}
 
 /* Which instrumentation this program was built from: a constructor in every
  * rewritten translation unit calls it (instrumenter/forms.h), and the runtime
@@ -145,7 +153,7 @@ static inline int vprof_shadowed(struct vprof_thread *t, vprof_u32 kind, vprof_u
   vprof_u32 n;
   if (t->shadow_word != *t->window_word) return 0;
   n = t->shadow_n;
-  if (kind == VPROF_K_FUNC_EXIT || kind == VPROF_K_SITE_END) {
+  if (kind == VPROF_K_FUNC_EXIT || kind == VPROF_K_SITE_END || kind == VPROF_K_WAIT_END) {
     if (n == 0) return 0;
     t->shadow_n = n - 1;
     return 1;
@@ -209,6 +217,23 @@ VPROF_INLINE void vprof_site_end(vprof_u32 id) {
   t->busy = 0;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   vprof_write_slot(t, VPROF_K_SITE_END, id, now);
+}
+
+/* The sync probes: between windows a wait keeps the shadow inline, as a
+ * function does, and a release does nothing (the ownership map is written
+ * only while recording); a process that never records stops here too. */
+VPROF_INLINE void vprof_sync_wait_begin(const void *obj, vprof_u32 role) {
+  struct vprof_thread *t = vprof_tls;
+  if (t != 0 ? !vprof_shadowed(t, VPROF_K_WAIT_BEGIN, vprof_sync_arg(obj, role)) : !vprof_rt_idle)
+    vprof_rt_sync_wait_begin(obj, role);
+}
+VPROF_INLINE void vprof_sync_wait_end(const void *obj, vprof_u32 role, int acquired) {
+  struct vprof_thread *t = vprof_tls;
+  if (t != 0 ? !vprof_shadowed(t, VPROF_K_WAIT_END, 0) : !vprof_rt_idle) vprof_rt_sync_wait_end(obj, role, acquired);
+}
+VPROF_INLINE void vprof_sync_release(const void *obj, vprof_u32 role) {
+  struct vprof_thread *t = vprof_tls;
+  if (t != 0 ? t->shadow_word != *t->window_word : !vprof_rt_idle) vprof_rt_sync_release(obj, role);
 }
 
 /* For C: `__attribute__((cleanup(vprof_fn_cleanup))) vprof_u32 v = ID;` runs the

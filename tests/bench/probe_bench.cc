@@ -2,13 +2,14 @@
 // Re-executes itself with the recorder on (the runtime reads its environment
 // at start-up). Prints one line per figure; the last line is the summary:
 //   probe_pair_ns=<x> timestamp_pair_ns=<y> ratio=<x/y> bytes_per_event=<b> neighbour_ratio=<z>
-//   off_probe_ns=<o> idle_probe_ns=<i>
+//   off_probe_ns=<o> idle_probe_ns=<i> off_sync_ns=<s>
 // off_probe_ns: one function probe between recording windows (VPROF_SAMPLE,
 // runtime/window.h: the probe keeps the thread's shadow stack inline), half
 // an enter/exit pair, measured in a child process recording with windows
 // that never open.
 // idle_probe_ns: the same in a child that does not record at all (no
 // VPROF_TRACE_DIR: an instrumented server run without `vprof run`).
+// off_sync_ns: a sync triple (wait begin, wait end, release) between windows.
 // neighbour_ratio: the same ratio measured again while a neighbour process
 // writes a file with fsync on the trace's file system and streams through
 // 1 GiB of memory (issue 14: a DBMS does I/O all the time).
@@ -100,18 +101,24 @@ static std::vector<double> measure(uint32_t n, double tpn, int batches) {
   return med;
 }
 
-// The child of off_probe_ns(): pairs between windows, ns per function pair.
+// The child of off_probe_ns(): between windows (or idle), ns per function
+// pair and per sync triple (wait begin, wait end, release).
 static int off_child(uint32_t n) {
   double tpn = ticks_per_ns();
-  std::vector<double> v;
-  for (int b = 0; b < 5; ++b) v.push_back(batch(What::Function, n, tpn));
+  std::vector<double> v, w;
+  for (int b = 0; b < 5; ++b) {
+    v.push_back(batch(What::Function, n, tpn));
+    w.push_back(batch(What::Sync, n, tpn));
+  }
   std::sort(v.begin(), v.end());
-  std::printf("%.3f\n", v[2]);
+  std::sort(w.begin(), w.end());
+  std::printf("%.3f %.3f\n", v[2], w[2]);
   return 0;
 }
 
-// sampled: windows that never open; else no trace directory (idle).
-static double off_probe_ns(const char *self, uint32_t n, bool sampled) {
+// sampled: windows that never open; else no trace directory (idle). Sets
+// *sync to the ns of a sync triple there.
+static double off_probe_ns(const char *self, uint32_t n, bool sampled, double *sync) {
   int fds[2];
   if (pipe(fds) != 0) return -1;
   pid_t pid = fork();
@@ -136,7 +143,10 @@ static double off_probe_ns(const char *self, uint32_t n, bool sampled) {
   ssize_t got = read(fds[0], buf, sizeof buf - 1);
   close(fds[0]);
   waitpid(pid, nullptr, 0);
-  return got > 0 ? std::atof(buf) / 2 : -1;
+  double fn = -2, triple = -1;
+  if (got <= 0 || std::sscanf(buf, "%lf %lf", &fn, &triple) != 2) fn = -2, triple = -1;
+  *sync = triple;
+  return fn / 2;
 }
 
 int main(int argc, char **argv) {
@@ -234,11 +244,14 @@ int main(int argc, char **argv) {
     }
     std::fclose(f);
   }
-  const double off = off_probe_ns("/proc/self/exe", n, true), idle = off_probe_ns("/proc/self/exe", n, false);
+  double off_sync = -1, idle_sync = -1;
+  const double off = off_probe_ns("/proc/self/exe", n, true, &off_sync);
+  const double idle = off_probe_ns("/proc/self/exe", n, false, &idle_sync);
+  std::printf("between windows: sync_triple_ns=%.2f; not recording: sync_triple_ns=%.2f\n", off_sync, idle_sync);
   std::error_code ec;
   fs::remove_all(dir, ec);
   std::printf("probe_pair_ns=%.2f timestamp_pair_ns=%.2f ratio=%.3f bytes_per_event=%.1f neighbour_ratio=%.3f "
-              "off_probe_ns=%.2f idle_probe_ns=%.2f\n",
-              one[1], one[0], one[1] / one[0], bytes, busy[1] / busy[0], off, idle);
+              "off_probe_ns=%.2f idle_probe_ns=%.2f off_sync_ns=%.2f\n",
+              one[1], one[0], one[1] / one[0], bytes, busy[1] / busy[0], off, idle, off_sync);
   return 0;
 }

@@ -128,9 +128,11 @@ TEST(Windows, Issue28_RecordedInFullThereIsNoWindowRecord) {
 // that ends while recording was begun (replayed from the shadow), and every
 // frame that ends between windows was one of the stop's. Deeper than the
 // shadow keeps (64 frames), the frames lost are counted. A level of the
-// recursion is two frames: at depths up to 30 a window opens with at most
-// 61 frames begun since the stop (the outer function's too, at first); at
-// depth 40 always with more than 64.
+// recursion is two frames, and a wait begins at the bottom: at depths up to
+// 30 a window opens with at most 62 frames begun since the stop (the outer
+// function's too, at first); at depth 40 always with more than 64. Every
+// wait is on one lock: the waits replayed from the shadow name it as the
+// ones written while recording do.
 TEST(Windows, Issue28_FramesBegunInlineBetweenWindowsAreReplayedWhenOneOpens) {
   for (auto [least, depth] : {std::pair{0u, 30u}, std::pair{40u, 40u}}) {
     const uint32_t n = 400;
@@ -148,6 +150,13 @@ TEST(Windows, Issue28_FramesBegunInlineBetweenWindowsAreReplayedWhenOneOpens) {
     const size_t counted = r.paths.rows.size();
     EXPECT_GT(counted, 0u) << depth;
     EXPECT_EQ(counted + vprof::analyzer::intervals_left_out(r), n) << depth;
+    std::set<uint64_t> wait_args;
+    size_t waits = 0;
+    for (const auto &th : t->threads)
+      for (const auto &e : th.events)
+        if (e.kind == Kind::WaitBegin) wait_args.insert(e.arg), ++waits;
+    EXPECT_GT(waits, 0u) << depth;
+    EXPECT_EQ(wait_args.size(), 1u) << depth << ": one lock, one arg";
     if (depth <= 30) {
       EXPECT_EQ(r.merge.window_frames_lost, 0u);
       EXPECT_EQ(r.merge.window_pops_unmatched, 0u);

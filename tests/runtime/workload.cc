@@ -241,13 +241,22 @@ static void window_intervals(uint64_t first_id, uint32_t n, uint32_t us) {
 // them: the windows open and close at the intervals' ends, deep in the
 // stack, so frames begin (inline, in the shadow) and end (those of the stop)
 // while nothing records.
+// At the bottom, a wait around each of the interval's begin and end (a
+// window opens at one of them: the wait is replayed from the shadow), and a
+// release.
+static int deep_lock;
 static void deep_frames(uint32_t depth, uint64_t id, uint32_t us) {
   if (depth == 0) {
+    vprof_sync_wait_begin(&deep_lock, VPROF_SYNC_MUTEX);
     vprof_interval_begin(id);
+    vprof_sync_wait_end(&deep_lock, VPROF_SYNC_MUTEX, 1);
     vprof_fn_enter(3);
     spin_us(us);
     vprof_fn_exit(3);
+    vprof_sync_wait_begin(&deep_lock, VPROF_SYNC_MUTEX);
     vprof_interval_end(id);
+    vprof_sync_wait_end(&deep_lock, VPROF_SYNC_MUTEX, 1);
+    vprof_sync_release(&deep_lock, VPROF_SYNC_MUTEX);
     return;
   }
   vprof_fn_enter(20);
