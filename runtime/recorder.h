@@ -80,7 +80,6 @@ struct alignas(64) ThreadState {
   // Windowed recording (window.h). While off: the frames begun are in
   // hot.shadow (probes.h); here, the frames of the stack at the stop that
   // ended.
-  static constexpr uint32_t kShadow = VPROF_SHADOW_FRAMES;
   uint32_t shadow_pops = 0;
   uint64_t window_open = 0;  // the tick the window this thread records in opened
   // The window word when this thread last looked (window.h); while it says
@@ -154,23 +153,17 @@ struct ErrnoKeeper {
 ThreadState *current_thread();
 
 // While off (window.h): the frame a probe begins or ends, in the thread's
-// shadow. Inline: it is the whole of a probe's work between windows.
+// shadow, for what the probes' inline test sends here (probes.h,
+// vprof_shadowed): the end of a frame of the stack at the stop, a probe that
+// saw the word move, a sync probe of a thread not yet looking.
 inline void window_shadow(ThreadState *t, uint32_t kind, uint64_t arg) {
-  switch (kind) {
-    case VPROF_K_FUNC_ENTER:
-    case VPROF_K_SITE_BEGIN:
-    case VPROF_K_WAIT_BEGIN:
-      if (t->hot.shadow_n < ThreadState::kShadow) t->hot.shadow[t->hot.shadow_n] = vprof_slot{kind, arg};
-      ++t->hot.shadow_n;
-      break;
-    case VPROF_K_FUNC_EXIT:
-    case VPROF_K_SITE_END:
-    case VPROF_K_WAIT_END:
-      if (t->hot.shadow_n > 0) --t->hot.shadow_n;
-      else ++t->shadow_pops;
-      break;
-    default:
-      break;
+  if (!vprof_frame_ends(kind)) {
+    if (kind == VPROF_K_FUNC_ENTER || kind == VPROF_K_SITE_BEGIN || kind == VPROF_K_WAIT_BEGIN)
+      vprof_shadow_push(&t->hot, kind, arg);
+  } else if (t->hot.shadow_n > 0) {
+    --t->hot.shadow_n;
+  } else {
+    ++t->shadow_pops;  // a frame of the stack at the stop
   }
 }
 

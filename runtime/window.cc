@@ -171,8 +171,7 @@ bool window_observe(ThreadState *t) {
   // When it changed, or after the thread's newest record (it recorded on
   // until it looked), and not after now.
   const uint64_t ts = std::min(std::max(made ? t->made_tick : window_since(w), last_tick(t)), now);
-  if (!was) {
-    switches_drain(t, now);  // let go what came while off (nothing is written)
+  if (!was) {  // (no switch event is open while off: nothing came to let go)
     if (!is) {
       // Off and still off (a window came and went while the thread ran no
       // probe): its shadow goes on; only a change it made is written, with
@@ -190,9 +189,9 @@ bool window_observe(ThreadState *t) {
   }
   if (is && (!was || window_seq(w) != window_seq(old)))
     t->window_open = shared ? shared->open_tick.load(std::memory_order_relaxed) : 0;
-  const uint32_t n = t->hot.shadow_n, kept = n < ThreadState::kShadow ? n : ThreadState::kShadow;
+  const uint32_t n = t->hot.shadow_n, kept = n < VPROF_SHADOW_FRAMES ? n : VPROF_SHADOW_FRAMES;
   emit_slots(t, VPROF_K_WINDOW,
-             VPROF_WINDOW_ARG(window_state(w), made, !was && n > ThreadState::kShadow,
+             VPROF_WINDOW_ARG(window_state(w), made, !was && n > VPROF_SHADOW_FRAMES,
                               made && t->made_capped, was ? 0 : t->shadow_pops, window_seq(w)),
              ts, nullptr, 0);
   if (!was)

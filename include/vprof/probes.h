@@ -149,20 +149,27 @@ VPROF_INLINE void vprof_write_slot(struct vprof_thread *t, vprof_u32 kind, vprof
  * window may have opened), or an end of a frame begun before the stop: the
  * runtime's slow path takes it. A signal handler's probes are balanced, so
  * one interrupting this leaves the shadow as it found it. */
-static inline int vprof_shadowed(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg) {
-  vprof_u32 n;
-  if (t->shadow_word != *t->window_word) return 0;
-  n = t->shadow_n;
-  if (kind == VPROF_K_FUNC_EXIT || kind == VPROF_K_SITE_END || kind == VPROF_K_WAIT_END) {
-    if (n == 0) return 0;
-    t->shadow_n = n - 1;
-    return 1;
-  }
+static inline int vprof_frame_ends(vprof_u32 kind) {
+  return kind == VPROF_K_FUNC_EXIT || kind == VPROF_K_SITE_END || kind == VPROF_K_WAIT_END;
+}
+/* A frame begun between windows: the first VPROF_SHADOW_FRAMES are kept,
+ * the count goes on (the runtime's slow path pushes with it too). */
+static inline void vprof_shadow_push(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg) {
+  vprof_u32 n = t->shadow_n;
   if (n < VPROF_SHADOW_FRAMES) {
     t->shadow[n].w0 = kind;
     t->shadow[n].arg = arg;
   }
   t->shadow_n = n + 1;
+}
+static inline int vprof_shadowed(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg) {
+  if (t->shadow_word != *t->window_word) return 0;
+  if (!vprof_frame_ends(kind)) {
+    vprof_shadow_push(t, kind, arg);
+    return 1;
+  }
+  if (t->shadow_n == 0) return 0;
+  --t->shadow_n;
   return 1;
 }
 

@@ -160,14 +160,10 @@ build() { as_user ninja -C build -j "$jobs" $targets >/dev/null; }
 step "configure (once) and build: $targets"
 start=$SECONDS
 # A tree configured with another vprof (VPROF changed since) would build
-# against that one's probes header and run its runtime: configure again (a
+# against that one's probes header and run its runtime: configured again (a
 # full rebuild: every unit's flags change).
-if [ -s build/compile_commands.json ] &&
+if [ ! -s build/compile_commands.json ] ||
    ! grep -qxF "CMAKE_C_FLAGS:STRING=$("$vprof" config --cflags)" build/CMakeCache.txt; then
-  echo "the build was configured with another vprof ($(sed -n 's/^CMAKE_C_FLAGS:STRING=//p' build/CMakeCache.txt)): configuring again"
-  configure
-fi
-if [ ! -s build/compile_commands.json ]; then
   configure
   # `--all-files` (every session) parses every unit of the compile db, and
   # some read headers only the default target generates (the client's SQL

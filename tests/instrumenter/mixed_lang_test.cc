@@ -26,6 +26,17 @@ void add_units(vprof::test::TestTree &t, const std::string &main_body) {
   t.compile("b.cc", "-std=c++17");
 }
 
+// The tree instrumented with the pthreads pack (and `functions`).
+auto instrument_pthreads(vprof::test::TestTree &t,
+                         std::vector<std::string> functions = {}) {
+  vprof::instr::InstrumentOptions o;
+  o.build_dir = t.build();
+  o.functions = std::move(functions);
+  o.sync_packs = {"pthreads"};
+  o.annotations_dir = VPROF_ANNOTATIONS_DIR;
+  return vprof::instr::instrument(o);
+}
+
 // a.c and b.cc of t, instrumented, compiled by gcc/g++ and by clang/clang++,
 // linked and run: each program exits with `code`.
 void compile_in_both_and_run(vprof::test::TestTree &t, int code) {
@@ -51,11 +62,7 @@ TEST(MixedLang, Issue29_AValueWrappedInAHeaderOfCAndCxxUnitsCompilesInBoth) {
         "static inline int try_take(pthread_mutex_t *m) { return pthread_mutex_trylock(m); }\n"
         "static inline void give(pthread_mutex_t *m) { pthread_mutex_unlock(m); }\n");
   add_units(t, "int r = take(&mu) + try_take(&mu); give(&mu); return r + c_side();");
-  vprof::instr::InstrumentOptions o;
-  o.build_dir = t.build();
-  o.sync_packs = {"pthreads"};
-  o.annotations_dir = VPROF_ANNOTATIONS_DIR;
-  auto r = vprof::instr::instrument(o);
+  auto r = instrument_pthreads(t);
   ASSERT_TRUE(r.ok()) << r.error().message;
   const std::string h = slurp(t.path("lock.h"));
   EXPECT_NE(h.find("__typeof__(pthread_mutex_lock(m))"), std::string::npos) << h;
@@ -80,12 +87,7 @@ TEST(MixedLang, Issue29_AFunctionOfAHeaderOfCAndCxxUnitsIsInstrumented) {
         "static inline int take(pthread_mutex_t *m) { int z = zero(); return pthread_mutex_lock(m) + z; }\n"
         "static inline void give(pthread_mutex_t *m) { pthread_mutex_unlock(m); }\n");
   add_units(t, "int r = take(&mu); give(&mu); return r + c_side() + 7;");
-  vprof::instr::InstrumentOptions o;
-  o.build_dir = t.build();
-  o.functions = {"take"};
-  o.sync_packs = {"pthreads"};
-  o.annotations_dir = VPROF_ANNOTATIONS_DIR;
-  auto r = vprof::instr::instrument(o);
+  auto r = instrument_pthreads(t, {"take"});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->functions, 1u);
   EXPECT_EQ(r->call_sites, 2u) << "zero() and pthread_mutex_lock()";
