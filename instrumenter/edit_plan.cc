@@ -124,10 +124,16 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
     if (!text) return text.error();
     return (*text)->substr(at.begin, at.end - at.begin);
   };
+  // A direct call of a name that one instrumented definition has: its
+  // function id, which the site's probes pass on (forms.h, site_wrap). A
+  // name with several (overloads, statics of other files) gets none.
+  std::map<std::string, uint32_t> fn_of_name;
   uint32_t next = 1;
   for (const auto &[key, f] : fns) {
     uint32_t id = next++;
     fn_ids[key] = id;
+    auto [it, fresh] = fn_of_name.emplace(f.name, id);
+    if (!fresh) it->second = 0;
     auto text = one_text(f.file, [&](Lang l) { return function_probe(mixed(f.file) ? Lang::C : l, id); });
     if (!text) return text.error();
     ins[f.file].push_back({f.insert_at, 1, 0, 0, *text});
@@ -144,11 +150,14 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
   next = 1;
   for (const auto &[key, c] : sites) {
     uint32_t id = next++;
-    std::function<Wrap(Lang)> make = [&](Lang l) { return site_wrap(l, c.form, id); };
+    uint32_t callee_fn = 0;
+    if (!c.indirect)
+      if (auto it = fn_of_name.find(c.callee); it != fn_of_name.end()) callee_fn = it->second;
+    std::function<Wrap(Lang)> make = [&](Lang l) { return site_wrap(l, c.form, id, callee_fn); };
     if (mixed(c.at.file) && c.form == ValueForm::Prvalue) {
       auto call = call_text(c.at);
       if (!call) return call.error();
-      make = [id, call = *call](Lang) { return site_wrap_both(id, call); };
+      make = [id, callee_fn, call = *call](Lang) { return site_wrap_both(id, call, callee_fn); };
     }
     auto pre = one_text(c.at.file, [&](Lang l) { return make(l).prefix; });
     auto post = one_text(c.at.file, [&](Lang l) { return make(l).suffix; });

@@ -33,10 +33,10 @@ std::string preamble(const std::string &original_sha1, const std::string &manife
          "#if defined(__cplusplus) && !defined(VPROF_INSTRUMENT_HELPERS_)\n"
          "#define VPROF_INSTRUMENT_HELPERS_ 1\n"
          "extern \"C++\" { namespace vprof { namespace detail {\n"
-         "template <class T> inline T &&site_pass(vprof_u32 id, T &&v) noexcept "
-         "{ vprof_site_end(id); return static_cast<T &&>(v); }\n"
-         "template <class T> inline T site_value(vprof_u32 id, T &&v) "
-         "{ vprof_site_end(id); return static_cast<T &&>(v); }\n"
+         "template <class T> inline T &&site_pass(vprof_u64 site, T &&v) noexcept "
+         "{ vprof_site_end(site); return static_cast<T &&>(v); }\n"
+         "template <class T> inline T site_value(vprof_u64 site, T &&v) "
+         "{ vprof_site_end(site); return static_cast<T &&>(v); }\n"
          "template <class T> inline T sync_always(const void *o, vprof_u32 r, T &&v) "
          "{ vprof_sync_wait_end(o, r, 1); return static_cast<T &&>(v); }\n"
          "template <class T> inline T sync_zero(const void *o, vprof_u32 r, T &&v) "
@@ -63,27 +63,35 @@ std::string function_probe(Lang lang, uint32_t id) {
       " __attribute__((cleanup(vprof_fn_cleanup), unused)) const vprof_u32 vprof_fn_ = (vprof_fn_enter({0}), {0}u);", id);
 }
 
-Wrap site_wrap_both(uint32_t id, const std::string &call) {
-  return {fmt::format("__extension__ ({{ __typeof__({1}) vprof_r{0}_ = (vprof_site_begin({0}), ", id, call),
-          fmt::format("); vprof_site_end({0}); vprof_r{0}_; }})", id)};
+// The site's word in the text: its id, and the callee's function id when the
+// callee is instrumented too (probes.h, VPROF_SITE_CALLS).
+static std::string site_word(uint32_t id, uint32_t callee_fn) {
+  return callee_fn == 0 ? std::to_string(id) : fmt::format("VPROF_SITE_CALLS({}, {})", id, callee_fn);
 }
 
-Wrap site_wrap(Lang lang, ValueForm form, uint32_t id) {
+Wrap site_wrap_both(uint32_t id, const std::string &call, uint32_t callee_fn) {
+  const std::string w = site_word(id, callee_fn);
+  return {fmt::format("__extension__ ({{ __typeof__({1}) vprof_r{0}_ = (vprof_site_begin({2}), ", id, call, w),
+          fmt::format("); vprof_site_end({1}); vprof_r{0}_; }})", id, w)};
+}
+
+Wrap site_wrap(Lang lang, ValueForm form, uint32_t id, uint32_t callee_fn) {
+  const std::string w = site_word(id, callee_fn);
   switch (form) {
     case ValueForm::Void:
-      return {fmt::format("(vprof_site_begin({}), ", id), fmt::format(", vprof_site_end({}))", id)};
+      return {fmt::format("(vprof_site_begin({}), ", w), fmt::format(", vprof_site_end({}))", w)};
     case ValueForm::NoReturn:
-      return {fmt::format("(vprof_site_begin({}), ", id), ")"};
+      return {fmt::format("(vprof_site_begin({}), ", w), ")"};
     case ValueForm::Dependent:
-      return {fmt::format("((void)vprof::detail::SiteScope({}), ", id), ")"};
+      return {fmt::format("((void)vprof::detail::SiteScope({}), ", w), ")"};
     case ValueForm::Glvalue:
-      return {fmt::format("vprof::detail::site_pass({0}, (vprof_site_begin({0}), ", id), "))"};
+      return {fmt::format("vprof::detail::site_pass({0}, (vprof_site_begin({0}), ", w), "))"};
     case ValueForm::Prvalue:
       if (lang == Lang::Cxx)
-        return {fmt::format("vprof::detail::site_value({0}, (vprof_site_begin({0}), ", id), "))"};
+        return {fmt::format("vprof::detail::site_value({0}, (vprof_site_begin({0}), ", w), "))"};
       // Declaration first: trees built with -Wdeclaration-after-statement stay quiet.
-      return {fmt::format("__extension__ ({{ __auto_type vprof_r{0}_ = (vprof_site_begin({0}), ", id),
-              fmt::format("); vprof_site_end({0}); vprof_r{0}_; }})", id)};
+      return {fmt::format("__extension__ ({{ __auto_type vprof_r{0}_ = (vprof_site_begin({1}), ", id, w),
+              fmt::format("); vprof_site_end({1}); vprof_r{0}_; }})", id, w)};
   }
   return {};
 }

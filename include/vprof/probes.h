@@ -25,6 +25,11 @@
  *                         (vprof_fn_enter(17), 17u); ...body... }
  *   call site:      vprof_site_begin(42); call(...); vprof_site_end(42);
  *                   (a call that recorded nothing leaves one SITE_SPAN slot)
+ *   a site whose callee is instrumented function 17:
+ *                   vprof_site_begin(VPROF_SITE_CALLS(42, 17)); ...
+ *                   vprof_site_end(VPROF_SITE_CALLS(42, 17));
+ *                   (the callee's enter and the site's end read no clock:
+ *                   they take the time of the slot just before them)
  *   sync:           vprof_sync_wait_begin(&m, VPROF_SYNC_MUTEX); lock(&m);
  *                   vprof_sync_wait_end(&m, VPROF_SYNC_MUTEX, 1);
  *                   vprof_sync_release(&m, VPROF_SYNC_MUTEX); unlock(&m);
@@ -188,29 +193,68 @@ VPROF_INLINE void vprof_emit(vprof_u32 kind, vprof_u64 arg) {
     vprof_emit_other(t, kind, arg);
 }
 
-VPROF_INLINE void vprof_fn_enter(vprof_u32 id) { vprof_emit(VPROF_K_FUNC_ENTER, id); }
+/* A call site's word: its id, and in the high half the id of the function
+ * it calls when that function is instrumented too (0: none, or not known).
+ * The begin's slot keeps the word as its arg (a reader takes the id from the
+ * low half); a SITE_SPAN's arg puts the call's length there instead. */
+#define VPROF_SITE_CALLS(site, fn) ((vprof_u64)(fn) << 32 | (vprof_u32)(site))
+
+/* The slot just written on this ring pass, when it is a `kind` with this
+ * `arg`: the tick it holds. 0 otherwise (and on a new pass). */
+VPROF_INLINE vprof_u64 vprof_newest_tick(const struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg) {
+  const struct vprof_slot *b = t->pos - 1;
+  if (b >= t->start && b->arg == arg && (b->w0 & VPROF_KIND_MASK) == kind)
+    return (b->w0 >> VPROF_TS_SHIFT) + t->tsc_base;
+  return 0;
+}
+
+/* A function's enter right after the begin of a site that names it (nothing
+ * recorded in between: its arguments called nothing instrumented) takes the
+ * begin's time: the call was timed once already. */
+VPROF_INLINE void vprof_fn_enter(vprof_u32 id) {
+  struct vprof_thread *t = vprof_tls;
+  vprof_u64 now;
+  if (__builtin_expect(t != 0 && t->pos < t->end && !t->busy, 1)) {
+    /* a begin's arg is its site word: the low half any id, the high half this one */
+    const struct vprof_slot *b = t->pos - 1;
+    if (b >= t->start && (b->arg >> 32) == id && (b->w0 & VPROF_KIND_MASK) == VPROF_K_SITE_BEGIN)
+      now = (b->w0 >> VPROF_TS_SHIFT) + t->tsc_base;
+    else
+      now = vprof_now();
+    vprof_write_slot(t, VPROF_K_FUNC_ENTER, id, now);
+  } else if (t != 0 || !vprof_rt_idle) {
+    vprof_emit_other(t, VPROF_K_FUNC_ENTER, id);
+  }
+}
 VPROF_INLINE void vprof_fn_exit(vprof_u32 id) { vprof_emit(VPROF_K_FUNC_EXIT, id); }
-VPROF_INLINE void vprof_site_begin(vprof_u32 id) { vprof_emit(VPROF_K_SITE_BEGIN, id); }
+VPROF_INLINE void vprof_site_begin(vprof_u64 site) { vprof_emit(VPROF_K_SITE_BEGIN, site); }
 
 /* A call site's end. When the newest slot of this ring pass is the same
  * site's begin (the callee recorded nothing: most calls of a session's
  * sites), that slot becomes a SITE_SPAN holding the call's length, and no
  * slot is written: half the records to write out and to read. The arg goes
  * first, then the kind: a kill in between leaves the begin (the reader reads
- * its id from the low 32 bits), as a kill during the call would. */
-VPROF_INLINE void vprof_site_end(vprof_u32 id) {
+ * its id from the low 32 bits), as a kill during the call would. When the
+ * newest slot is the exit of the function the site names, the end takes its
+ * time and reads no clock. */
+VPROF_INLINE void vprof_site_end(vprof_u64 site) {
   struct vprof_thread *t = vprof_tls;
   struct vprof_slot *b;
   vprof_u64 now, began;
+  const vprof_u32 id = (vprof_u32)site;
   if (__builtin_expect(t == 0 || t->pos >= t->end || t->busy, 0)) {
     if (t != 0 || !vprof_rt_idle) vprof_emit_other(t, VPROF_K_SITE_END, id);
+    return;
+  }
+  if ((site >> 32) != 0 && (now = vprof_newest_tick(t, VPROF_K_FUNC_EXIT, site >> 32)) != 0) {
+    vprof_write_slot(t, VPROF_K_SITE_END, id, now);
     return;
   }
   now = vprof_now();
   t->busy = 1;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   b = t->pos - 1;
-  if (b >= t->start && b->arg == id && (b->w0 & VPROF_KIND_MASK) == VPROF_K_SITE_BEGIN) {
+  if (b >= t->start && b->arg == site && (b->w0 & VPROF_KIND_MASK) == VPROF_K_SITE_BEGIN) {
     began = (b->w0 >> VPROF_TS_SHIFT) + t->tsc_base;
     if (now - began < (1ull << 32)) {
       b->arg = id | ((now - began) << 32);
@@ -269,13 +313,13 @@ class FnScope {
 /* Call-site probe: the same shape for one call's duration. */
 class SiteScope {
  public:
-  __attribute__((always_inline)) explicit SiteScope(vprof_u32 id) : id_(id) { vprof_site_begin(id); }
-  __attribute__((always_inline)) ~SiteScope() { vprof_site_end(id_); }
+  __attribute__((always_inline)) explicit SiteScope(vprof_u64 site) : site_(site) { vprof_site_begin(site); }
+  __attribute__((always_inline)) ~SiteScope() { vprof_site_end(site_); }
   SiteScope(const SiteScope &) = delete;
   SiteScope &operator=(const SiteScope &) = delete;
 
  private:
-  vprof_u32 id_;
+  vprof_u64 site_;
 };
 }  // namespace detail
 }  // namespace vprof

@@ -2,7 +2,7 @@
 // Re-executes itself with the recorder on (the runtime reads its environment
 // at start-up). Prints one line per figure; the last line is the summary:
 //   probe_pair_ns=<x> timestamp_pair_ns=<y> ratio=<x/y> bytes_per_event=<b> neighbour_ratio=<z>
-//   off_probe_ns=<o> idle_probe_ns=<i> off_sync_ns=<s>
+//   off_probe_ns=<o> idle_probe_ns=<i> off_sync_ns=<s> call_ns=<c> named_call_ns=<d>
 // off_probe_ns: one function probe between recording windows (VPROF_SAMPLE,
 // runtime/window.h: the probe keeps the thread's shadow stack inline), half
 // an enter/exit pair, measured in a child process recording with windows
@@ -10,6 +10,9 @@
 // idle_probe_ns: the same in a child that does not record at all (no
 // VPROF_TRACE_DIR: an instrumented server run without `vprof run`).
 // off_sync_ns: a sync triple (wait begin, wait end, release) between windows.
+// call_ns: a call site around an instrumented function (site begin, enter,
+// exit, site end), recording; named_call_ns: the same with the site naming
+// its callee (VPROF_SITE_CALLS), whose enter and end read no clock.
 // neighbour_ratio: the same ratio measured again while a neighbour process
 // writes a file with fsync on the trace's file system and streams through
 // 1 GiB of memory (issue 14: a DBMS does I/O all the time).
@@ -52,7 +55,8 @@ static double ticks_per_ns() {
 static volatile uint64_t sink;
 static int lock_object;
 
-enum class What { Timestamps, Site, Function, Sync };
+enum class What { Timestamps, Site, Function, Sync, Call, NamedCall };
+constexpr int kWhats = 6;
 
 // ns per pair (or triple) over `n` repetitions.
 static double batch(What w, uint32_t n, double tpn) {
@@ -83,6 +87,22 @@ static double batch(What w, uint32_t n, double tpn) {
         vprof_sync_release(&lock_object, VPROF_SYNC_MUTEX);
       }
       break;
+    case What::Call:  // a site around an instrumented function: four probes, four clock reads
+      for (uint32_t i = 0; i < n; ++i) {
+        vprof_site_begin(7);
+        vprof_fn_enter(3);
+        vprof_fn_exit(3);
+        vprof_site_end(7);
+      }
+      break;
+    case What::NamedCall:  // the same site naming its callee (VPROF_SITE_CALLS): two clock reads
+      for (uint32_t i = 0; i < n; ++i) {
+        vprof_site_begin(VPROF_SITE_CALLS(7, 3));
+        vprof_fn_enter(3);
+        vprof_fn_exit(3);
+        vprof_site_end(VPROF_SITE_CALLS(7, 3));
+      }
+      break;
   }
   sink = acc;
   return (double)(vprof_now() - t0) / tpn / n;
@@ -90,9 +110,9 @@ static double batch(What w, uint32_t n, double tpn) {
 
 // Median of interleaved batches: every kind sees the same machine noise.
 static std::vector<double> measure(uint32_t n, double tpn, int batches) {
-  std::vector<std::vector<double>> r(4);
+  std::vector<std::vector<double>> r(kWhats);
   for (int b = 0; b < batches; ++b)
-    for (int w = 0; w < 4; ++w) r[w].push_back(batch(static_cast<What>(w), n, tpn));
+    for (int w = 0; w < kWhats; ++w) r[w].push_back(batch(static_cast<What>(w), n, tpn));
   std::vector<double> med;
   for (auto &v : r) {
     std::sort(v.begin(), v.end());
@@ -168,6 +188,9 @@ int main(int argc, char **argv) {
   std::thread([&] { one = measure(n, tpn, 5); }).join();
   std::printf("1 thread : timestamp_pair_ns=%.2f site_pair_ns=%.2f fn_pair_ns=%.2f sync_triple_ns=%.2f\n",
               one[0], one[1], one[2], one[3]);
+  std::printf("1 thread : call_ns=%.2f named_call_ns=%.2f (a site and its instrumented callee: 4 probes, "
+              "4 clock reads; the site naming the callee: 2)\n",
+              one[4], one[5]);
 
   // The same beside a disk- and memory-heavy neighbour: a process writing
   // 4 MiB blocks to a file on the trace's file system, fsync every 64 MiB,
@@ -251,7 +274,7 @@ int main(int argc, char **argv) {
   std::error_code ec;
   fs::remove_all(dir, ec);
   std::printf("probe_pair_ns=%.2f timestamp_pair_ns=%.2f ratio=%.3f bytes_per_event=%.1f neighbour_ratio=%.3f "
-              "off_probe_ns=%.2f idle_probe_ns=%.2f off_sync_ns=%.2f\n",
-              one[1], one[0], one[1] / one[0], bytes, busy[1] / busy[0], off, idle, off_sync);
+              "off_probe_ns=%.2f idle_probe_ns=%.2f off_sync_ns=%.2f call_ns=%.2f named_call_ns=%.2f\n",
+              one[1], one[0], one[1] / one[0], bytes, busy[1] / busy[0], off, idle, off_sync, one[4], one[5]);
   return 0;
 }

@@ -250,6 +250,42 @@ TEST(Runtime, Spans_ACallWithNothingInsideIsOneSlotAndReadsAsABeginAndAnEnd) {
   EXPECT_GE(h.data_chunks, 78u);
 }
 
+// Issue 28 part 2: where a call site names its callee (an instrumented
+// function), the callee's enter takes the site's begin time and the site's
+// end the callee's exit time: one clock read each side of the call, not two.
+// A site naming another function, an argument's site in between, or another
+// exit newest: each probe reads its own clock. A named callee that recorded
+// nothing leaves one SITE_SPAN slot, as any site does.
+TEST(Runtime, Issue28_ASiteAndTheCalleeItNamesShareTheirClockReads) {
+  std::string dir = fresh_dir("sharedclock");
+  ASSERT_EQ(run_counted(dir, {"sharedclock"}), 0);
+  Trace t = read_ok(dir);
+  ASSERT_EQ(t.threads.size(), 1u);
+  std::vector<std::pair<Kind, uint64_t>> got;
+  std::vector<int64_t> ts;
+  for (const auto &e : t.threads[0].events)
+    if (e.kind == Kind::SiteBegin || e.kind == Kind::SiteEnd || e.kind == Kind::FuncEnter ||
+        e.kind == Kind::FuncExit) {
+      got.emplace_back(e.kind, e.arg);
+      ts.push_back(e.ts);
+    }
+  const Kind B = Kind::SiteBegin, E = Kind::SiteEnd, In = Kind::FuncEnter, Out = Kind::FuncExit;
+  const std::vector<std::pair<Kind, uint64_t>> want = {
+      {In, 1}, {B, 2}, {In, 3},  {Out, 3}, {E, 2},  {B, 4},   {In, 5}, {Out, 5}, {E, 4},  {B, 6},
+      {B, 8},  {E, 8}, {In, 7},  {Out, 7}, {In, 3}, {Out, 3}, {E, 6},  {B, 10},  {E, 10}, {Out, 1}};
+  ASSERT_EQ(got, want);
+  for (size_t i = 1; i < ts.size(); ++i) ASSERT_GE(ts[i], ts[i - 1]) << "event " << i;
+  const int64_t us100 = 100000;  // ns: half a spin
+  EXPECT_EQ(ts[2], ts[1]) << "3's enter shares its site's begin";
+  EXPECT_GT(ts[3] - ts[2], us100) << "the call keeps its length";
+  EXPECT_EQ(ts[4], ts[3]) << "the site's end shares 3's exit";
+  EXPECT_GT(ts[6] - ts[5], us100) << "5 is not the function site 4 names";
+  EXPECT_GT(ts[8] - ts[7], us100);
+  EXPECT_GT(ts[12] - ts[10], us100) << "an argument's site came between site 6 and 7's enter";
+  EXPECT_GT(ts[16] - ts[15], us100) << "3's exit, not 7's, was newest at site 6's end";
+  EXPECT_GT(ts[18] - ts[17], us100) << "site 10's span keeps its length";
+}
+
 // Issue 14: PostgreSQL's make, without --enable-depend, did not rebuild the
 // files that include a header vprof instrumented, and the session's binary
 // held code of two instrumentations. The process file says so, and the

@@ -387,6 +387,39 @@ int main(int argc, char **argv) {
       vprof_site_begin(8);
       vprof_site_end(8);
     }
+  } else if (mode == "sharedclock") {
+    // Issue 28 part 2: a site naming its callee (VPROF_SITE_CALLS) and the
+    // callee's enter and exit, each call 200 us long; then the cases that
+    // must read the clock anyway.
+    const vprof_u64 calls3 = VPROF_SITE_CALLS(2, 3);
+    vprof_fn_enter(1);
+    vprof_site_begin(calls3);  // shared: enter 3 right after its site
+    vprof_fn_enter(3);
+    spin_us(200);
+    vprof_fn_exit(3);
+    vprof_site_end(calls3);
+    vprof_site_begin(VPROF_SITE_CALLS(4, 9));  // names 9, calls 5: not shared
+    spin_us(200);
+    vprof_fn_enter(5);
+    vprof_fn_exit(5);
+    spin_us(200);
+    vprof_site_end(VPROF_SITE_CALLS(4, 9));
+    vprof_site_begin(VPROF_SITE_CALLS(6, 7));  // an argument's site between: not shared
+    vprof_site_begin(8);
+    spin_us(200);
+    vprof_site_end(8);
+    vprof_fn_enter(7);
+    spin_us(200);
+    vprof_fn_exit(7);
+    spin_us(200);
+    vprof_fn_enter(3);  // 3 again, no site before it: its own clock
+    vprof_fn_exit(3);
+    spin_us(200);
+    vprof_site_end(VPROF_SITE_CALLS(6, 7));  // 3's exit is newest, not 7's: its own clock
+    vprof_site_begin(VPROF_SITE_CALLS(10, 11));  // the callee recorded nothing: one span
+    spin_us(200);
+    vprof_site_end(VPROF_SITE_CALLS(10, 11));
+    vprof_fn_exit(1);
   } else if (mode == "xproc") {
     return cross_process((int)arg(2));
   } else if (mode == "labels") {
