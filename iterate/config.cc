@@ -52,6 +52,7 @@ Expected<Config> load_config(const std::string &path) {
     c.exponent = j.value("exponent", c.exponent);
     c.max_iterations = j.value("max_iterations", c.max_iterations);
     c.sample = j.value("sample", c.sample);
+    c.runs = j.value("runs", c.runs);
     c.session_dir = j.value("session_dir", c.session_dir);
   } catch (const json::exception &e) {
     return Error{fmt::format("{}: wrong type: {}", path, e.what())};
@@ -62,6 +63,7 @@ Expected<Config> load_config(const std::string &path) {
   if (c.exponent < 0) return bad("exponent", "must be >= 0");
   if (c.max_iterations < 1) return bad("max_iterations", "must be >= 1");
   if (c.sample < 0 || c.sample > 100) return bad("sample", "must be a percentage in [0, 100]");
+  if (c.runs < 1 || c.runs > 1000) return bad("runs", "must be in [1, 1000]");
   return c;
 }
 
@@ -72,7 +74,8 @@ Status save_config(const Config &c, const std::string &path) {
             {"sync_everywhere", c.sync_everywhere}, {"k", c.k},
             {"d", c.d},                 {"m", c.m},
             {"exponent", c.exponent},   {"max_iterations", c.max_iterations},
-            {"sample", c.sample},       {"session_dir", c.session_dir}};
+            {"sample", c.sample},       {"runs", c.runs},
+            {"session_dir", c.session_dir}};
   if (!c.source_root.empty()) j["source_root"] = c.source_root;
   std::ofstream out(path);
   if (!out) return Error{fmt::format("{}: cannot write", path)};

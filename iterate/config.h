@@ -9,7 +9,7 @@
 //     "run_command": "./build/minidb_bench --seconds 3",
 //     "sync_packs": ["stdcxx"], "sync_everywhere": true,
 //     "k": 3, "d": 0.05, "m": 0.5, "exponent": 2, "max_iterations": 6,
-//     "sample": 0, "session_dir": ".vprof-session" }
+//     "sample": 0, "runs": 1, "session_dir": ".vprof-session" }
 #ifndef VPROF_ITERATE_CONFIG_H
 #define VPROF_ITERATE_CONFIG_H
 
@@ -43,11 +43,21 @@ struct Config {
   // Windowed recording (docs/run.md): each run records in windows covering
   // about this percent of the time; 0 (or 100): in full.
   int sample = 0;
+  // Each iteration runs the workload this many times, into its one trace
+  // directory, one analysis: a sampled session keeps a full one's interval
+  // count with runs = 100 / sample (vprof init's default under --sample).
+  int runs = 1;
   std::string session_dir = ".vprof-session";
 
   std::string abs(const std::string &p) const;  // p resolved against dir
   std::string abs_source_root() const { return source_root.empty() ? "" : abs(source_root); }
 };
+
+// Under --sample P a run analyses about P% of its intervals: `vprof init`
+// makes each iteration run the workload 100/P times (rounded up) unless
+// --runs says otherwise, so that a sampled session's iterations see as many
+// intervals as in full. 1 in full.
+inline int runs_for_sample(int sample) { return sample > 0 && sample < 100 ? (100 + sample - 1) / sample : 1; }
 
 // Errors name the file and the field: "vprof.json: field 'k': must be >= 1".
 Expected<Config> load_config(const std::string &path);

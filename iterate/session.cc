@@ -247,16 +247,22 @@ Status Session::run_iteration(Iteration &it) {
   fs::copy_file(ir->manifest_path, it.trace_dir + "/manifest.json",
                 fs::copy_options::overwrite_existing, ec);
   if (ec) return Error{fmt::format("{}: cannot copy the manifest: {}", ir->manifest_path, ec.message())};
-  std::string run_log = idir + "/run.log";
-  log(fmt::format("iteration {}: running ({})", it.number, c_.run_command));
   std::vector<std::pair<std::string, std::string>> env{{"VPROF_TRACE_DIR", it.trace_dir}};
   if (c_.sample > 0 && c_.sample < 100) env.emplace_back("VPROF_SAMPLE", std::to_string(c_.sample));
-  auto r = run_shell(c_.run_command, c_.dir, run_log, env);
-  if (!r) return Error{r.error().message};
-  if (*r != 0) {
-    it.failed = "run";
-    return Error{fmt::format("{}: the workload failed (exit {}); its last lines:\n{}", run_log, *r,
-                             tail(run_log, 15))};
+  // `runs` runs (vprof.json), one after another into the one trace directory:
+  // their processes' files side by side, read as one run's.
+  for (int k = 1; k <= c_.runs; ++k) {
+    std::string run_log = idir + (c_.runs == 1 ? "/run.log" : fmt::format("/run-{}.log", k));
+    log(c_.runs == 1 ? fmt::format("iteration {}: running ({})", it.number, c_.run_command)
+                     : fmt::format("iteration {}: running, {} of {} ({})", it.number, k, c_.runs, c_.run_command));
+    auto r = run_shell(c_.run_command, c_.dir, run_log, env);
+    if (!r) return Error{r.error().message};
+    if (*r != 0) {
+      it.failed = "run";
+      return Error{fmt::format("{}: the workload failed (exit {}); its last lines:\n{}", run_log, *r,
+                               tail(run_log, 15))};
+    }
+    if (k < c_.runs && interrupted()) return Error{"interrupted"};
   }
   // Probes of another iteration's instrumentation would be read under this
   // one's names: stop, saying why, rather than analyse them.

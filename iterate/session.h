@@ -3,7 +3,7 @@
 // iteration limit. State and reports persist under the session directory
 // after every iteration:
 //   SESSION/state.json                the session (state.h)
-//   SESSION/iter-N/{instrumented.txt,build.log,run.log,trace/,report.json,report.txt,report.vprof}
+//   SESSION/iter-N/{instrumented.txt,build.log,run.log (run-K.log: runs > 1),trace/,report.json,report.txt,report.vprof}
 //     (instrumented.txt: the iteration's functions, one a line; the progress
 //     line names a few)
 //   SESSION/final-report.{json,txt,vprof,html}   the merged analysis at the end

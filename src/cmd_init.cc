@@ -17,6 +17,7 @@ struct InitCli {
   iterate::Config c;
   std::string out = "vprof.json";
   bool force = false;
+  bool runs_given = false;
 };
 
 // Every --sync names a pack that exists (or a pack file): one line naming the
@@ -41,12 +42,17 @@ int run(InitCli &o) {
     std::fprintf(stderr, "vprof: note: %s/compile_commands.json does not exist yet; the build "
                  "command must make it (CMAKE_EXPORT_COMPILE_COMMANDS=ON, or bear)\n",
                  o.c.build_dir.c_str());
+  if (!o.runs_given) o.c.runs = iterate::runs_for_sample(o.c.sample);
   Status s = iterate::save_config(o.c, o.out);
   if (!s) return fail(s.message());
   // Read it back: the same validation `iterate` will apply.
   auto back = iterate::load_config(o.out);
   if (!back) return fail(back.error().message);
   std::printf("wrote %s\n", o.out.c_str());
+  if (o.c.runs > 1)
+    std::printf("each iteration runs the workload %d times into one trace%s\n", o.c.runs,
+                o.runs_given ? "" : fmt::format(" (--sample {}: about {}% of a run's intervals count; --runs N to change)",
+                                                o.c.sample, o.c.sample).c_str());
   return kExitOk;
 }
 
@@ -75,6 +81,11 @@ Registrar reg("init", clang_command_help("init"),
                                "time (0: in full; docs/run.md)")
                     ->check(between(0, 100))
                     ->type_name("PCT");
+                sub.add_option("--runs", o->c.runs,
+                               "workload runs per iteration, into one trace (default: 1; under --sample PCT, "
+                               "100/PCT rounded up, to keep a full recording's interval count)")
+                    ->check(between(1, 1000))
+                    ->each([o](const std::string &) { o->runs_given = true; });
                 sub.add_option("--session-dir", o->c.session_dir,
                                "where the session keeps its iterations and reports (relative to the config's directory)");
                 sub.add_option("-o,--output", o->out, "where to write");

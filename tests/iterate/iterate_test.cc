@@ -378,6 +378,49 @@ TEST(Iterate, Issue28_TheConfigsSampleReachesEveryRun) {
   EXPECT_EQ(bad.error().message, path + ": field 'sample': must be a percentage in [0, 100]");
 }
 
+// Issue 28: `runs` (init --runs; 100/PCT under --sample) runs the workload
+// that many times an iteration, into the iteration's one trace directory:
+// the analysis reads every run's intervals, a run's log each.
+TEST(Iterate, Issue28_AnIterationRunsTheWorkloadRunsTimesIntoOneTrace) {
+  auto intervals = [](int runs) -> size_t {
+    Config c = make_target("runs" + std::to_string(runs), "stage2", 2);
+    c.max_iterations = 1;
+    c.runs = runs;
+    const std::string seen = c.dir + "/runs-seen.txt";
+    c.run_command = "echo \"$VPROF_TRACE_DIR\" >> " + seen + " && " + c.run_command;
+    const std::string path = c.dir + "/vprof-runs.json";
+    EXPECT_TRUE(save_config(c, path).ok());
+    auto loaded = load_config(path);
+    EXPECT_TRUE(loaded.ok());
+    if (!loaded.ok()) return 0;
+    EXPECT_EQ(loaded->runs, runs);
+    auto out = run_session(*loaded, options(), Hooks{});
+    EXPECT_TRUE(out.ok()) << out.error().message;
+    if (!out.ok()) return 0;
+    std::istringstream lines(slurp(seen));
+    std::vector<std::string> dirs;
+    for (std::string l; std::getline(lines, l);) dirs.push_back(l);
+    EXPECT_EQ(dirs.size(), size_t(runs));
+    for (const auto &d : dirs) EXPECT_EQ(d, dirs[0]) << "one trace directory";
+    const std::string idir = loaded->abs(loaded->session_dir) + "/iter-1";
+    for (int k = 1; runs > 1 && k <= runs; ++k)
+      EXPECT_TRUE(fs::exists(idir + "/run-" + std::to_string(k) + ".log")) << k;
+    return out->analysis->runs[0]->paths.rows.size();
+  };
+  EXPECT_EQ(vprof::iterate::runs_for_sample(10), 10);
+  EXPECT_EQ(vprof::iterate::runs_for_sample(30), 4);
+  EXPECT_EQ(vprof::iterate::runs_for_sample(0), 1);
+  EXPECT_EQ(vprof::iterate::runs_for_sample(100), 1);
+  const size_t one = intervals(1), three = intervals(3);
+  EXPECT_GT(one, 0u);
+  EXPECT_EQ(three, 3 * one) << "every run's intervals are read";
+  fs::path p = fs::path(vprof::testing::fresh_dir("vprof-it", "badruns")) / "vprof.json";
+  std::ofstream(p) << R"({"root": "f", "build_command": "true", "run_command": "true", "runs": 0})";
+  auto bad = load_config(p.string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, p.string() + ": field 'runs': must be in [1, 1000]");
+}
+
 // Issue 29 (found on MariaDB): an out-of-source CMake build whose compile db
 // lists a source the build generates has its deepest common directory above
 // both trees, so instrument's default source root let the sync packs rewrite
