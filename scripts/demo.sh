@@ -6,6 +6,8 @@
 # reports are. The scratch copy is instrumented and restored; examples/ is
 # never touched.
 #   scripts/demo.sh            (BUILD_DIR=build, DEMO_DIR=$BUILD_DIR/demo)
+#   SAMPLE=PCT scripts/demo.sh: the session records in windows (vprof init
+#   --sample PCT; each iteration runs the workload 100/PCT times)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -31,7 +33,7 @@ cmake --build b >/dev/null
 # 8 connections on one warehouse, FCFS row locks, one fsync per commit.
 "$vprof" init -p b --root minidb::run_transaction --build "cmake --build b" \
   --run "./b/minidb_bench --preset contended --lock-policy fcfs --dir $work/data" \
-  --sync stdcxx --force >/dev/null
+  --sync stdcxx ${SAMPLE:+--sample "$SAMPLE"} --force >/dev/null
 echo "demo: vprof iterate --auto (each iteration: instrument, build, run, analyze, decide)"
 "$vprof" iterate --auto --fresh
 echo "demo: done in $(( $(date +%s) - start )) s; the session (every iteration's trace and report) is in $work/minidb/.vprof-session"

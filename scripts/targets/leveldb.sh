@@ -16,7 +16,7 @@
 #        JOBS=N (default 2)  BENCH_NUM=N db_bench --num (default 20000; profile: per thread, 50000)
 #        profile only: BENCH_THREADS=N (4)  BENCH_FLAGS="more db_bench flags" (none)
 #        BENCHMARK=fillrandom (or another write benchmark: fillsync, fillseq, overwrite)
-#        MAX_ITERATIONS=N (8)
+#        MAX_ITERATIONS=N (8)  SAMPLE=PCT (vprof init --sample PCT: windowed, 100/PCT runs an iteration)
 # Needs: root or sudo for the deb-src line and apt-get; cmake, ninja, g++,
 #        libgtest-dev, libgmock-dev, libbenchmark-dev (LevelDB's tests/benchmarks).
 set -euo pipefail
@@ -68,7 +68,7 @@ if [ $mode = profile ]; then
   run="build/db_bench --benchmarks=${BENCHMARK:-fillrandom} --threads=$threads --num=$num --db=$work/bench-db ${BENCH_FLAGS:-}"
   "$vprof" init -p build --root leveldb::DBImpl::Write --sync leveldb \
     --build "nice cmake --build build -j $jobs --target db_bench" --run "$run" \
-    --max-iterations "$max_iter" --force
+    --max-iterations "$max_iter" ${SAMPLE:+--sample "$SAMPLE"} --force
   cat vprof.json
   step "vprof iterate --auto"
   start=$SECONDS
