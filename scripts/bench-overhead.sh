@@ -11,6 +11,8 @@
 #              intervals' begins and ends, so a sampled run needs them
 #   vprof-iv:S10  vprof-iv recording in windows over 10% of the time
 #              (vprof run --sample 10, 10 ms windows: a run lasts half a second)
+#   vprof-iv:off  vprof-iv's build run without vprof: what the instrumented
+#              build costs while nothing records
 #   pg         built with -pg (what uftrace needs); run plain, and under
 #              `uftrace record -F leveldb::DBImpl::Write -D 2`
 # The binaries are built once each (the tree is instrumented, built, restored),
@@ -114,13 +116,14 @@ cp build/.vprof/manifest.json "bin/manifest-iv.json"
 "$vprof" restore -p build >&2
 (cd src && patch -p1 -R -s < "$patchfile")
 build build  # back to the plain sources
-variants="$variants vprof-iv vprof-iv:S10 pg uftrace"
+variants="$variants vprof-iv vprof-iv:S10 vprof-iv:off pg uftrace"
 
 one_run() {  # VARIANT -> "µs/op records"
   local v=$1 db="$work/db-$1" out rec=0
   rm -rf "$db" trace-run uftrace.data
   case $v in
     plain) out=$(env -u VPROF_TRACE_DIR bin/db_bench-plain --benchmarks=fillrandom --num="$num" --db="$db" 2>&1) ;;
+    *:off) out=$(env -u VPROF_TRACE_DIR "bin/db_bench-${v%%:*}" --benchmarks=fillrandom --num="$num" --db="$db" 2>&1) ;;
     vprof-*)
       local b=${v%%:*} sample=()
       case $v in *:S*) sample=(--sample "${v##*:S}") ;; esac
@@ -189,7 +192,8 @@ if "vprof-iv:S10" in med:
     ratio_i = added_u / added_i if added_i > 0 else float("inf")
     ratio_s = added_u / added_s if added_s > 0 else float("inf")
     print(f"with one interval per write: vprof-iv adds {added_i:.3f} us/op in full ({ratio_i:.1f}x less than "
-          f"uftrace), {added_s:.3f} at 10% ({ratio_s:.1f}x less; issue 28's goal: 100x)")
+          f"uftrace), {added_s:.3f} at 10% ({ratio_s:.1f}x less; issue 28's goal: 100x), "
+          f"{med.get('vprof-iv:off', float('nan')) - med['plain']:.3f} not recording")
 print(f"dbbench_uftrace_over_vprof={ratio:.1f}")
 EOF
 ) | tee db.out
