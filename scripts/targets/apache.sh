@@ -118,6 +118,10 @@ libs=$("$vprof" config --libs)
 if [ ! -s src/compile_commands.json ] || [ ! -x src/httpd ] ||
    ! grep -qF -- "$cflags" src/build/config_vars.mk 2>/dev/null; then
   step "configure (system APR, event MPM, static modules) and build with bear"
+  # A tree built before (with another vprof) is cleaned first: configuring it
+  # again over the old build left generated sources (server/exports.c) that
+  # its old dependency lists (make depend) name but the new makefiles do not make.
+  if [ -f src/build/config_vars.mk ]; then (cd src && make -s distclean >/dev/null 2>&1 || true); fi
   # Debian's reproducible_builds.diff makes buildmark.c take the build time
   # from the command line (debian/rules passes the changelog's date).
   built=$(date -u --date="$(sed -n 's/^ -- .*>  //p' src/debian/changelog | head -1)" +%FT%T)
