@@ -63,7 +63,7 @@ Expected<Config> load_config(const std::string &path) {
   if (c.exponent < 0) return bad("exponent", "must be >= 0");
   if (c.max_iterations < 1) return bad("max_iterations", "must be >= 1");
   if (c.sample < 0 || c.sample > 100) return bad("sample", "must be a percentage in [0, 100]");
-  if (c.runs < 1 || c.runs > 1000) return bad("runs", "must be in [1, 1000]");
+  if (c.runs < 1 || c.runs > kMaxRuns) return bad("runs", fmt::format("must be in [1, {}]", kMaxRuns));
   return c;
 }
 

@@ -18,6 +18,7 @@
 
 #include "analyzer/factors/defaults.h"
 #include "common/expected.h"
+#include "common/sample.h"
 
 namespace vprof::iterate {
 
@@ -57,7 +58,9 @@ struct Config {
 // makes each iteration run the workload 100/P times (rounded up) unless
 // --runs says otherwise, so that a sampled session's iterations see as many
 // intervals as in full. 1 in full.
-inline int runs_for_sample(int sample) { return sample > 0 && sample < 100 ? (100 + sample - 1) / sample : 1; }
+inline int runs_for_sample(int sample) { return windowed(sample) ? (100 + sample - 1) / sample : 1; }
+// The most runs an iteration takes (vprof.json's `runs`, init --runs).
+inline constexpr int kMaxRuns = 1000;
 
 // Errors name the file and the field: "vprof.json: field 'k': must be >= 1".
 Expected<Config> load_config(const std::string &path);

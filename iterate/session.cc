@@ -248,7 +248,7 @@ Status Session::run_iteration(Iteration &it) {
                 fs::copy_options::overwrite_existing, ec);
   if (ec) return Error{fmt::format("{}: cannot copy the manifest: {}", ir->manifest_path, ec.message())};
   std::vector<std::pair<std::string, std::string>> env{{"VPROF_TRACE_DIR", it.trace_dir}};
-  if (c_.sample > 0 && c_.sample < 100) env.emplace_back("VPROF_SAMPLE", std::to_string(c_.sample));
+  add_sample_env(env, c_.sample);
   // `runs` runs (vprof.json), one after another into the one trace directory:
   // their processes' files side by side, read as one run's.
   for (int k = 1; k <= c_.runs; ++k) {

@@ -116,7 +116,6 @@ static uint32_t intern(ThreadState *t, const char *s) {
   return id;
 }
 
-static uint64_t sync_arg(const void *obj, uint32_t role) { return vprof_sync_arg(obj, role); }
 
 static inline bool on() { return g.active.load(std::memory_order_relaxed); }
 
@@ -370,7 +369,7 @@ void vprof_rt_sync_wait_begin(const void *obj, uint32_t role) {
   if (!on()) return;
   ThreadState *t = current_thread();
   if (!t) return;
-  const uint64_t arg = sync_arg(obj, role);
+  const uint64_t arg = vprof_sync_arg(obj, role);
   if (!recording(t)) {
     window_shadow(t, VPROF_K_WAIT_BEGIN, arg);
     return;
@@ -439,7 +438,7 @@ void vprof_rt_sync_release(const void *obj, uint32_t role) {
   uint64_t now = vprof_now();
   g.owners.put(obj, t->hot.tid, now);
   if (g.opt.mutex_releases || vprof_release_recorded_by_default(role))
-    emit_at(t, VPROF_K_RELEASE, sync_arg(obj, role), now);
+    emit_at(t, VPROF_K_RELEASE, vprof_sync_arg(obj, role), now);
 }
 
 }  // extern "C"

@@ -84,7 +84,7 @@ Registrar reg("init", clang_command_help("init"),
                 sub.add_option("--runs", o->c.runs,
                                "workload runs per iteration, into one trace (default: 1; under --sample PCT, "
                                "100/PCT rounded up, to keep a full recording's interval count)")
-                    ->check(between(1, 1000))
+                    ->check(between(1, iterate::kMaxRuns))
                     ->each([o](const std::string &) { o->runs_given = true; });
                 sub.add_option("--session-dir", o->c.session_dir,
                                "where the session keeps its iterations and reports (relative to the config's directory)");

@@ -48,6 +48,7 @@
 #include <vprof/trace_format.h>
 
 #include "analyzer/util/output_file.h"
+#include "common/sample.h"
 #include "analyzer/util/process.h"
 #include "command.h"
 #include "trace_summary.h"
@@ -310,7 +311,7 @@ int run(const RunOptions &o) {
   SpawnOptions so;
   so.search_path = true;
   so.env = {{"VPROF_TRACE_DIR", dir.string()}};
-  if (o.sample > 0 && o.sample < 100) so.env.emplace_back("VPROF_SAMPLE", std::to_string(o.sample));
+  add_sample_env(so.env, o.sample);
   so.mask = &mask;
   so.inherit_fd = lock;  // CMD holds the lock too (the top of this file)
   auto pid = spawn(o.command, so);

@@ -185,12 +185,21 @@ static inline void vprof_emit_other(struct vprof_thread *t, vprof_u32 kind, vpro
   if (t == 0 || !vprof_shadowed(t, kind, arg)) vprof_rt_emit_slow(kind, arg);
 }
 
+/* The fast path's test: a thread that records, with room, not inside a probe. */
+VPROF_INLINE int vprof_fast(const struct vprof_thread *t) {
+  return __builtin_expect(t != 0 && t->pos < t->end && !t->busy, 1);
+}
+/* Any other probe: the slow path, unless the process never records. */
+VPROF_INLINE void vprof_slow(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg) {
+  if (t != 0 || !vprof_rt_idle) vprof_emit_other(t, kind, arg);
+}
+
 VPROF_INLINE void vprof_emit(vprof_u32 kind, vprof_u64 arg) {
   struct vprof_thread *t = vprof_tls;
-  if (__builtin_expect(t != 0 && t->pos < t->end && !t->busy, 1))
+  if (vprof_fast(t))
     vprof_write_slot(t, kind, arg, vprof_now());
-  else if (t != 0 || !vprof_rt_idle)
-    vprof_emit_other(t, kind, arg);
+  else
+    vprof_slow(t, kind, arg);
 }
 
 /* A call site's word: its id, and in the high half the id of the function
@@ -199,31 +208,29 @@ VPROF_INLINE void vprof_emit(vprof_u32 kind, vprof_u64 arg) {
  * low half); a SITE_SPAN's arg puts the call's length there instead. */
 #define VPROF_SITE_CALLS(site, fn) ((vprof_u64)(fn) << 32 | (vprof_u32)(site))
 
-/* The slot just written on this ring pass, when it is a `kind` with this
- * `arg`: the tick it holds. 0 otherwise (and on a new pass). */
-VPROF_INLINE vprof_u64 vprof_newest_tick(const struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg) {
+/* The slot just written on this ring pass, when it is a `kind` whose arg's
+ * bits under `mask` are `arg`: the tick it holds. 0 otherwise (and on a new
+ * pass). */
+VPROF_INLINE vprof_u64 vprof_newest_tick(const struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg,
+                                         vprof_u64 mask) {
   const struct vprof_slot *b = t->pos - 1;
-  if (b >= t->start && b->arg == arg && (b->w0 & VPROF_KIND_MASK) == kind)
+  if (b >= t->start && (b->arg & mask) == arg && (b->w0 & VPROF_KIND_MASK) == kind)
     return (b->w0 >> VPROF_TS_SHIFT) + t->tsc_base;
   return 0;
 }
 
-/* A function's enter right after the begin of a site that names it (nothing
- * recorded in between: its arguments called nothing instrumented) takes the
- * begin's time: the call was timed once already. */
+/* A function's enter right after the begin of a site that names it (the
+ * begin's word has this id in its high half; nothing recorded in between:
+ * its arguments called nothing instrumented) takes the begin's time: the
+ * call was timed once already. */
 VPROF_INLINE void vprof_fn_enter(vprof_u32 id) {
   struct vprof_thread *t = vprof_tls;
   vprof_u64 now;
-  if (__builtin_expect(t != 0 && t->pos < t->end && !t->busy, 1)) {
-    /* a begin's arg is its site word: the low half any id, the high half this one */
-    const struct vprof_slot *b = t->pos - 1;
-    if (b >= t->start && (b->arg >> 32) == id && (b->w0 & VPROF_KIND_MASK) == VPROF_K_SITE_BEGIN)
-      now = (b->w0 >> VPROF_TS_SHIFT) + t->tsc_base;
-    else
-      now = vprof_now();
-    vprof_write_slot(t, VPROF_K_FUNC_ENTER, id, now);
-  } else if (t != 0 || !vprof_rt_idle) {
-    vprof_emit_other(t, VPROF_K_FUNC_ENTER, id);
+  if (vprof_fast(t)) {
+    now = vprof_newest_tick(t, VPROF_K_SITE_BEGIN, VPROF_SITE_CALLS(0, id), ~(vprof_u64)0 << 32);
+    vprof_write_slot(t, VPROF_K_FUNC_ENTER, id, now != 0 ? now : vprof_now());
+  } else {
+    vprof_slow(t, VPROF_K_FUNC_ENTER, id);
   }
 }
 VPROF_INLINE void vprof_fn_exit(vprof_u32 id) { vprof_emit(VPROF_K_FUNC_EXIT, id); }
@@ -242,11 +249,11 @@ VPROF_INLINE void vprof_site_end(vprof_u64 site) {
   struct vprof_slot *b;
   vprof_u64 now, began;
   const vprof_u32 id = (vprof_u32)site;
-  if (__builtin_expect(t == 0 || t->pos >= t->end || t->busy, 0)) {
-    if (t != 0 || !vprof_rt_idle) vprof_emit_other(t, VPROF_K_SITE_END, id);
+  if (!vprof_fast(t)) {
+    vprof_slow(t, VPROF_K_SITE_END, id);
     return;
   }
-  if ((site >> 32) != 0 && (now = vprof_newest_tick(t, VPROF_K_FUNC_EXIT, site >> 32)) != 0) {
+  if ((site >> 32) != 0 && (now = vprof_newest_tick(t, VPROF_K_FUNC_EXIT, site >> 32, ~(vprof_u64)0)) != 0) {
     vprof_write_slot(t, VPROF_K_SITE_END, id, now);
     return;
   }
