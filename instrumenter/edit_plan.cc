@@ -1,6 +1,7 @@
 #include "instrumenter/edit_plan.h"
 
 #include <algorithm>
+#include <deque>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -66,8 +67,59 @@ std::vector<std::string> CallTargets::of_virtual(const std::string &method) cons
   return {t.begin(), t.end()};
 }
 
+namespace {
+
+// Ids handed out in (file, offset) order: an earlier manifest's for the
+// entries it has (same key; equal keys, as a macro's several calls have,
+// taken in order), new ones numbered after its largest.
+class Ids {
+ public:
+  using Key = std::vector<std::string>;
+  void keep(const Key &k, uint32_t id) {
+    old_[k].push_back(id);
+    next_ = std::max(next_, id + 1);
+  }
+  uint32_t take(const Key &k) {
+    auto it = old_.find(k);
+    if (it == old_.end() || it->second.empty()) return next_++;
+    uint32_t id = it->second.front();
+    it->second.pop_front();
+    return id;
+  }
+
+ private:
+  std::map<Key, std::deque<uint32_t>> old_;
+  uint32_t next_ = 1;
+};
+
+Ids::Key fn_key(const std::string &file, const std::string &name, int line, int column) {
+  return {file, name, std::to_string(line), std::to_string(column)};
+}
+Ids::Key site_key(const std::string &file, int line, int column, const std::string &callee,
+                  const std::string &text) {
+  return {file, std::to_string(line), std::to_string(column), callee, text};
+}
+
+// The earlier manifest's ids (a manifest that cannot be read keeps none:
+// the ids are then numbered from 1, which costs rebuilds, not correctness).
+void keep_ids(const nlohmann::json *m, Ids &fn, Ids &site) {
+  if (!m || !m->is_object()) return;
+  try {
+    for (const auto &f : m->value("functions", nlohmann::json::array()))
+      fn.keep(fn_key(f.at("file"), f.at("name"), f.at("line"), f.at("column")), f.at("id"));
+    for (const auto &c : m->value("call_sites", nlohmann::json::array()))
+      site.keep(site_key(c.at("file"), c.at("line"), c.at("column"), c.at("callee"), c.value("callee_text", "")),
+                c.at("id"));
+  } catch (const nlohmann::json::exception &) {
+    fn = Ids{};
+    site = Ids{};
+  }
+}
+
+}  // namespace
+
 Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original,
-                         const std::string &manifest_path) {
+                         const std::string &manifest_path, const nlohmann::json *ids_from) {
   // De-duplicate; remember the languages that asked for each edit.
   std::map<std::pair<std::string, unsigned>, FunctionIntent> fns;
   std::map<std::tuple<std::string, unsigned, unsigned>, SiteIntent> sites;
@@ -128,9 +180,10 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
   // function id, which the site's probes pass on (forms.h, site_wrap). A
   // name with several (overloads, statics of other files) gets none.
   std::map<std::string, uint32_t> fn_of_name;
-  uint32_t next = 1;
+  Ids fn_numbers, site_numbers;
+  keep_ids(ids_from, fn_numbers, site_numbers);
   for (const auto &[key, f] : fns) {
-    uint32_t id = next++;
+    uint32_t id = fn_numbers.take(fn_key(f.file, f.name, f.decl.line, f.decl.column));
     fn_ids[key] = id;
     auto [it, fresh] = fn_of_name.emplace(f.name, id);
     if (!fresh) it->second = 0;
@@ -147,9 +200,8 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
     if (!voided.insert({at.file, at.begin, at.end}).second) return;
     ins[at.file].push_back({at.begin, 2, (long long)at.end - at.begin, -1, "(void)"});
   };
-  next = 1;
   for (const auto &[key, c] : sites) {
-    uint32_t id = next++;
+    uint32_t id = site_numbers.take(site_key(c.at.file, c.at.line, c.at.column, c.callee, c.callee_text));
     uint32_t callee_fn = 0;
     if (!c.indirect)
       if (auto it = fn_of_name.find(c.callee); it != fn_of_name.end()) callee_fn = it->second;
@@ -176,9 +228,10 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
       js.back()["targets"] = targets(c);
     }
   }
-  next = 1;
+  // Numbered within each file: its text does not depend on other files'.
+  std::map<std::string, uint32_t> syncs_in;
   for (const auto &[key, y] : syncs) {
-    uint32_t n = next++;
+    uint32_t n = ++syncs_in[y.at.file];
     std::function<Wrap(Lang)> make = [&](Lang l) {
       return sync_wrap(l, y.op, y.form, y.success, y.object, y.role, n);
     };
@@ -212,24 +265,46 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
       open.push_back(s);
     }
   }
-  plan.manifest = {{"schema_version", schema::kManifest.version}, {"functions", jf}, {"call_sites", js}, {"sync_sites", jy}};
+  // Each rewritten file whose probes carry ids (functions', call sites')
+  // registers its own id: a hash of its path, its original and every
+  // insertion, so it changes exactly when the file's probes do. The
+  // manifest lists them ("files"); a program whose ids are all listed was
+  // built from this instrumentation, however many of its files the build
+  // left alone since the last one (their text, and so their id, did not
+  // change). A header of a session's selection keeps its bytes, and its
+  // includers are not rebuilt, as long as its own functions and sites keep
+  // their ids (ids_from). A file with sync wraps alone carries no id a stale
+  // copy could misname, and registers nothing (it may be included inside a
+  // function, where a constructor cannot go); with no ids anywhere (sync
+  // packs alone) every rewritten file registers, so the trace still names
+  // its manifest.
+  nlohmann::json jfiles = nlohmann::json::array();
+  std::map<std::string, std::string> file_ids;
+  for (auto &[file, list] : ins) {
+    std::stable_sort(list.begin(), list.end(), before);
+    auto text = original_of(file);
+    if (!text) return text.error();
+    if (!id_files.empty() && !id_files.count(file)) continue;
+    std::string what = file + '\n' + sha1_hex(**text) + '\n';
+    for (const Insertion &i : list) what += std::to_string(i.offset) + ':' + i.text + '\n';
+    file_ids[file] = sha1_hex(what).substr(0, 16);
+    jfiles.push_back({{"path", file}, {"id", file_ids[file]}});
+  }
+  plan.manifest = {{"schema_version", schema::kManifest.version},
+                   {"functions", jf},
+                   {"call_sites", js},
+                   {"sync_sites", jy},
+                   {"files", jfiles}};
   plan.manifest_id = sha1_hex(plan.manifest.dump()).substr(0, 16);
   plan.manifest["id"] = plan.manifest_id;
   for (auto &[file, list] : ins) {
-    auto text = original_of(file);
-    if (!text) return text.error();
-    const std::string &code = **text;
+    const std::string &code = original.at(file);  // read above (original_of)
     // After a UTF-8 byte order mark: compilers accept one only as the first bytes.
     unsigned start = code.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
-    // The manifest's id is registered by the files whose probes carry its ids
-    // (functions, call sites). A file with sync wraps alone keeps one text
-    // whatever else is selected, so a header every unit includes (MariaDB's
-    // mysql_thread.h) is the same bytes in every iteration of a session and
-    // its includers come from the compiler cache; with no ids anywhere (sync
-    // packs alone), every file registers, as before.
-    const bool registers = id_files.empty() || id_files.count(file);
-    list.push_back({start, -1, 0, 0, preamble(sha1_hex(code), registers ? plan.manifest_id : "", manifest_path)});
-    std::sort(list.begin(), list.end(), before);
+    const auto id = file_ids.find(file);
+    list.insert(list.begin(),
+                {start, -1, 0, 0, preamble(sha1_hex(code), id == file_ids.end() ? "" : id->second, manifest_path)});
+    std::stable_sort(list.begin(), list.end(), before);
     clang::tooling::Replacements reps;
     for (size_t i = 0; i < list.size();) {
       std::string text;

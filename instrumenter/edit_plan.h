@@ -2,7 +2,8 @@
 //
 // Intents are de-duplicated by (file, offsets) so a header seen from many
 // translation units is edited once; ids are assigned in (file, offset) order
-// so the same tree and selection always give the same ids. Every edit is an
+// so the same tree and selection always give the same ids (unless an earlier
+// manifest's are kept: make_plan's ids_from). Every edit is an
 // insertion; insertions at one offset are merged into one
 // tooling::Replacement in nesting order (closing text of inner wrappers, then
 // function probes, then opening text of outer wrappers), so nested wrappers
@@ -50,10 +51,13 @@ class CallTargets {
 
 // `original` maps each path that may be edited to its original contents
 // (read by the caller); a path missing from it is read from disk. Every
-// rewritten file registers the manifest's id and `manifest_path` with the
-// runtime (forms.h, preamble).
+// rewritten file registers its own id (the manifest's "files") and
+// `manifest_path` with the runtime (forms.h, preamble). `ids_from`, an
+// earlier manifest of the same tree (an iterate session's previous
+// iteration), gives its functions and call sites their ids there, so that a
+// file whose selection did not change is rewritten to the same bytes.
 Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original,
-                         const std::string &manifest_path);
+                         const std::string &manifest_path, const nlohmann::json *ids_from = nullptr);
 
 }  // namespace vprof::instr
 

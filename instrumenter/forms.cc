@@ -23,7 +23,7 @@ std::string c_string(const std::string &s) {
 
 }  // namespace
 
-std::string preamble(const std::string &original_sha1, const std::string &manifest_id,
+std::string preamble(const std::string &original_sha1, const std::string &file_id,
                      const std::string &manifest_path) {
   // One copy of the helpers per translation unit even when several rewritten
   // files are included together; the guard macro is ours alone. extern "C++":
@@ -47,13 +47,13 @@ std::string preamble(const std::string &original_sha1, const std::string &manife
          "~SyncRelease() { vprof_sync_release(o, r); } };\n"
          "} } }\n"
          "#endif\n" +
-         (manifest_id.empty() ? std::string()
-                              : "#ifndef VPROF_MANIFEST_REGISTERED_\n"
-                                "#define VPROF_MANIFEST_REGISTERED_ 1\n"
-                                "static void __attribute__((constructor)) vprof_manifest_ctor_(void) "
-                                "{ vprof_register_manifest(\"" + manifest_id + "\", " + c_string(manifest_path) +
-                                    "); }\n"
-                                "#endif\n") +
+         // One constructor per rewritten file in a unit, named by its id.
+         (file_id.empty() ? std::string()
+                          : "#ifndef VPROF_MANIFEST_" + file_id + "_\n"
+                            "#define VPROF_MANIFEST_" + file_id + "_ 1\n"
+                            "static void __attribute__((constructor)) vprof_manifest_" + file_id + "_(void) "
+                            "{ vprof_register_manifest(\"" + file_id + "\", " + c_string(manifest_path) + "); }\n"
+                            "#endif\n") +
          "#line 1\n";
 }
 

@@ -69,8 +69,10 @@ struct Wrap {
   std::string prefix, suffix;
 };
 
-// manifest_id "": the file registers no manifest (it has sync wraps alone).
-std::string preamble(const std::string &original_sha1, const std::string &manifest_id,
+// The text a rewritten file starts with: vprof's marker, the helpers, and a
+// constructor that registers file_id (its entry in the manifest's "files")
+// and manifest_path with the runtime; file_id "": none (sync wraps alone).
+std::string preamble(const std::string &original_sha1, const std::string &file_id,
                      const std::string &manifest_path);
 std::string function_probe(Lang lang, uint32_t id);
 // callee_fn: the function probe id of the site's callee when that function is

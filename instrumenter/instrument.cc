@@ -62,6 +62,15 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   for (const auto &pack : o.sync_packs)
     if (auto s = load_sync_pack(pack, o.annotations_dir, rules); !s) return Error{s.message()};
   so.sync = &rules;
+  std::optional<nlohmann::json> ids_from;
+  if (!o.keep_ids_from.empty()) {
+    std::ifstream in(o.keep_ids_from);
+    if (!in) return Error{o.keep_ids_from + ": cannot read the manifest whose ids to keep"};
+    ids_from = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (ids_from->is_discarded() || !ids_from->is_object())
+      return Error{o.keep_ids_from + ": not a manifest (not a JSON object); its ids cannot be kept"};
+  }
+
   if (o.source_root.empty()) {
     so.source_root = db->common_root;
   } else {
@@ -241,7 +250,7 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
 
   std::map<std::string, std::string> original = *originals;
   res.manifest_path = o.build_dir + "/.vprof/manifest.json";
-  auto plan = make_plan(scans, original, res.manifest_path);
+  auto plan = make_plan(scans, original, res.manifest_path, ids_from ? &*ids_from : nullptr);
   if (!plan) return plan.error();
   res.functions = plan->functions;
   res.call_sites = plan->sites;

@@ -30,6 +30,11 @@ struct InstrumentOptions {
   std::vector<std::string> excluded_dirs;  // never edited (vprof's own include dir)
   bool all_files = false;  // parse every translation unit (sync wrappers everywhere)
   bool dry_run = false;    // compute the changes, write nothing
+  // An earlier manifest of this tree (`--keep-ids`; an iterate session's
+  // previous iteration): its functions and call sites keep their ids, so a
+  // file whose own selection did not change keeps its bytes and the build
+  // does not recompile it or its includers (edit_plan.h). "": ids from 1.
+  std::string keep_ids_from;
   // With all_files: reuse the scans of units that found no selected
   // function when nothing they read has changed (scan_cache.h).
   bool scan_cache = true;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -69,7 +70,8 @@ static int create_own() {
   h->ppid = g.ppid;
   h->start_realtime_ns = g.start_realtime_ns;
   memcpy(h->comm, g.comm, sizeof h->comm);
-  memcpy(h->manifest_id, g.manifest_id, sizeof h->manifest_id);
+  memcpy(h->manifest_ids, g.manifest_ids, sizeof h->manifest_ids);
+  h->manifest_ids_count = g.manifest_ids_count;
   memcpy(h->manifest_path, g.manifest_path, sizeof h->manifest_path);
   g.proc = h;
   g.loss = {&h->lost_threads, &h->lost_records};
@@ -93,19 +95,31 @@ void process_file_drop() {
 
 }  // namespace vprof::rt
 
-// Runs from constructors, before main(), once per instrumented translation
-// unit: one id is the common case; two different ones are said, not chosen.
+// Runs from constructors, before main() (or at dlopen), once per rewritten
+// file in each translation unit: each registers its own id, the signature
+// the manifest lists for it. The distinct ids go to the process file, where
+// a reader checks that the manifest lists every one (a file the build did
+// not recompile registers an id the manifest no longer has). The first path
+// is kept: one instrumentation writes one manifest.
 extern "C" void vprof_register_manifest(const char *id, const char *path) {
   using vprof::rt::g;
   if (!id || !path) return;
-  if (g.manifest_id[0] == '\0') {
-    snprintf(g.manifest_id, sizeof g.manifest_id, "%s", id);
-    snprintf(g.manifest_path, sizeof g.manifest_path, "%s", path);
-  } else if (strcmp(g.manifest_id, id) != 0) {
-    snprintf(g.manifest_id, sizeof g.manifest_id, "mixed");
+  char *end = nullptr;
+  const uint64_t v = strtoull(id, &end, 16);
+  if (end != id + 16 || *end != '\0') return;  // not an id of ours
+  if (g.manifest_path[0] == '\0') snprintf(g.manifest_path, sizeof g.manifest_path, "%s", path);
+  const uint32_t kept = g.manifest_ids_count < VPROF_MANIFEST_IDS ? g.manifest_ids_count : VPROF_MANIFEST_IDS;
+  for (uint32_t i = 0; i < kept; ++i)
+    if (g.manifest_ids[i] == v) return;
+  if (kept < VPROF_MANIFEST_IDS) {
+    g.manifest_ids[kept] = v;
+    ++g.manifest_ids_count;
+  } else {
+    g.manifest_ids_count = VPROF_MANIFEST_IDS + 1;  // more than a file holds: not all are checked
   }
   if (g.proc) {
-    memcpy(g.proc->manifest_id, g.manifest_id, sizeof g.manifest_id);
+    memcpy(g.proc->manifest_ids, g.manifest_ids, sizeof g.manifest_ids);
+    g.proc->manifest_ids_count = g.manifest_ids_count;
     memcpy(g.proc->manifest_path, g.manifest_path, sizeof g.manifest_path);
   }
 }

@@ -129,7 +129,10 @@ struct Process {
   pthread_key_t exit_key;
   vprof_process_header *proc = nullptr;  // p-<pid>.vpp, mapped; nullptr if it could not be made
   vprof_process_header *spare = nullptr;  // else p-0.vpp (vprof run's), mapped, if there is one
-  char manifest_id[24] = {};             // vprof_register_manifest's, kept for a forked child's file
+  // vprof_register_manifest's (every rewritten file registers its own id),
+  // kept for a forked child's file.
+  uint64_t manifest_ids[VPROF_MANIFEST_IDS] = {};
+  uint32_t manifest_ids_count = 0;
   char manifest_path[1024] = {};
   uint64_t fallback_lost[2] = {};
   LossCounters loss{&fallback_lost[0], &fallback_lost[1]};

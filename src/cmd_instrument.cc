@@ -1,4 +1,4 @@
-// vprof instrument -p BUILD_DIR (--function QUALNAME)... [--sync PACK]... [--config vprof.json] [--dry-run]
+// vprof instrument -p BUILD_DIR (--function QUALNAME)... [--sync PACK]... [--config vprof.json] [--keep-ids M] [--dry-run]
 // Rewrites the target's sources in place (instrumenter/instrument.h); prints
 // progress and a summary on stderr, and with --dry-run the diff on stdout.
 #include <unistd.h>
@@ -25,6 +25,7 @@ struct InstrumentCli {
   std::string config;
   std::vector<std::string> functions, packs;
   std::string source_root;
+  std::string keep_ids;
   bool dry_run = false, all_files = false, quiet = false, verbose = false;
   unsigned jobs = 0;
 };
@@ -71,6 +72,7 @@ int run(const InstrumentCli &o) {
   io.excluded_dirs = {dirs.include};  // vprof's own headers are never edited
   io.dry_run = o.dry_run;
   io.jobs = o.jobs;
+  io.keep_ids_from = o.keep_ids;
   bool tty = isatty(2);
   if (!o.quiet)
     io.progress = [tty](size_t done, size_t total, const std::string &file) {
@@ -122,6 +124,10 @@ Registrar reg("instrument", clang_command_help("instrument"),
                 sub.add_option("--config", o->config,
                                "take the build dir (unless -p), sync packs and sync_everywhere from vprof.json");
                 sub.add_option("--source-root", o->source_root, "edit only files below this directory");
+                sub.add_option("--keep-ids", o->keep_ids,
+                               "keep the function and call-site ids of this earlier manifest (BUILD/.vprof/"
+                               "manifest.json before it is replaced): files whose selection did not change keep "
+                               "their text, and are not rebuilt");
                 sub.add_flag("--all-files", o->all_files, "parse every translation unit (sync wrappers everywhere)");
                 sub.add_option("-j,--jobs", o->jobs, "parallel parses (0: one per core)");
                 sub.add_flag("--dry-run", o->dry_run, "print the diff; change nothing");

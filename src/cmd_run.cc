@@ -41,12 +41,14 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <vprof/trace_format.h>
 
+#include "analyzer/names/names.h"
 #include "analyzer/util/output_file.h"
 #include "common/sample.h"
 #include "analyzer/util/process.h"
@@ -248,35 +250,40 @@ void install_forwarding() {
 // process file): copied in when none was given, so `vprof analyze` names the
 // ids with no flag; a given one that is not it is said, not silently used.
 void keep_registered_manifest(const fs::path &dir, const TraceSummary &sum, const std::string &given) {
-  if (sum.processes.manifests.empty()) return;
-  if (sum.processes.manifests.size() > 1 || sum.processes.manifests.count("mixed")) {
+  const auto &registered = sum.processes.manifests;
+  if (registered.empty()) return;
+  std::set<std::string> paths;
+  for (const auto &[id, where] : registered) paths.insert(where);
+  if (sum.processes.mixed || paths.size() > 1) {
     std::fprintf(stderr, "vprof: warning: the program registered %zu different instrumentations' manifests; "
-                         "names in the report may be wrong\n", sum.processes.manifests.size());
+                         "names in the report may be wrong\n", sum.processes.mixed ? size_t(2) : paths.size());
     return;
   }
-  const auto &[id, path] = *sum.processes.manifests.begin();
-  std::string text, why;
-  std::string got_id;
-  if (read_file(given.empty() ? path : given, text, why)) {
-    try {
-      got_id = nlohmann::json::parse(text).value("id", "");
-    } catch (const std::exception &) {
-    }
-  }
+  const std::string &path = *paths.begin();
+  auto names = analyzer::load_manifest(given.empty() ? path : given);
+  const std::set<std::string> ids = names ? names->ids : std::set<std::string>{};
+  const std::vector<std::string> foreign = trace::foreign_ids(sum.processes, ids);
+  const std::string &one = registered.begin()->first;
   if (!given.empty()) {
-    if (got_id != id)
-      std::fprintf(stderr, "vprof: warning: %s is not the manifest the program was built with (id %s; the program's: "
-                           "%s at %s)\n", given.c_str(), got_id.empty() ? "none" : got_id.c_str(), id.c_str(), path.c_str());
+    if (!foreign.empty())
+      std::fprintf(stderr, "vprof: warning: %s is not the manifest the program was built with (it does not list id "
+                           "%s, which the program registered; the program's: %s)\n",
+                   given.c_str(), foreign.front().c_str(), path.c_str());
     return;
   }
-  if (got_id != id) {
-    std::fprintf(stderr, "vprof: warning: the program was built from manifest %s (%s), which %s; the trace has no "
-                         "names\n", id.c_str(), path.c_str(),
-                 text.empty() ? "is gone" : "now holds another instrumentation");
+  if (foreign.size() == registered.size()) {
+    std::fprintf(stderr, "vprof: warning: the program was built from manifest %s (id %s), which %s; the trace has "
+                         "no names\n", path.c_str(), one.c_str(),
+                 fs::exists(path) ? "now holds another instrumentation" : "is gone");
     return;
   }
-  if (!write_file(dir / "manifest.json", text))
-    std::fprintf(stderr, "vprof: warning: cannot copy %s into %s\n", path.c_str(), dir.c_str());
+  if (!foreign.empty()) {
+    std::fprintf(stderr, "vprof: warning: %s\n", trace::build_mismatch(sum.processes, dir.string(), ids).c_str());
+    return;
+  }
+  std::error_code ec;
+  fs::copy_file(path, dir / "manifest.json", fs::copy_options::overwrite_existing, ec);
+  if (ec) std::fprintf(stderr, "vprof: warning: cannot copy %s into %s\n", path.c_str(), dir.c_str());
 }
 
 int run(const RunOptions &o) {

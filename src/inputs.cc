@@ -11,6 +11,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -37,29 +38,38 @@ Expected<analyzer::Names> names_for(const std::string &dir, const std::string &e
   auto processes = trace::read_process_files(dir);
   for (const std::string &w : processes.warnings) std::fprintf(stderr, "vprof: warning: %s\n", w.c_str());
   if (std::string e = trace::build_mismatch(processes, dir); !e.empty()) return Error{e};
-  auto registered = processes.manifests;
+  const auto &registered = processes.manifests;
   std::string path = explicit_file;
   if (path.empty()) {
     std::string in_dir = (std::filesystem::path(dir) / "manifest.json").string();
     if (std::filesystem::exists(in_dir)) path = in_dir;
   }
   if (path.empty()) {
-    if (registered.size() != 1 || !std::filesystem::exists(registered.begin()->second)) return analyzer::Names{};
-    path = registered.begin()->second;
+    std::set<std::string> paths;
+    for (const auto &[id, where] : registered) paths.insert(where);
+    if (paths.size() != 1 || !std::filesystem::exists(*paths.begin())) return analyzer::Names{};
+    path = *paths.begin();
     auto names = analyzer::load_manifest(path);
-    if (!names || names->manifest_id != registered.begin()->first) return analyzer::Names{};
+    // Rewritten since by another instrumentation: no names rather than wrong ones.
+    if (!names || trace::foreign_ids(processes, names->ids).size() == registered.size()) return analyzer::Names{};
+    if (std::string e = trace::build_mismatch(processes, dir, names->ids); !e.empty()) return Error{e};
     std::fprintf(stderr, "vprof: names from %s, the manifest the program was built with\n", path.c_str());
     return names;
   }
   if (Status s = regular_input(path); !s.ok()) return Error{s.message()};
   auto names = analyzer::load_manifest(path);
   if (!names) return names;
-  if (registered.size() == 1 && !names->manifest_id.empty() && names->manifest_id != registered.begin()->first) {
-    const auto &[id, where] = *registered.begin();
+  if (registered.empty() || names->ids.empty()) return names;  // nothing to check against
+  const std::vector<std::string> foreign = trace::foreign_ids(processes, names->ids);
+  if (foreign.size() == registered.size()) {
+    const std::string &where = registered.begin()->second;
     return Error{path + ": manifest of another instrumentation (id " + names->manifest_id +
-                 ") than the one the traced program was built with (id " + id + ", written to " + where +
+                 ") than the one the traced program was built with (its code registered id " + foreign.front() +
+                 (foreign.size() > 1 ? " and " + std::to_string(foreign.size() - 1) + " more" : std::string()) +
+                 ", none of them this manifest's; its manifest was written to " + where +
                  "); pass that one with --manifest, or rebuild and rerun"};
   }
+  if (std::string e = trace::build_mismatch(processes, dir, names->ids); !e.empty()) return Error{e};
   return names;
 }
 

@@ -75,6 +75,16 @@ Expected<Names> load_manifest(const std::string &path) {
   if (j->contains("id") && (*j)["id"].is_string()) n.manifest_id = (*j)["id"].get<std::string>();
   auto version = schema::check(*j, path, schema::kManifest);
   if (!version) return version.error();
+  if (!n.manifest_id.empty()) n.ids.insert(n.manifest_id);
+  const json &files = j->contains("files") ? (*j)["files"] : json();
+  if (!files.is_null() && !files.is_array()) return Error{path + ": files: not an array"};
+  for (size_t i = 0; files.is_array() && i < files.size(); ++i) {
+    std::string id, where = fmt::format("files[{}]", i);
+    if (!files[i].is_object()) return Error{path + ": " + where + ": not an object"};
+    if (!get(files[i], "id", id, err, where)) return Error{path + ": " + err};
+    if (id.empty()) return Error{path + ": " + where + ": no id"};
+    n.ids.insert(id);
+  }
   n.schema_version = *version;
   const json &fns = (*j)["functions"];
   if (!fns.is_null() && !fns.is_array()) return Error{path + ": functions: not an array"};

@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -45,6 +46,10 @@ class Names {
   std::unordered_map<uint32_t, FunctionInfo> functions;
   std::unordered_map<uint32_t, CallSiteInfo> sites;
   std::string manifest_id;  // the manifest's "id" ("" in manifests older than ids)
+  // Every id a program built from this instrumentation registers: each
+  // rewritten file's ("files"), and the manifest's own (what programs built
+  // by a vprof before per-file ids registered).
+  std::set<std::string> ids;
   int schema_version = 1;   // 2: call sites say whether they are indirect
 };
 

@@ -54,10 +54,25 @@ ProcessFiles read_process_files(const std::string &dir) {
     ++out.files;
     out.lost_threads += h.lost_threads;
     out.lost_records += h.lost_records;
-    if (h.version >= 2 && h.manifest_id[0]) {
+    h.manifest_path[sizeof h.manifest_path - 1] = '\0';
+    if (h.version >= 5) {
+      const uint32_t n = std::min<uint32_t>(h.manifest_ids_count, VPROF_MANIFEST_IDS);
+      for (uint32_t i = 0; i < n; ++i) {
+        char id[17];
+        std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(h.manifest_ids[i]));
+        out.manifests[id] = h.manifest_path;
+      }
+      if (h.manifest_ids_count > VPROF_MANIFEST_IDS) {
+        out.ids_overflow = true;
+        out.warnings.push_back(dir + "/" + name + ": the program registered more than " +
+                               std::to_string(VPROF_MANIFEST_IDS) +
+                               " rewritten files' ids; those past the file's room are not checked against the "
+                               "manifest");
+      }
+    } else if (h.version >= 2 && h.manifest_id[0]) {
       h.manifest_id[sizeof h.manifest_id - 1] = '\0';
-      h.manifest_path[sizeof h.manifest_path - 1] = '\0';
-      out.manifests[h.manifest_id] = h.manifest_path;
+      if (std::strcmp(h.manifest_id, "mixed") == 0) out.mixed = true;
+      else out.manifests[h.manifest_id] = h.manifest_path;
     }
     if (h.version >= 3) out.preemption |= h.preemption;
     if (h.version >= 4 && h.file_errno != 0) {
@@ -112,16 +127,28 @@ std::vector<std::string> refused_lines(const ProcessFiles &p, const std::string 
   return lines;
 }
 
-std::string build_mismatch(const ProcessFiles &p, const std::string &dir, const std::string &expected) {
+std::vector<std::string> foreign_ids(const ProcessFiles &p, const std::set<std::string> &accepted) {
+  std::vector<std::string> out;
+  for (const auto &[id, path] : p.manifests)
+    if (!accepted.count(id)) out.push_back(id);
+  return out;
+}
+
+std::string build_mismatch(const ProcessFiles &p, const std::string &dir, const std::set<std::string> &accepted) {
   const char *advice =
       "the build did not recompile every file vprof rewrote (does it track header dependencies? "
       "PostgreSQL: ./configure --enable-depend); rebuild it from clean and run again";
-  if (p.manifests.count("mixed") || p.manifests.size() > 1)
-    return dir + ": the traced program holds code of two or more instrumentations: " + advice;
-  if (!expected.empty() && p.manifests.size() == 1 && p.manifests.begin()->first != expected)
-    return dir + ": the traced program was built from another instrumentation (id " + p.manifests.begin()->first +
-           ") than this one (id " + expected + "): " + advice;
-  return "";
+  if (p.mixed) return dir + ": the traced program holds code of two or more instrumentations: " + advice;
+  if (accepted.empty()) return "";
+  const std::vector<std::string> foreign = foreign_ids(p, accepted);
+  if (foreign.empty()) return "";
+  std::string which = "id " + foreign.front();
+  if (foreign.size() > 1) which += " and " + std::to_string(foreign.size() - 1) + " more";
+  if (foreign.size() == p.manifests.size())
+    return dir + ": the traced program was built from another instrumentation (" + which +
+           ") than this one, whose manifest lists none of its ids: " + advice;
+  return dir + ": the traced program holds code of two or more instrumentations (" + which +
+         " registered by its rewritten files is not this manifest's): " + advice;
 }
 
 }  // namespace vprof::trace

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,9 +18,13 @@ struct ProcessFiles {
   uint64_t files = 0;
   uint64_t lost_threads = 0;  // threads that recorded but got no trace file
   uint64_t lost_records = 0;  // their records
-  // id -> path of the manifests the processes' instrumented code registered
-  // (id "mixed": one process registered two different ones).
+  // id -> manifest path of every id the processes' instrumented code
+  // registered: one per rewritten file (its entry in the manifest's
+  // "files"); a program built by a vprof before those registered the
+  // manifest's own id from every file.
   std::map<std::string, std::string> manifests;
+  bool mixed = false;         // a file of version 2-4 said "mixed": two instrumentations' ids
+  bool ids_overflow = false;  // a process registered more ids than its file holds (not all are checked)
   // VPROF_PREEMPT_* bits of all processes (0: no process recorded switches,
   // or every file predates version 3). Measured only when some process
   // measured: a thread refused may still leave others measured.
@@ -33,8 +38,9 @@ struct ProcessFiles {
     uint64_t processes = 0;  // how many processes this one stands for
   };
   std::vector<Refused> refused;
-  // One line per p-*.vpp file that could not be used ("FILE: why"): not
-  // read, or of a version this reader does not know.
+  // One line per p-*.vpp file that could not be used, or not all of it
+  // ("FILE: why"): not read, of a version this reader does not know, or
+  // holding fewer ids than its program registered.
   std::vector<std::string> warnings;
 };
 
@@ -45,12 +51,17 @@ ProcessFiles read_process_files(const std::string &dir);
 std::vector<std::string> refused_lines(const ProcessFiles &p, const std::string &dir);
 
 // One line (naming `dir`) when the traced program's instrumented code is not
-// all of one instrumentation, or not of `expected` (a manifest id; "" takes
-// any one); "" when it is. Its build then did not recompile every file vprof
-// rewrote: on PostgreSQL without --enable-depend, make did not rebuild the
-// files that include a header vprof had instrumented, and an iterate session
-// analysed probes under another instrumentation's names.
-std::string build_mismatch(const ProcessFiles &p, const std::string &dir, const std::string &expected = "");
+// all of one instrumentation: a file that says two (versions 2-4), or, with
+// `accepted` (a manifest's ids: analyzer::Names::ids), an id registered that
+// the manifest does not list; "" when it is, or cannot be told. Its build
+// then did not recompile every file vprof rewrote: on PostgreSQL without
+// --enable-depend, make did not rebuild the files that include a header
+// vprof had instrumented, and an iterate session analysed probes under
+// another instrumentation's names.
+std::string build_mismatch(const ProcessFiles &p, const std::string &dir, const std::set<std::string> &accepted = {});
+
+// Of the ids p registered, those `accepted` does not hold.
+std::vector<std::string> foreign_ids(const ProcessFiles &p, const std::set<std::string> &accepted);
 
 }  // namespace vprof::trace
 

@@ -286,7 +286,9 @@ static inline int vprof_ring_pending(const struct vprof_file_header *h) {
  * mapping, so they survive SIGKILL.
  */
 #define VPROF_PROCESS_MAGIC "VPROFPRC"   /* 8 bytes, no terminator on disk */
-#define VPROF_PROCESS_VERSION 4u /* 2: manifest_id, manifest_path; 3: preemption; 4: file_errno, file_euid */
+#define VPROF_PROCESS_VERSION 5u /* 2: manifest_id, manifest_path; 3: preemption; 4: file_errno, file_euid;
+                                    5: manifest_ids (one per rewritten file; manifest_id left empty) */
+#define VPROF_MANIFEST_IDS 256u  /* registered ids a process file holds (more are counted, not kept) */
 
 /* vprof_process_header.preemption, bits. 0 (and files before version 3): not recorded. */
 #define VPROF_PREEMPT_MEASURED 1u  /* at least one thread recorded its context switches */
@@ -303,9 +305,10 @@ struct vprof_process_header {
   vprof_u64 lost_records;        /*  32 (live) records of those threads */
   vprof_u64 start_realtime_ns;   /*  40 CLOCK_REALTIME at process start */
   char comm[32];                 /*  48 process name (NUL-padded) */
-  char manifest_id[24];          /*  80 the instrumenter's manifest id (16 hex digits) that the
-                                        program's instrumented code registered, NUL-padded; ""
-                                        none; "mixed" when two different ones did */
+  char manifest_id[24];          /*  80 versions 2-4: the instrumenter's manifest id (16 hex digits)
+                                        that the program's instrumented code registered, NUL-padded;
+                                        "" none; "mixed" when two different ones did. Version 5:
+                                        "" (the ids are in manifest_ids) */
   char manifest_path[1024];      /* 104 where that manifest was written (NUL-terminated) */
   vprof_u32 preemption;          /*1128 (live) VPROF_PREEMPT_* bits */
   vprof_u32 reserved0;           /*1132 */
@@ -313,7 +316,13 @@ struct vprof_process_header {
                                         create was refused (an errno; 0: none was), and */
   vprof_u32 file_euid;           /*1140 (live) the process's effective uid then (a server that
                                         dropped root: EACCES as its new user) */
-  vprof_u8 pad[4096 - 1144];
+  vprof_u32 manifest_ids_count;  /*1144 (live) distinct ids registered (vprof_register_manifest:
+                                        one per rewritten file, its signature in the manifest's
+                                        "files"), up to VPROF_MANIFEST_IDS; one more than that:
+                                        more were registered than the file holds */
+  vprof_u32 reserved1;           /*1148 */
+  vprof_u64 manifest_ids[VPROF_MANIFEST_IDS]; /*1152 (live) those ids, the 16 hex digits' value */
+  vprof_u8 pad[4096 - 1152 - 8 * VPROF_MANIFEST_IDS];
 };
 
 #ifdef __cplusplus

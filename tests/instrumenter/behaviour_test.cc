@@ -4,10 +4,12 @@
 // promises. Header lines:
 //   // behaviour: std=-std=c++17... function=NAME... sync=PACK...   (one run per std)
 //   // expect: enter=N exit=N site_begin=N site_end=N [wait_begin=N wait_end=N release=N]
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "analyzer/read/trace_reader.h"
@@ -128,8 +130,11 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
     }
   EXPECT_EQ(t->dropped_records, 0u);
   for (const auto &[kind, n] : p.expect) EXPECT_EQ(got[kind], n) << kind << " events in " << p.file;
-  // The program told the runtime which manifest names its ids (issue 13, part 6).
-  std::string manifest_id = nlohmann::json::parse(slurp(r->manifest_path)).at("id");
+  // The program told the runtime which manifest names its ids (issue 13,
+  // part 6): each rewritten file its own id, all listed (issue 29).
+  const nlohmann::json manifest = nlohmann::json::parse(slurp(r->manifest_path));
+  std::set<std::string> listed;
+  for (const auto &f : manifest.at("files")) listed.insert(f.at("id").get<std::string>());
   int process_files = 0;
   for (const auto &f : fs::directory_iterator(trace)) {
     if (f.path().extension() != ".vpp") continue;
@@ -137,7 +142,11 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
     std::string page = slurp(f.path().string());
     ASSERT_EQ(page.size(), sizeof(vprof_process_header));
     const auto *h = reinterpret_cast<const vprof_process_header *>(page.data());
-    EXPECT_EQ(std::string(h->manifest_id), manifest_id);
+    EXPECT_EQ(std::string(h->manifest_id), "") << "version 5 keeps the ids in manifest_ids";
+    std::set<std::string> registered;
+    for (uint32_t i = 0; i < h->manifest_ids_count && i < VPROF_MANIFEST_IDS; ++i)
+      registered.insert(fmt::format("{:016x}", h->manifest_ids[i]));
+    EXPECT_EQ(registered, listed) << "one file, one id";
     EXPECT_EQ(std::string(h->manifest_path), r->manifest_path);
   }
   EXPECT_EQ(process_files, 1);

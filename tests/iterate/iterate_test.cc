@@ -493,3 +493,55 @@ TEST(Iterate, Issue29_TheConfigsSourceRootKeepsGeneratedFilesUnedited) {
   EXPECT_FALSE(fs::exists(dir / ".vprof"));
   EXPECT_FALSE(fs::exists(dir / "src" / ".vprof")) << "a restored tree keeps no journal";
 }
+
+// Issue 29: on MariaDB, from the iteration that selected TABLE::delete_row
+// (defined in table.h) on, every iteration rebuilt the 236-303 units that
+// include table.h, 12-13 minutes each: the ids were numbered over the whole
+// selection, so a function added in a file sorted before table.h changed
+// table.h's text, and every rewritten file carried the whole selection's id.
+// Here the root's file sorts last: iteration 3 selects mid_a in aa_mid.cc,
+// and the root's file, whose own selection and callees did not change, must
+// keep its bytes and not be recompiled; the session's check that the
+// program holds one instrumentation still passes.
+TEST(Iterate, Issue29_AFileWhoseSelectionDidNotChangeIsNotRebuilt) {
+  fs::path dir = vprof::testing::fresh_dir("vprof-it", "stable-ids");
+  std::ofstream(dir / "aa_mid.cc") << "#include <cstdint>\n"
+                                      "static volatile std::uint64_t sink;\n"
+                                      "void spin(int n) { for (int k = 0; k < n; ++k) sink = sink + k; }\n"
+                                      "void leaf_slow(int i) { spin(20000 + (i % 9) * 60000); }\n"
+                                      "void leaf_fast(int i) { spin(3000 + i % 2); }\n"
+                                      "void mid_a(int i) { leaf_slow(i); leaf_fast(i); }\n";
+  std::ofstream(dir / "aa_steps.cc") << "void mid_a(int i);\nvoid spin(int n);\n"
+                                        "void step_a(int i) { mid_a(i); }\n"
+                                        "void step_b(int i) { spin(2000 + i % 3); }\n";
+  std::ofstream(dir / "zz_root.cc") << "#include <vprof/vprof.h>\n"
+                                       "void step_a(int i);\nvoid step_b(int i);\n"
+                                       "int handle(int i) { step_a(i); step_b(i); return 0; }\n"
+                                       "int main() {\n"
+                                       "  for (int i = 1; i <= 300; ++i) {\n"
+                                       "    vprof_interval_begin(i);\n    handle(i);\n    vprof_interval_end(i);\n"
+                                       "  }\n  return 0;\n}\n";
+  Config c = vprof::testing::make_target_project(dir, "CXX", "tree", "zz_root.cc aa_steps.cc aa_mid.cc", "",
+                                                 "handle", "");
+  c.max_iterations = 3;
+  const std::string root_file = (dir / "zz_root.cc").string(), root_before = slurp(root_file);
+  ASSERT_EQ(std::system(("cmake --build " + (dir / "b").string() + " > /dev/null").c_str()), 0);
+  auto out = run_session(c, options(), Hooks{});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  const std::string sdir = c.abs(c.session_dir);
+  const std::string selected3 = slurp(sdir + "/iter-3/instrumented.txt"), built3 = slurp(sdir + "/iter-3/build.log");
+  ASSERT_NE(selected3.find("mid_a"), std::string::npos) << selected3;
+  EXPECT_NE(built3.find("aa_mid.cc"), std::string::npos) << built3;
+  EXPECT_EQ(built3.find("zz_root.cc"), std::string::npos)
+      << "the root's file kept its bytes and was not recompiled:\n" << built3;
+  const nlohmann::json m2 = nlohmann::json::parse(slurp(sdir + "/iter-2/trace/manifest.json")),
+                       m3 = nlohmann::json::parse(slurp(sdir + "/iter-3/trace/manifest.json"));
+  auto id_of = [&](const nlohmann::json &m) {
+    for (const auto &f : m["files"])
+      if (f["path"] == root_file) return f["id"].get<std::string>();
+    return std::string();
+  };
+  EXPECT_EQ(id_of(m2), id_of(m3));
+  EXPECT_FALSE(id_of(m3).empty()) << m3.dump(1);
+  EXPECT_EQ(slurp(root_file), root_before) << "restored";
+}

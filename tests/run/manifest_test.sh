@@ -52,4 +52,61 @@ cp build/.vprof/manifest.json T2/manifest.json
 "$VPROF" analyze T2 >out 2>err && fail "analyze accepted a foreign manifest in the trace dir"
 grep -q "manifest of another instrumentation" err || fail "unclear message: $(cat err)"
 "$VPROF" restore -p build 2>/dev/null || fail "restore failed"
+
+# Issue 29: each rewritten file registers its own id. Two files; the second
+# instrumentation keeps the first's ids and changes only main.c: lib.c keeps
+# its bytes, and a program that recompiled main.c alone is one
+# instrumentation (names, no warning). A third changes lib.c too; the
+# program rebuilt without it holds two, which run, analyze say.
+mkdir -p two/src two/build
+cat > two/src/lib.c <<'C'
+static volatile unsigned sink;
+void spin(unsigned n) { for (unsigned k = 0; k < n; ++k) sink += k; }
+int work(unsigned i) { spin(200 + (i % 7) * 50); return 0; }
+C
+cat > two/src/main.c <<'C'
+#include <vprof/vprof.h>
+int work(unsigned i);
+void spin(unsigned n);
+int handle(unsigned i) { work(i); spin(10); return 0; }
+int main(void) {
+  for (unsigned i = 1; i <= 300; ++i) { vprof_interval_begin(i); handle(i); vprof_interval_end(i); }
+  return 0;
+}
+C
+CFLAGS="-std=c99 -O1 $("$VPROF" config --cflags)"
+echo "[{\"directory\": \"$WORK/two/src\", \"file\": \"lib.c\", \"command\": \"$CC $CFLAGS -c lib.c\"},
+      {\"directory\": \"$WORK/two/src\", \"file\": \"main.c\", \"command\": \"$CC $CFLAGS -c main.c\"}]" \
+  > two/build/compile_commands.json
+obj() { (cd two/src && $CC $CFLAGS -c "$1.c" -o "$1.o") || fail "$1.c does not build"; }
+link() { (cd two/src && $CC lib.o main.o -o prog $("$VPROF" config --libs)) || fail "no link"; }
+"$VPROF" instrument -q -p two/build --function work --function handle || fail "instrument (two) failed"
+obj lib; obj main; link
+cp two/build/.vprof/manifest.json two/first.json
+cp two/src/lib.c two/lib-first.c
+"$VPROF" instrument -q -p two/build --function work --function handle --function main --keep-ids two/first.json ||
+  fail "instrument --keep-ids failed"
+cmp -s two/src/lib.c two/lib-first.c || fail "lib.c changed though its selection did not"
+obj main; link
+"$VPROF" run --trace-dir T3 -- two/src/prog 2>err || fail "run (two) failed: $(cat err)"
+grep -q "warning" err && fail "a program rebuilt where it changed was warned about: $(cat err)"
+[ -f T3/manifest.json ] || fail "run did not copy the manifest: $(cat err)"
+"$VPROF" analyze T3 --json report 2>err || fail "analyze (two) failed: $(cat err)"
+grep -q '"label": "handle' report || fail "no names in the report"
+cp two/build/.vprof/manifest.json two/second.json
+"$VPROF" instrument -q -p two/build --function work --function spin --function handle --function main \
+  --keep-ids two/second.json || fail "third instrument failed"
+cmp -s two/src/lib.c two/lib-first.c && fail "lib.c did not change though spin was added"
+obj main; link  # lib.o is stale
+"$VPROF" run --trace-dir T4 -- two/src/prog 2>err || fail "run (stale) failed: $(cat err)"
+grep -q "two or more instrumentations" err || fail "run did not say the program is stale: $(cat err)"
+[ ! -e T4/manifest.json ] || fail "run copied the manifest for a stale program"
+"$VPROF" analyze T4 --manifest two/build/.vprof/manifest.json >out 2>err && fail "analyze accepted a stale program"
+[ $? -eq 2 ] || fail "not exit 2"
+[ "$(grep -c '' err)" -eq 1 ] || fail "not one line: $(cat err)"
+grep -q "did not recompile every file vprof rewrote" err || fail "unclear message: $(cat err)"
+"$VPROF" instrument -q -p two/build --keep-ids two/nonexistent.json --function work >out 2>err &&
+  fail "a missing --keep-ids manifest was accepted"
+grep -q "two/nonexistent.json: cannot read" err || fail "unclear --keep-ids error: $(cat err)"
+"$VPROF" restore -p two/build 2>/dev/null || fail "restore (two) failed"
 echo "manifest identity: ok"

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -288,25 +289,66 @@ TEST(Runtime, Issue28_ASiteAndTheCalleeItNamesShareTheirClockReads) {
 
 // Issue 14: PostgreSQL's make, without --enable-depend, did not rebuild the
 // files that include a header vprof instrumented, and the session's binary
-// held code of two instrumentations. The process file says so, and the
-// check iterate and analyze make on it names the cause.
+// held code of two instrumentations. Issue 29: each rewritten file registers
+// its own id, which the manifest lists; the process file keeps every
+// distinct id, and an id the manifest does not list is a file the build did
+// not recompile.
 TEST(Runtime, Issue14_AProgramBuiltFromTwoInstrumentationsIsSaid) {
   using vprof::trace::build_mismatch;
   using vprof::trace::read_process_files;
   std::string one = fresh_dir("manifest-one"), two = fresh_dir("manifest-two");
   ASSERT_EQ(run_counted(one, {"manifests", "aaaa000000000001"}), 0);
-  ASSERT_EQ(run_counted(two, {"manifests", "aaaa000000000001", "bbbb000000000002"}), 0);
+  ASSERT_EQ(run_counted(two, {"manifests", "aaaa000000000001", "bbbb000000000002", "aaaa000000000001"}), 0);
   auto p1 = read_process_files(one), p2 = read_process_files(two);
   ASSERT_EQ(p1.manifests.size(), 1u);
   EXPECT_EQ(p1.manifests.begin()->first, "aaaa000000000001");
+  EXPECT_EQ(p1.manifests.begin()->second, "/nonexistent/manifest.json");
   EXPECT_EQ(build_mismatch(p1, one), "");
-  EXPECT_EQ(build_mismatch(p1, one, "aaaa000000000001"), "");
-  std::string other = build_mismatch(p1, one, "cccc000000000003");
+  EXPECT_EQ(build_mismatch(p1, one, {"aaaa000000000001"}), "");
+  std::string other = build_mismatch(p1, one, {"cccc000000000003"});
   EXPECT_NE(other.find("built from another instrumentation (id aaaa000000000001)"), std::string::npos) << other;
-  EXPECT_EQ(p2.manifests.count("mixed"), 1u);
-  std::string mixed = build_mismatch(p2, two, "aaaa000000000001");
-  EXPECT_EQ(mixed.rfind(two + ": the traced program holds code of two or more instrumentations", 0), 0u) << mixed;
-  EXPECT_NE(mixed.find("--enable-depend"), std::string::npos) << mixed;
+  // Two files' ids, both listed: one instrumentation.
+  ASSERT_EQ(p2.manifests.size(), 2u) << "each distinct id once";
+  EXPECT_FALSE(p2.mixed);
+  EXPECT_EQ(build_mismatch(p2, two, {"aaaa000000000001", "bbbb000000000002", "cccc000000000003"}), "");
+  // One of them not listed: a file the build left as it was.
+  std::string stale = build_mismatch(p2, two, {"aaaa000000000001", "cccc000000000003"});
+  EXPECT_EQ(stale.rfind(two + ": the traced program holds code of two or more instrumentations (id bbbb000000000002", 0),
+            0u) << stale;
+  EXPECT_NE(stale.find("--enable-depend"), std::string::npos) << stale;
+}
+
+// A process file of version 4 (a program built by a vprof before per-file
+// ids) that says "mixed" still reads as two instrumentations.
+TEST(Runtime, Issue29_AVersion4ProcessFileSayingMixedIsStillSaid) {
+  std::string dir = fresh_dir("manifest-v4");
+  vprof_process_header h{};
+  vprof_process_header_identity(&h);
+  h.version = 4;
+  h.pid = 12345;
+  std::snprintf(h.manifest_id, sizeof h.manifest_id, "mixed");
+  std::snprintf(h.manifest_path, sizeof h.manifest_path, "/nonexistent/manifest.json");
+  std::ofstream(dir + "/p-12345.vpp", std::ios::binary).write(reinterpret_cast<const char *>(&h), sizeof h);
+  auto p = vprof::trace::read_process_files(dir);
+  EXPECT_TRUE(p.mixed);
+  EXPECT_TRUE(p.manifests.empty());
+  std::string e = vprof::trace::build_mismatch(p, dir, {"aaaa000000000001"});
+  EXPECT_EQ(e.rfind(dir + ": the traced program holds code of two or more instrumentations", 0), 0u) << e;
+}
+
+// More distinct ids than a process file holds: the first 256 are kept, and
+// the reader says the rest were not checked.
+TEST(Runtime, Issue29_MoreIdsThanAProcessFileHoldsAreSaid) {
+  std::string dir = fresh_dir("manifest-many");
+  ASSERT_EQ(run_counted(dir, {"manyids", "300"}), 0);
+  auto p = vprof::trace::read_process_files(dir);
+  EXPECT_EQ(p.manifests.size(), size_t(VPROF_MANIFEST_IDS));
+  EXPECT_EQ(p.manifests.count("0000000000000001"), 1u);
+  EXPECT_EQ(p.manifests.count("0000000000000100"), 1u) << "the 256th";
+  EXPECT_EQ(p.manifests.count("0000000000000101"), 0u) << "the 257th is not kept";
+  EXPECT_TRUE(p.ids_overflow);
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_NE(p.warnings[0].find("not checked"), std::string::npos) << p.warnings[0];
 }
 
 TEST(Runtime, SixteenThreadsMillionEventsEachAllPresentInOrder) {

@@ -9,6 +9,7 @@
 //   workload budget N M         N threads x M pairs into whatever budget the env gives
 //   workload preempt MS         two threads pinned to one CPU, busy for MS ms each inside
 //                               one interval: the kernel must preempt them
+//   workload manyids N          registers N distinct ids, each twice
 //   workload manifests ID...    registers each ID as its instrumentation's manifest (as
 //                               the constructors of instrumented files do), then one pair
 //   workload spans N            call sites (runtime_test.cc, Spans): a call with nothing
@@ -364,6 +365,16 @@ int main(int argc, char **argv) {
     handoff(1000);
   } else if (mode == "manifests") {
     for (int i = 2; i < argc; ++i) vprof_register_manifest(argv[i], "/nonexistent/manifest.json");
+    pairs(1);
+  } else if (mode == "manyids") {
+    // N distinct ids, each registered twice (a header's from two units).
+    const int n = argc > 2 ? atoi(argv[2]) : 300;
+    for (int round = 0; round < 2; ++round)
+      for (int i = 1; i <= n; ++i) {
+        char id[17];
+        snprintf(id, sizeof id, "%016x", i);
+        vprof_register_manifest(id, "/nonexistent/manifest.json");
+      }
     pairs(1);
   } else if (mode == "spans") {
     vprof_site_begin(1);
