@@ -126,8 +126,8 @@ Registrar reg("instrument", clang_command_help("instrument"),
                 sub.add_option("--source-root", o->source_root, "edit only files below this directory");
                 sub.add_option("--keep-ids", o->keep_ids,
                                "keep the function and call-site ids of this earlier manifest (BUILD/.vprof/"
-                               "manifest.json before it is replaced): files whose selection did not change keep "
-                               "their text, and are not rebuilt");
+                               "manifest.json will do: it is read first): files whose selection did not change "
+                               "keep their text, and are not rebuilt");
                 sub.add_flag("--all-files", o->all_files, "parse every translation unit (sync wrappers everywhere)");
                 sub.add_option("-j,--jobs", o->jobs, "parallel parses (0: one per core)");
                 sub.add_flag("--dry-run", o->dry_run, "print the diff; change nothing");
