@@ -42,6 +42,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/scripts/targets/foreground.sh"
 mode=build
 case "${1:-}" in build|profile|once) mode=$1; shift ;; esac
 work=${1:-/tmp/vprof-apache}
@@ -263,7 +264,7 @@ step "vprof init"
 cat vprof.json
 step "vprof iterate --auto"
 start=$SECONDS
-"$vprof" iterate --auto --fresh
+fg_run "$vprof" iterate --auto --fresh
 echo "session: $((SECONDS - start)) s of wall time (iterate printed the final report)"
 restore_and_check
 step "plain vs recording (the last iteration's run, its functions instrumented)"

@@ -22,6 +22,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/scripts/targets/foreground.sh"
 mode=test
 if [ "${1:-}" = profile ]; then mode=profile; shift; fi
 if [ $mode = profile ]; then work=${1:-/tmp/vprof-leveldb-profile}; else work=${1:-/tmp/vprof-leveldb}; fi
@@ -72,7 +73,7 @@ if [ $mode = profile ]; then
   cat vprof.json
   step "vprof iterate --auto"
   start=$SECONDS
-  "$vprof" iterate --auto --fresh
+  fg_run "$vprof" iterate --auto --fresh
   echo "session: $((SECONDS - start)) s of wall time"
   step "final report"
   cat .vprof-session/final-report.txt

@@ -50,6 +50,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/scripts/targets/foreground.sh"
 mode=build
 case "${1:-}" in build|once|profile|dba|overhead) mode=$1; shift ;; esac
 work=${1:-/tmp/vprof-mariadb}
@@ -236,7 +237,7 @@ if [ $mode = dba ]; then
   step "vprof gate: this configuration (base) against $head_args (head), in turn"
   gate=$work/gate-$(date +%s)
   rc=0
-  as_user "$vprof" gate --root "$root" --base-cmd "sh $work/run.sh >/dev/null" \
+  fg_run as_user "$vprof" gate --root "$root" --base-cmd "sh $work/run.sh >/dev/null" \
     --head-cmd "sh $work/run-head.sh >/dev/null" --min-runs "${GATE_RUNS:-2}" --max-runs "${GATE_RUNS:-2}" --work-dir "$gate" \
     --json "$gate.json" || rc=$?
   echo "gate exit $rc (0 pass, 1 regression, 3 inconclusive); runs in $gate"
@@ -297,7 +298,7 @@ elif [ $mode = profile ]; then
       --max-iterations "$max_iter" "${sample[@]}" --force
   fi
   start=$SECONDS
-  as_user "$vprof" iterate --auto --max-iterations "$max_iter" $fresh
+  fg_run as_user "$vprof" iterate --auto --max-iterations "$max_iter" $fresh
   echo "session: $((SECONDS - start)) s of wall time"
   cat .vprof-session/final-report.txt
 fi

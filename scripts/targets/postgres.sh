@@ -27,6 +27,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/scripts/targets/foreground.sh"
 mode=test
 case "${1:-}" in profile|once) mode=$1; shift ;; esac
 if [ $mode != test ]; then work=${1:-/tmp/vprof-postgres-profile}; else work=${1:-/tmp/vprof-postgres}; fi
@@ -103,7 +104,7 @@ if [ $mode != test ]; then
   cat vprof.json
   step "vprof iterate --auto"
   start=$SECONDS
-  as_user "$vprof" iterate --auto --fresh
+  fg_run as_user "$vprof" iterate --auto --fresh
   echo "session: $((SECONDS - start)) s of wall time"
   step "final report"
   cat .vprof-session/final-report.txt

@@ -28,6 +28,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/scripts/targets/foreground.sh"
 mode=build
 case "${1:-}" in build|profile|once) mode=$1; shift ;; esac
 work=${1:-/tmp/vprof-redis}
@@ -156,7 +157,7 @@ step "vprof init"
 cat vprof.json
 step "vprof iterate --auto"
 start=$SECONDS
-"$vprof" iterate --auto --fresh
+fg_run "$vprof" iterate --auto --fresh
 echo "session: $((SECONDS - start)) s of wall time"
 step "final report"
 cat .vprof-session/final-report.txt

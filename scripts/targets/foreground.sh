@@ -1,0 +1,41 @@
+# Sourced by the target scripts: run a long command (a `vprof iterate`
+# session, a gate) so that a signal to the script stops it first, and the
+# script's EXIT trap (restore, un-patch, stop the server) runs after it has
+# stopped.
+#
+# Without it, `kill PID` of a script waited for its foreground `vprof
+# iterate`: bash defers a signal until the foreground command ends, the
+# session ran on to its end, and then the script died of the signal without
+# its EXIT trap, leaving the tree patched (leveldb.sh profile, checked). A
+# signal sent to the script alone never reached the session.
+#
+#   fg_run CMD ARGS...   CMD (a program or a shell function) in the
+#                        background, in its own process group, waited for;
+#                        its exit status is fg_run's. On SIGINT, SIGTERM or
+#                        SIGHUP the script sends SIGTERM to that whole group
+#                        (as a terminal's Ctrl-C reaches a foreground job:
+#                        vprof stops its build or workload and restores the
+#                        tree), waits for it, and exits 128 + the signal,
+#                        which runs the EXIT trap.
+fg_pid=
+fg_stop() {
+  trap - INT TERM HUP
+  if [ -n "$fg_pid" ]; then
+    kill -TERM -- "-$fg_pid" 2>/dev/null || kill -TERM "$fg_pid" 2>/dev/null || true
+    wait "$fg_pid" 2>/dev/null || true
+  fi
+  exit $((128 + $1))
+}
+trap 'fg_stop 2' INT
+trap 'fg_stop 15' TERM
+trap 'fg_stop 1' HUP
+fg_run() {
+  local rc=0
+  set -m  # the job gets a process group of its own
+  "$@" &
+  fg_pid=$!
+  set +m
+  wait "$fg_pid" || rc=$?
+  fg_pid=
+  return $rc
+}
