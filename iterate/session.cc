@@ -238,6 +238,9 @@ Status Session::run_iteration(Iteration &it) {
     where += fmt::format("; {} in {} more {} no instrumented function",
                          plural(ir->syncs_in_sync_only_files, "sync site", "sync sites"), ir->sync_only_files,
                          ir->sync_only_files == 1 ? "file that holds" : "files that hold");
+  // What the build will recompile follows from the files whose bytes changed
+  // (and their includers): with the ids kept, only those the new selection touched.
+  where += fmt::format("; {} changed on disk", plural(ir->files_changed, "file", "files"));
   log(where);
   if (interrupted()) return Error{"interrupted"};
 
