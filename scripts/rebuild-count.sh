@@ -25,11 +25,24 @@ for f in "$a" "$b"; do [ -s "$f" ] || { echo "rebuild-count.sh: $f: no function 
 cd "$work"
 [ -f vprof.json ] || { echo "rebuild-count.sh: $work/vprof.json: missing" >&2; exit 2; }
 build=$(python3 -c 'import json; print(json.load(open("vprof.json"))["build_dir"])')
+# The journal is in the config's source root: restore must be told it (with
+# `-p build` alone it looks in the compile db's common root, which is above
+# src/ when the db lists generated sources, MariaDB's, and finds no originals).
+root=$(python3 -c 'import json; print(json.load(open("vprof.json")).get("source_root", ""))')
+restore=(restore -p "$build")
+if [ -n "$root" ]; then restore+=(--source-root "$root"); fi
 [ -f "$build/.ninja_deps" ] || { echo "rebuild-count.sh: $work/$build: no .ninja_deps (not a Ninja build, or never built)" >&2; exit 2; }
 run() { if [ -n "${AS_USER:-}" ]; then runuser -u "$AS_USER" -- "$@"; else "$@"; fi; }
 tmp=$(mktemp -d /tmp/vprof-rebuild-count.XXXXXX)
 chmod 755 "$tmp"
-trap 'run "$vprof" restore -p "$build" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+unwind() {
+  if run "$vprof" "${restore[@]}" >/dev/null 2>"$tmp/restore.err"; then rm -rf "$tmp"; return; fi
+  tail -3 "$tmp/restore.err" >&2
+  echo "rebuild-count.sh: the tree is NOT restored; run: vprof ${restore[*]}" >&2
+  rm -rf "$tmp"
+  exit 1
+}
+trap unwind EXIT
 functions() { local f; while IFS= read -r f; do [ -n "$f" ] && printf -- '--function\0%s\0' "$f"; done < "$1"; }
 mapfile -d '' fa < <(functions "$a")
 mapfile -d '' fb < <(functions "$b")
