@@ -10,6 +10,7 @@
 
 #include <clang/Tooling/Core/Replacement.h>
 #include <llvm/Support/Error.h>
+#include <vprof/trace_format.h>
 
 #include "common/schema.h"
 #include "instrumenter/journal.h"
@@ -287,7 +288,7 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
     if (!id_files.empty() && !id_files.count(file)) continue;
     std::string what = file + '\n' + sha1_hex(**text) + '\n';
     for (const Insertion &i : list) what += std::to_string(i.offset) + ':' + i.text + '\n';
-    file_ids[file] = sha1_hex(what).substr(0, 16);
+    file_ids[file] = sha1_hex(what).substr(0, VPROF_MANIFEST_ID_DIGITS);
     jfiles.push_back({{"path", file}, {"id", file_ids[file]}});
   }
   plan.manifest = {{"schema_version", schema::kManifest.version},
@@ -295,16 +296,16 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
                    {"call_sites", js},
                    {"sync_sites", jy},
                    {"files", jfiles}};
-  plan.manifest_id = sha1_hex(plan.manifest.dump()).substr(0, 16);
+  plan.manifest_id = sha1_hex(plan.manifest.dump()).substr(0, VPROF_MANIFEST_ID_DIGITS);
   plan.manifest["id"] = plan.manifest_id;
   for (auto &[file, list] : ins) {
     const std::string &code = original.at(file);  // read above (original_of)
     // After a UTF-8 byte order mark: compilers accept one only as the first bytes.
     unsigned start = code.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
     const auto id = file_ids.find(file);
+    // First at the smallest offset: the list stays in order (sorted above).
     list.insert(list.begin(),
                 {start, -1, 0, 0, preamble(sha1_hex(code), id == file_ids.end() ? "" : id->second, manifest_path)});
-    std::stable_sort(list.begin(), list.end(), before);
     clang::tooling::Replacements reps;
     for (size_t i = 0; i < list.size();) {
       std::string text;

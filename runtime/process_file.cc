@@ -106,20 +106,16 @@ extern "C" void vprof_register_manifest(const char *id, const char *path) {
   if (!id || !path) return;
   char *end = nullptr;
   const uint64_t v = strtoull(id, &end, 16);
-  if (end != id + 16 || *end != '\0') return;  // not an id of ours
+  if (end != id + VPROF_MANIFEST_ID_DIGITS || *end != '\0') return;  // not an id of ours
   if (g.manifest_path[0] == '\0') snprintf(g.manifest_path, sizeof g.manifest_path, "%s", path);
   const uint32_t kept = g.manifest_ids_count < VPROF_MANIFEST_IDS ? g.manifest_ids_count : VPROF_MANIFEST_IDS;
   for (uint32_t i = 0; i < kept; ++i)
     if (g.manifest_ids[i] == v) return;
-  if (kept < VPROF_MANIFEST_IDS) {
-    g.manifest_ids[kept] = v;
-    ++g.manifest_ids_count;
-  } else {
-    g.manifest_ids_count = VPROF_MANIFEST_IDS + 1;  // more than a file holds: not all are checked
-  }
-  if (g.proc) {
-    memcpy(g.proc->manifest_ids, g.manifest_ids, sizeof g.manifest_ids);
+  if (kept < VPROF_MANIFEST_IDS) g.manifest_ids[kept] = v;
+  g.manifest_ids_count = kept + 1;  // VPROF_MANIFEST_IDS + 1: more than a file holds, not all checked
+  if (g.proc) {  // made before this constructor ran (a library opened later): the new id only
+    if (kept < VPROF_MANIFEST_IDS) g.proc->manifest_ids[kept] = v;
     g.proc->manifest_ids_count = g.manifest_ids_count;
-    memcpy(g.proc->manifest_path, g.manifest_path, sizeof g.manifest_path);
+    if (g.proc->manifest_path[0] == '\0') memcpy(g.proc->manifest_path, g.manifest_path, sizeof g.manifest_path);
   }
 }

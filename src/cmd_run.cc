@@ -250,40 +250,44 @@ void install_forwarding() {
 // process file): copied in when none was given, so `vprof analyze` names the
 // ids with no flag; a given one that is not it is said, not silently used.
 void keep_registered_manifest(const fs::path &dir, const TraceSummary &sum, const std::string &given) {
-  const auto &registered = sum.processes.manifests;
-  if (registered.empty()) return;
-  std::set<std::string> paths;
-  for (const auto &[id, where] : registered) paths.insert(where);
-  if (sum.processes.mixed || paths.size() > 1) {
+  const trace::ProcessFiles &p = sum.processes;
+  if (p.manifests.empty()) return;
+  const std::set<std::string> paths = trace::manifest_paths(p);
+  if (p.mixed || paths.size() > 1) {
     std::fprintf(stderr, "vprof: warning: the program registered %zu different instrumentations' manifests; "
-                         "names in the report may be wrong\n", sum.processes.mixed ? size_t(2) : paths.size());
+                         "names in the report may be wrong\n", p.mixed ? size_t(2) : paths.size());
     return;
   }
   const std::string &path = *paths.begin();
-  auto names = analyzer::load_manifest(given.empty() ? path : given);
-  const std::set<std::string> ids = names ? names->ids : std::set<std::string>{};
-  const std::vector<std::string> foreign = trace::foreign_ids(sum.processes, ids);
-  const std::string &one = registered.begin()->first;
+  auto ids = [](const std::string &manifest) {
+    auto names = analyzer::load_manifest(manifest);
+    return names ? names->ids : std::set<std::string>{};
+  };
   if (!given.empty()) {
-    if (!foreign.empty())
-      std::fprintf(stderr, "vprof: warning: %s is not the manifest the program was built with (it does not list id "
-                           "%s, which the program registered; the program's: %s)\n",
-                   given.c_str(), foreign.front().c_str(), path.c_str());
+    if (trace::listed(p, ids(given)) != trace::Listed::All)
+      std::fprintf(stderr, "vprof: warning: %s is not the manifest the program was built with (it does not list %s, "
+                           "which the program registered; the program's: %s)\n",
+                   given.c_str(), trace::unlisted(p, ids(given)).c_str(), path.c_str());
     return;
   }
-  if (foreign.size() == registered.size()) {
-    std::fprintf(stderr, "vprof: warning: the program was built from manifest %s (id %s), which %s; the trace has "
-                         "no names\n", path.c_str(), one.c_str(),
-                 fs::exists(path) ? "now holds another instrumentation" : "is gone");
-    return;
-  }
-  if (!foreign.empty()) {
-    std::fprintf(stderr, "vprof: warning: %s\n", trace::build_mismatch(sum.processes, dir.string(), ids).c_str());
-    return;
-  }
+  // Read once and checked as copied: an instrument that replaces the file
+  // meanwhile cannot slip another instrumentation's names in.
+  std::string text, why;
+  const fs::path copy = dir / "manifest.json";
+  const bool copied = read_file(path, text, why) && write_file(copy, text);
+  const std::set<std::string> listed_ids = copied ? ids(copy.string()) : std::set<std::string>{};
+  const trace::Listed l = trace::listed(p, listed_ids);
+  if (l == trace::Listed::All) return;
   std::error_code ec;
-  fs::copy_file(path, dir / "manifest.json", fs::copy_options::overwrite_existing, ec);
-  if (ec) std::fprintf(stderr, "vprof: warning: cannot copy %s into %s\n", path.c_str(), dir.c_str());
+  fs::remove(copy, ec);
+  if (!copied && !text.empty())
+    std::fprintf(stderr, "vprof: warning: cannot copy %s into %s\n", path.c_str(), dir.c_str());
+  else if (l == trace::Listed::None)
+    std::fprintf(stderr, "vprof: warning: the program was built from manifest %s (%s), which %s; the trace has "
+                         "no names\n", path.c_str(), trace::unlisted(p, listed_ids).c_str(),
+                 text.empty() ? "is gone" : "now holds another instrumentation");
+  else
+    std::fprintf(stderr, "vprof: warning: %s\n", trace::build_mismatch(p, dir.string(), listed_ids).c_str());
 }
 
 int run(const RunOptions &o) {

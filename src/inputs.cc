@@ -45,13 +45,12 @@ Expected<analyzer::Names> names_for(const std::string &dir, const std::string &e
     if (std::filesystem::exists(in_dir)) path = in_dir;
   }
   if (path.empty()) {
-    std::set<std::string> paths;
-    for (const auto &[id, where] : registered) paths.insert(where);
+    const std::set<std::string> paths = trace::manifest_paths(processes);
     if (paths.size() != 1 || !std::filesystem::exists(*paths.begin())) return analyzer::Names{};
     path = *paths.begin();
     auto names = analyzer::load_manifest(path);
     // Rewritten since by another instrumentation: no names rather than wrong ones.
-    if (!names || trace::foreign_ids(processes, names->ids).size() == registered.size()) return analyzer::Names{};
+    if (!names || trace::listed(processes, names->ids) == trace::Listed::None) return analyzer::Names{};
     if (std::string e = trace::build_mismatch(processes, dir, names->ids); !e.empty()) return Error{e};
     std::fprintf(stderr, "vprof: names from %s, the manifest the program was built with\n", path.c_str());
     return names;
@@ -60,15 +59,11 @@ Expected<analyzer::Names> names_for(const std::string &dir, const std::string &e
   auto names = analyzer::load_manifest(path);
   if (!names) return names;
   if (registered.empty() || names->ids.empty()) return names;  // nothing to check against
-  const std::vector<std::string> foreign = trace::foreign_ids(processes, names->ids);
-  if (foreign.size() == registered.size()) {
-    const std::string &where = registered.begin()->second;
+  if (trace::listed(processes, names->ids) == trace::Listed::None)
     return Error{path + ": manifest of another instrumentation (id " + names->manifest_id +
-                 ") than the one the traced program was built with (its code registered id " + foreign.front() +
-                 (foreign.size() > 1 ? " and " + std::to_string(foreign.size() - 1) + " more" : std::string()) +
-                 ", none of them this manifest's; its manifest was written to " + where +
-                 "); pass that one with --manifest, or rebuild and rerun"};
-  }
+                 ") than the one the traced program was built with (its code registered " +
+                 trace::unlisted(processes, names->ids) + ", none of them this manifest's; its manifest was written to " +
+                 registered.begin()->second + "); pass that one with --manifest, or rebuild and rerun"};
   if (std::string e = trace::build_mismatch(processes, dir, names->ids); !e.empty()) return Error{e};
   return names;
 }

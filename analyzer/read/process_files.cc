@@ -58,8 +58,8 @@ ProcessFiles read_process_files(const std::string &dir) {
     if (h.version >= 5) {
       const uint32_t n = std::min<uint32_t>(h.manifest_ids_count, VPROF_MANIFEST_IDS);
       for (uint32_t i = 0; i < n; ++i) {
-        char id[17];
-        std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(h.manifest_ids[i]));
+        char id[VPROF_MANIFEST_ID_DIGITS + 1];
+        std::snprintf(id, sizeof id, "%0*llx", VPROF_MANIFEST_ID_DIGITS, static_cast<unsigned long long>(h.manifest_ids[i]));
         out.manifests[id] = h.manifest_path;
       }
       if (h.manifest_ids_count > VPROF_MANIFEST_IDS) {
@@ -127,10 +127,31 @@ std::vector<std::string> refused_lines(const ProcessFiles &p, const std::string 
   return lines;
 }
 
-std::vector<std::string> foreign_ids(const ProcessFiles &p, const std::set<std::string> &accepted) {
+namespace {
+
+std::vector<std::string> unlisted_ids(const ProcessFiles &p, const std::set<std::string> &accepted) {
   std::vector<std::string> out;
   for (const auto &[id, path] : p.manifests)
     if (!accepted.count(id)) out.push_back(id);
+  return out;
+}
+
+}  // namespace
+
+Listed listed(const ProcessFiles &p, const std::set<std::string> &accepted) {
+  const size_t n = unlisted_ids(p, accepted).size();
+  return n == 0 ? Listed::All : n == p.manifests.size() ? Listed::None : Listed::Some;
+}
+
+std::string unlisted(const ProcessFiles &p, const std::set<std::string> &accepted) {
+  const std::vector<std::string> ids = unlisted_ids(p, accepted);
+  if (ids.empty()) return "";
+  return "id " + ids.front() + (ids.size() > 1 ? " and " + std::to_string(ids.size() - 1) + " more" : "");
+}
+
+std::set<std::string> manifest_paths(const ProcessFiles &p) {
+  std::set<std::string> out;
+  for (const auto &[id, path] : p.manifests) out.insert(path);
   return out;
 }
 
@@ -140,14 +161,14 @@ std::string build_mismatch(const ProcessFiles &p, const std::string &dir, const 
       "PostgreSQL: ./configure --enable-depend); rebuild it from clean and run again";
   if (p.mixed) return dir + ": the traced program holds code of two or more instrumentations: " + advice;
   if (accepted.empty()) return "";
-  const std::vector<std::string> foreign = foreign_ids(p, accepted);
-  if (foreign.empty()) return "";
-  std::string which = "id " + foreign.front();
-  if (foreign.size() > 1) which += " and " + std::to_string(foreign.size() - 1) + " more";
-  if (foreign.size() == p.manifests.size())
-    return dir + ": the traced program was built from another instrumentation (" + which +
-           ") than this one, whose manifest lists none of its ids: " + advice;
-  return dir + ": the traced program holds code of two or more instrumentations (" + which +
+  switch (listed(p, accepted)) {
+    case Listed::All: return "";
+    case Listed::None:
+      return dir + ": the traced program was built from another instrumentation (" + unlisted(p, accepted) +
+             ") than this one, whose manifest lists none of its ids: " + advice;
+    case Listed::Some: break;
+  }
+  return dir + ": the traced program holds code of two or more instrumentations (" + unlisted(p, accepted) +
          " registered by its rewritten files is not this manifest's): " + advice;
 }
 

@@ -60,8 +60,15 @@ std::vector<std::string> refused_lines(const ProcessFiles &p, const std::string 
 // another instrumentation's names.
 std::string build_mismatch(const ProcessFiles &p, const std::string &dir, const std::set<std::string> &accepted = {});
 
-// Of the ids p registered, those `accepted` does not hold.
-std::vector<std::string> foreign_ids(const ProcessFiles &p, const std::set<std::string> &accepted);
+// Which of the ids p registered a manifest's ids (analyzer::Names::ids)
+// list: all of them (also when p registered none), some (a build that did
+// not recompile every file vprof rewrote), or none (another instrumentation).
+enum class Listed { All, Some, None };
+Listed listed(const ProcessFiles &p, const std::set<std::string> &accepted);
+// "id X" or "id X and N more": the registered ids `accepted` does not list.
+std::string unlisted(const ProcessFiles &p, const std::set<std::string> &accepted);
+// The manifest paths the processes registered (one, for one instrumentation).
+std::set<std::string> manifest_paths(const ProcessFiles &p);
 
 }  // namespace vprof::trace
 

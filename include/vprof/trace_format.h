@@ -289,6 +289,7 @@ static inline int vprof_ring_pending(const struct vprof_file_header *h) {
 #define VPROF_PROCESS_VERSION 5u /* 2: manifest_id, manifest_path; 3: preemption; 4: file_errno, file_euid;
                                     5: manifest_ids (one per rewritten file; manifest_id left empty) */
 #define VPROF_MANIFEST_IDS 256u  /* registered ids a process file holds (more are counted, not kept) */
+#define VPROF_MANIFEST_ID_DIGITS 16 /* hex digits of a manifest's or a rewritten file's id */
 
 /* vprof_process_header.preemption, bits. 0 (and files before version 3): not recorded. */
 #define VPROF_PREEMPT_MEASURED 1u  /* at least one thread recorded its context switches */
