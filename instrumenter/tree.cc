@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <set>
 
 #include "instrumenter/compile_db.h"
 #include "instrumenter/journal.h"
@@ -35,6 +37,20 @@ bool lists_a_file_below(const std::string &journal_dir, const std::string &root)
   return false;
 }
 
+// Directories strictly below `root` holding a journal, among the compile db's
+// sources' directories and their parents up to the root.
+std::set<std::string> journals_below(const CompileDb &db, const std::string &root) {
+  std::set<std::string> seen, found;
+  for (const auto &e : db.entries) {
+    for (std::string d = parent(e.file); d.size() > root.size() && d.compare(0, root.size() + 1, root + "/") == 0;
+         d = parent(d)) {
+      if (!seen.insert(d).second) break;
+      if (has_state(d)) found.insert(d);
+    }
+  }
+  return found;
+}
+
 struct Held {
   int fd;
   int count;
@@ -55,11 +71,13 @@ Expected<TreePlace> locate_tree(const std::string &build_dir, const std::string 
   if (access((build + "/.vprof/state.json").c_str(), F_OK) == 0) return TreePlace{build + "/.vprof", ""};
 
   std::string root;
+  std::optional<CompileDb> db;
   if (!source_root.empty()) {
     root = fs::weakly_canonical(fs::absolute(source_root, ec), ec).string();
   } else if (access((build + "/compile_commands.json").c_str(), F_OK) == 0) {
-    auto db = load_compile_db(build);
-    if (!db) return db.error();
+    auto loaded = load_compile_db(build);
+    if (!loaded) return loaded.error();
+    db = std::move(*loaded);
     root = db->common_root;
   }
   while (root.size() > 1 && root.back() == '/') root.pop_back();
@@ -70,6 +88,21 @@ Expected<TreePlace> locate_tree(const std::string &build_dir, const std::string 
       if (has_state(d) && (d == root || lists_a_file_below(d + "/.vprof", root)))
         return TreePlace{d + "/.vprof", d};
       if (d == "/") break;
+    }
+    // A journal below the compile db's root: the tree was instrumented with
+    // a narrower --source-root (MariaDB's db lists generated sources in the
+    // build directory, so its common root is above src/, where the session's
+    // journal is). Looked for in the sources' own directories only.
+    if (db) {
+      auto below = journals_below(*db, root);
+      if (below.size() == 1) return TreePlace{*below.begin() + "/.vprof", *below.begin()};
+      if (below.size() > 1) {
+        std::string list;
+        for (const auto &d : below) list += (list.empty() ? "" : ", ") + d + "/.vprof";
+        return Error{build_dir + ": " + std::to_string(below.size()) +
+                     " vprof journals below the compile db's root " + root + " (" + list +
+                     "): pass --source-root to say which tree"};
+      }
     }
     return TreePlace{root + "/.vprof", root};
   }

@@ -3,7 +3,9 @@
 // The journal (journal.h) is SOURCE_ROOT/.vprof, next to the sources it
 // protects, so any build directory of the tree finds it, and removing or
 // reconfiguring a build directory loses nothing. SOURCE_ROOT is --source-root,
-// else the deepest directory holding every compile-db source. A tree
+// else the deepest directory holding every compile-db source, else (a tree
+// instrumented with a narrower --source-root) the one journal among the
+// sources' directories below that root. A tree
 // instrumented by a vprof older than the journal keeps its state in
 // BUILD_DIR/.vprof; that one is used until the tree is restored.
 //
