@@ -7,7 +7,7 @@ namespace vprof::rt {
 bool OwnershipMap::init(uint64_t slots) {
   uint64_t n = 1024;
   while (n < slots) n <<= 1;
-  // MAP_NORESERVE + lazy zero pages: a million slots cost 16 MiB of address
+  // MAP_NORESERVE + lazy zero pages: a million slots cost 32 MiB of address
   // space and only the touched pages of memory.
   void *p = mmap(nullptr, n * sizeof(Slot), PROT_READ | PROT_WRITE,
                  MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -22,7 +22,7 @@ uint64_t OwnershipMap::index(uint64_t key) const {
   return ((key * 0x9E3779B97F4A7C15ull) >> 20) & mask_;
 }
 
-void OwnershipMap::put(const void *obj, uint32_t tid, uint64_t tick) {
+void OwnershipMap::put(const void *obj, uint32_t tid, uint64_t tick, uint64_t pc) {
   if (!slots_) return;
   uint64_t key = reinterpret_cast<uint64_t>(obj);
   uint64_t value = (uint64_t)tid | (tick << 32);
@@ -38,6 +38,7 @@ void OwnershipMap::put(const void *obj, uint32_t tid, uint64_t tick) {
         k = expected;
     }
     if (k == key) {
+      s.pc.store(pc, std::memory_order_relaxed);
       s.value.store(value, std::memory_order_release);
       return;
     }
@@ -45,17 +46,22 @@ void OwnershipMap::put(const void *obj, uint32_t tid, uint64_t tick) {
   misses_.fetch_add(1, std::memory_order_relaxed);
 }
 
-uint64_t OwnershipMap::get(const void *obj) const {
-  if (!slots_) return 0;
+OwnershipMap::Release OwnershipMap::get(const void *obj) const {
+  if (!slots_) return {};
   uint64_t key = reinterpret_cast<uint64_t>(obj);
   uint64_t i = index(key);
   for (unsigned probe = 0; probe < kMaxProbe; ++probe, i = (i + 1) & mask_) {
     const Slot &s = slots_[i];
     uint64_t k = s.key.load(std::memory_order_acquire);
-    if (k == key) return s.value.load(std::memory_order_acquire);
-    if (k == 0) return 0;
+    if (k == key) {
+      Release r;
+      r.value = s.value.load(std::memory_order_acquire);
+      r.pc = s.pc.load(std::memory_order_relaxed);
+      return r;
+    }
+    if (k == 0) return {};
   }
-  return 0;
+  return {};
 }
 
 }  // namespace vprof::rt

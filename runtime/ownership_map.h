@@ -1,5 +1,7 @@
-// Who released a sync object last, and when: object address -> (tid, low 32
-// bits of the release tick). The wait-end probe reads it to name the waker.
+// Who released a sync object last, when, and where: object address -> (tid,
+// low 32 bits of the release tick; the return address in the code that
+// released). The wait-end probe reads it to name the waker, and the place,
+// which says what a waker outside instrumented code was doing.
 //
 // Lives in one MAP_SHARED anonymous mapping made at start-up, so forked
 // children (PostgreSQL backends) share it and see each other's releases: a
@@ -21,15 +23,20 @@ class OwnershipMap {
   struct Slot {
     std::atomic<uint64_t> key;
     std::atomic<uint64_t> value;  // tid | release_tick_low32 << 32
+    std::atomic<uint64_t> pc;     // where it was released (0: not known); written before value
+    uint64_t unused;
   };
-  static_assert(sizeof(Slot) == 16, "two words per slot");
+  static_assert(sizeof(Slot) == 32, "a slot is half a cache line: a release writes one line");
   static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared across processes");
 
   // `slots` is rounded up to a power of two. False when the mapping failed.
   bool init(uint64_t slots);
-  void put(const void *obj, uint32_t tid, uint64_t tick);
-  // 0 when unknown.
-  uint64_t get(const void *obj) const;
+  void put(const void *obj, uint32_t tid, uint64_t tick, uint64_t pc);
+  struct Release {
+    uint64_t value = 0;  // tid | release_tick_low32 << 32; 0 when unknown
+    uint64_t pc = 0;     // that release's place, or a later one's (read after value)
+  };
+  Release get(const void *obj) const;
   uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
 
  private:

@@ -75,7 +75,54 @@ static int create_own() {
   memcpy(h->manifest_path, g.manifest_path, sizeof h->manifest_path);
   g.proc = h;
   g.loss = {&h->lost_threads, &h->lost_records};
+  size_t stem = strlen(path) - strlen(".vpp");
+  snprintf(g.maps_path, sizeof g.maps_path, "%.*s.maps", (int)stem, path);
+  maps_file_write();
   return 0;
+}
+
+// Whether a /proc/self/maps line maps a file executable: its permissions
+// (the second field) hold 'x' and it names a path.
+static bool executable_file_line(const char *line, size_t n) {
+  const char *sp = (const char *)memchr(line, ' ', n);
+  if (!sp || sp + 5 > line + n || sp[3] != 'x') return false;
+  return memchr(line, '/', n) != nullptr;
+}
+
+void maps_file_write() {
+  if (!g.maps_path[0]) return;
+  ErrnoKeeper keep_errno;
+  int in = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (in < 0) return;
+  char tmp[4300];
+  snprintf(tmp, sizeof tmp, "%s.tmp", g.maps_path);
+  int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out < 0) {
+    close(in);
+    return;
+  }
+  // Line by line, without the heap (start-up, a forked child, exit).
+  char buf[8192];
+  size_t have = 0;
+  bool ok = true;
+  for (;;) {
+    ssize_t r = read(in, buf + have, sizeof buf - have);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    have += (size_t)r;
+    size_t at = 0;
+    while (char *nl = (char *)memchr(buf + at, '\n', have - at)) {
+      size_t len = (size_t)(nl - (buf + at)) + 1;
+      if (executable_file_line(buf + at, len) && write(out, buf + at, len) != (ssize_t)len) ok = false;
+      at += len;
+    }
+    memmove(buf, buf + at, have - at);
+    have -= at;
+    if (have == sizeof buf) have = 0;  // a line longer than the buffer: not one we can name
+  }
+  close(in);
+  if (close(out) != 0) ok = false;
+  if (!ok || rename(tmp, g.maps_path) != 0) unlink(tmp);
 }
 
 int process_file_create() {

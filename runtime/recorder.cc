@@ -199,6 +199,7 @@ static void on_process_exit() {
   ThreadState *self = reinterpret_cast<ThreadState *>(vprof_tls);
   threads_mark_process_exit(self);
   if (self) thread_finish(self);
+  maps_file_write();  // libraries loaded since start-up (a server's modules)
   // Without a process file (ours or p-0.vpp), stderr is the only place left to say it.
   uint64_t threads = __atomic_load_n(g.loss.threads, __ATOMIC_RELAXED);
   if (!g.proc && !g.spare && threads)
@@ -419,26 +420,43 @@ void vprof_rt_sync_wait_end(const void *obj, uint32_t role, int acquired) {
   uint64_t now = vprof_now();
   if (take_back_short_wait(t, now)) return;
   uint64_t arg = VPROF_WAIT_NOT_ACQUIRED;
+  uint64_t place = 0;
   if (acquired) {
     arg = 0;
-    uint64_t v = g.owners.get(obj);
+    const OwnershipMap::Release r = g.owners.get(obj);
+    const uint64_t v = r.value;
     uint32_t waker = (uint32_t)v;
     // A release from before this window may not be the last one: releases
     // go to the map only while recording.
-    if (waker && waker != t->hot.tid && !window_stale_release(t, (uint32_t)(v >> 32), now))
+    if (waker && waker != t->hot.tid && !window_stale_release(t, (uint32_t)(v >> 32), now)) {
       arg = waker | ((uint64_t)(uint32_t)((uint32_t)now - (uint32_t)(v >> 32)) << 32);
+      place = r.pc;
+    }
   }
   emit_at(t, VPROF_K_WAIT_END, arg, now);
+  if (place) emit_at(t, VPROF_K_WAKER_AT, place, now);
 }
 
-void vprof_rt_sync_release(const void *obj, uint32_t role) {
+// The release itself; `pc` is the return address into the code that
+// released (the inline probe's caller: the program's own function).
+static void sync_release_at(const void *obj, uint32_t role, uint64_t pc) {
   if (!on()) return;
   ThreadState *t = current_thread();
   if (!t || !recording(t)) return;  // between windows: not even the map
   uint64_t now = vprof_now();
-  g.owners.put(obj, t->hot.tid, now);
+  g.owners.put(obj, t->hot.tid, now, pc);
   if (g.opt.mutex_releases || vprof_release_recorded_by_default(role))
     emit_at(t, VPROF_K_RELEASE, vprof_sync_arg(obj, role), now);
+}
+
+void vprof_rt_sync_release(const void *obj, uint32_t role) {
+  sync_release_at(obj, role, (uint64_t)__builtin_extract_return_addr(__builtin_return_address(0)));
+}
+
+// The out-of-line entry point of programs instrumented before the sync
+// probes were inline (compat.cc): the place is its caller's.
+void vprof_rt_sync_release_from(const void *obj, uint32_t role, const void *pc) {
+  sync_release_at(obj, role, (uint64_t)pc);
 }
 
 }  // extern "C"

@@ -134,6 +134,7 @@ struct Process {
   uint64_t manifest_ids[VPROF_MANIFEST_IDS] = {};
   uint32_t manifest_ids_count = 0;
   char manifest_path[1024] = {};
+  char maps_path[4200] = {};  // p-<pid>.maps beside the process file ("": none made)
   uint64_t fallback_lost[2] = {};
   LossCounters loss{&fallback_lost[0], &fallback_lost[1]};
   // The background writer (writer.cc): started at the first chunk switch.
@@ -204,6 +205,16 @@ bool file_may_grow_to(uint64_t end);
 // loss counters are p-0.vpp's if `vprof run` made one, else in memory).
 int process_file_create();
 void process_file_drop();  // unmap (a forked child drops its parent's, and p-0.vpp)
+// Copies the executable lines of /proc/self/maps to g.maps_path (made with
+// the process file; again at exit, for libraries loaded meanwhile).
+void maps_file_write();
+
+}  // namespace vprof::rt
+
+// compat.cc's out-of-line vprof_sync_release: the release, placed at its caller.
+extern "C" VPROF_API void vprof_rt_sync_release_from(const void *obj, uint32_t role, const void *pc);
+
+namespace vprof::rt {
 void threads_after_fork_in_child();
 void threads_mark_process_exit(ThreadState *self);
 

@@ -7,7 +7,7 @@
 //      manifest.json), DIR can be created and written: a probe file with a
 //      whole page written (an empty file needs no block: it passed on a full
 //      file system), which becomes p-0.vpp (below);
-//   2. move the old trace (t-*.vpt, p-*.vpp, manifest.json) into DIR/.old,
+//   2. move the old trace (t-*.vpt, p-*.vpp, p-*.maps, manifest.json) into DIR/.old,
 //      rename the probe to DIR/p-0.vpp, write the new manifest;
 //   3. start CMD (posix_spawnp, analyzer/util/process.h);
 //   4. it could not start: put the old trace back, exit 2. Started: wait for CMD and
@@ -72,7 +72,10 @@ bool is_trace_file(const std::string &name) {
     size_t n = std::strlen(s);
     return name.size() > n && name.compare(name.size() - n, n, s) == 0;
   };
-  return (name.rfind("t-", 0) == 0 && ends(".vpt")) || (name.rfind("p-", 0) == 0 && ends(".vpp")) ||
+  // p-<pid>.maps (and the .tmp a killed process left while writing it) go
+  // with their process files (trace_format.h).
+  return (name.rfind("t-", 0) == 0 && ends(".vpt")) ||
+         (name.rfind("p-", 0) == 0 && (ends(".vpp") || ends(".maps") || ends(".maps.tmp"))) ||
          name == "manifest.json";
 }
 

@@ -152,10 +152,24 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
     // A Held leaf is named by the holder's innermost frame (held_id): the
     // same place reached by other paths is one leaf under a wait.
     std::vector<uint32_t> held_node(held.size());
+    const std::vector<ReleasePlaces::Place> places = tl.places.all();
+    std::vector<uint32_t> place_id(places.size() + 1, UINT32_MAX);  // by 1 + index; computed once
+    auto named = [&](uint32_t place) {
+      if (place_id[place] == UINT32_MAX) {
+        const ReleasePlaces::Place &p = places[place - 1];
+        const int64_t t = tl.thread_of(p.tid);
+        const uint32_t n = t >= 0 && opt.name_place ? opt.name_place(tl.threads[size_t(t)].pid, p.pc) : 0;
+        place_id[place] = n ? kHeldPlace | n : 0;
+      }
+      return place_id[place];
+    };
     for (size_t i = 0; i < held.size(); ++i) {
+      const uint32_t holder = held[i].second;
       uint32_t id = kHeldUnrecorded;
-      if (held[i].second != kUnrecordedHolder) {
-        const StackNode &h = tl.trie[held[i].second];
+      if (holder != kUnrecordedHolder && (holder & kPlaceHolder)) {
+        id = named(holder & ~kPlaceHolder);
+      } else if (holder != kUnrecordedHolder) {
+        const StackNode &h = tl.trie[holder];
         id = h.kind == FrameKind::Site ? h.id : h.kind == FrameKind::Function ? h.id | kHeldFunction : 0;
       }
       held_node[i] = full.child(held[i].first, FrameKind::Held, id);

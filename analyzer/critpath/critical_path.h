@@ -11,6 +11,7 @@
 #ifndef VPROF_ANALYZER_CRITPATH_CRITICAL_PATH_H
 #define VPROF_ANALYZER_CRITPATH_CRITICAL_PATH_H
 
+#include <functional>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -96,6 +97,11 @@ struct PathOptions {
   // from its site while reading and folded at the end (more stack changes to
   // walk; the same result wherever every call of a site entered its callee).
   const DirectCalls *direct_calls = nullptr;
+  // Names where a waker in no instrumented frame released (its process, an
+  // address there): a number for the name, the same for every address of
+  // one function (the Held leaf's id is kHeldPlace | it); 0 when it cannot
+  // be named (the leaf is `held by (outside)`). Empty: never named.
+  std::function<uint32_t(uint32_t pid, uint64_t pc)> name_place;
 };
 
 // The merge and the walk, epoch by epoch: what an analysis keeps of a trace.

@@ -39,6 +39,10 @@ constexpr uint32_t kHeldMark = 0x40000000u;
 constexpr uint32_t kRecorderMark = kPreemptedMark | kHeldMark;
 // The holder node of a Held cell whose waker has no trace (kHeldUnrecorded).
 constexpr uint32_t kUnrecordedHolder = 0x3fffffffu;
+// A holder node with this bit: a waker in no instrumented frame, at the
+// place it released (the rest is Segment::waker_place, 1 + an index into
+// Timeline::places). Trie nodes stay below it.
+constexpr uint32_t kPlaceHolder = 0x20000000u;
 
 // What the walk tells a Rec besides the tiling (record_path): nothing, for the
 // analysis, so that its walk compiles to what it was without the hooks.
@@ -211,11 +215,13 @@ class Walker : public Rec {
   // was itself blocked, woken later by a third thread, that stretch is
   // where the third thread was, and so on 8 deep: a lock convoy names the
   // code its head ran, not the waits of those queued behind it.
-  void add_held(uint32_t wi, uint32_t w, int64_t a, int64_t b, int depth = 0) {
+  // `place`: where wi released the object (Segment::waker_place; 0: not
+  // known), which names its stretches in no instrumented frame.
+  void add_held(uint32_t wi, uint32_t w, int64_t a, int64_t b, uint32_t place, int depth = 0) {
     const ThreadTimeline &wt = tl_.threads[wi];
     for (int64_t t = b; t > a;) {
       int32_t si = segment_before(wi, t);
-      if (si < 0) return held_stack(wt, w, a, t);
+      if (si < 0) return held_stack(wt, w, a, t, place);
       const Segment &seg = wt.segs[si];
       int64_t x = std::max(a, seg.begin);
       int64_t wk = seg.waiting() && seg.waker_tid && seg.wait_end <= iv_end_ && depth < 8
@@ -223,24 +229,26 @@ class Walker : public Rec {
       if (wk >= 0 && uint32_t(wk) != wi && seg.release_ts >= seg.wait_begin) {
         int64_t r = std::min(seg.release_ts, t);
         if (r > x) {
-          held_stack(wt, w, r, t);
-          add_held(uint32_t(wk), w, x, r, depth + 1);
+          held_stack(wt, w, r, t, place);
+          add_held(uint32_t(wk), w, x, r, seg.waker_place, depth + 1);
           t = x;
           continue;
         }
       }
-      held_stack(wt, w, x, t);
+      held_stack(wt, w, x, t, place);
       t = x;
     }
   }
 
-  // [a, b) on wt by its innermost frames, into the Held leaves under w.
-  void held_stack(const ThreadTimeline &wt, uint32_t w, int64_t a, int64_t b) {
+  // [a, b) on wt by its innermost frames, into the Held leaves under w; a
+  // stretch in no frame by `place`, where wt released (0: not known).
+  void held_stack(const ThreadTimeline &wt, uint32_t w, int64_t a, int64_t b, uint32_t place) {
     const StackChange *it = first_change_after(wt, a);
     uint32_t node = it == wt.stack.begin() ? StackTrie::kRoot : std::prev(it)->node;
     for (int64_t t = a; t < b;) {
       int64_t next = it == wt.stack.end() ? b : std::min(b, it->ts);
-      add_held_cell(held_cell(w, node), next - t);
+      const uint32_t holder = node == StackTrie::kRoot && place ? kPlaceHolder | place : node;
+      add_held_cell(held_cell(w, holder), next - t);
       t = next;
       if (it != wt.stack.end()) node = (it++)->node;
     }
@@ -371,7 +379,7 @@ class Walker : public Rec {
             if ((th->drop_begin_ts >= 0 && r > th->drop_begin_ts) ||
                 (wt.drop_begin_ts >= 0 && r > wt.drop_begin_ts))
               lossy_ = true;
-            add_held(uint32_t(wk), w, a, r);
+            add_held(uint32_t(wk), w, a, r, seg.waker_place);
             t = a;
             hint = si - 1;
             continue;

@@ -11,6 +11,21 @@ namespace vprof::analyzer {
 
 using trace::Event;
 
+uint32_t ReleasePlaces::number(uint32_t tid, uint64_t pc) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<uint32_t> &same = by_pc_[pc];
+  for (uint32_t i : same)
+    if (places_[i].tid == tid) return i + 1;
+  same.push_back(uint32_t(places_.size()));
+  places_.push_back({tid, pc});
+  return uint32_t(places_.size());
+}
+
+std::vector<ReleasePlaces::Place> ReleasePlaces::all() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return places_;
+}
+
 int64_t Timeline::thread_of(uint32_t tid) const {
   auto it = thread_by_tid.find(tid);
   return it == thread_by_tid.end() ? -1 : static_cast<int64_t>(it->second);
@@ -29,7 +44,7 @@ Merger::Merger(std::vector<trace::EventSource *> sources, unsigned threads, size
     tl_.threads[i].pid = sources_[i]->pid();
     tl_.threads[i].tid = sources_[i]->tid();
     if (!tl_.thread_by_tid.emplace(sources_[i]->tid(), i).second) ++counters_.duplicate_tids;
-    builders_.push_back(std::make_unique<ThreadBuilder>(tl_.threads[i], i, direct));
+    builders_.push_back(std::make_unique<ThreadBuilder>(tl_.threads[i], i, direct, &tl_.places));
   }
 }
 

@@ -104,6 +104,7 @@ void ThreadBuilder::append_segment(int64_t b, int64_t e) {
   g.wait_end = wait_begin_ < 0 ? 0 : kStillWaiting;
   g.release_ts = -1;
   g.waker_tid = 0;
+  g.waker_place = 0;
 }
 
 void ThreadBuilder::set_top(int64_t ts) {
@@ -267,9 +268,24 @@ void ThreadBuilder::on_event(const Event &e) {
         g.waker_tid = e.waker_tid;
         g.release_ts = e.waker_tid ? e.release_ts : -1;
       }
+      last_waker_ = e.waker_tid;
+      last_wait_begin_ = wait_begin_;
       wait_begin_ = -1;
       break;
     }
+    case Kind::WakerAt:
+      // Right after its wait's end: every piece of that wait learns where
+      // the waker released.
+      if (last_waker_ && places_) {
+        const uint32_t place = places_->number(last_waker_, e.arg);
+        for (size_t i = th_.segs.size(); i-- > 0;) {
+          Segment &g = th_.segs[i];
+          if (g.wait_begin != last_wait_begin_ || g.waker_tid != last_waker_) break;
+          g.waker_place = place;
+        }
+      }
+      last_waker_ = 0;
+      break;
     case Kind::TaskEnqueue: {
       EnqueueEvent &q = enqueues.emplace_back();
       q.ts = e.ts;

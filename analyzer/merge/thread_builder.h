@@ -43,8 +43,8 @@ struct DequeueRef {
 // built in parallel; fold_trie() maps its nodes into the shared trie.
 class ThreadBuilder {
  public:
-  ThreadBuilder(ThreadTimeline &th, uint32_t index, const DirectCalls *direct)
-      : th_(th), index_(index), direct_(direct) {}
+  ThreadBuilder(ThreadTimeline &th, uint32_t index, const DirectCalls *direct, ReleasePlaces *places)
+      : th_(th), index_(index), direct_(direct), places_(places) {}
 
   std::vector<IntervalEvent> iv_events;
   std::vector<EnqueueEvent> enqueues;
@@ -128,6 +128,10 @@ class ThreadBuilder {
   ThreadTimeline &th_;
   uint32_t index_;
   const DirectCalls *direct_;
+  ReleasePlaces *places_;
+  // The last wait's waker, until its WAKER_AT (which comes right after it).
+  uint32_t last_waker_ = 0;
+  int64_t last_wait_begin_ = -1;
   StackTrie trie_;             // local node ids
   std::vector<uint32_t> map_;  // local node -> shared node
   std::vector<uint32_t> callee_set_;

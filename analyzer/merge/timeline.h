@@ -49,6 +49,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <queue>
 #include <unordered_map>
 #include <vector>
@@ -80,6 +81,10 @@ constexpr uint32_t kHeldFunction = 0x80000000u;
 // not recorded, a thread that could not make its file): the blocked stretch
 // is said to be held by an unrecorded thread, not folded into the wait.
 constexpr uint32_t kHeldUnrecorded = 0xffffffffu;
+// A Held leaf's id when the holder was in no instrumented function but the
+// place it released at is known (WAKER_AT): this bit and the number
+// PathOptions::name_place gave that place's function (Names::places).
+constexpr uint32_t kHeldPlace = 0x40000000u;
 
 struct StackNode {
   uint32_t parent = 0;
@@ -205,6 +210,7 @@ struct Segment {
   int64_t wait_end;     // when that wait ended (kStillWaiting: not within the data so far)
   int64_t release_ts;   // when the waker released the object; -1 = no waker
   uint32_t waker_tid;
+  uint32_t waker_place;  // where the waker released it: 1 + an index into Timeline::places; 0 = unknown
   bool waiting() const { return wait_begin >= 0; }
 };
 
@@ -263,10 +269,30 @@ void for_each_counter(const MergeCounters &c, F &&f) {
 }
 
 // What the walk reads: the window of every thread, the trie, the threads by tid.
+// Where wakers released what their wakees waited for (WAKER_AT records):
+// (waker tid, address), numbered as first seen. Few (a place per release
+// site), shared by the threads' builders, which run in parallel.
+class ReleasePlaces {
+ public:
+  struct Place {
+    uint32_t tid;
+    uint64_t pc;
+  };
+  // 1 + the place's index.
+  uint32_t number(uint32_t tid, uint64_t pc);
+  std::vector<Place> all() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> by_pc_;  // pc -> indices (one per tid)
+  std::vector<Place> places_;
+};
+
 struct Timeline {
   StackTrie trie;
   std::vector<ThreadTimeline> threads;
   std::unordered_map<uint32_t, uint32_t> thread_by_tid;
+  ReleasePlaces places;
   // Index of the thread with this tid, or -1.
   int64_t thread_of(uint32_t tid) const;
 };

@@ -51,6 +51,11 @@ class Names {
   // by a vprof before per-file ids registered).
   std::set<std::string> ids;
   int schema_version = 1;   // 2: call sites say whether they are indirect
+  // Functions outside instrumented code where wakers released (a Held
+  // leaf's id kHeldPlace | n names places[n - 1]): found by the analysis
+  // (names/symbols.h), not in the manifest.
+  std::vector<std::string> places;
+  std::string place(uint32_t n) const { return n >= 1 && n <= places.size() ? places[n - 1] : std::string(); }
 };
 
 Expected<Names> load_manifest(const std::string &path);

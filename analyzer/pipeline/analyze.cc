@@ -1,5 +1,7 @@
 #include "analyzer/pipeline/analyze.h"
 
+#include "analyzer/names/symbols.h"
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -97,12 +99,30 @@ Expected<uint32_t> root_id(const Names &names, const AnalyzeOptions &opt, const 
   return id;
 }
 
-PathOptions path_options(const AnalyzeOptions &opt, const DirectCalls &direct) {
+// Names the places wakers outside instrumented code released at, from the
+// trace's maps files and the binaries (names/symbols.h), numbering the names
+// into `places` (Names::places).
+struct PlaceNames {
+  explicit PlaceNames(const std::string &dir) : symbols(dir) {}
+  Symbolizer symbols;
+  std::vector<std::string> places;
+  std::unordered_map<std::string, uint32_t> number;
+  uint32_t operator()(uint32_t pid, uint64_t pc) {
+    std::string f = symbols.function(pid, pc);
+    if (f.empty()) return 0;
+    auto [it, fresh] = number.try_emplace(f, uint32_t(places.size() + 1));
+    if (fresh) places.push_back(std::move(f));
+    return it->second;
+  }
+};
+
+PathOptions path_options(const AnalyzeOptions &opt, const DirectCalls &direct, PlaceNames &places) {
   PathOptions po;
   po.threads = opt.threads;
   po.workers = opt.workers;
   po.epoch_records = opt.epoch_records;
   po.direct_calls = &direct;
+  po.name_place = [&places](uint32_t pid, uint64_t pc) { return places(pid, pc); };
   return po;
 }
 
@@ -136,7 +156,9 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(trace::TraceStream &stream, N
   auto root = root_id(names, opt, stream.dir());
   if (!root) return root.error();
   const DirectCalls direct = direct_calls(names);
-  TracePaths tp = compute_critical_paths(stream.sources(), path_options(opt, direct));
+  PlaceNames places(stream.dir());
+  TracePaths tp = compute_critical_paths(stream.sources(), path_options(opt, direct, places));
+  names.places = std::move(places.places);
   return finish_run(std::move(tp), stream.summary(), std::move(names), *root, opt, run);
 }
 
@@ -145,8 +167,10 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Na
   auto root = root_id(names, opt, trace.dir);
   if (!root) return root.error();
   const DirectCalls direct = direct_calls(names);
-  return finish_run(compute_critical_paths(trace, path_options(opt, direct)), trace,
-                    std::move(names), *root, opt, run);
+  PlaceNames places(trace.dir);
+  TracePaths tp = compute_critical_paths(trace, path_options(opt, direct, places));
+  names.places = std::move(places.places);
+  return finish_run(std::move(tp), trace, std::move(names), *root, opt, run);
 }
 
 DataLost data_lost(const RunAnalysis &r) {

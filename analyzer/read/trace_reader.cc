@@ -30,6 +30,7 @@ const char *kind_name(Kind k) {
     case Kind::Preempted: return "preempted";
     case Kind::Recorder: return "recorder";
     case Kind::Window: return "window";
+    case Kind::WakerAt: return "waker_at";
   }
   return "?";
 }

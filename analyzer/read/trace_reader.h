@@ -53,6 +53,7 @@ enum class Kind : uint8_t {
   Preempted = VPROF_K_PREEMPTED,  // arg: switch-in ns; release_ts: switch-out ns (same clock as ts)
   Recorder = VPROF_K_RECORDER,    // the recorder's pause: release_ts its start (= ts), arg its end ns
   Window = VPROF_K_WINDOW,        // windowed recording: arg as written (VPROF_WINDOW_* fields)
+  WakerAt = VPROF_K_WAKER_AT,     // arg: where the preceding WaitEnd's waker released (an address)
 };
 
 const char *kind_name(Kind k);

@@ -28,6 +28,7 @@ std::string node_name(const Columns &c, const Names &n, int i) {
       if (s.id == 0) return "(held: outside)";
       if (s.id == kHeldUnrecorded) return "(held: unrecorded thread)";
       if (s.id & kHeldFunction) return "(held: " + n.function(s.id & ~kHeldFunction) + ")";
+      if (s.id & kHeldPlace) return "(held: outside in " + n.place(s.id & ~kHeldPlace) + ")";
       if (const CallSiteInfo *si = n.site(s.id))
         return fmt::format("(held: {}@{}:{})", si->callee, si->file, si->line);
       return "(held: " + n.callee(s.id) + ")";

@@ -65,6 +65,31 @@ bool instruments_more(const VarNode &earlier, const VarNode &later, const std::v
   return after.size() > before.size() && std::includes(after.begin(), after.end(), before.begin(), before.end());
 }
 
+// The functions a wait's Held parts name as where a holder outside
+// instrumented code released ("held:outside:F", variance_tree.cc).
+std::set<std::string> outside_places(const VarNode &wait) {
+  static const std::string tag = "/held:outside:";
+  std::set<std::string> out;
+  for (const auto &c : wait.children) {
+    const size_t at = c.key.rfind(tag);
+    if (at != std::string::npos && c.key.find('/', at + 1) == std::string::npos)
+      out.insert(c.key.substr(at + tag.size()));
+  }
+  return out;
+}
+
+// Whether a later run's Held parts of the same wait name a holder the
+// earlier's named only by where it released outside instrumented code: the
+// later run instrumented that function (iterate follows such a cause), and
+// its parts say where inside it the holder was (tests/iterate: "held by
+// background" became "held by background at flush_log").
+bool names_the_holders_deeper(const VarNode &earlier, const VarNode &later) {
+  const std::set<std::string> before = outside_places(earlier), after = outside_places(later);
+  for (const auto &f : before)
+    if (!after.count(f)) return true;
+  return false;
+}
+
 void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &later,
            std::vector<Graft> *grafts, std::vector<std::string> &above) {
   if (n.kind == VarNode::Kind::Cov) return;
@@ -89,7 +114,8 @@ void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &l
     // ~0% there, the earlier's variance sitting in re-entered copies of the
     // site further down, whose keys the later run's tree no longer has, and
     // the run that named the filter was dropped from the merged report.
-    bool usable = it != later.end() && it->second->value_ns2 > 0 && !(held && held_only(*it->second));
+    bool usable = it != later.end() && it->second->value_ns2 > 0 &&
+                  !(held && held_only(*it->second) && !names_the_holders_deeper(n, *it->second));
     if (usable && pseudo) {
       const double before = uninstrumented_fraction(n), after = uninstrumented_fraction(*it->second);
       // Less than half, by a margin: two slivers (0.01% and 0.02% of the

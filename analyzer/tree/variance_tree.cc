@@ -192,6 +192,17 @@ class Builder {
       v.body = true;
       return;
     }
+    if (id & kHeldPlace) {
+      // The holder ran no instrumented function; it released in f (its
+      // return address, names/symbols.h): f is what the waiter waited for,
+      // and the function to instrument to see inside it.
+      std::string f = names_.place(id & ~kHeldPlace);
+      v.label = "held by " + f + " (outside instrumented code)";
+      v.key = "held:outside:" + f;
+      v.factor = f;
+      v.functions = {f};
+      return;
+    }
     std::string f = names_.callee(id);
     v.functions = {f};
     v.factor = f;

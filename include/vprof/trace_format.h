@@ -56,6 +56,10 @@
  *      reader would stop at the unknown kind, so min_readable 5.
  *   6  WINDOW records (kind 21): windowed recording (`vprof run --sample`).
  *      A version-5 reader would stop at the unknown kind, so min_readable 6.
+ *   7  WAKER_AT records (kind 22): where the waker released the object, so
+ *      that a waker outside instrumented code is named by the code it ran.
+ *      A version-6 reader would stop at the unknown kind, so min_readable 7.
+ *      Process files are unchanged; beside each, p-<pid>.maps (below).
  */
 #ifndef VPROF_TRACE_FORMAT_H
 #define VPROF_TRACE_FORMAT_H
@@ -82,8 +86,8 @@ typedef __UINT64_TYPE__ vprof_u64;
  * run, vprof iterate, the runtime): writable by all and sticky, as /tmp is,
  * so a server that drops root writes its threads' files as its new user. */
 #define VPROF_TRACE_DIR_MODE_AS_ROOT 01777
-#define VPROF_TRACE_VERSION 6u
-#define VPROF_TRACE_MIN_READABLE 6u       /* oldest reader that can read what we write */
+#define VPROF_TRACE_VERSION 7u
+#define VPROF_TRACE_MIN_READABLE 7u       /* oldest reader that can read what we write */
 #define VPROF_HEADER_BYTES 4096u
 #define VPROF_SLOT_BYTES 16u
 
@@ -142,7 +146,14 @@ enum vprof_kind {
                                  for each frame begun meanwhile and still open, outermost first.
                                  An interval counts only if its IV_BEGIN comes while the thread's
                                  last WINDOW record says ON */
-  VPROF_K_MAX_ = 22
+  VPROF_K_WAKER_AT = 22,     /* arg: the return address at the waker's release (an address in
+                                 the code that released or signalled the object, in the waker's
+                                 process: p-<pid>.maps says which file). Right after the WAIT_END
+                                 whose waker it names, at the same time; written only when the
+                                 ownership map knew the place. Said of every named waker: a waker
+                                 outside instrumented code (no frame of its own) is read as the
+                                 function holding this address */
+  VPROF_K_MAX_ = 23
 };
 /* A WINDOW record's argument. State: what recording is from the record's time. */
 #define VPROF_WINDOW_OFF 0u      /* nothing recorded: probes cost a load and a branch */
@@ -284,6 +295,13 @@ static inline int vprof_ring_pending(const struct vprof_file_header *h) {
  * system refused) and the records they lost; a thread that has a file counts
  * its own drops in its header. Both counters are live: written through the
  * mapping, so they survive SIGKILL.
+ *
+ * p-<pid>.maps (p-<pid>.<n>.maps beside p-<pid>.<n>.vpp): the executable
+ * lines of the process's /proc/self/maps, copied when its process file is
+ * made and again at exit (libraries loaded meanwhile), so that a WAKER_AT
+ * address can be read as a file and an offset in it, and named from that
+ * file's symbol table offline. Missing or unreadable: such addresses stay
+ * unnamed.
  */
 #define VPROF_PROCESS_MAGIC "VPROFPRC"   /* 8 bytes, no terminator on disk */
 #define VPROF_PROCESS_VERSION 5u /* 2: manifest_id, manifest_path; 3: preemption; 4: file_errno, file_euid;

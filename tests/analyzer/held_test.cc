@@ -77,6 +77,45 @@ TEST(Held, AHolderThatWasItselfBlockedPassesTheStretchToWhatBlockedIt) {
   EXPECT_EQ(cp.counters.tiling_violations, 0u);
 }
 
+// A holder in no instrumented function (a server's background thread) is
+// named by where it released: the WAKER_AT place, by the namer's number for
+// its function (two addresses in one function are one Held part). A place
+// the namer cannot name, and a wait without one, stay `held by (outside)`.
+TEST(Held, AHolderInNoInstrumentedFunctionIsNamedByWhereItReleased) {
+  // A (interval 1) waits at site 1 in F(1) over [10,40) for B's release at
+  // 36 at address 0xa10, and over [50,70) for B's release at 66 at 0xa20
+  // (the same function); over [80,90) for a release at 86 at 0xb00 (a
+  // function the namer does not know); over [100,110) for one at 106 with no
+  // place recorded. B (tid 2, pid 100) works for no interval, in no frame.
+  TraceBuilder tb;
+  tb.thread(1).begin(0, 1).enter(0, 1)
+      .site(10, 1).wait(10, 0x10).wait_end(40, 0x10, 2, 36).waker_at(40, 0xa10).site_end(41, 1)
+      .site(50, 1).wait(50, 0x10).wait_end(70, 0x10, 2, 66).waker_at(70, 0xa20).site_end(71, 1)
+      .site(80, 1).wait(80, 0x10).wait_end(90, 0x10, 2, 86).waker_at(90, 0xb00).site_end(91, 1)
+      .site(100, 1).wait(100, 0x10).wait_end(110, 0x10, 2, 106).site_end(111, 1)
+      .exit(120, 1).end(120, 1);
+  tb.thread(2).release(36, 0x10).release(66, 0x10).release(86, 0x10).release(106, 0x10);
+  PathOptions opt;
+  std::vector<std::pair<uint32_t, uint64_t>> asked;
+  opt.name_place = [&](uint32_t pid, uint64_t pc) -> uint32_t {
+    asked.push_back({pid, pc});
+    return pc == 0xa10 || pc == 0xa20 ? 7 : 0;
+  };
+  auto tl = compute_critical_paths(tb.build(), opt);
+  const auto &cp = tl.paths;
+  ASSERT_EQ(cp.rows.size(), 1u);
+  auto held = [&](uint32_t id) { return leaf_ns(cp, 0, node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, id}})); };
+  EXPECT_EQ(held(7 | kHeldPlace), 26 + 16);  // [10,36) and [50,66)
+  EXPECT_EQ(held(0), 6 + 6);                 // [80,86) unnamed, [100,106) no place
+  for (const auto &[pid, pc] : asked) EXPECT_EQ(pid, 100u) << "the waker's process";
+  EXPECT_EQ(asked.size(), 3u) << "each place named once";
+  EXPECT_EQ(cp.counters.tiling_violations, 0u);
+
+  // Without a namer (a trace with no maps): every such stretch is (outside).
+  auto plain = compute_critical_paths(tb.build());
+  EXPECT_EQ(leaf_ns(plain.paths, 0, node_of(plain.trie, {{Fn, 1}, {Site, 1}, {Held, 0}})), 26 + 16 + 6 + 6);
+}
+
 // A lock holder (tid 2, intervals 1000+i) runs H(2), whose call site 2 (d)
 // lasts D_i, then releases; the waiter (tid 1, interval i) waits at site 1
 // (lock) in f(1) for that release. D_i = 20 + U·spread.

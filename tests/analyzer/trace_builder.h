@@ -65,6 +65,8 @@ class ThreadBuilder {
     return *this;
   }
   ThreadBuilder &release(int64_t ts, uint64_t obj) { return add(ts, K::Release, obj); }
+  // Where the preceding wait_end's waker released (trace_format.h's WAKER_AT).
+  ThreadBuilder &waker_at(int64_t ts, uint64_t pc) { return add(ts, K::WakerAt, pc); }
   ThreadBuilder &enqueue(int64_t ts, uint64_t task) { return add(ts, K::TaskEnqueue, task); }
   ThreadBuilder &dequeue(int64_t ts, uint64_t task) { return add(ts, K::TaskDequeue, task); }
   ThreadBuilder &drop(int64_t ts, uint64_t lost) {

@@ -333,6 +333,18 @@ int main() {
   };
   walk(out->analysis->tree);
   EXPECT_TRUE(held) << "Held parts under the wait";
+  // The holder runs no instrumented function at first: its Held part is
+  // named by where it released the table (`held by background (outside
+  // instrumented code)`, the WAKER_AT place), a cause the session follows
+  // into background, which then names flush_log, the exponential time.
+  // Before, the part was `held by (outside)`, no cause, and the session
+  // stopped at iteration 1.
+  bool followed = false, reached = false;
+  for (const auto &d : out->state.decisions) followed = followed || d.factor == "cause background";
+  for (const auto &it : out->state.iterations)
+    reached = reached || std::count(it.instrumented.begin(), it.instrumented.end(), "flush_log") > 0;
+  EXPECT_TRUE(followed) << "the outside holder, named where it released, is a cause";
+  EXPECT_TRUE(reached) << "and the session went through it to flush_log";
   EXPECT_EQ(slurp(c.dir + "/waits.cc"), before) << "restored byte for byte";
 }
 

@@ -102,7 +102,7 @@ case6_old_trace_of_a_killed_vprof() {
   # wrote anything: the next run treats T/.old as the latest trace.
   make_old_trace T
   mkdir T/.old
-  mv T/t-*.vpt T/p-*.vpp T/manifest.json T/.old/
+  mv T/t-*.vpt T/p-*.vpp T/p-*.maps T/manifest.json T/.old/
   printf '#!/no/such/interpreter\n' > bad-interpreter.sh
   chmod 755 bad-interpreter.sh
   expect_usage_error "bad-interpreter.sh: cannot execute" run --trace-dir T -- ./bad-interpreter.sh

@@ -1,0 +1,51 @@
+// Names an address in a recorded process by the function around it: the
+// process's p-<pid>.maps (trace_format.h: the executable lines of its
+// /proc/self/maps) says which file and offset the address is at, and that
+// file's ELF symbol table (.symtab, else .dynsym) which function holds it.
+// Read when asked, once per process and per file; the files are read where
+// the maps say they were, so a binary rebuilt since the recording names
+// wrongly or not at all (its symbols no longer cover the address).
+//
+//   Symbolizer s(trace_dir);
+//   s.function(pid, pc);  // "buf_page_t::read_complete", or "" when not known
+#ifndef VPROF_ANALYZER_NAMES_SYMBOLS_H
+#define VPROF_ANALYZER_NAMES_SYMBOLS_H
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace vprof::analyzer {
+
+class Symbolizer {
+ public:
+  explicit Symbolizer(std::string trace_dir);
+  ~Symbolizer();
+  // The qualified name of the function holding `pc` in process `pid`,
+  // demangled, without its parameters, return type or clone suffix; ""
+  // when the process's maps, the file or a symbol covering it is missing.
+  std::string function(uint32_t pid, uint64_t pc);
+
+  struct Mapping {
+    uint64_t start, end, offset;
+    std::string path;
+  };
+  struct Module;  // a file's loadable segments and function symbols
+
+ private:
+  const std::vector<Mapping> &maps(uint32_t pid);
+  const Module *module(const std::string &path);
+  std::string dir_;
+  std::map<uint32_t, std::vector<Mapping>> maps_;
+  std::map<std::string, std::unique_ptr<Module>> modules_;
+};
+
+// A demangled name as the instrumenter's selections spell functions:
+// "void ns::f<int>(int) const [clone .cold]" -> "ns::f<int>".
+std::string function_name_of(const std::string &demangled);
+
+}  // namespace vprof::analyzer
+
+#endif
