@@ -76,7 +76,7 @@ bool is_trace_file(const std::string &name) {
   // with their process files (trace_format.h).
   return (name.rfind("t-", 0) == 0 && ends(".vpt")) ||
          (name.rfind("p-", 0) == 0 && (ends(".vpp") || ends(".maps") || ends(".maps.tmp"))) ||
-         name == "manifest.json";
+         name == "manifest.json" || name == "places.json";
 }
 
 std::vector<fs::path> trace_files(const fs::path &dir) {

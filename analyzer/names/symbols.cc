@@ -15,6 +15,8 @@
 #include <cstring>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 namespace vprof::analyzer {
 
 struct Symbolizer::Module {
@@ -157,27 +159,30 @@ const std::vector<Symbolizer::Mapping> &Symbolizer::maps(uint32_t pid) {
   std::string line;
   while (std::getline(in, line)) {
     // start-end perms offset dev inode path
-    uint64_t start = 0, end = 0, offset = 0;
+    uint64_t start = 0, end = 0, offset = 0, inode = 0;
     char perms[8] = {};
     int path_at = 0;
-    if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &start, &end, perms,
-                    &offset, &path_at) < 4 ||
+    if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %" SCNu64 " %n", &start, &end, perms,
+                    &offset, &inode, &path_at) < 5 ||
         path_at <= 0 || size_t(path_at) >= line.size() || line[size_t(path_at)] != '/')
       continue;
     std::string path = line.substr(size_t(path_at));
     const std::string deleted = " (deleted)";
     if (path.size() > deleted.size() && path.compare(path.size() - deleted.size(), deleted.size(), deleted) == 0)
       path.resize(path.size() - deleted.size());
-    it->second.push_back({start, end, offset, path});
+    it->second.push_back({start, end, offset, inode, path});
   }
   return it->second;
 }
 
-const Symbolizer::Module *Symbolizer::module(const std::string &path) {
-  auto [it, fresh] = modules_.try_emplace(path);
+const Symbolizer::Module *Symbolizer::module(const Mapping &mp) {
+  auto [it, fresh] = modules_.try_emplace(mp.path + "\n" + std::to_string(mp.inode));
   if (fresh) {
     it->second = std::make_unique<Module>();
-    read_elf(path, *it->second);
+    // The very file the process mapped, not one rebuilt in its place since.
+    struct stat st {};
+    if (stat(mp.path.c_str(), &st) == 0 && (mp.inode == 0 || uint64_t(st.st_ino) == mp.inode))
+      read_elf(mp.path, *it->second);
   }
   return it->second.get();
 }
@@ -185,7 +190,7 @@ const Symbolizer::Module *Symbolizer::module(const std::string &path) {
 std::string Symbolizer::function(uint32_t pid, uint64_t pc) {
   for (const Mapping &mp : maps(pid)) {
     if (pc < mp.start || pc >= mp.end) continue;
-    const Module *m = module(mp.path);
+    const Module *m = module(mp);
     const uint64_t file_offset = pc - mp.start + mp.offset;
     for (const Module::Load &l : m->loads) {
       if (file_offset < l.offset || file_offset >= l.offset + l.filesz) continue;
@@ -212,6 +217,40 @@ std::string Symbolizer::function(uint32_t pid, uint64_t pc) {
     return "";
   }
   return "";
+}
+
+std::vector<NamedPlace> load_places(const std::string &trace_dir) {
+  std::vector<NamedPlace> out;
+  std::ifstream in(trace_dir + "/places.json");
+  if (!in) return out;
+  try {
+    nlohmann::json j = nlohmann::json::parse(in);
+    for (const auto &p : j.at("places"))
+      out.push_back({p.at("pid").get<uint32_t>(), p.at("pc").get<uint64_t>(), p.at("function").get<std::string>()});
+  } catch (const std::exception &) {
+    out.clear();  // damaged: named again from the binaries, where they still are
+  }
+  return out;
+}
+
+bool save_places(const std::string &trace_dir, const std::vector<NamedPlace> &places) {
+  const std::string path = trace_dir + "/places.json", tmp = path + ".tmp";
+  if (access(path.c_str(), F_OK) == 0) return false;
+  nlohmann::json j;
+  j["places"] = nlohmann::json::array();
+  for (const auto &p : places) j["places"].push_back({{"pid", p.pid}, {"pc", p.pc}, {"function", p.function}});
+  {
+    std::ofstream out(tmp);
+    out << j.dump() << "\n";
+    if (!out.flush()) {
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  // Not over a file another analysis wrote meanwhile: link fails if it exists.
+  const bool ok = link(tmp.c_str(), path.c_str()) == 0;
+  std::remove(tmp.c_str());
+  return ok;
 }
 
 }  // namespace vprof::analyzer

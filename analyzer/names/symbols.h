@@ -2,9 +2,13 @@
 // process's p-<pid>.maps (trace_format.h: the executable lines of its
 // /proc/self/maps) says which file and offset the address is at, and that
 // file's ELF symbol table (.symtab, else .dynsym) which function holds it.
-// Read when asked, once per process and per file; the files are read where
-// the maps say they were, so a binary rebuilt since the recording names
-// wrongly or not at all (its symbols no longer cover the address).
+// Read when asked, once per process and per file. A file is read where the
+// maps say it was, and only if it is still that file (its inode is the one
+// the maps name): a binary rebuilt since the recording names nothing, never
+// a wrong function. So that a trace keeps its names when its binary is
+// rebuilt (an iterate session's next iteration), the first analysis writes
+// what it named into the trace, TRACE_DIR/places.json, which later ones read
+// first (load_places / save_places).
 //
 //   Symbolizer s(trace_dir);
 //   s.function(pid, pc);  // "buf_page_t::read_complete", or "" when not known
@@ -29,18 +33,30 @@ class Symbolizer {
   std::string function(uint32_t pid, uint64_t pc);
 
   struct Mapping {
-    uint64_t start, end, offset;
+    uint64_t start, end, offset, inode;
     std::string path;
   };
   struct Module;  // a file's loadable segments and function symbols
 
  private:
   const std::vector<Mapping> &maps(uint32_t pid);
-  const Module *module(const std::string &path);
+  const Module *module(const Mapping &m);
   std::string dir_;
   std::map<uint32_t, std::vector<Mapping>> maps_;
   std::map<std::string, std::unique_ptr<Module>> modules_;
 };
+
+// TRACE_DIR/places.json: {"places": [{"pid", "pc", "function"}]}, the names
+// an analysis gave the trace's release places. Load: empty when missing or
+// unreadable. Save: written whole (a temporary renamed), never over an
+// existing file; false when the directory refuses it (a read-only trace).
+struct NamedPlace {
+  uint32_t pid;
+  uint64_t pc;
+  std::string function;
+};
+std::vector<NamedPlace> load_places(const std::string &trace_dir);
+bool save_places(const std::string &trace_dir, const std::vector<NamedPlace> &places);
 
 // A demangled name as the instrumenter's selections spell functions:
 // "void ns::f<int>(int) const [clone .cold]" -> "ns::f<int>".

@@ -3,6 +3,7 @@
 #include "analyzer/names/symbols.h"
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -102,13 +103,34 @@ Expected<uint32_t> root_id(const Names &names, const AnalyzeOptions &opt, const 
 // Names the places wakers outside instrumented code released at, from the
 // trace's maps files and the binaries (names/symbols.h), numbering the names
 // into `places` (Names::places).
+// The names an earlier analysis of the trace kept (places.json) come first:
+// the binaries may have been rebuilt since (an iterate session's next
+// iteration), and the Symbolizer then names nothing. What this analysis
+// named from the binaries is kept for the next, when the trace had none.
 struct PlaceNames {
-  explicit PlaceNames(const std::string &dir) : symbols(dir) {}
+  explicit PlaceNames(const std::string &dir) : dir(dir), symbols(dir) {
+    for (auto &p : load_places(dir)) kept.emplace(std::make_pair(p.pid, p.pc), std::move(p.function));
+    had_file = !kept.empty();
+  }
+  ~PlaceNames() {
+    if (!had_file && !named.empty()) (void)save_places(dir, named);  // a read-only trace: named again next time
+  }
+  std::string dir;
   Symbolizer symbols;
+  std::map<std::pair<uint32_t, uint64_t>, std::string> kept;
+  bool had_file = false;
+  std::vector<NamedPlace> named;
   std::vector<std::string> places;
   std::unordered_map<std::string, uint32_t> number;
   uint32_t operator()(uint32_t pid, uint64_t pc) {
-    std::string f = symbols.function(pid, pc);
+    std::string f;
+    if (auto k = kept.find({pid, pc}); k != kept.end()) {
+      f = k->second;
+    } else if (!had_file) {
+      f = symbols.function(pid, pc);  // once per address: places are per thread
+      kept.emplace(std::make_pair(pid, pc), f);
+      if (!f.empty()) named.push_back({pid, pc, f});
+    }
     if (f.empty()) return 0;
     auto [it, fresh] = number.try_emplace(f, uint32_t(places.size() + 1));
     if (fresh) places.push_back(std::move(f));

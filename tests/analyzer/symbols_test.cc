@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <cstring>
 
 #include <gtest/gtest.h>
@@ -68,6 +69,44 @@ TEST(Symbols, AnAddressInThisBinaryIsNamedFromItsMapsAndSymbolTable) {
   EXPECT_EQ(s.function(pid + 1, at(&vprof_symbols_test::released_here)), "");
   Symbolizer none(dir + "/nothing");
   EXPECT_EQ(none.function(pid, at(&vprof_symbols_test::released_here)), "");
+}
+
+// A binary rebuilt since the recording (another file at the path: the maps'
+// inode no longer matches) names nothing rather than a wrong function; what
+// the first analysis named is kept in the trace (places.json) for later ones.
+TEST(Symbols, ARebuiltBinaryNamesNothingAndPlacesJsonKeepsTheNames) {
+  const std::string dir = vprof::testing::fresh_dir("vprof-symbols", "rebuilt");
+  const uint32_t pid = uint32_t(getpid());
+  std::string maps;
+  {
+    std::ifstream in("/proc/self/maps");
+    std::string line;
+    while (std::getline(in, line)) {
+      // Every mapping's inode off by one: the files at those paths are "others".
+      std::istringstream f(line);
+      std::string range, perms, offset, dev, inode;
+      f >> range >> perms >> offset >> dev >> inode;
+      const size_t at = line.find(inode, range.size() + perms.size() + offset.size() + dev.size());
+      if (inode != "0" && at != std::string::npos)
+        line.replace(at, inode.size(), std::to_string(std::stoull(inode) + 1));
+      maps += line + "\n";
+    }
+  }
+  std::ofstream(dir + "/p-" + std::to_string(pid) + ".maps") << maps;
+  Symbolizer s(dir);
+  const uint64_t pc = reinterpret_cast<uint64_t>(reinterpret_cast<void *>(&vprof_symbols_test::released_here)) + 4;
+  EXPECT_EQ(s.function(pid, pc), "") << "another file at the binary's path";
+
+  EXPECT_TRUE(vprof::analyzer::load_places(dir).empty());
+  ASSERT_TRUE(vprof::analyzer::save_places(dir, {{pid, pc, "vprof_symbols_test::released_here"}}));
+  EXPECT_FALSE(vprof::analyzer::save_places(dir, {{pid, pc, "something else"}})) << "never over a kept file";
+  auto kept = vprof::analyzer::load_places(dir);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].pid, pid);
+  EXPECT_EQ(kept[0].pc, pc);
+  EXPECT_EQ(kept[0].function, "vprof_symbols_test::released_here");
+  std::ofstream(dir + "/places.json") << "{\"places\": [{\"pid\": 1}";  // damaged
+  EXPECT_TRUE(vprof::analyzer::load_places(dir).empty());
 }
 
 }  // namespace
