@@ -78,16 +78,32 @@ std::set<std::string> outside_places(const VarNode &wait) {
   return out;
 }
 
-// Whether a later run's Held parts of the same wait name a holder the
-// earlier's named only by where it released outside instrumented code: the
-// later run instrumented that function (iterate follows such a cause), and
-// its parts say where inside it the holder was (tests/iterate: "held by
-// background" became "held by background at flush_log").
+// The share of a wait's Held parts whose holder nothing names ("held by
+// (outside)": an older trace, a binary whose symbols are gone).
+double unnamed_outside(const VarNode &wait) {
+  double s = 0;
+  for (const auto &c : wait.children)
+    if (c.key.size() >= 13 && c.key.compare(c.key.size() - 13, 13, "/held:outside") == 0) s += std::fabs(c.share.value_or(0.0));
+  return s;
+}
+
+// Whether a later run's Held parts of the same wait name holders the
+// earlier's did not:
+// - the earlier named a holder only by where it released outside
+//   instrumented code, and the later run instrumented that function
+//   (iterate follows such a cause), so its parts say where inside it the
+//   holder was (tests/iterate: "held by background" became "held by
+//   background at flush_log");
+// - or the earlier could not name the holder at all (`held by (outside)`, a
+//   trace of a vprof before release places) and the later leaves less than
+//   half of that unnamed (a session resumed with this vprof).
 bool names_the_holders_deeper(const VarNode &earlier, const VarNode &later) {
   const std::set<std::string> before = outside_places(earlier), after = outside_places(later);
-  for (const auto &f : before)
-    if (!after.count(f)) return true;
-  return false;
+  const double unnamed_before = unnamed_outside(earlier), unnamed_after = unnamed_outside(later);
+  if (unnamed_after <= unnamed_before + 0.01)  // (not a run that names less: an older trace)
+    for (const auto &f : before)
+      if (!after.count(f)) return true;
+  return unnamed_before >= 0.01 && unnamed_after < 0.5 * unnamed_before;
 }
 
 void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &later,

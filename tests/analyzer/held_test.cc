@@ -221,6 +221,42 @@ TEST(Held, TheGateNamesTheHoldersCodeNotTheWaitItLengthened) {
 // site only, and the sync pack's waits inside it gave it Held parts; run 1
 // instruments execute_step. Held parts are no breakdown by calls: run 1's
 // is merged in (before, the session stopped on "already broken down").
+// A wait broken down by Held parts in two runs: the later run's wins when it
+// names holders the earlier did not. Run 0 left the holder unnamed (a trace
+// from before release places, or no symbols), run 1 named it by where it
+// released; then run 2 instrumented that function and names where inside it.
+// A run that names no more than the one before does not replace it.
+TEST(Held, ALaterRunThatNamesTheOutsideHolderReplacesTheEarliersHeldParts) {
+  auto node = share_leaf;
+  const std::string site = "root/site:handle>lock_table#0";
+  auto run_tree = [&](int run, std::vector<VarNode> parts) {
+    VarNode r = node("root", "handle", 1.0, run);
+    VarNode s = node(site, "lock_table", 0.9, run);
+    s.children = std::move(parts);
+    s.kind = r.kind = VarNode::Kind::Var;
+    r.children.push_back(s);
+    return r;
+  };
+  VarNode r0 = run_tree(0, {node(site + "/held:outside", "held by (outside)", 0.8, 0),
+                            node(site + "/notheld", "lock_table (not held)", 0.1, 0)});
+  VarNode r1 = run_tree(1, {node(site + "/held:outside:background", "held by background (outside instrumented code)", 0.8, 1),
+                            node(site + "/notheld", "lock_table (not held)", 0.1, 1)});
+  VarNode r2 = run_tree(2, {node(site + "/held:site:background>flush_log#0", "held by background at flush_log", 0.8, 2),
+                            node(site + "/notheld", "lock_table (not held)", 0.1, 2)});
+  VarNode merged = merge_runs({r0, r1});
+  EXPECT_NE(find_label(merged, "held by background (outside instrumented code)"), nullptr);
+  EXPECT_EQ(find_label(merged, "held by (outside)"), nullptr);
+  merged = merge_runs({r0, r1, r2});
+  const VarNode *deepest = find_label(merged, "held by background at flush_log");
+  ASSERT_NE(deepest, nullptr);
+  EXPECT_EQ(deepest->run, 2);
+  // The other way round nothing names more: the first run's parts stay.
+  merged = merge_runs({r2, r0});
+  EXPECT_NE(find_label(merged, "held by background at flush_log"), nullptr);
+  merged = merge_runs({r1, r0});
+  EXPECT_NE(find_label(merged, "held by background (outside instrumented code)"), nullptr);
+}
+
 TEST(Held, ALaterRunsBreakdownByCallsReplacesHeldPartsOnly) {
   auto node = share_leaf;
   const std::string site = "root/site:run_transaction>execute_step#0";
