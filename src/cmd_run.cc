@@ -73,10 +73,11 @@ bool is_trace_file(const std::string &name) {
     return name.size() > n && name.compare(name.size() - n, n, s) == 0;
   };
   // p-<pid>.maps (and the .tmp a killed process left while writing it) go
-  // with their process files (trace_format.h).
+  // with their process files (trace_format.h); places.json, and a killed
+  // analysis's places.json.<pid>.tmp, with the trace it names.
   return (name.rfind("t-", 0) == 0 && ends(".vpt")) ||
          (name.rfind("p-", 0) == 0 && (ends(".vpp") || ends(".maps") || ends(".maps.tmp"))) ||
-         name == "manifest.json" || name == "places.json";
+         name == "manifest.json" || name.rfind("places.json", 0) == 0;
 }
 
 std::vector<fs::path> trace_files(const fs::path &dir) {

@@ -166,7 +166,7 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
     for (size_t i = 0; i < held.size(); ++i) {
       const uint32_t holder = held[i].second;
       uint32_t id = kHeldUnrecorded;
-      if (holder != kUnrecordedHolder && (holder & kPlaceHolder)) {
+      if (is_place_holder(holder)) {
         id = named(holder & ~kPlaceHolder);
       } else if (holder != kUnrecordedHolder) {
         const StackNode &h = tl.trie[holder];

@@ -43,6 +43,8 @@ constexpr uint32_t kUnrecordedHolder = 0x3fffffffu;
 // place it released (the rest is Segment::waker_place, 1 + an index into
 // Timeline::places). Trie nodes stay below it.
 constexpr uint32_t kPlaceHolder = 0x20000000u;
+// (kUnrecordedHolder has that bit too: tell them apart here only.)
+constexpr bool is_place_holder(uint32_t holder) { return holder != kUnrecordedHolder && (holder & kPlaceHolder); }
 
 // What the walk tells a Rec besides the tiling (record_path): nothing, for the
 // analysis, so that its walk compiles to what it was without the hooks.

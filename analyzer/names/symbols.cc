@@ -234,8 +234,11 @@ std::vector<NamedPlace> load_places(const std::string &trace_dir) {
 }
 
 bool save_places(const std::string &trace_dir, const std::vector<NamedPlace> &places) {
-  const std::string path = trace_dir + "/places.json", tmp = path + ".tmp";
+  const std::string path = trace_dir + "/places.json";
   if (access(path.c_str(), F_OK) == 0) return false;
+  // A temporary of this writer's own: two analyses of one trace at once
+  // must not write into one file.
+  const std::string tmp = path + "." + std::to_string(getpid()) + ".tmp";
   nlohmann::json j;
   j["places"] = nlohmann::json::array();
   for (const auto &p : places) j["places"].push_back({{"pid", p.pid}, {"pc", p.pc}, {"function", p.function}});

@@ -112,8 +112,12 @@ struct PlaceNames {
     for (auto &p : load_places(dir)) kept.emplace(std::make_pair(p.pid, p.pc), std::move(p.function));
     had_file = !kept.empty();
   }
-  ~PlaceNames() {
-    if (!had_file && !named.empty()) (void)save_places(dir, named);  // a read-only trace: named again next time
+  // The names, numbered as the Held leaves' ids (Names::places); what was
+  // named from the binaries is kept in the trace first (a read-only trace:
+  // named again next time).
+  std::vector<std::string> finish() {
+    if (!had_file && !named.empty()) (void)save_places(dir, named);
+    return std::move(places);
   }
   std::string dir;
   Symbolizer symbols;
@@ -171,16 +175,24 @@ DirectCalls direct_calls(const Names &names) {
   return d;
 }
 
+// The merge and the walk, from streams or a trace in memory, with the
+// release places named into names.places.
+template <class Input>
+TracePaths paths_of(const Input &input, const std::string &dir, const AnalyzeOptions &opt, Names &names) {
+  const DirectCalls direct = direct_calls(names);
+  PlaceNames places(dir);
+  TracePaths tp = compute_critical_paths(input, path_options(opt, direct, places));
+  names.places = places.finish();
+  return tp;
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<RunAnalysis>> analyze_run(trace::TraceStream &stream, Names names,
                                                    const AnalyzeOptions &opt, int run) {
   auto root = root_id(names, opt, stream.dir());
   if (!root) return root.error();
-  const DirectCalls direct = direct_calls(names);
-  PlaceNames places(stream.dir());
-  TracePaths tp = compute_critical_paths(stream.sources(), path_options(opt, direct, places));
-  names.places = std::move(places.places);
+  TracePaths tp = paths_of(stream.sources(), stream.dir(), opt, names);
   return finish_run(std::move(tp), stream.summary(), std::move(names), *root, opt, run);
 }
 
@@ -188,10 +200,7 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Na
                                                    const AnalyzeOptions &opt, int run) {
   auto root = root_id(names, opt, trace.dir);
   if (!root) return root.error();
-  const DirectCalls direct = direct_calls(names);
-  PlaceNames places(trace.dir);
-  TracePaths tp = compute_critical_paths(trace, path_options(opt, direct, places));
-  names.places = std::move(places.places);
+  TracePaths tp = paths_of(trace, trace.dir, opt, names);
   return finish_run(std::move(tp), trace, std::move(names), *root, opt, run);
 }
 

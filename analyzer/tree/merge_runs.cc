@@ -68,7 +68,7 @@ bool instruments_more(const VarNode &earlier, const VarNode &later, const std::v
 // The functions a wait's Held parts name as where a holder outside
 // instrumented code released ("held:outside:F", variance_tree.cc).
 std::set<std::string> outside_places(const VarNode &wait) {
-  static const std::string tag = "/held:outside:";
+  static const std::string tag = "/" + std::string(kHeldOutsideKey) + ":";
   std::set<std::string> out;
   for (const auto &c : wait.children) {
     const size_t at = c.key.rfind(tag);
@@ -81,9 +81,11 @@ std::set<std::string> outside_places(const VarNode &wait) {
 // The share of a wait's Held parts whose holder nothing names ("held by
 // (outside)": an older trace, a binary whose symbols are gone).
 double unnamed_outside(const VarNode &wait) {
+  static const std::string tag = "/" + std::string(kHeldOutsideKey);
   double s = 0;
   for (const auto &c : wait.children)
-    if (c.key.size() >= 13 && c.key.compare(c.key.size() - 13, 13, "/held:outside") == 0) s += std::fabs(c.share.value_or(0.0));
+    if (c.key.size() >= tag.size() && c.key.compare(c.key.size() - tag.size(), tag.size(), tag) == 0)
+      s += std::fabs(c.share.value_or(0.0));
   return s;
 }
 

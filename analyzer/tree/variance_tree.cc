@@ -175,7 +175,7 @@ class Builder {
   void describe_held(uint32_t id, VarNode &v) const {
     if (id == 0) {
       v.label = "held by (outside)";
-      v.key = "held:outside";
+      v.key = kHeldOutsideKey;
       return;
     }
     if (id == kHeldUnrecorded) {  // no cause: nothing says where that thread was
@@ -198,7 +198,7 @@ class Builder {
       // and the function to instrument to see inside it.
       std::string f = names_.place(id & ~kHeldPlace);
       v.label = "held by " + f + " (outside instrumented code)";
-      v.key = "held:outside:" + f;
+      v.key = std::string(kHeldOutsideKey) + ":" + f;
       v.factor = f;
       v.functions = {f};
       return;

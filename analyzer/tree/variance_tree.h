@@ -55,6 +55,10 @@ const char *kind_name(VarNode::Kind k);
 // A Held part: a wait's blocked time while its waker, in another interval,
 // was at one place ("held:..." the key's last part; timeline.h, FrameKind).
 bool is_held_part(const VarNode &n);
+// A Held part's key (its last component) when its holder ran no
+// instrumented function: kHeldOutsideKey when where it released is not
+// known, kHeldOutsideKey ":" F when it released in F.
+inline constexpr char kHeldOutsideKey[] = "held:outside";
 // A node broken down into Held parts only (with its "(not held)" rest, its
 // (preempted) leaves and their covariances): no breakdown by calls, which a
 // later run that instruments the callee gives (merge_runs).

@@ -217,10 +217,17 @@ TEST(Held, TheGateNamesTheHoldersCodeNotTheWaitItLengthened) {
   EXPECT_NE(g.summary.find(" holding up waits in lock)"), std::string::npos) << g.summary;
 }
 
-// Found on minidb's planted-delay session: run 0 times execute_step as a call
-// site only, and the sync pack's waits inside it gave it Held parts; run 1
-// instruments execute_step. Held parts are no breakdown by calls: run 1's
-// is merged in (before, the session stopped on "already broken down").
+// One run's tree: ROOT -> the wait at `site` (0.9 of it) -> `parts`.
+VarNode wait_tree(const std::string &root, const std::string &site, const std::string &wait, int run,
+                  std::vector<VarNode> parts) {
+  VarNode r = share_leaf("root", root, 1.0, run);
+  VarNode s = share_leaf(site, wait, 0.9, run);
+  s.children = std::move(parts);
+  s.kind = r.kind = VarNode::Kind::Var;
+  r.children.push_back(s);
+  return r;
+}
+
 // A wait broken down by Held parts in two runs: the later run's wins when it
 // names holders the earlier did not. Run 0 left the holder unnamed (a trace
 // from before release places, or no symbols), run 1 named it by where it
@@ -230,12 +237,7 @@ TEST(Held, ALaterRunThatNamesTheOutsideHolderReplacesTheEarliersHeldParts) {
   auto node = share_leaf;
   const std::string site = "root/site:handle>lock_table#0";
   auto run_tree = [&](int run, std::vector<VarNode> parts) {
-    VarNode r = node("root", "handle", 1.0, run);
-    VarNode s = node(site, "lock_table", 0.9, run);
-    s.children = std::move(parts);
-    s.kind = r.kind = VarNode::Kind::Var;
-    r.children.push_back(s);
-    return r;
+    return wait_tree("handle", site, "lock_table", run, std::move(parts));
   };
   VarNode r0 = run_tree(0, {node(site + "/held:outside", "held by (outside)", 0.8, 0),
                             node(site + "/notheld", "lock_table (not held)", 0.1, 0)});
@@ -257,17 +259,16 @@ TEST(Held, ALaterRunThatNamesTheOutsideHolderReplacesTheEarliersHeldParts) {
   EXPECT_NE(find_label(merged, "held by background (outside instrumented code)"), nullptr);
 }
 
+// Found on minidb's planted-delay session: run 0 times execute_step as a call
+// site only, and the sync pack's waits inside it gave it Held parts; run 1
+// instruments execute_step. Held parts are no breakdown by calls: run 1's
+// is merged in (before, the session stopped on "already broken down").
 TEST(Held, ALaterRunsBreakdownByCallsReplacesHeldPartsOnly) {
   auto node = share_leaf;
   const std::string site = "root/site:run_transaction>execute_step#0";
   // run_transaction -> execute_step (0.9) -> parts, in run `run`.
   auto run_tree = [&](int run, std::vector<VarNode> parts) {
-    VarNode r = node("root", "run_transaction", 1.0, run);
-    VarNode s = node(site, "execute_step", 0.9, run);
-    s.children = std::move(parts);
-    s.kind = r.kind = VarNode::Kind::Var;
-    r.children.push_back(s);
-    return r;
+    return wait_tree("run_transaction", site, "execute_step", run, std::move(parts));
   };
   VarNode r0 = run_tree(0, {node(site + "/held:fn:commit", "held by commit (body)", 0.7, 0),
                             node(site + "/notheld", "execute_step (not held)", 0.2, 0)});
