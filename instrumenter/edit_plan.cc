@@ -52,7 +52,17 @@ CallTargets::CallTargets(const std::vector<ScanResult> &scans) {
   for (const auto &s : scans) {
     for (const auto &[type, name] : s.address_taken) by_type_[type].insert(name);
     for (const auto &[base, name] : s.overrides) overriders_[base].insert(name);
+    for (const auto &name : s.names_seen) {
+      size_t at = name.rfind("::");
+      by_name_[at == std::string::npos ? name : name.substr(at + 2)].insert(name);
+    }
   }
+}
+
+std::vector<std::string> CallTargets::of_name(const std::string &name) const {
+  auto it = by_name_.find(name);
+  if (it == by_name_.end()) return {};
+  return {it->second.begin(), it->second.end()};
 }
 
 std::vector<std::string> CallTargets::of_type(const std::string &callee_type) const {
@@ -142,6 +152,7 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
   }
   const CallTargets reach(scans);
   auto targets = [&](const SiteIntent &c) {
+    if (!c.dependent_name.empty()) return reach.of_name(c.dependent_name);
     return !c.virtual_method.empty() ? reach.of_virtual(c.virtual_method) : reach.of_type(c.callee_type);
   };
   // A file's text before any edit: the caller's map, else read (and kept).
@@ -227,6 +238,7 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
     if (c.indirect) {
       js.back()["indirect"] = true;
       js.back()["targets"] = targets(c);
+      if (!c.dependent_name.empty()) js.back()["dependent_name"] = c.dependent_name;
     }
   }
   // Numbered within each file: its text does not depend on other files'.

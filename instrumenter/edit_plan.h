@@ -44,9 +44,12 @@ class CallTargets {
   explicit CallTargets(const std::vector<ScanResult> &scans);
   std::vector<std::string> of_type(const std::string &callee_type) const;
   std::vector<std::string> of_virtual(const std::string &method) const;
+  // The tree's functions called `name` (the last part of their qualified
+  // name): what a template's dependent call of that name may reach.
+  std::vector<std::string> of_name(const std::string &name) const;
 
  private:
-  std::map<std::string, std::set<std::string>> by_type_, overriders_;
+  std::map<std::string, std::set<std::string>> by_type_, overriders_, by_name_;
 };
 
 // `original` maps each path that may be edited to its original contents

@@ -239,6 +239,8 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
           for (const auto &g : targets.of_type(t)) add(g);
         for (const auto &m : f.virtual_methods)
           for (const auto &g : targets.of_virtual(m)) add(g);
+        for (const auto &n : f.dependent_names)
+          for (const auto &g : targets.of_name(n)) add(g);
         if (std::none_of(res.opaque.begin(), res.opaque.end(), [&](auto &o) { return o.name == of.name; }))
           res.opaque.push_back(std::move(of));
       }

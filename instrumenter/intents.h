@@ -34,6 +34,11 @@ struct SiteIntent {
   // virtual call names. The manifest lists the functions it may reach.
   bool indirect = false;
   std::string callee_type, virtual_method;
+  // A call in a template's own code whose callee depends on the template's
+  // arguments (InnoDB's sux_lock<ssux>::s_lock calls lock.rd_lock()): the
+  // name it calls ("rd_lock"). It may reach the tree's functions of that
+  // name, whatever their class or namespace.
+  std::string dependent_name;
   // C, a value form (a statement expression) whose value the code throws
   // away: the wrapped call gets a (void) in front (tu_scan.cc, discarded()).
   bool discarded = false;
@@ -60,6 +65,7 @@ struct OpaqueIntent {
   std::vector<std::string> callees;        // direct calls (normalized names)
   std::vector<std::string> callee_types;   // pointer calls, by type (SiteIntent::callee_type)
   std::vector<std::string> virtual_methods;
+  std::vector<std::string> dependent_names;  // SiteIntent::dependent_name
 };
 
 struct ScanResult {

@@ -161,7 +161,22 @@ struct CallKind {
   const FunctionDecl *direct = nullptr;
   const CXXMethodDecl *virtual_method = nullptr;
   std::string pointer_type;
+  std::string dependent_name;  // SiteIntent::dependent_name
 };
+
+// The name a call in a template's own code calls when clang cannot resolve
+// it until the template is instantiated: x.f(), p->f(), T::f(), f(t) with a
+// dependent argument. "" for any other call.
+std::string dependent_name(const CallExpr *ce) {
+  if (!ce->isTypeDependent() && !ce->isValueDependent()) return "";
+  const Expr *callee = ce->getCallee()->IgnoreParens();
+  DeclarationName n;
+  if (const auto *m = dyn_cast<CXXDependentScopeMemberExpr>(callee)) n = m->getMember();
+  else if (const auto *m = dyn_cast<UnresolvedMemberExpr>(callee)) n = m->getMemberName();
+  else if (const auto *l = dyn_cast<UnresolvedLookupExpr>(callee)) n = l->getName();
+  else if (const auto *d = dyn_cast<DependentScopeDeclRefExpr>(callee)) n = d->getDeclName();
+  return n.isIdentifier() ? n.getAsString() : "";
+}
 
 std::optional<CallKind> call_kind(const CallExpr *ce, const ASTContext &ast) {
   if (isa<UserDefinedLiteral>(ce)) return std::nullopt;
@@ -176,7 +191,9 @@ std::optional<CallKind> call_kind(const CallExpr *ce, const ASTContext &ast) {
     k.direct = fd;
     return k;
   }
-  if (!isa<CXXMemberCallExpr>(ce)) k.pointer_type = function_type(ce->getCallee()->getType(), ast);
+  k.dependent_name = dependent_name(ce);
+  if (k.dependent_name.empty() && !isa<CXXMemberCallExpr>(ce))
+    k.pointer_type = function_type(ce->getCallee()->getType(), ast);
   return k;
 }
 
@@ -210,6 +227,7 @@ class SiteFinder : public EvaluatedVisitor<SiteFinder> {
     s.indirect = !kind->direct;
     if (kind->virtual_method) s.virtual_method = normalize_qualified(kind->virtual_method->getQualifiedNameAsString());
     s.callee_type = kind->pointer_type;
+    s.dependent_name = kind->dependent_name;
     bool invalid = false;
     llvm::StringRef buf = sm.getBufferData(sm.getFileID(sm.getExpansionLoc(ce->getBeginLoc())), &invalid);
     if (!invalid && at->end <= buf.size()) s.callee_text = buf.substr(at->begin, std::min(200u, at->end - at->begin)).str();
@@ -377,6 +395,8 @@ class ReachFinder : public EvaluatedVisitor<ReachFinder> {
       add(out_.virtual_methods, normalize_qualified(kind->virtual_method->getQualifiedNameAsString()));
     else if (kind->direct)
       add(out_.callees, normalize_qualified(kind->direct->getQualifiedNameAsString()));
+    else if (!kind->dependent_name.empty())
+      add(out_.dependent_names, kind->dependent_name);
     else
       add(out_.callee_types, kind->pointer_type);
     return true;

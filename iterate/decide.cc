@@ -115,8 +115,9 @@ bool ends_with(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// The factor's largest call site when it is a call through a pointer or a
-// virtual call, with the union of the targets of all its indirect sites.
+// The factor's largest call site when it is a call through a pointer, a
+// virtual call or a template's dependent call, with the union of the targets
+// of all its indirect sites.
 const analyzer::CallSiteInfo *indirect_site(const analyzer::Factor &f, std::vector<std::string> &targets) {
   const analyzer::CallSiteInfo *first = nullptr;
   for (const auto &site : f.call_sites) {
@@ -215,7 +216,8 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
     // with '(' as the leaves that are no function do: PostgreSQL's index
     // scan, (*accessMtd)(node), was left "not a function".
     std::vector<std::string> targets;
-    const bool indirect = !f.covariance && indirect_site(f, targets);
+    const analyzer::CallSiteInfo *site = f.covariance ? nullptr : indirect_site(f, targets);
+    const bool indirect = site != nullptr;
     if (f.covariance) {
       g.reason = "a covariance: read both functions together";
     } else if (ends_with(f.name, " (body)")) {
@@ -229,10 +231,15 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
         // its parts may sit unlisted inside it (PostgreSQL: node->ExecProcNode
         // outranked ExecUpdate's table_tuple_lock and ExecUpdateAct, and the
         // session stopped there).
+        const bool by_name = !site->dependent_name.empty();
         parts_hidden = break_down_through(
             g, f,
-            {"called through a pointer", "may reach",
-             ", and no function in the tree has its type and its address taken: vprof cannot tell where it goes",
+            {by_name ? "a template's call of " + site->dependent_name + ", which its arguments decide"
+                     : std::string("called through a pointer"),
+             "may reach",
+             by_name ? ", and no function in the tree has that name: vprof cannot tell where it goes"
+                     : ", and no function in the tree has its type and its address taken: vprof cannot tell "
+                       "where it goes",
              targets},
             s, probe);
         if (g.break_down) g.parents = callers_of(a, f);

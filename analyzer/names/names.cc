@@ -122,6 +122,8 @@ Expected<Names> load_manifest(const std::string &path) {
         if (!x.is_string()) return Error{path + ": " + where + ": targets: not an array of names"};
         si.targets.push_back(x.get<std::string>());
       }
+      if (s.contains("dependent_name") && !get(s, "dependent_name", si.dependent_name, err, where))
+        return Error{path + ": " + err};
     }
     n.sites[id] = si;
   }

@@ -26,6 +26,9 @@ struct CallSiteInfo {
   // text): targets lists the functions in the tree it may reach (manifest).
   bool indirect = false;
   std::vector<std::string> targets;
+  // A template's call whose callee its arguments decide: the name it calls
+  // (targets: the tree's functions of that name).
+  std::string dependent_name;
 };
 
 // {"file", "line", "column", "callee"}, or null: how every JSON output names a call site.

@@ -116,3 +116,74 @@ TEST(Indirect, Case13_VirtualCallListsTheMethodAndItsOverriders) {
   nlohmann::json m = instrument(t, {"drive"});
   expect_targets(m, "n->exec(1)", {"HashJoin::exec", "Join::exec", "Node::exec", "Scan::exec"});
 }
+
+// Issue 29, MariaDB: InnoDB's page latch is sux_lock<ssux>, whose s_lock()
+// calls lock.rd_lock() on its ssux member. In the template's own code clang
+// names no callee, and the site read as a call through a pointer that may
+// reach nothing: "lock.rd_lock" carried 20-26% of a session's variance,
+// unreached. Such a call may reach the tree's functions of the name it
+// calls, in any class (which instantiations a unit has depends on the unit,
+// and which units are parsed on the scan cache: the name does not). With
+// one of them instrumented too, the tree compiles and runs.
+TEST(Indirect, Issue29_ADependentCallInATemplateMayReachTheTreesFunctionsOfItsName) {
+  vprof::test::TestTree t;
+  t.add("latch.cc",
+        "template <bool spin> struct ssux_lock_impl {\n"
+        "  int word = 0;\n"
+        "  void rd_wait() { word += spin ? 2 : 1; }\n"
+        "  void rd_lock() { if (word) rd_wait(); ++word; }\n"
+        "};\n"
+        "struct srw_lock { int w = 0; void rd_lock() { ++w; } };\n"
+        "struct other { int rd_locked() { return 0; } };\n"
+        "template <typename ssux> class sux_lock {\n"
+        "  ssux lock;\n"
+        " public:\n"
+        "  int s_lock() { lock.rd_lock(); return lock.word; }\n"
+        "};\n"
+        "int main() { sux_lock<ssux_lock_impl<true>> b; b.s_lock(); return b.s_lock() == 4 ? 0 : 1; }\n");
+  t.compile("latch.cc", "-std=c++17");
+  nlohmann::json m = instrument(t, {"sux_lock::s_lock"});
+  expect_targets(m, "lock.rd_lock()", {"srw_lock::rd_lock", "ssux_lock_impl::rd_lock"});
+  EXPECT_EQ(site(m, "lock.rd_lock()")->value("dependent_name", ""), "rd_lock");
+
+  vprof::instr::InstrumentOptions o;
+  o.build_dir = t.build();
+  o.functions = {"sux_lock::s_lock", "ssux_lock_impl::rd_lock"};
+  auto r = vprof::instr::instrument(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::string out;
+  ASSERT_EQ(vprof::test::shell(std::string(TEST_CXX) + " -std=c++17 -I" + VPROF_INCLUDE_DIR + " " +
+                                   t.path("latch.cc") + " -L" + VPROF_LIB_DIR + " -Wl,-rpath," + VPROF_LIB_DIR +
+                                   " -lvprof -pthread -o " + t.root() + "/latch",
+                               &out),
+            0)
+      << out << slurp(t.path("latch.cc"));
+  EXPECT_EQ(vprof::test::shell(t.root() + "/latch", &out), 0) << out;
+  ASSERT_TRUE(vprof::instr::restore({t.build()}).ok());
+}
+
+// The same for a function template's call of a dependent argument's member,
+// and for a free function found when the argument's type is known (f(l)):
+// whether a unit instantiates the template or not.
+TEST(Indirect, Issue29_DependentCallsOfFunctionTemplatesMayReachTheFunctionsOfTheirName) {
+  vprof::test::TestTree t;
+  t.add("guard.h",
+        "struct Mutex { int n = 0; void acquire() { ++n; } };\n"
+        "namespace spin { struct Spin { int n = 0; void acquire() { n += 2; } }; int release(Spin &s); }\n"
+        "int release(Mutex &m);\n"
+        "template <class L> int take(L &l) { l.acquire(); return release(l); }\n"
+        "template <class L> int never(L &l) { l.acquire(); return 0; }\n");
+  t.add("a.cc", "#include \"guard.h\"\nint release(Mutex &m) { return m.n; }\nint a() { Mutex m; return take(m); }\n");
+  t.add("b.cc", "#include \"guard.h\"\nint spin::release(Spin &s) { return s.n; }\n");
+  t.compile("a.cc", "-std=c++17");
+  t.compile("b.cc", "-std=c++17");
+  nlohmann::json m = instrument(t, {"take", "never"});
+  ASSERT_EQ(m.at("call_sites").size(), 3u) << m.dump(2);
+  for (const auto &s : m.at("call_sites")) {
+    EXPECT_EQ(s.value("indirect", false), true) << s.dump();
+    if (s.at("callee_text") == "l.acquire()")
+      EXPECT_EQ(s.at("targets"), nlohmann::json({"Mutex::acquire", "spin::Spin::acquire"})) << s.dump();
+    else
+      EXPECT_EQ(s.at("targets"), nlohmann::json({"release", "spin::release"})) << s.dump();
+  }
+}
