@@ -53,12 +53,18 @@ Status fsync_dir(const std::string &dir) {
 }
 
 // Writes through a temporary in the same directory, fsync and rename(), keeping
-// the file's mode: a reader, or a crash, never sees half a file. The caller
-// syncs the directory.
+// the file's mode, and its owner and group where this process may set them:
+// a reader, or a crash, never sees half a file. The temporary is this
+// process's file, so without the chown root's `vprof restore` left a tree
+// that its owner could no longer instrument ("not writable": MariaDB's
+// sux_lock.h, a tree built and profiled as another user). A user who may
+// not give the file back (not root; the file another's) still writes it.
+// The caller syncs the directory.
 Status write_durably(const std::string &path, const std::string &data) {
   struct stat st {};
   mode_t mode = 0644;
-  if (stat(path.c_str(), &st) == 0) mode = st.st_mode & 07777;
+  const bool existed = stat(path.c_str(), &st) == 0;
+  if (existed) mode = st.st_mode & 07777;
   std::string tmp = path + ".vprof-tmp";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) return Error{path + ": cannot write: " + std::strerror(errno)};
@@ -78,6 +84,9 @@ Status write_durably(const std::string &path, const std::string &data) {
     }
     done += static_cast<size_t>(n);
   }
+  if (existed && (st.st_uid != geteuid() || st.st_gid != getegid()) && fchown(fd, st.st_uid, st.st_gid) != 0 &&
+      errno != EPERM)
+    return fail("cannot keep its owner");
   if (fchmod(fd, mode) != 0) return fail("cannot set its mode");
   if (fsync(fd) != 0) return fail("cannot sync");
   if (close(fd) != 0) {

@@ -225,6 +225,31 @@ TEST(TreeSafety, Case4_ReadOnlyJournalMakesRestoreFailAndChangeNothing) {
   EXPECT_EQ(slurp(t.path("helper.c")), kHelper);
 }
 
+// Issue 29, MariaDB: a tree built and profiled as another user (nobody),
+// instrumented and restored once by root: the restored file was root's, and
+// the owner's next session stopped on "sux_lock.h: not writable". Instrument
+// and restore keep each file's owner, group and mode.
+TEST(TreeSafety, Issue29_InstrumentAndRestoreAsRootKeepTheFilesOwner) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (to give a file to another user)";
+  vprof::test::TestTree t;
+  two_files(t);
+  const std::string work = t.path("work.c");
+  ASSERT_EQ(chown(work.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(chmod(work.c_str(), 0640), 0);
+  auto owner = [&] {
+    struct stat st {};
+    EXPECT_EQ(stat(work.c_str(), &st), 0);
+    return std::make_tuple(st.st_uid, st.st_gid, st.st_mode & 07777);
+  };
+  const auto before = owner();
+  ASSERT_TRUE(vprof::instr::instrument(options(t.build(), {"work"})).ok());
+  EXPECT_NE(slurp(work), kWork);
+  EXPECT_EQ(owner(), before) << "instrumented";
+  ASSERT_TRUE(vprof::instr::restore({t.build()}).ok());
+  EXPECT_EQ(slurp(work), kWork);
+  EXPECT_EQ(owner(), before) << "restored";
+}
+
 // Case 5: the preamble went before a UTF-8 byte order mark, and the file no
 // longer compiled.
 TEST(TreeSafety, Case5_ByteOrderMarkStaysFirstAndTheFileCompiles) {
