@@ -132,7 +132,7 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   out.counters.inverted_intervals = merger.inverted();
   out.counters.abandoned_intervals = merger.abandoned();
 
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, int64_t> blame;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t, uint32_t>, int64_t> blame;
   for (Walker<NoRecord> &w : walkers) {
     PathCounters &c = w.counters;
 #define VPROF_PATH_COUNTER(name, per_walker, level, what) \
@@ -147,22 +147,25 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   bool preemption = false;
   for (Walker<NoRecord> &w : walkers) preemption = preemption || w.saw_preemption();
   size_t walked_nodes = tl.trie.size();
+  // A release place (1 + index in tl.places) as the Held leaf and the blame
+  // name it: kHeldPlace | the namer's number, or 0 when it names none.
+  const std::vector<ReleasePlaces::Place> places = tl.places.all();
+  std::vector<uint32_t> place_id(places.size() + 1, UINT32_MAX);  // computed once each
+  auto named = [&](uint32_t place) {
+    if (place == 0 || place > places.size()) return 0u;
+    if (place_id[place] == UINT32_MAX) {
+      const ReleasePlaces::Place &p = places[place - 1];
+      const int64_t t = tl.thread_of(p.tid);
+      const uint32_t n = t >= 0 && opt.name_place ? opt.name_place(tl.threads[size_t(t)].pid, p.pc) : 0;
+      place_id[place] = n ? kHeldPlace | n : 0;
+    }
+    return place_id[place];
+  };
   if (preemption || !held.empty()) {
     StackTrie full = tl.trie;
     // A Held leaf is named by the holder's innermost frame (held_id): the
     // same place reached by other paths is one leaf under a wait.
     std::vector<uint32_t> held_node(held.size());
-    const std::vector<ReleasePlaces::Place> places = tl.places.all();
-    std::vector<uint32_t> place_id(places.size() + 1, UINT32_MAX);  // by 1 + index; computed once
-    auto named = [&](uint32_t place) {
-      if (place_id[place] == UINT32_MAX) {
-        const ReleasePlaces::Place &p = places[place - 1];
-        const int64_t t = tl.thread_of(p.tid);
-        const uint32_t n = t >= 0 && opt.name_place ? opt.name_place(tl.threads[size_t(t)].pid, p.pc) : 0;
-        place_id[place] = n ? kHeldPlace | n : 0;
-      }
-      return place_id[place];
-    };
     for (size_t i = 0; i < held.size(); ++i) {
       const uint32_t holder = held[i].second;
       uint32_t id = kHeldUnrecorded;
@@ -221,14 +224,15 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
     out.row_start.back() -= shift;
     out.cells.resize(out.row_start.back());
   }
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, int64_t> renamed;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t, uint32_t>, int64_t> renamed;
   for (auto &[k, ns] : blame)
-    renamed[{renum[std::get<0>(k)], std::get<1>(k), renum[std::get<2>(k)], std::get<3>(k)}] += ns;
+    renamed[{renum[std::get<0>(k)], std::get<1>(k), renum[std::get<2>(k)], std::get<3>(k), named(std::get<4>(k))}] +=
+        ns;
   for (auto &[k, ns] : renamed)
-    out.blame.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), ns});
+    out.blame.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), ns, std::get<4>(k)});
   std::sort(out.blame.begin(), out.blame.end(), [](const Blame &a, const Blame &b) {
-    return std::make_tuple(-a.ns, a.wait_node, a.waker_tid, a.waker_node, a.waker_label) <
-           std::make_tuple(-b.ns, b.wait_node, b.waker_tid, b.waker_node, b.waker_label);
+    return std::make_tuple(-a.ns, a.wait_node, a.waker_tid, a.waker_node, a.waker_label, a.place) <
+           std::make_tuple(-b.ns, b.wait_node, b.waker_tid, b.waker_node, b.waker_label, b.place);
   });
   result.merge = merger.counters();
   result.merge_stats = merger.stats();

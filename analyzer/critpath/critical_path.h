@@ -34,6 +34,9 @@ struct Blame {
   uint32_t waker_node;    // the waker's innermost frame at release time
   uint64_t waker_label;   // what the waker worked for (0 = nothing)
   int64_t ns;             // blocked time attributed to the wait call site
+  // A waker in no instrumented frame (waker_node the root): where it
+  // released, kHeldPlace | n (Names::place(n)), or 0 when not named.
+  uint32_t place = 0;
 };
 
 struct PathCounters {
@@ -67,7 +70,7 @@ struct CriticalPaths {
   // touches few of the trie's nodes.
   std::vector<size_t> row_start{0};
   std::vector<PathCell> cells;
-  std::vector<Blame> blame;    // aggregated per (wait_node, waker_tid, waker_node, label)
+  std::vector<Blame> blame;    // aggregated per (wait_node, waker_tid, waker_node, label, place)
   PathCounters counters;
   const PathCell *row_begin(size_t r) const { return cells.data() + row_start[r]; }
   const PathCell *row_end(size_t r) const { return cells.data() + row_start[r + 1]; }

@@ -115,7 +115,9 @@ class Walker : public Rec {
   const std::vector<std::pair<uint32_t, uint32_t>> &held_pairs() const { return held_pairs_; }
   bool saw_preemption() const { return saw_preemption_; }
   PathCounters counters;
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, int64_t> blame;
+  // (wait node, waker tid, waker node, waker label, release place: 1 +
+  // index in the timeline's places, for a waker in no frame; else 0) -> ns.
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t, uint32_t>, int64_t> blame;
 
  private:
   // Attributes [a, b) on thread th through its stack timeline.
@@ -374,7 +376,8 @@ class Walker : public Rec {
           // [a, r) is tiled under the wait by where the waker was meanwhile
           // (Held leaves); the wake-up latency [r, t) is the wait's own.
           uint32_t w = node_before(*th, t);
-          blame[{w, seg.waker_tid, node_before(wt, seg.release_ts), wl}] += t - a;
+          const uint32_t holder = node_before(wt, seg.release_ts);
+          blame[{w, seg.waker_tid, holder, wl, holder == StackTrie::kRoot ? seg.waker_place : 0}] += t - a;
           if (r > a) {
             run_stack(*th, r, t);
             this->on_thread(ti, a, r);  // still the waiter's stretch, for a recorded path

@@ -59,6 +59,12 @@ class Names {
   // (names/symbols.h), not in the manifest.
   std::vector<std::string> places;
   std::string place(uint32_t n) const { return n >= 1 && n <= places.size() ? places[n - 1] : std::string(); }
+  // How a holder at place n reads where it is named ("held by ...", the
+  // blame lines): "F (outside instrumented code)", or "" for no name.
+  std::string place_label(uint32_t n) const {
+    std::string f = place(n);
+    return f.empty() ? f : f + " (outside instrumented code)";
+  }
 };
 
 Expected<Names> load_manifest(const std::string &path);

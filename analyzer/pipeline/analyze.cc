@@ -304,6 +304,9 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
     nb.waker_tid = b.waker_tid;
     if (auto it = base.tid_pid.find(b.waker_tid); it != base.tid_pid.end()) nb.waker_pid = it->second;
     nb.waker_function = function_of(base.trie, base.names, b.waker_node);
+    // A waker in no instrumented frame, named by where it released, as its Held part is.
+    if (std::string f = base.names.place_label(b.place & ~kHeldPlace); b.place && !f.empty())
+      nb.waker_function = std::move(f);
     nb.waker_interval = b.waker_label;
     nb.ns = double(b.ns);
     a->blame.push_back(std::move(nb));

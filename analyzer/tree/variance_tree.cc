@@ -197,7 +197,7 @@ class Builder {
       // return address, names/symbols.h): f is what the waiter waited for,
       // and the function to instrument to see inside it.
       std::string f = names_.place(id & ~kHeldPlace);
-      v.label = "held by " + f + " (outside instrumented code)";
+      v.label = "held by " + names_.place_label(id & ~kHeldPlace);
       v.key = std::string(kHeldOutsideKey) + ":" + f;
       v.factor = f;
       v.functions = {f};

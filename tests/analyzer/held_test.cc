@@ -110,6 +110,13 @@ TEST(Held, AHolderInNoInstrumentedFunctionIsNamedByWhereItReleased) {
   for (const auto &[pid, pc] : asked) EXPECT_EQ(pid, 100u) << "the waker's process";
   EXPECT_EQ(asked.size(), 3u) << "each place named once";
   EXPECT_EQ(cp.counters.tiling_violations, 0u);
+  // The blame says the same: the named place's two waits (30 + 20 ns, the
+  // wait's whole time) on one line, the others with no place.
+  ASSERT_EQ(cp.blame.size(), 2u);
+  EXPECT_EQ(cp.blame[0].place, 7 | kHeldPlace);
+  EXPECT_EQ(cp.blame[0].ns, 30 + 20);
+  EXPECT_EQ(cp.blame[1].place, 0u);
+  EXPECT_EQ(cp.blame[1].ns, 10 + 10);
 
   // Without a namer (a trace with no maps): every such stretch is (outside).
   auto plain = compute_critical_paths(tb.build());
