@@ -246,12 +246,14 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
   for (const auto &[key, y] : syncs) {
     uint32_t n = ++syncs_in[y.at.file];
     std::function<Wrap(Lang)> make = [&](Lang l) {
-      return sync_wrap(l, y.op, y.form, y.success, y.object, y.role, n);
+      return sync_wrap(l, y.op, y.form, y.success, y.object, y.role, n, {y.try_first, y.try_value});
     };
     if (mixed(y.at.file) && y.op == SyncOp::Acquire && y.form == ValueForm::Prvalue) {
       auto call = call_text(y.at);
       if (!call) return call.error();
-      make = [&, call = *call](Lang) { return sync_wrap_both(y.success, y.object, y.role, n, call); };
+      make = [&, call = *call](Lang) {
+        return sync_wrap_both(y.success, y.object, y.role, n, call, {y.try_first, y.try_value});
+      };
     }
     auto pre = one_text(y.at.file, [&](Lang l) { return make(l).prefix; });
     auto post = one_text(y.at.file, [&](Lang l) { return make(l).suffix; });

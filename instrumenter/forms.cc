@@ -103,31 +103,45 @@ static std::string acquired_cond(Success success, uint32_t n) {
                                     : std::string("1");
 }
 
+// A value form behind its try: ((TRY) ? (VALUE) : WRAPPED). A form with no
+// value used takes any try; one whose value is used needs the try's value.
+static Wrap tried_first(Wrap w, const TryFirst &first, bool value) {
+  if (first.expr.empty() || (value && first.value.empty())) return w;
+  const std::string tried = fmt::format("(!vprof_rt_every_wait && ({}))", first.expr);
+  if (!value) return {fmt::format("({} ? (void)0 : (void)", tried) + w.prefix, w.suffix + ")"};
+  return {fmt::format("({} ? ({}) : ", tried, first.value) + w.prefix, w.suffix + ")"};
+}
+
 Wrap sync_wrap(Lang lang, SyncOp op, ValueForm form, Success success, const std::string &o,
-               const std::string &r, uint32_t n) {
+               const std::string &r, uint32_t n, const TryFirst &first) {
   if (op == SyncOp::Release) return {fmt::format("(vprof_sync_release({}, {}), ", o, r), ")"};
   if (op == SyncOp::Scoped)
     return {fmt::format("vprof_sync_wait_begin({0}, {1}); ", o, r),
             fmt::format(" vprof_sync_wait_end({0}, {1}, 1); vprof::detail::SyncRelease vprof_sync{2}_{{{0}, {1}}};",
                         o, r, n)};
   if (form == ValueForm::Void || form == ValueForm::NoReturn || form == ValueForm::Dependent)
-    return {fmt::format("(vprof_sync_wait_begin({}, {}), ", o, r),
-            fmt::format(", vprof_sync_wait_end({}, {}, 1))", o, r)};
+    return tried_first({fmt::format("(vprof_sync_wait_begin({}, {}), ", o, r),
+                        fmt::format(", vprof_sync_wait_end({}, {}, 1))", o, r)},
+                       first, false);
   if (lang == Lang::Cxx) {
     const char *helper = success == Success::Zero ? "sync_zero" : success == Success::True ? "sync_true" : "sync_always";
-    return {fmt::format("vprof::detail::{0}({1}, {2}, (vprof_sync_wait_begin({1}, {2}), ", helper, o, r), "))"};
+    Wrap w{fmt::format("vprof::detail::{0}({1}, {2}, (vprof_sync_wait_begin({1}, {2}), ", helper, o, r), "))"};
+    // A reference the call returns would become a copy behind a try.
+    return form == ValueForm::Glvalue ? w : tried_first(w, first, true);
   }
   const std::string cond = acquired_cond(success, n);
-  return {fmt::format("__extension__ ({{ __auto_type vprof_s{2}_ = (vprof_sync_wait_begin({0}, {1}), ", o, r, n),
-          fmt::format("); vprof_sync_wait_end({0}, {1}, {2}); vprof_s{3}_; }})", o, r, cond, n)};
+  return tried_first({fmt::format("__extension__ ({{ __auto_type vprof_s{2}_ = (vprof_sync_wait_begin({0}, {1}), ", o, r, n),
+                      fmt::format("); vprof_sync_wait_end({0}, {1}, {2}); vprof_s{3}_; }})", o, r, cond, n)},
+                     first, true);
 }
 
 Wrap sync_wrap_both(Success success, const std::string &o, const std::string &r, uint32_t n,
-                    const std::string &call) {
+                    const std::string &call, const TryFirst &first) {
   const std::string cond = acquired_cond(success, n);
-  return {fmt::format("__extension__ ({{ __typeof__({3}) vprof_s{2}_ = (vprof_sync_wait_begin({0}, {1}), ", o, r, n,
-                      call),
-          fmt::format("); vprof_sync_wait_end({0}, {1}, {2}); vprof_s{3}_; }})", o, r, cond, n)};
+  return tried_first({fmt::format("__extension__ ({{ __typeof__({3}) vprof_s{2}_ = (vprof_sync_wait_begin({0}, {1}), ",
+                                  o, r, n, call),
+                      fmt::format("); vprof_sync_wait_end({0}, {1}, {2}); vprof_s{3}_; }})", o, r, cond, n)},
+                     first, true);
 }
 
 }  // namespace vprof::instr

@@ -89,14 +89,23 @@ Wrap site_wrap_both(uint32_t id, const std::string &call, uint32_t callee_fn = 0
 enum class SyncOp { Acquire, Release, Scoped };
 enum class Success { Always, Zero, True };
 
+// An acquire tried first (issue 28): `expr` takes the object without
+// waiting when it can and is true then, and the call's value is then `value`
+// ("" for a call whose value is not used). Only when it fails is the call
+// made, and timed: an uncontended acquire reads no clock and records
+// nothing, as a wait shorter than the threshold was taken back before.
+struct TryFirst {
+  std::string expr, value;
+};
+
 // `object` is an expression for the object's address; `n` makes local names unique.
 // A call whose value is used, in a header that C and C++ units both include
 // (MariaDB's mysql_thread.h): GNU C and GNU C++ both take a statement
 // expression and __typeof__, given the call's text again (not evaluated).
 Wrap sync_wrap_both(Success success, const std::string &object, const std::string &role, uint32_t n,
-                    const std::string &call);
+                    const std::string &call, const TryFirst &first = {});
 Wrap sync_wrap(Lang lang, SyncOp op, ValueForm form, Success success, const std::string &object,
-               const std::string &role, uint32_t n);
+               const std::string &role, uint32_t n, const TryFirst &first = {});
 
 }  // namespace vprof::instr
 

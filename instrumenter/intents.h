@@ -51,6 +51,7 @@ struct SyncIntent {
   Success success = Success::Always;
   Lang lang = Lang::Cxx;
   std::string object, role, callee;
+  std::string try_first, try_value;  // SyncRule's, expanded ("": not tried first)
   bool discarded = false;  // as SiteIntent::discarded
 };
 

@@ -19,7 +19,7 @@ using json = nlohmann::json;
 // changes: an entry of another format is never read.
 namespace {
 
-constexpr int kFormat = 1;
+constexpr int kFormat = 2;  // 2: a sync site's try_first, try_value
 constexpr size_t kKeptSettings = 3;  // settings directories kept, this one included
 
 }  // namespace
@@ -44,6 +44,8 @@ void to_json(json &j, const SyncIntent &s) {
        {"object", s.object},
        {"role", s.role},
        {"callee", s.callee},
+       {"try_first", s.try_first},
+       {"try_value", s.try_value},
        {"discarded", s.discarded}};
 }
 void from_json(const json &j, SyncIntent &s) {
@@ -55,6 +57,8 @@ void from_json(const json &j, SyncIntent &s) {
   j.at("object").get_to(s.object);
   j.at("role").get_to(s.role);
   j.at("callee").get_to(s.callee);
+  j.at("try_first").get_to(s.try_first);
+  j.at("try_value").get_to(s.try_value);
   j.at("discarded").get_to(s.discarded);
 }
 

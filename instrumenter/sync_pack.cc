@@ -68,6 +68,9 @@ Status load_sync_pack(const std::string &spec, const std::string &annotations_di
     else if (success == "zero") r.success = Success::Zero;
     else if (success == "true") r.success = Success::True;
     else return Error{where + ": unknown success \"" + success + "\" (always, zero, true)"};
+    r.try_first = f.value("try", "");
+    r.try_value = f.value("try_value", "");
+    if (!r.try_first.empty() && r.op != SyncOp::Acquire) return Error{where + ": \"try\" is for an acquire"};
     r.args = f.value("args", -1);
     if (f.contains("role_if")) {
       const auto &c = f["role_if"];

@@ -16,7 +16,9 @@
 // and {this} (the address of the object a member function is called on).
 // Optional: "success" (always | zero | true: how a result says "acquired"),
 // "args" (match only calls with this many written arguments), "role_if"
-// ({"arg": 1, "equals": "LW_SHARED", "role": "shared"}).
+// ({"arg": 1, "equals": "LW_SHARED", "role": "shared"}), "try" and
+// "try_value" for an acquire tried first ("pthread_mutex_trylock({0}) == 0",
+// "0": forms.h, TryFirst).
 #ifndef VPROF_INSTRUMENTER_SYNC_PACK_H
 #define VPROF_INSTRUMENTER_SYNC_PACK_H
 
@@ -35,6 +37,10 @@ struct SyncRule {
   std::string role;  // a VPROF_SYNC_* enumerator
   std::string object;
   Success success = Success::Always;
+  // Tried first (forms.h, TryFirst): an expression over the call's
+  // arguments, as `object` is written, true when it took the object without
+  // waiting; the call's value then ("" for a call with none).
+  std::string try_first, try_value;
   int args = -1;
   int role_if_arg = -1;
   std::string role_if_equals, role_if_role;

@@ -8,6 +8,7 @@
 #include <clang/Lex/Lexer.h>
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <set>
 
@@ -269,6 +270,17 @@ class SyncFinder : public EvaluatedVisitor<SyncFinder> {
     return true;
   }
 
+  // Whether the function a rule's try calls first (`pthread_mutex_trylock({0})
+  // == 0`) is declared in the unit: a tree may declare the lock function it
+  // calls and not its try (and C99 refuses an undeclared call). A member's
+  // try (`{this}->try_lock()`) is its class's.
+  bool try_declared(const std::string &tmpl) const {
+    size_t n = 0;
+    while (n < tmpl.size() && (std::isalnum(static_cast<unsigned char>(tmpl[n])) || tmpl[n] == '_')) ++n;
+    if (n == 0) return true;
+    return !cx_.ast.getTranslationUnitDecl()->lookup(DeclarationName(&cx_.ast.Idents.get(tmpl.substr(0, n)))).empty();
+  }
+
   // The address of the object a member is called on, as {this} expands.
   std::string object_address(const Expr *base, bool arrow) const {
     if (base->IgnoreParenImpCasts()->isImplicitCXXThis()) return "this";
@@ -371,6 +383,10 @@ class SyncFinder : public EvaluatedVisitor<SyncFinder> {
     s.object = object;
     s.role = rule.role;
     s.callee = rule.name;
+    if (!rule.try_first.empty() && try_declared(rule.try_first)) {
+      s.try_first = expand_object(rule.try_first, texts, self);
+      s.try_value = rule.try_value;
+    }
     if (rule.role_if_arg >= 0 && static_cast<size_t>(rule.role_if_arg) < texts.size() &&
         texts[rule.role_if_arg] == rule.role_if_equals)
       s.role = rule.role_if_role;

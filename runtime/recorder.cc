@@ -16,6 +16,7 @@
 
 __thread struct vprof_thread *vprof_tls __attribute__((tls_model("initial-exec")));
 int vprof_rt_idle = 0;
+int vprof_rt_every_wait = 0;
 
 namespace vprof::rt {
 
@@ -256,6 +257,7 @@ static void vprof_runtime_init() {
   g.anchor0 = take_anchor();
   g.ticks_per_ns = calibrate(g.opt.calibrate_us);
   g.min_wait_ticks = (uint64_t)((double)g.opt.min_wait_ns * g.ticks_per_ns);
+  vprof_rt_every_wait = g.opt.min_wait_ns == 0;
   if (pthread_key_create(&g.exit_key, on_thread_exit) != 0) {
     fprintf(stderr, "vprof: pthread_key_create failed; recording is off\n");
     return;

@@ -88,6 +88,12 @@ VPROF_API void vprof_rt_emit_slow(vprof_u32 kind, vprof_u64 arg);
  * probe a load and a branch, not a call into the runtime. */
 VPROF_API extern int vprof_rt_idle;
 
+/* Nonzero when every wait is recorded (VPROF_MIN_WAIT_NS=0): an acquire that
+ * its sync pack tries first (a trylock, then the timed call only when that
+ * fails) is then made as written, so that uncontended acquires are recorded
+ * too. */
+VPROF_API extern int vprof_rt_every_wait;
+
 /* Sync events need the ownership map: out of line, in the runtime, while a
  * thread records (vprof_sync_wait_begin and the rest, below, test inline
  * first). `obj` is the address of the lock / condvar / semaphore / queue;

@@ -13,11 +13,16 @@
 // call_ns: a call site around an instrumented function (site begin, enter,
 // exit, site end), recording; named_call_ns: the same with the site naming
 // its callee (VPROF_SITE_CALLS), whose enter and end read no clock.
+// lock_bare_ns, lock_timed_ns, lock_tried_ns (a line of their own): an
+// uncontended pthread mutex taken and given back, bare; wrapped as the sync
+// pack wrapped it before issue 28 (wait begin, lock, wait end, release,
+// unlock); and tried first, as it is now (trylock; the release; unlock).
 // neighbour_ratio: the same ratio measured again while a neighbour process
 // writes a file with fsync on the trace's file system and streams through
 // 1 GiB of memory (issue 14: a DBMS does I/O all the time).
 // Usage: vprof_bench_probe [pairs_per_batch]   (default 1000000)
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -54,9 +59,10 @@ static double ticks_per_ns() {
 
 static volatile uint64_t sink;
 static int lock_object;
+static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 
-enum class What { Timestamps, Site, Function, Sync, Call, NamedCall };
-constexpr int kWhats = 6;
+enum class What { Timestamps, Site, Function, Sync, Call, NamedCall, LockBare, LockTimed, LockTried };
+constexpr int kWhats = 9;
 
 // ns per pair (or triple) over `n` repetitions.
 static double batch(What w, uint32_t n, double tpn) {
@@ -101,6 +107,28 @@ static double batch(What w, uint32_t n, double tpn) {
         vprof_fn_enter(3);
         vprof_fn_exit(3);
         vprof_site_end(VPROF_SITE_CALLS(7, 3));
+      }
+      break;
+    case What::LockBare:
+      for (uint32_t i = 0; i < n; ++i) {
+        pthread_mutex_lock(&mutex);
+        pthread_mutex_unlock(&mutex);
+      }
+      break;
+    case What::LockTimed:  // the pthreads pack's text before issue 28
+      for (uint32_t i = 0; i < n; ++i) {
+        (vprof_sync_wait_begin(&mutex, VPROF_SYNC_MUTEX), pthread_mutex_lock(&mutex),
+         vprof_sync_wait_end(&mutex, VPROF_SYNC_MUTEX, 1));
+        (vprof_sync_release(&mutex, VPROF_SYNC_MUTEX), pthread_mutex_unlock(&mutex));
+      }
+      break;
+    case What::LockTried:  // and now (instrumenter/forms.cc, tried_first)
+      for (uint32_t i = 0; i < n; ++i) {
+        ((!vprof_rt_every_wait && (pthread_mutex_trylock(&mutex) == 0))
+             ? (void)0
+             : (void)(vprof_sync_wait_begin(&mutex, VPROF_SYNC_MUTEX), pthread_mutex_lock(&mutex),
+                      vprof_sync_wait_end(&mutex, VPROF_SYNC_MUTEX, 1)));
+        (vprof_sync_release(&mutex, VPROF_SYNC_MUTEX), pthread_mutex_unlock(&mutex));
       }
       break;
   }
@@ -191,6 +219,8 @@ int main(int argc, char **argv) {
   std::printf("1 thread : call_ns=%.2f named_call_ns=%.2f (a site and its instrumented callee: 4 probes, "
               "4 clock reads; the site naming the callee: 2)\n",
               one[4], one[5]);
+  std::printf("uncontended acquire, recording: lock_bare_ns=%.2f lock_timed_ns=%.2f lock_tried_ns=%.2f\n", one[6],
+              one[7], one[8]);
 
   // The same beside a disk- and memory-heavy neighbour: a process writing
   // 4 MiB blocks to a file on the trace's file system, fsync every 64 MiB,
