@@ -311,7 +311,15 @@ int main() {
   std::string before = slurp(c.dir + "/waits.cc");
   auto out = run_session(c, options(), Hooks{});
   ASSERT_TRUE(out.ok()) << out.error().message;
-  EXPECT_EQ(out->state.stop_reason, "fixed point: every selected factor is explained");
+  // On a loaded machine the holder's spin in std::this_thread::yield while it
+  // holds the table (waiting for the next request) is descheduled long
+  // enough to be a cause of its own, which no run can open (a library's):
+  // that one unreached cause is a right answer there, not a failure.
+  const std::string stop = out->state.stop_reason;
+  EXPECT_TRUE(stop == "fixed point: every selected factor is explained" ||
+              stop == "fixed point: nothing more vprof can break down; 1 selected factor is unreached (cause "
+                      "std::this_thread::yield), the rest explained")
+      << stop;
   // On a loaded machine unlock_table (a release: waking the waiter) may be
   // selected and broken down too; lock_table never is.
   for (const auto &it : out->state.iterations)
