@@ -159,6 +159,23 @@ void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &l
   children();
 }
 
+// What a call site is (what it calls, what it may reach) is the newest
+// run's manifest's word: a later vprof may know more of a site an earlier
+// run measured. On MariaDB, lock.rd_lock was measured (and kept in the merge)
+// by runs whose manifests said "a call through a pointer, no targets"; the
+// runs after the fix listed the functions it may reach, and the session
+// still read the old word and left it unreached.
+void index_sites(const VarNode &n, std::unordered_map<std::string, const CallSiteInfo *> &out) {
+  if (n.kind != VarNode::Kind::Cov && n.call_site) out.emplace(n.key, &*n.call_site);
+  for (const auto &c : n.children) index_sites(c, out);
+}
+
+void newest_sites(VarNode &n, const std::unordered_map<std::string, const CallSiteInfo *> &newest) {
+  if (n.kind != VarNode::Kind::Cov && n.call_site)
+    if (auto it = newest.find(n.key); it != newest.end()) n.call_site = *it->second;
+  for (auto &c : n.children) newest_sites(c, newest);
+}
+
 }  // namespace
 
 bool runs_disagree(const Graft &g) {
@@ -176,6 +193,9 @@ VarNode merge_runs(const std::vector<VarNode> &runs, std::vector<Graft> *grafts)
     std::vector<std::string> above;
     graft(merged, later, grafts, above);
   }
+  std::unordered_map<std::string, const CallSiteInfo *> newest;
+  for (size_t r = runs.size(); r-- > 1;) index_sites(runs[r], newest);
+  newest_sites(merged, newest);
   number_tree(merged);
   return merged;
 }

@@ -441,6 +441,36 @@ TEST(VarianceTree, Issue14_ALaterBreakdownWithAMuchSmallerUninstrumentedPartWins
   EXPECT_NE(find_label(merged, "ExecProcNode"), nullptr);
 }
 
+// Issue 29, found on MariaDB: runs 22-25 measured lock.rd_lock (a template's
+// call) with manifests saying "a call through a pointer, no targets"; run 26,
+// with a vprof that lists what such a call may reach, measured it too, not
+// broken down further. The merged node keeps run 0's numbers and takes the
+// newest manifest's word on what the site is.
+TEST(VarianceTree, Issue29_AMergedSiteSaysWhatTheNewestManifestSaysItIs) {
+  const std::string site = "root/site:sux_lock::s_lock>lock.rd_lock#0";
+  auto tree = [&](int run, std::vector<std::string> targets) {
+    VarNode root = share_leaf("root", "sux_lock::s_lock", 1.0, run);
+    root.kind = VarNode::Kind::Var;
+    VarNode s = share_leaf(site, "lock.rd_lock (sux_lock.h:394)", run ? 0.3 : 0.25, run);
+    s.call_site = CallSiteInfo{};
+    s.call_site->callee = "lock.rd_lock";
+    s.call_site->indirect = true;
+    s.call_site->targets = targets;
+    if (!targets.empty()) s.call_site->dependent_name = "rd_lock";
+    root.children.push_back(s);
+    return root;
+  };
+  const std::vector<std::string> now = {"lock_sys_t::rd_lock", "ssux_lock_impl::rd_lock"};
+  VarNode merged = merge_runs({tree(0, {}), tree(1, {}), tree(2, now)});
+  const VarNode *m = find_label(merged, "lock.rd_lock (sux_lock.h:394)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->run, 0);
+  EXPECT_DOUBLE_EQ(*m->share, 0.25) << "run 0's numbers";
+  ASSERT_TRUE(m->call_site);
+  EXPECT_EQ(m->call_site->targets, now);
+  EXPECT_EQ(m->call_site->dependent_name, "rd_lock");
+}
+
 // Issue 26, found on Apache httpd: ap_pass_brigade calls the next output
 // filter through a pointer, and each filter calls ap_pass_brigade again. Run
 // 0 instrumented ap_pass_brigade alone: the pointer call's breakdown was
