@@ -129,6 +129,21 @@ json quality_json(const RunAnalysis &r) {
   return q;
 }
 
+// The report's own data quality, over every run (each run's is under
+// `runs`): the worst verdict, each counter summed, damage over all runs. The
+// refused files and diagnostics are the first run's.
+json quality_json(const Analysis &a) {
+  json q = quality_json(*a.runs.front());
+  if (a.runs.size() == 1) return q;
+  q["level"] = verdict_name(worst_level(a));
+  std::vector<const RunAnalysis *> all;
+  for (const auto &r : a.runs) all.push_back(r.get());
+  q["data_lost"] = lost_json(data_lost(a), all);
+  for (size_t i = 1; i < a.runs.size(); ++i)
+    for_each_quality(*a.runs[i], [&](const Counter &c) { q[c.name] = q[c.name].get<uint64_t>() + c.value; });
+  return q;
+}
+
 class JsonReporter : public Reporter {
  public:
   explicit JsonReporter(json extra) : extra_(std::move(extra)) {}
@@ -252,7 +267,7 @@ json to_json(const Analysis &a) {
           {"overhead",
            {{"probe_ns", num(base.overhead.probe_pair_ns)},
             {"empty_interval_ns", num(base.overhead.empty_interval_ns)}}},
-          {"data_quality", quality_json(base)},
+          {"data_quality", quality_json(a)},
           {"runs", std::move(runs)}};
 }
 
