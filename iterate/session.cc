@@ -418,6 +418,10 @@ Expected<Outcome> Session::run() {
     }
     if (h_.after_run) h_.after_run(it);
 
+    // The last iteration's analysis is not needed for this one's, and it was
+    // kept through it: on MariaDB's session 3, 17.5 GB after 27 runs, and the
+    // 28th analysis beside it reached 24 GB and the OOM killer.
+    analysis.reset();
     auto a = analyze();
     if (!a) return Error{a.error().message};
     analysis = std::move(*a);
