@@ -26,6 +26,10 @@ namespace {
 
 // How many covariance terms a node keeps per part (expand).
 constexpr size_t kCovTermsPerPart = 4;
+// A covariance term smaller than this fraction of Var(root) (0.01%; the
+// reports print shares to 0.1%) is summed into its node's "other pairs" term
+// instead of being a node of its own (expand).
+constexpr double kNegligibleCov = 1e-4;
 
 class Builder {
  public:
@@ -347,21 +351,32 @@ class Builder {
       if (!parts[i].self) expand(v, parts[i].node);
       v.kind = v.children.empty() ? VarNode::Kind::Leaf : VarNode::Kind::Var;
     }
-    // Every pair's covariance term on a narrow node; on a wide one (a server's
-    // hundreds of Held parts under one wait) the kCovTermsPerPart·P largest
-    // by size, and the others' sum as one term, so the children still add up
-    // to the node's variance. Two thousand parts made two million terms.
+    // A pair's covariance term where it is not negligible (kNegligibleCov of
+    // Var(root)); on a wide node (a server's hundreds of Held parts under one
+    // wait) only the kCovTermsPerPart·P largest of those. The others' sum is
+    // one term, so the children still add up to the node's variance. Two
+    // thousand parts made two million terms; a late MariaDB run's tree had
+    // 140 630 terms, 139 580 of them under 0.001% of Var(root), and they
+    // were most of the analysis's memory (issue 29).
     std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    size_t notable = 0;  // pairs[0, notable) are not negligible
+    const double negligible = kNegligibleCov * var_root_;
     for (size_t i = 0; i < parts.size(); ++i)
-      for (size_t j = i + 1; j < parts.size(); ++j) pairs.push_back({uint32_t(i), uint32_t(j)});
-    const size_t keep = std::min(pairs.size(), kCovTermsPerPart * parts.size());
+      for (size_t j = i + 1; j < parts.size(); ++j) {
+        pairs.push_back({uint32_t(i), uint32_t(j)});
+        if (2.0 * std::abs(cov(Eigen::Index(i), Eigen::Index(j))) >= negligible)
+          std::swap(pairs[notable++], pairs.back());
+      }
+    std::sort(pairs.begin(), pairs.begin() + std::ptrdiff_t(notable));
+    const size_t keep = std::min(notable, kCovTermsPerPart * parts.size());
     auto larger = [&](const std::pair<uint32_t, uint32_t> &x, const std::pair<uint32_t, uint32_t> &y) {
       double vx = std::abs(cov(Eigen::Index(x.first), Eigen::Index(x.second)));
       double vy = std::abs(cov(Eigen::Index(y.first), Eigen::Index(y.second)));
       return vx != vy ? vx > vy : x < y;
     };
-    if (keep < pairs.size()) {
-      std::nth_element(pairs.begin(), pairs.begin() + std::ptrdiff_t(keep), pairs.end(), larger);
+    if (keep < notable) {
+      std::nth_element(pairs.begin(), pairs.begin() + std::ptrdiff_t(keep),
+                       pairs.begin() + std::ptrdiff_t(notable), larger);
       std::sort(pairs.begin(), pairs.begin() + std::ptrdiff_t(keep));  // the order of all pairs
     }
     std::vector<VarNode> covs;
