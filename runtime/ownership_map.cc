@@ -22,28 +22,40 @@ uint64_t OwnershipMap::index(uint64_t key) const {
   return ((key * 0x9E3779B97F4A7C15ull) >> 20) & mask_;
 }
 
-void OwnershipMap::put(const void *obj, uint32_t tid, uint64_t tick, uint64_t pc) {
-  if (!slots_) return;
+OwnershipMap::Slot *OwnershipMap::find(const void *obj, bool claim) {
+  if (!slots_) return nullptr;
   uint64_t key = reinterpret_cast<uint64_t>(obj);
-  uint64_t value = (uint64_t)tid | (tick << 32);
   uint64_t i = index(key);
   for (unsigned probe = 0; probe < kMaxProbe; ++probe, i = (i + 1) & mask_) {
     Slot &s = slots_[i];
     uint64_t k = s.key.load(std::memory_order_acquire);
     if (k == 0) {
+      if (!claim) return nullptr;
       uint64_t expected = 0;
       if (s.key.compare_exchange_strong(expected, key, std::memory_order_acq_rel))
         k = key;
       else
         k = expected;
     }
-    if (k == key) {
-      s.pc.store(pc, std::memory_order_relaxed);
-      s.value.store(value, std::memory_order_release);
-      return;
-    }
+    if (k == key) return &s;
   }
-  misses_.fetch_add(1, std::memory_order_relaxed);
+  if (claim) misses_.fetch_add(1, std::memory_order_relaxed);
+  return nullptr;
+}
+
+void OwnershipMap::write(Slot &s, uint32_t tid, uint64_t tick, uint64_t pc) {
+  s.pc.store(pc, std::memory_order_relaxed);
+  s.value.store((uint64_t)tid | (tick << 32), std::memory_order_release);
+}
+
+void OwnershipMap::put(const void *obj, uint32_t tid, uint64_t tick, uint64_t pc) {
+  if (Slot *s = find(obj, true)) write(*s, tid, tick, pc);
+}
+
+OwnershipMap::Slot *OwnershipMap::wait_begins(const void *obj) {
+  Slot *s = find(obj, true);
+  if (s) s->waiting.fetch_add(1, std::memory_order_acq_rel);
+  return s;
 }
 
 OwnershipMap::Release OwnershipMap::get(const void *obj) const {

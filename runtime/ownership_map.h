@@ -9,6 +9,13 @@
 // keys are claimed with a CAS and never removed (a freed-and-reused address
 // keeps a plausible last releaser; the reader checks the release time against
 // the wait). A probe sequence longer than kMaxProbe gives up and counts a miss.
+//
+// A slot also counts the threads timing a wait on its object (wait_begins,
+// wait_ends). Recording in full, a release is written only while that count
+// is not zero (put_if_waited): a lock nobody waits for costs its release a
+// load, not a clock read and a write to a line other cores read (issue 28).
+// A release that the count missed (it began after the release looked) ends a
+// wait of a few ns, which the recorder takes back as uncontended.
 #ifndef VPROF_RUNTIME_OWNERSHIP_MAP_H
 #define VPROF_RUNTIME_OWNERSHIP_MAP_H
 
@@ -24,7 +31,7 @@ class OwnershipMap {
     std::atomic<uint64_t> key;
     std::atomic<uint64_t> value;  // tid | release_tick_low32 << 32
     std::atomic<uint64_t> pc;     // where it was released (0: not known); written before value
-    uint64_t unused;
+    std::atomic<uint64_t> waiting;  // threads timing a wait on the object now
   };
   static_assert(sizeof(Slot) == 32, "a slot is half a cache line: a release writes one line");
   static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared across processes");
@@ -32,6 +39,21 @@ class OwnershipMap {
   // `slots` is rounded up to a power of two. False when the mapping failed.
   bool init(uint64_t slots);
   void put(const void *obj, uint32_t tid, uint64_t tick, uint64_t pc);
+  // The release only if a thread is timing a wait on obj; false when it was
+  // not written (then no clock is needed: `tick` is read only when true).
+  template <class Tick>
+  bool put_if_waited(const void *obj, uint32_t tid, Tick &&tick, uint64_t pc) {
+    Slot *s = find(obj, false);
+    if (!s || s->waiting.load(std::memory_order_acquire) == 0) return false;
+    write(*s, tid, tick(), pc);
+    return true;
+  }
+  // A wait on obj is being timed: its slot (claimed if new) with the count
+  // up, or nullptr (map full there: a miss). wait_ends takes it back down.
+  Slot *wait_begins(const void *obj);
+  static void wait_ends(Slot *s) {
+    if (s) s->waiting.fetch_sub(1, std::memory_order_acq_rel);
+  }
   struct Release {
     uint64_t value = 0;  // tid | release_tick_low32 << 32; 0 when unknown
     uint64_t pc = 0;     // that release's place, or a later one's (read after value)
@@ -42,6 +64,8 @@ class OwnershipMap {
  private:
   static constexpr unsigned kMaxProbe = 64;
   uint64_t index(uint64_t key) const;
+  Slot *find(const void *obj, bool claim);
+  static void write(Slot &s, uint32_t tid, uint64_t tick, uint64_t pc);
   Slot *slots_ = nullptr;
   uint64_t mask_ = 0;
   mutable std::atomic<uint64_t> misses_{0};

@@ -258,6 +258,7 @@ static void vprof_runtime_init() {
   g.ticks_per_ns = calibrate(g.opt.calibrate_us);
   g.min_wait_ticks = (uint64_t)((double)g.opt.min_wait_ns * g.ticks_per_ns);
   vprof_rt_every_wait = g.opt.min_wait_ns == 0;
+  g.release_if_waited = !vprof_rt_every_wait && (g.opt.sample == 0 || g.opt.sample >= 100);
   if (pthread_key_create(&g.exit_key, on_thread_exit) != 0) {
     fprintf(stderr, "vprof: pthread_key_create failed; recording is off\n");
     return;
@@ -377,7 +378,16 @@ void vprof_rt_sync_wait_begin(const void *obj, uint32_t role) {
     window_shadow(t, VPROF_K_WAIT_BEGIN, arg);
     return;
   }
-  emit_at(t, VPROF_K_WAIT_BEGIN, arg, vprof_now());
+  const uint64_t now = vprof_now();
+  emit_at(t, VPROF_K_WAIT_BEGIN, arg, now);
+  if (g.release_if_waited) {
+    if (t->n_waits == ThreadState::kWaits) {  // the oldest never ended (a longjmp, a throw): let it go
+      OwnershipMap::wait_ends(t->waits[0].slot);
+      for (unsigned j = 1; j < t->n_waits; ++j) t->waits[j - 1] = t->waits[j];
+      --t->n_waits;
+    }
+    t->waits[t->n_waits++] = {g.owners.wait_begins(obj), now};
+  }
   vprof_slot *s = t->hot.pos - 1;
   bool ours = t->has_ring() && s >= t->ring() && s->arg == arg &&
               (s->w0 & ((1u << VPROF_TS_SHIFT) - 1)) == VPROF_K_WAIT_BEGIN;
@@ -410,11 +420,27 @@ static bool take_back_short_wait(ThreadState *t, uint64_t now) {
   return true;
 }
 
+// The wait on obj this thread counted in the map (the innermost such), no
+// longer counted; when it began (0: not counted).
+static uint64_t wait_counted_ends(ThreadState *t, const void *obj) {
+  for (unsigned i = t->n_waits; i-- > 0;) {
+    OwnershipMap::Slot *s = t->waits[i].slot;
+    if (s && s->key.load(std::memory_order_relaxed) != reinterpret_cast<uint64_t>(obj)) continue;
+    const uint64_t began = t->waits[i].began;
+    OwnershipMap::wait_ends(s);
+    for (unsigned j = i + 1; j < t->n_waits; ++j) t->waits[j - 1] = t->waits[j];
+    --t->n_waits;
+    return s ? began : 0;
+  }
+  return 0;
+}
+
 void vprof_rt_sync_wait_end(const void *obj, uint32_t role, int acquired) {
   (void)role;
   if (!on()) return;
   ThreadState *t = current_thread();
   if (!t) return;
+  const uint64_t counted = t->n_waits ? wait_counted_ends(t, obj) : 0;
   if (!recording(t)) {
     window_shadow(t, VPROF_K_WAIT_END, 0);
     return;
@@ -430,7 +456,11 @@ void vprof_rt_sync_wait_end(const void *obj, uint32_t role, int acquired) {
     uint32_t waker = (uint32_t)v;
     // A release from before this window may not be the last one: releases
     // go to the map only while recording.
-    if (waker && waker != t->hot.tid && !window_stale_release(t, (uint32_t)(v >> 32), now)) {
+    // Releases no one waited for are not in the map: the last one there may
+    // be from before this wait began, and then it did not end it.
+    const uint64_t since = (uint32_t)((uint32_t)now - (uint32_t)(v >> 32));
+    const bool before = counted && now - counted < (uint64_t{1} << 32) && since > now - counted;
+    if (waker && waker != t->hot.tid && !before && !window_stale_release(t, (uint32_t)(v >> 32), now)) {
       arg = waker | ((uint64_t)(uint32_t)((uint32_t)now - (uint32_t)(v >> 32)) << 32);
       place = r.pc;
     }
@@ -445,10 +475,15 @@ static void sync_release_at(const void *obj, uint32_t role, uint64_t pc) {
   if (!on()) return;
   ThreadState *t = current_thread();
   if (!t || !recording(t)) return;  // between windows: not even the map
-  uint64_t now = vprof_now();
-  g.owners.put(obj, t->hot.tid, now, pc);
-  if (g.opt.mutex_releases || vprof_release_recorded_by_default(role))
-    emit_at(t, VPROF_K_RELEASE, vprof_sync_arg(obj, role), now);
+  const bool record = g.opt.mutex_releases || vprof_release_recorded_by_default(role);
+  uint64_t now = 0;
+  if (!g.release_if_waited || record) {
+    now = vprof_now();
+    g.owners.put(obj, t->hot.tid, now, pc);
+  } else {
+    g.owners.put_if_waited(obj, t->hot.tid, [&] { return now = vprof_now(); }, pc);
+  }
+  if (record) emit_at(t, VPROF_K_RELEASE, vprof_sync_arg(obj, role), now);
 }
 
 void vprof_rt_sync_release(const void *obj, uint32_t role) {

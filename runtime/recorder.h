@@ -73,6 +73,16 @@ struct alignas(64) ThreadState {
   // it follows with a RECORDER record (emit_slots); 0: none to write.
   uint64_t pause_ticks = 0;
   uint64_t wait_switches = 0;  // ring_switches when wait_slot was written
+  // The waits this thread is timing, innermost last, while releases go to
+  // the ownership map only when waited for (Process::release_if_waited):
+  // each one's map slot, whose count it holds up, and when it began.
+  struct Waiting {
+    OwnershipMap::Slot *slot;
+    uint64_t began;
+  };
+  static constexpr unsigned kWaits = 4;
+  Waiting waits[kWaits] = {};
+  unsigned n_waits = 0;
   // Where emit_slots' last record of several slots ended, and its tick: the
   // slot before hot.pos is then payload, not a record (window.cc).
   vprof_slot *multi_end = nullptr;
@@ -115,6 +125,11 @@ struct Process {
   uint32_t pid = 0, ppid = 0;
   double ticks_per_ns = 1;
   uint64_t min_wait_ticks = 0;  // Options::min_wait_ns in ticks
+  // Recording in full and taking short waits back: a release goes to the
+  // ownership map only while a thread times a wait on its object
+  // (ownership_map.h). Windowed, every release in a window does: a wait
+  // that began between windows counted no waiter.
+  bool release_if_waited = false;
   Anchor anchor0{};
   uint64_t start_realtime_ns = 0;
   char comm[32] = {};

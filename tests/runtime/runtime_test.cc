@@ -203,6 +203,34 @@ TEST(Runtime, Issue14_AnUncontendedAcquireLeavesNoWaitRecords) {
   }
 }
 
+// Issue 28: recording in full, a release goes to the ownership map only while
+// some thread times a wait on its object, so an uncontended lock's release
+// reads no clock and writes no shared line; a wait the map cannot explain
+// names no waker rather than the last release from before it began. The
+// workload (stalewaker): B's two 5 ms waits were ended by no release; A
+// released m with no one waiting and n while C waited. Windowed, every
+// release in a window still goes to the map (recorder.h).
+TEST(Runtime, Issue28_AReleaseNoOneWaitedForIsNotAWaker) {
+  std::string dir = fresh_dir("stalewaker");
+  ASSERT_EQ(run_counted(dir, {"stalewaker"}, {{"VPROF_MIN_WAIT_NS", "1000"}}), 0);
+  Trace t = read_ok(dir);
+  std::vector<const vprof::trace::Event *> long_waits;  // B's: 5 ms each
+  const vprof::trace::Event *c_wait = nullptr;
+  for (const auto &s : t.threads)
+    for (const auto &e : s.events) {
+      if (e.kind != Kind::WaitEnd) continue;
+      const auto &begin = *(&e - 1);
+      ASSERT_EQ(begin.kind, Kind::WaitBegin);
+      if (e.ts - begin.ts >= 4000000) long_waits.push_back(&e);
+      else if (e.waker_tid) c_wait = &e;
+    }
+  ASSERT_EQ(long_waits.size(), 2u);
+  EXPECT_EQ(long_waits[0]->waker_tid, 0u) << "m's release had no waiter: not in the map";
+  EXPECT_EQ(long_waits[1]->waker_tid, 0u) << "n's release was before the wait began";
+  ASSERT_NE(c_wait, nullptr) << "C's wait names A, whose release it waited for";
+  EXPECT_NE(c_wait->waker_tid, 0u);
+}
+
 // A call that records nothing inside is one SITE_SPAN slot (trace format
 // 4): the reader gives back the begin and the end, in order and in time,
 // wherever the span cannot be used (a record inside, a ring switch between

@@ -6,6 +6,8 @@
 //   workload fork M             parent and child each write M pairs
 //   workload kill M             writes pairs forever; prints "ready" after M pairs
 //   workload handoff            thread B blocks on a mutex thread A releases
+//   workload stalewaker         a release no one waits for, then a 5 ms wait on the same
+//                               object that no release ends (runtime_test.cc, Issue28_*)
 //   workload budget N M         N threads x M pairs into whatever budget the env gives
 //   workload preempt MS         two threads pinned to one CPU, busy for MS ms each inside
 //                               one interval: the kernel must preempt them
@@ -168,6 +170,44 @@ static void handoff(int uncontended) {
   });
   a.join();
   b.join();
+}
+
+// Issue 28: what the ownership map holds when no one waits. Thread A takes
+// and drops m uncontended; later B times a 5 ms wait on m that no release
+// ends (a wait the program ended otherwise). Then C waits on n while A
+// releases it (a release someone waited for), and after that B again times a
+// 5 ms wait on n that no release ends. Neither of B's waits was ended by A.
+static void stale_waker() {
+  static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  static int n;
+  std::thread([] {
+    locked(&m);
+    unlocked(&m);
+  }).join();
+  auto b = [](const void *obj) {
+    std::thread([obj] {
+      vprof_sync_wait_begin(obj, VPROF_SYNC_MUTEX);
+      usleep(5000);
+      vprof_sync_wait_end(obj, VPROF_SYNC_MUTEX, 1);
+    }).join();
+  };
+  b(&m);
+  static std::atomic<int> stage{0};
+  std::thread c([] {
+    vprof_sync_wait_begin(&n, VPROF_SYNC_MUTEX);
+    stage = 1;
+    while (stage != 2) std::this_thread::yield();
+    vprof_sync_wait_end(&n, VPROF_SYNC_MUTEX, 1);
+  });
+  std::thread a([] {
+    while (stage != 1) std::this_thread::yield();
+    usleep(2000);
+    vprof_sync_release(&n, VPROF_SYNC_MUTEX);
+    stage = 2;
+  });
+  a.join();
+  c.join();
+  b(&n);
 }
 
 static int cross_process(int n) {
@@ -358,6 +398,8 @@ int main(int argc, char **argv) {
     // Thread A holds the mutex until B is surely blocked on it, then releases:
     // B's wait must end naming A and A's release.
     handoff(0);
+  } else if (mode == "stalewaker") {
+    stale_waker();
   } else if (mode == "shortwaits") {
     // 1000 uncontended acquires of one mutex, then the handoff's contended
     // one: with the default VPROF_MIN_WAIT_NS only the contended wait is
