@@ -43,7 +43,10 @@
 #        SAMPLE (vprof init --sample PCT)  RESUME=1 (profile: go on with the session in
 #        WORK/.vprof-session instead of starting afresh)
 #        once: FUNCTIONS="f g ..." (default: ROOT)
-#        dba: HEAD_ARGS (--innodb-flush-log-at-trx-commit=2)  FUNCTIONS
+#        hot: RAND_TYPE (pareto: sysbench's --rand-type, the keys' distribution)
+#        dba: HEAD_ARGS (--innodb-flush-log-at-trx-commit=2, or none with HEAD_RAND)
+#             HEAD_RAND (hot: the head's keys' distribution instead, e.g. uniform:
+#             fewer hot rows)  FUNCTIONS
 #        overhead: FUNCTIONS  PAIRS (5)  SAMPLE_PCT (10)
 # Needs: root or sudo for the fetch; cmake, ninja-build, ccache, bison,
 #        libncurses-dev, libssl-dev, zlib1g-dev, libpcre2-dev, liburing-dev, sysbench.
@@ -64,7 +67,7 @@ max_iter=${MAX_ITERATIONS:-16}
 case $workload in
   hot) threads=${THREADS:-16} size=${TABLE_SIZE:-1000} pool=${BUFFER_POOL:-128M} flush=${FLUSH:-1}
        root=${ROOT:-dispatch_command}
-       test_args="oltp_update_non_index --skip_trx=on --rand-type=pareto" ;;
+       test_args="oltp_update_non_index --skip_trx=on --rand-type=${RAND_TYPE:-pareto}" ;;
   durable) threads=${THREADS:-8} size=${TABLE_SIZE:-400000} pool=${BUFFER_POOL:-16M} flush=${FLUSH:-1}
        root=${ROOT:-do_command}
        test_args="oltp_read_write" ;;
@@ -113,8 +116,14 @@ stop_server() {  # a server left by a killed run, too: the pid file says which
   fi
   rm -f "$work/mysqld.pid"
 }
-sysbench_args() {
-  echo "$test_args --db-driver=mysql --mysql-socket=$sock --mysql-user=root --mysql-db=test" \
+sysbench_args() {  # [RAND_TYPE: the keys' distribution instead of the workload's]
+  local t=$test_args
+  case ${1:-}/$t in
+    /*) ;;
+    *--rand-type=*) t=${t/--rand-type=${RAND_TYPE:-pareto}/--rand-type=$1} ;;
+    *) t="$t --rand-type=$1" ;;
+  esac
+  echo "$t --db-driver=mysql --mysql-socket=$sock --mysql-user=root --mysql-db=test" \
        "--tables=1 --table-size=$size"
 }
 unwind() { stop_server
@@ -191,7 +200,7 @@ fi
 
 # The workload: start the server (it records when VPROF_TRACE_DIR is set, as
 # `vprof run` and `vprof iterate` set it), sysbench, stop the server.
-write_run() {  # FILE [EXTRA_SERVER_ARGS]
+write_run() {  # FILE [EXTRA_SERVER_ARGS [RAND_TYPE]]
 cat > "$1" <<RUN
 #!/bin/sh
 set -e
@@ -199,7 +208,7 @@ rm -f "$sock"
 $(server) ${2:-} >/dev/null 2>&1 &
 i=0; while [ ! -S "$sock" ] && [ \$i -lt 300 ]; do sleep 0.2; i=\$((i + 1)); done
 trap 'kill -TERM \$(cat "$work/mysqld.pid"); while [ -f "$work/mysqld.pid" ]; do sleep 0.2; done' EXIT
-env -u VPROF_TRACE_DIR sysbench $(sysbench_args) --threads=$threads --events=$events --time=0 \\
+env -u VPROF_TRACE_DIR sysbench $(sysbench_args "${3:-}") --threads=$threads --events=$events --time=0 \\
   --percentile=99 --histogram=off run
 RUN
 chmod +x "$1"
@@ -232,9 +241,9 @@ if [ $mode = once ] || [ $mode = dba ] || [ $mode = overhead ]; then
   echo "rebuild: $((SECONDS - start)) s"
 fi
 if [ $mode = dba ]; then
-  head_args=${HEAD_ARGS:---innodb-flush-log-at-trx-commit=2}
-  write_run run-head.sh "$head_args"
-  step "vprof gate: this configuration (base) against $head_args (head), in turn"
+  if [ -n "${HEAD_RAND:-}" ]; then head_args=${HEAD_ARGS:-}; else head_args=${HEAD_ARGS:---innodb-flush-log-at-trx-commit=2}; fi
+  write_run run-head.sh "$head_args" "${HEAD_RAND:-}"
+  step "vprof gate: this configuration (base) against ${head_args:-the same server}${HEAD_RAND:+, keys $HEAD_RAND} (head), in turn"
   gate=$work/gate-$(date +%s)
   rc=0
   fg_run as_user "$vprof" gate --root "$root" --base-cmd "sh $work/run.sh >/dev/null" \
