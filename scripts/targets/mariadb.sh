@@ -67,10 +67,10 @@ max_iter=${MAX_ITERATIONS:-16}
 case $workload in
   hot) threads=${THREADS:-16} size=${TABLE_SIZE:-1000} pool=${BUFFER_POOL:-128M} flush=${FLUSH:-1}
        root=${ROOT:-dispatch_command}
-       test_args="oltp_update_non_index --skip_trx=on --rand-type=${RAND_TYPE:-pareto}" ;;
+       test_args="oltp_update_non_index --skip_trx=on" rand=${RAND_TYPE:-pareto} ;;
   durable) threads=${THREADS:-8} size=${TABLE_SIZE:-400000} pool=${BUFFER_POOL:-16M} flush=${FLUSH:-1}
        root=${ROOT:-do_command}
-       test_args="oltp_read_write" ;;
+       test_args="oltp_read_write" rand=${RAND_TYPE:-} ;;
   *) echo "mariadb.sh: WORKLOAD=$workload: hot or durable" >&2; exit 2 ;;
 esac
 if { [ $mode = dba ] || [ $mode = overhead ]; } && [ -z "${FUNCTIONS:-}" ]; then
@@ -117,13 +117,8 @@ stop_server() {  # a server left by a killed run, too: the pid file says which
   rm -f "$work/mysqld.pid"
 }
 sysbench_args() {  # [RAND_TYPE: the keys' distribution instead of the workload's]
-  local t=$test_args
-  case ${1:-}/$t in
-    /*) ;;
-    *--rand-type=*) t=${t/--rand-type=${RAND_TYPE:-pareto}/--rand-type=$1} ;;
-    *) t="$t --rand-type=$1" ;;
-  esac
-  echo "$t --db-driver=mysql --mysql-socket=$sock --mysql-user=root --mysql-db=test" \
+  local r=${1:-$rand}
+  echo "$test_args${r:+ --rand-type=$r} --db-driver=mysql --mysql-socket=$sock --mysql-user=root --mysql-db=test" \
        "--tables=1 --table-size=$size"
 }
 unwind() { stop_server
@@ -165,7 +160,9 @@ configure() {
 }
 # mariadbd, and what mariadb-install-db runs from a build tree.
 targets="mariadbd my_print_defaults resolveip"
-build() { as_user ninja -C build -j "$jobs" $targets >/dev/null; }
+# In its own process group (fg_run): a signal to the script stops the build
+# first, then the EXIT trap restores the tree (a rebuild takes ~17 min).
+build() { fg_run as_user ninja -C build -j "$jobs" $targets >/dev/null; }
 
 step "configure (once) and build: $targets"
 start=$SECONDS
@@ -234,14 +231,16 @@ if [ $mode = once ] || [ $mode = dba ] || [ $mode = overhead ]; then
   for f in $functions; do args+=(--function "$f"); done
   step "instrument FUNCTIONS, the sync packs in every file"
   start=$SECONDS
-  as_user "$vprof" instrument -p build --source-root src -q "${packs[@]}" --all-files "${args[@]}"
+  fg_run as_user "$vprof" instrument -p build --source-root src -q "${packs[@]}" --all-files "${args[@]}"
   echo "instrument: $((SECONDS - start)) s"
   start=$SECONDS
   build
   echo "rebuild: $((SECONDS - start)) s"
 fi
 if [ $mode = dba ]; then
-  if [ -n "${HEAD_RAND:-}" ]; then head_args=${HEAD_ARGS:-}; else head_args=${HEAD_ARGS:---innodb-flush-log-at-trx-commit=2}; fi
+  head_args=--innodb-flush-log-at-trx-commit=2
+  [ -z "${HEAD_RAND:-}" ] || head_args=  # the keys change instead, unless HEAD_ARGS says more
+  head_args=${HEAD_ARGS:-$head_args}
   write_run run-head.sh "$head_args" "${HEAD_RAND:-}"
   step "vprof gate: this configuration (base) against ${head_args:-the same server}${HEAD_RAND:+, keys $HEAD_RAND} (head), in turn"
   gate=$work/gate-$(date +%s)
