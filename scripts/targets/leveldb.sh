@@ -64,7 +64,7 @@ if [ $mode = profile ]; then
   (cd src && patch -p1 -s < "$patchfile")
   step "configure and build db_bench (vprof's flags)"
   leveldb_configure build OFF
-  nice cmake --build build -j "$jobs" --target db_bench >/dev/null
+  fg_run nice cmake --build build -j "$jobs" --target db_bench >/dev/null
   step "vprof init"
   run="build/db_bench --benchmarks=${BENCHMARK:-fillrandom} --threads=$threads --num=$num --db=$work/bench-db ${BENCH_FLAGS:-}"
   "$vprof" init -p build --root leveldb::DBImpl::Write --sync leveldb \
@@ -89,21 +89,21 @@ fi
 
 step "configure and build (compile db, vprof's flags)"
 leveldb_configure build ON
-cmake --build build -j "$jobs" >/dev/null
+fg_run cmake --build build -j "$jobs" >/dev/null
 
 step "instrument"
 # From here on, however the script ends (a failed build or test included),
 # the tree goes back to its pristine bytes: never leave it instrumented.
 trap 'instrumented && "$vprof" restore -p build >/dev/null' EXIT
 start=$SECONDS
-"$vprof" instrument -p build --sync leveldb \
+fg_run "$vprof" instrument -p build --sync leveldb \
   --function leveldb::DBImpl::Write --function leveldb::DBImpl::Get \
   --function leveldb::DBImpl::MakeRoomForWrite
 echo "instrument took $((SECONDS - start)) s"
 [ -f build/.vprof/manifest.json ] || die "no manifest"
 
 step "rebuild instrumented"
-cmake --build build -j "$jobs" >/dev/null
+fg_run cmake --build build -j "$jobs" >/dev/null
 
 step "LevelDB's own tests"
 # All of them must pass. One, DBTest.HiddenValuesAreRemoved, races LevelDB's
@@ -114,7 +114,7 @@ step "LevelDB's own tests"
 # It runs alone after the rest until it passes, at most 50 times (~0.1 s each):
 # the instrumented tree must be able to pass it, as the pristine one does.
 flaky=DBTest.HiddenValuesAreRemoved
-(cd build && GTEST_FILTER="-$flaky" ctest --output-on-failure -j "$jobs")
+fg_run env GTEST_FILTER="-$flaky" ctest --test-dir build --output-on-failure -j "$jobs"
 for attempt in $(seq 1 50); do
   if build/db_test --gtest_filter="$flaky" >"$work/flaky.log" 2>&1; then
     echo "$flaky passed on attempt $attempt (run alone; it fails on pristine LevelDB too)"
@@ -128,7 +128,7 @@ done
 
 step "db_bench under vprof run"
 rm -rf trace bench-db
-"$vprof" run --trace-dir trace --manifest build/.vprof/manifest.json -- \
+fg_run "$vprof" run --trace-dir trace --manifest build/.vprof/manifest.json -- \
   build/db_bench --benchmarks=fillrandom,readrandom --num="$num" --db="$work/bench-db"
 "$vprof" dump trace > trace.txt
 for k in func_enter func_exit site_begin site_end wait_begin wait_end release; do
