@@ -53,15 +53,11 @@ Expected<std::unique_ptr<RunAnalysis>> finish_run(TracePaths tp, const trace::Tr
   r->merge = tp.merge;
   r->merge_stats = tp.merge_stats;
   r->paths = std::move(tp.paths);
-  uint64_t cells = uint64_t(r->paths.rows.size()) * r->trie.size();
-  if (cells * 2 * sizeof(double) > opt.max_matrix_bytes)
-    return Error{fmt::format(
-        "{}: {} intervals x {} call-tree nodes need {:.1f} GiB of matrices (limit {:.1f} GiB); "
-        "analyze a shorter trace or instrument fewer functions",
-        meta.dir, r->paths.rows.size(), r->trie.size(),
-        double(cells * 2 * sizeof(double)) / double(1ull << 30),
-        double(opt.max_matrix_bytes) / double(1ull << 30))};
-  r->columns = build_columns(r->trie, r->paths, root_fn);
+  auto columns = build_columns(r->trie, r->paths, root_fn, opt.max_cell_bytes);
+  if (!columns)
+    return Error{fmt::format("{}: {}; analyze a shorter trace or instrument fewer functions",
+                             meta.dir, columns.error().message)};
+  r->columns = std::move(*columns);
   std::vector<double> lat(r->columns.latency.data(),
                           r->columns.latency.data() + r->columns.latency.size());
   r->latency = latency_stats(std::move(lat));

@@ -40,10 +40,10 @@ struct AnalyzeOptions {
   Workers *workers = nullptr;
   const CallGraph *callgraph = nullptr;
   size_t epoch_records = 0;  // merge epoch (critpath/critical_path.h)
-  // The per-interval matrices take about 2 x intervals x tree nodes x 8
-  // bytes; above this the run fails with an Error that says so, instead of
-  // dying in the allocator.
-  uint64_t max_matrix_bytes = uint64_t{4} << 30;
+  // The per-interval node totals take 12 bytes a cell, one for each node an
+  // interval's critical path reaches (tree/columns.h); above this the run
+  // fails with an Error that says so, instead of dying in the allocator.
+  uint64_t max_cell_bytes = uint64_t{4} << 30;
 };
 
 // Everything one run contributes; kept so reporters can show the raw matrix.

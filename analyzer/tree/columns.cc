@@ -5,11 +5,14 @@
 #include <tuple>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "analyzer/util/prefault.h"
 
 namespace vprof::analyzer {
 
-Columns build_columns(const StackTrie &trie, const CriticalPaths &cp, uint32_t root_fn) {
+Expected<Columns> build_columns(const StackTrie &trie, const CriticalPaths &cp, uint32_t root_fn,
+                                uint64_t max_bytes) {
   Columns c;
   std::vector<int> proj(trie.size(), -1);
   if (root_fn == 0) {
@@ -65,6 +68,12 @@ Columns build_columns(const StackTrie &trie, const CriticalPaths &cp, uint32_t r
     }
   for (size_t i = 0; i < cols; ++i) t.begin[i + 1] += t.begin[i];
   const size_t cells = t.begin[cols];
+  if (uint64_t(cells) * kCellBytes > max_bytes)
+    return Error{fmt::format(
+        "{} intervals x {} call-tree nodes have {} cells on their critical paths, {:.1f} GiB "
+        "(limit {:.1f} GiB)",
+        rows, cols, cells, double(cells * kCellBytes) / double(1ull << 30),
+        double(max_bytes) / double(1ull << 30))};
   // Fresh arrays: fault their pages in one call each (util/prefault.h).
   t.row.reserve(cells);
   t.value.reserve(cells);

@@ -18,6 +18,7 @@
 
 #include "analyzer/critpath/critical_path.h"
 #include "analyzer/merge/timeline.h"
+#include "common/expected.h"
 
 namespace vprof::analyzer {
 
@@ -87,8 +88,11 @@ struct Columns {
   }
 };
 
-// root_fn == 0: the root is the interval latency.
-Columns build_columns(const StackTrie &trie, const CriticalPaths &cp, uint32_t root_fn);
+// root_fn == 0: the root is the interval latency. Fails, before allocating
+// them, when the cells would take more than max_bytes (kCellBytes each).
+inline constexpr uint64_t kCellBytes = sizeof(int32_t) + sizeof(double);
+Expected<Columns> build_columns(const StackTrie &trie, const CriticalPaths &cp, uint32_t root_fn,
+                                uint64_t max_bytes);
 
 // The same columns for some of the intervals only (rows of c, in that order):
 // the tree within one interval type (tree/by_type.h).

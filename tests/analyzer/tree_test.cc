@@ -223,11 +223,46 @@ TEST(VarianceTree, MatrixLimitIsAnErrorNotACrash) {
   int64_t xb[] = {10, 20, 30, 40}, xc[] = {5, 5, 15, 15};
   for (int i = 0; i < 4; ++i) add_interval(tb, i + 1, i * 1000, xb[i], xc[i]);
   AnalyzeOptions opt;
-  opt.max_matrix_bytes = 100;  // 4 intervals x 6 nodes x 3 x 8 bytes = 576
+  opt.max_cell_bytes = 100;  // 4 intervals x (the root, R and its 2 sites): 16 cells of 12 bytes
   auto run = analyze_run(tb.build(), rbc_names(), opt, 0);
   ASSERT_FALSE(run.ok());
-  EXPECT_NE(run.error().message.find("4 intervals x 6 call-tree nodes"), std::string::npos)
+  EXPECT_NE(run.error().message.find("4 intervals x 6 call-tree nodes have 16 cells"),
+            std::string::npos)
       << run.error().message;
+}
+
+// MariaDB session 5 (issue 29) stopped at iteration 19: 40 000 intervals x
+// 6 960 nodes were refused as 4.1 GiB of dense matrices, though the totals
+// are kept by cell and a path reaches few of a wide tree's nodes. Here each
+// interval calls one of 20 functions: dense, 20 intervals x 24 nodes (3 of
+// the trie's own, R, its 20 sites) x 16 bytes were 7 680 bytes; the cells a
+// path reaches are 20 x 3 (the root, R, one site), 720 bytes.
+TEST(VarianceTree, Issue29_TheLimitCountsTheCellsAPathReachesNotTheWholeTree) {
+  TraceBuilder tb;
+  Names names = make_names({{1, "R"}}, {});
+  for (uint32_t i = 0; i < 20; ++i) {
+    names.functions[i + 2] = {"F" + std::to_string(i), "t.cc", 1};
+    names.sites[i + 1] = {1, "F" + std::to_string(i), "t.cc", int(10 + i), 3};
+    int64_t t = int64_t(i) * 1000;
+    auto &th = tb.thread(1);
+    th.begin(t, i + 1).enter(t, 1);
+    th.call(t, t + 10 + int64_t(i), i + 1, i + 2);
+    t += 10 + int64_t(i);
+    th.exit(t, 1).end(t, i + 1);
+  }
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  opt.max_cell_bytes = 2000;
+  auto run = analyze_run(tb.build(), names, opt, 0);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  EXPECT_EQ((*run)->columns.nodes.size(), 24u);
+  EXPECT_EQ((*run)->columns.total.nonzeros(), 60u);
+  opt.max_cell_bytes = 719;
+  auto over = analyze_run(tb.build(), names, opt, 0);
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.error().message.find("20 intervals x 24 call-tree nodes have 60 cells"),
+            std::string::npos)
+      << over.error().message;
 }
 
 // Run 1 of the two-run tests: R calls B at site 1 (B broken down into B1, B2
