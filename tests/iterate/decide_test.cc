@@ -381,3 +381,49 @@ TEST(Decide, Case26_AnUnreachedHiddenPartPassesOnToTheNext) {
   EXPECT_EQ(out[2].factor, "writev_nonblocking");
   EXPECT_TRUE(out[2].break_down) << out[2].reason;
 }
+
+// Issue 29, MariaDB session 5: log_write_up_to's call log_sys.writer() (a
+// pointer held in a field) held up 16-27% of Var(root) in others' waits. As
+// a cause it has no factor's list of call sites, only its Held parts, whose
+// site is that call: it was probed as a function named "log_sys.writer" and
+// left "unreached: no definition in the tree". It is broken down through its
+// targets as the same call is when it is a factor.
+TEST(Decide, Issue29_ACauseAtACallThroughAPointerIsBrokenDownThroughItsTargets) {
+  analyzer::VarNode held;
+  held.key = "root/site#7/held:site#1324";
+  held.label = "held by log_write_up_to at log_sys.writer (log0log.cc:1171)";
+  held.call_site = analyzer::CallSiteInfo{};
+  held.call_site->callee = "log_sys.writer";
+  held.call_site->indirect = true;
+  held.call_site->targets = {"log_writer", "log_writer_resizing", "my_md5_context_size"};
+  analyzer::Analysis a;
+  a.d = 0.05;
+  analyzer::Factor c;
+  c.name = "log_sys.writer";
+  c.functions = {"log_sys.writer"};
+  c.share = 0.162;
+  c.own_share = 0;
+  c.rank = 1;
+  c.instances = {&held};
+  a.causes.ranked.push_back(c);
+  iterate::State s;
+  s.broken_down.push_back({"dispatch_command", {}, 1});
+  auto probe = [](const std::string &f) {
+    iterate::Probe p;
+    if (f == "log_sys.writer") {
+      p.opaque = true;
+      p.why_not = "no definition in the tree (a library's or the system's code)";
+    }
+    if (f == "my_md5_context_size") p.why_not = iterate::kNoCalls;
+    return p;
+  };
+  auto out = iterate::suggest(a, s, 0.5, probe);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].factor, "cause log_sys.writer");
+  EXPECT_TRUE(out[0].break_down) << out[0].reason;
+  EXPECT_FALSE(out[0].unreached);
+  EXPECT_EQ(out[0].functions, (std::vector<std::string>{"log_writer", "log_writer_resizing", "my_md5_context_size"}));
+  EXPECT_EQ(out[0].reason,
+            "a cause: it held up 16.2% of Var(root) in others' waits; called through a pointer: instrument the 3 "
+            "functions it may reach (log_writer, log_writer_resizing, my_md5_context_size)");
+}
