@@ -51,6 +51,8 @@ Expected<std::string> read_file(const std::string &path) {
 CallTargets::CallTargets(const std::vector<ScanResult> &scans) {
   for (const auto &s : scans) {
     for (const auto &[type, name] : s.address_taken) by_type_[type].insert(name);
+    for (const auto &[holder, name] : s.stored) by_holder_[holder].insert(name);
+    unknown_holders_.insert(s.stored_unknown.begin(), s.stored_unknown.end());
     for (const auto &[base, name] : s.overrides) overriders_[base].insert(name);
     for (const auto &name : s.names_seen) {
       size_t at = name.rfind("::");
@@ -69,6 +71,12 @@ std::vector<std::string> CallTargets::of_type(const std::string &callee_type) co
   auto it = callee_type.empty() ? by_type_.end() : by_type_.find(callee_type);
   if (it == by_type_.end()) return {};
   return {it->second.begin(), it->second.end()};
+}
+
+std::optional<std::vector<std::string>> CallTargets::of_holder(const std::string &holder) const {
+  auto it = holder.empty() || unknown_holders_.count(holder) ? by_holder_.end() : by_holder_.find(holder);
+  if (it == by_holder_.end()) return std::nullopt;
+  return std::vector<std::string>{it->second.begin(), it->second.end()};
 }
 
 std::vector<std::string> CallTargets::of_virtual(const std::string &method) const {
@@ -153,6 +161,7 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
   const CallTargets reach(scans);
   auto targets = [&](const SiteIntent &c) {
     if (!c.dependent_name.empty()) return reach.of_name(c.dependent_name);
+    if (auto stored = reach.of_holder(c.holder)) return *stored;
     return !c.virtual_method.empty() ? reach.of_virtual(c.virtual_method) : reach.of_type(c.callee_type);
   };
   // A file's text before any edit: the caller's map, else read (and kept).
@@ -239,6 +248,7 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
       js.back()["indirect"] = true;
       js.back()["targets"] = targets(c);
       if (!c.dependent_name.empty()) js.back()["dependent_name"] = c.dependent_name;
+      if (reach.of_holder(c.holder)) js.back()["stored_in"] = c.holder;
     }
   }
   // Numbered within each file: its text does not depend on other files'.

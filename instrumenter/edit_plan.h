@@ -13,6 +13,7 @@
 #define VPROF_INSTRUMENTER_EDIT_PLAN_H
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -47,9 +48,13 @@ class CallTargets {
   // The tree's functions called `name` (the last part of their qualified
   // name): what a template's dependent call of that name may reach.
   std::vector<std::string> of_name(const std::string &name) const;
+  // The functions the tree stores into a holder (SiteIntent::holder), when
+  // it stores nothing else there and never takes its address; else nullopt.
+  std::optional<std::vector<std::string>> of_holder(const std::string &holder) const;
 
  private:
-  std::map<std::string, std::set<std::string>> by_type_, overriders_, by_name_;
+  std::map<std::string, std::set<std::string>> by_type_, overriders_, by_name_, by_holder_;
+  std::set<std::string> unknown_holders_;
 };
 
 // `original` maps each path that may be edited to its original contents

@@ -39,6 +39,11 @@ struct SiteIntent {
   // name it calls ("rd_lock"). It may reach the tree's functions of that
   // name, whatever their class or namespace.
   std::string dependent_name;
+  // A pointer call through a variable or field of the tree (tu_scan.cc,
+  // holder_of): when every value the tree stores there is a named function,
+  // those are its targets, not every function of its type (MariaDB's
+  // os_file_sync_posix calls `func`, set to fdatasync, and 4 more int(int)).
+  std::string holder;
   // C, a value form (a statement expression) whose value the code throws
   // away: the wrapped call gets a (void) in front (tu_scan.cc, discarded()).
   bool discarded = false;
@@ -83,6 +88,11 @@ struct ScanResult {
   // Functions whose address is taken in the tree's own code, by type
   // (callee_type's form): the targets a pointer call of that type may reach.
   std::vector<std::pair<std::string, std::string>> address_taken;  // (type, name)
+  // Values stored into the tree's function-pointer variables and fields
+  // (SiteIntent::holder): a named function, (holder, name); a null pointer,
+  // nothing; anything else, or its address taken, the holder in stored_unknown.
+  std::vector<std::pair<std::string, std::string>> stored;
+  std::vector<std::string> stored_unknown;
   // Methods defined in the tree and what they override, transitively.
   std::vector<std::pair<std::string, std::string>> overrides;  // (overridden, overrider)
   // Every file the unit read (real paths): what a cached scan depends on.

@@ -19,7 +19,7 @@ using json = nlohmann::json;
 // changes: an entry of another format is never read.
 namespace {
 
-constexpr int kFormat = 2;  // 2: a sync site's try_first, try_value
+constexpr int kFormat = 3;  // 2: a sync site's try_first, try_value; 3: stored, stored_unknown
 constexpr size_t kKeptSettings = 3;  // settings directories kept, this one included
 
 }  // namespace
@@ -116,6 +116,8 @@ std::optional<ScanResult> ScanCache::get(const CompileEntry &entry) {
     j.at("notes").get_to(r.notes);
     j.at("skipped_macro_sites").get_to(r.skipped_macro_sites);
     j.at("address_taken").get_to(r.address_taken);
+    j.at("stored").get_to(r.stored);
+    j.at("stored_unknown").get_to(r.stored_unknown);
     j.at("overrides").get_to(r.overrides);
     std::lock_guard<std::mutex> l(mu_);
     ++hits_;
@@ -141,6 +143,8 @@ void ScanCache::put(const CompileEntry &entry, const ScanResult &scan) {
             {"notes", scan.notes},
             {"skipped_macro_sites", scan.skipped_macro_sites},
             {"address_taken", scan.address_taken},
+            {"stored", scan.stored},
+            {"stored_unknown", scan.stored_unknown},
             {"overrides", scan.overrides}};
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);

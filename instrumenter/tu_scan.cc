@@ -12,6 +12,8 @@
 #include <optional>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "instrumenter/evaluated_visitor.h"
 #include "instrumenter/parse_tu.h"
 
@@ -41,6 +43,69 @@ struct Context {
   }
   std::string text(SourceRange r) const { return text_of(r, ast.getSourceManager(), ast.getLangOpts()); }
 };
+
+bool in_tree(const Context &cx, SourceLocation loc) {
+  const SourceManager &sm = cx.ast.getSourceManager();
+  if (sm.isInSystemHeader(sm.getExpansionLoc(loc))) return false;
+  return cx.editable(file_of(loc, sm));
+}
+
+bool is_function_pointer(QualType t) {
+  return !t.isNull() && (t->isFunctionPointerType() || t->isFunctionReferenceType());
+}
+
+// A variable or field of the tree that holds a function pointer, by a key
+// every unit spells alike (ScanResult::stored): a field or a variable of
+// external linkage by its qualified name, any other by where it is
+// declared. "" for anything else (a parameter, an array's element, what a
+// call returns), and for one declared outside the tree, which its library
+// may fill.
+std::string holder_key(const ValueDecl *d, const Context &cx) {
+  if (!d || !is_function_pointer(d->getType()) || !in_tree(cx, d->getLocation())) return "";
+  if (isa<FieldDecl>(d)) return "field:" + normalize_qualified(d->getQualifiedNameAsString());
+  const auto *vd = dyn_cast<VarDecl>(d);
+  if (!vd || isa<ParmVarDecl>(vd)) return "";
+  if (!vd->isLocalVarDecl() && vd->isExternallyVisible())
+    return "var:" + normalize_qualified(vd->getQualifiedNameAsString());
+  const SourceManager &sm = cx.ast.getSourceManager();
+  PresumedLoc p = sm.getPresumedLoc(sm.getExpansionLoc(vd->getLocation()));
+  if (p.isInvalid()) return "";
+  return fmt::format("var:{}:{}:{}:{}", p.getFilename(), p.getLine(), p.getColumn(), vd->getName().str());
+}
+
+// The holder an expression names: `v`, `s.f`, `p->f`, `*v`.
+std::string holder_of(const Expr *e, const Context &cx) {
+  if (!e) return "";
+  e = e->IgnoreParenImpCasts();
+  if (const auto *u = dyn_cast<UnaryOperator>(e); u && u->getOpcode() == UO_Deref)
+    e = u->getSubExpr()->IgnoreParenImpCasts();
+  if (const auto *r = dyn_cast<DeclRefExpr>(e)) return holder_key(r->getDecl(), cx);
+  if (const auto *m = dyn_cast<MemberExpr>(e)) return holder_key(m->getMemberDecl(), cx);
+  return "";
+}
+
+// The functions a stored value names: `f`, `&f`, a cast of either, a
+// null pointer (none), `c ? f : g`. Nullopt for any other value (another
+// pointer, a call's result): the holder's targets are then its type's.
+std::optional<std::vector<std::string>> stored_functions(const Expr *e, ASTContext &ast) {
+  if (!e) return std::vector<std::string>{};
+  e = e->IgnoreParenCasts();
+  if (isa<ImplicitValueInitExpr>(e) || isa<CXXNullPtrLiteralExpr>(e) ||
+      e->isNullPointerConstant(ast, Expr::NPC_ValueDependentIsNotNull))
+    return std::vector<std::string>{};
+  if (const auto *u = dyn_cast<UnaryOperator>(e); u && u->getOpcode() == UO_AddrOf)
+    e = u->getSubExpr()->IgnoreParenCasts();
+  if (const auto *r = dyn_cast<DeclRefExpr>(e))
+    if (const auto *fd = dyn_cast<FunctionDecl>(r->getDecl()))
+      return std::vector<std::string>{normalize_qualified(fd->getQualifiedNameAsString())};
+  if (const auto *c = dyn_cast<ConditionalOperator>(e)) {
+    auto a = stored_functions(c->getTrueExpr(), ast), b = stored_functions(c->getFalseExpr(), ast);
+    if (!a || !b) return std::nullopt;
+    a->insert(a->end(), b->begin(), b->end());
+    return a;
+  }
+  return std::nullopt;
+}
 
 bool never_wrapped(const FunctionDecl *fd) {
   if (!fd) return false;
@@ -228,6 +293,7 @@ class SiteFinder : public EvaluatedVisitor<SiteFinder> {
     s.indirect = !kind->direct;
     if (kind->virtual_method) s.virtual_method = normalize_qualified(kind->virtual_method->getQualifiedNameAsString());
     s.callee_type = kind->pointer_type;
+    if (!s.callee_type.empty()) s.holder = holder_of(ce->getCallee(), cx_);
     s.dependent_name = kind->dependent_name;
     bool invalid = false;
     llvm::StringRef buf = sm.getBufferData(sm.getFileID(sm.getExpansionLoc(ce->getBeginLoc())), &invalid);
@@ -468,8 +534,13 @@ class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
   // Callees of direct calls: a reference to a function anywhere else takes
   // its address (a pointer, a table entry, a callback argument). Calls are
   // visited before their callee expressions.
+  // A holder bound to a reference parameter may be written by the callee.
   bool VisitCallExpr(CallExpr *ce) {
     if (Expr *callee = ce->getCallee()) callees_.insert(callee->IgnoreParenImpCasts());
+    const FunctionDecl *fd = ce->getDirectCallee();
+    if (fd && in_tree(ce->getBeginLoc()))
+      for (unsigned i = 0; i < ce->getNumArgs() && i < fd->getNumParams(); ++i)
+        if (writable_reference(fd->getParamDecl(i)->getType())) escape(ce->getArg(i));
     return true;
   }
 
@@ -477,6 +548,72 @@ class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
     const auto *fd = dyn_cast<FunctionDecl>(e->getDecl());
     if (fd && !callees_.count(e) && in_tree(e->getLocation())) take_address(fd, fd->getType());
     return true;
+  }
+
+  // What the tree stores into its function-pointer variables and fields
+  // (ScanResult::stored): an initializer, an assignment, a constructor's or
+  // an aggregate's initializer, a member's default. A holder whose address
+  // is taken may be written anywhere: its targets are its type's.
+  bool VisitVarDecl(VarDecl *vd) {
+    if (!vd->hasInit() || isa<ParmVarDecl>(vd) || !in_tree(vd->getLocation())) return true;
+    if (writable_reference(vd->getType())) escape(vd->getInit());  // auto &r = s.fn: r may store there
+    else store(holder_key(vd, cx_), vd->getInit());
+    return true;
+  }
+
+  bool VisitFieldDecl(FieldDecl *fd) {
+    if (fd->hasInClassInitializer() && in_tree(fd->getLocation()))
+      store(holder_key(fd, cx_), fd->getInClassInitializer());
+    return true;
+  }
+  bool VisitBinaryOperator(BinaryOperator *bo) {
+    if (bo->getOpcode() == BO_Assign && in_tree(bo->getOperatorLoc()))
+      store(holder_of(bo->getLHS(), cx_), bo->getRHS());
+    return true;
+  }
+  bool VisitCXXConstructorDecl(CXXConstructorDecl *ctor) {
+    if (!ctor->hasBody() || !in_tree(ctor->getLocation())) return true;
+    for (const CXXCtorInitializer *ci : ctor->inits())
+      if (ci->isMemberInitializer()) store(holder_key(ci->getMember(), cx_), ci->getInit());
+    return true;
+  }
+  bool VisitInitListExpr(InitListExpr *ile) {
+    // Without implicit code only one form is visited: a designated list's
+    // syntactic one. The semantic form has the fields' values in order.
+    if (!ile->isSemanticForm()) ile = ile->getSemanticForm();
+    const RecordDecl *rd = ile ? ile->getType()->getAsRecordDecl() : nullptr;
+    if (!rd || !in_tree(ile->getBeginLoc())) return true;
+    if (rd->isUnion()) {
+      if (const FieldDecl *f = ile->getInitializedFieldInUnion(); f && ile->getNumInits() == 1)
+        store(holder_key(f, cx_), ile->getInit(0));
+      return true;
+    }
+    unsigned i = 0;
+    for (const FieldDecl *f : rd->fields()) {
+      if (f->isUnnamedBitfield()) continue;
+      if (i >= ile->getNumInits()) break;
+      store(holder_key(f, cx_), ile->getInit(i++));
+    }
+    return true;
+  }
+  bool VisitUnaryOperator(UnaryOperator *u) {
+    if (u->getOpcode() == UO_AddrOf && in_tree(u->getOperatorLoc())) escape(u->getSubExpr());
+    return true;
+  }
+  static bool writable_reference(QualType t) {
+    return t->isLValueReferenceType() && !t.getNonReferenceType().isConstQualified();
+  }
+  void escape(const Expr *e) {
+    if (std::string h = holder_of(e, cx_); !h.empty()) cx_.out.stored_unknown.push_back(h);
+  }
+  void store(const std::string &holder, const Expr *value) {
+    if (holder.empty()) return;
+    auto fns = stored_functions(value, cx_.ast);
+    if (!fns) {
+      cx_.out.stored_unknown.push_back(holder);
+      return;
+    }
+    for (auto &f : *fns) cx_.out.stored.emplace_back(holder, std::move(f));
   }
 
   // A function cast to a function pointer type may be called through that
@@ -520,11 +657,7 @@ class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
   std::string error;
 
  private:
-  bool in_tree(SourceLocation loc) const {
-    const SourceManager &sm = cx_.ast.getSourceManager();
-    if (sm.isInSystemHeader(sm.getExpansionLoc(loc))) return false;
-    return cx_.editable(file_of(loc, sm));
-  }
+  bool in_tree(SourceLocation loc) const { return instr::in_tree(cx_, loc); }
 
   std::set<const Expr *> callees_;
 

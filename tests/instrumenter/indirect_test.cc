@@ -187,3 +187,82 @@ TEST(Indirect, Issue29_DependentCallsOfFunctionTemplatesMayReachTheFunctionsOfTh
       EXPECT_EQ(s.at("targets"), nlohmann::json({"release", "spin::release"})) << s.dump();
   }
 }
+
+// Issue 29, MariaDB: os_file_sync_posix calls `func`, a local set to
+// fdatasync, and log_write_up_to calls log_sys.writer(), a field set to
+// log_writer or log_writer_resizing. By type they listed five and nine
+// functions (my_md5_context_size among them). A call through a variable or a
+// field of the tree reaches what the tree stores there, when that is only
+// named functions (whether the tree defines them or not: fdatasync is the
+// system's), and the site says where they were stored.
+TEST(Indirect, Issue29_ACallThroughAVariableOrFieldReachesWhatTheTreeStoresThere) {
+  vprof::test::TestTree t;
+  t.add("log.h",
+        "struct log_t { long (*writer)(); int lsn = 0; };\n"
+        "extern log_t log_sys;\n"
+        "long log_writer();\n"
+        "long log_writer_resizing();\n");
+  t.add("log.cc",
+        "#include \"log.h\"\n"
+        "int fdatasync(int fd);\n"
+        "log_t log_sys;\n"
+        "long log_writer() { return 1; }\n"
+        "long log_writer_resizing() { return 2; }\n"
+        "long context_size() { return 3; }\n"
+        "long (*size_fn)() = context_size;\n"
+        "static int other(int fd) { return fd; }\n"
+        "int (*keep)(int) = other;\n"
+        "int sync_posix(int file) {\n"
+        "  auto func = fdatasync;\n"
+        "  return func(file);\n"
+        "}\n"
+        "long write_up_to() { return log_sys.writer(); }\n");
+  t.add("resize.cc",
+        "#include \"log.h\"\n"
+        "void log_resize(bool busy) { log_sys.writer = busy ? &log_writer_resizing : log_writer; }\n"
+        "void log_close() { log_sys.writer = nullptr; }\n"
+        "struct hooks { long (*before)(); long (*after)(); };\n"
+        "hooks h{log_writer, log_writer};\n"
+        "void set(long (*&slot)()) { slot = nullptr; }\n"
+        "long run_hooks() { set(h.after); return h.before() + h.after(); }\n");
+  t.compile("log.cc", "-std=c++17");
+  t.compile("resize.cc", "-std=c++17");
+  nlohmann::json m = instrument(t, {"sync_posix", "write_up_to", "run_hooks"});
+  // A holder bound to a reference may be written through it: its type's.
+  expect_targets(m, "h.before()", {"log_writer"});
+  expect_targets(m, "h.after()", {"context_size", "log_writer", "log_writer_resizing"});
+  expect_targets(m, "func(file)", {"fdatasync"});
+  expect_targets(m, "log_sys.writer()", {"log_writer", "log_writer_resizing"});
+  EXPECT_EQ(site(m, "log_sys.writer()")->value("stored_in", ""), "field:log_t::writer");
+  EXPECT_EQ(site(m, "func(file)")->value("stored_in", "").rfind("var:", 0), 0u);
+}
+
+// C's tables of operations (Apache's, PostgreSQL's): an aggregate's
+// initializers, designated or in order, are stores too. A holder that is
+// also given another pointer (a parameter), or whose address is taken, may
+// hold anything of its type: its targets stay its type's.
+TEST(Indirect, Issue29_AnAggregatesInitializersAreStoresAndAnUnknownValueFallsBackToTheType) {
+  vprof::test::TestTree t;
+  t.add("ops.c",
+        "struct ops { int (*read)(int); int (*write)(int); int (*flush)(int); };\n"
+        "static int my_read(int x) { return x; }\n"
+        "static int my_write(int x) { return x + 1; }\n"
+        "static int my_flush(int x) { return x + 2; }\n"
+        "static int spare(int x) { return x + 3; }\n"
+        "static struct ops file_ops = { .write = my_write, .read = my_read };\n"
+        "static struct ops pipe_ops = { my_read, 0, my_flush };\n"
+        "int (*keep)(int) = spare;\n"
+        "void set_write(struct ops *o, int (*w)(int)) { o->write = w; }\n"
+        "void set_flush(int (**where)(int)) { *where = spare; }\n"
+        "int use(struct ops *o, int x) {\n"
+        "  set_flush(&pipe_ops.flush);\n"
+        "  return o->read(x) + (*o->write)(x) + o->flush(x) + file_ops.read(x);\n"
+        "}\n");
+  t.compile("ops.c", "-std=c99");
+  nlohmann::json m = instrument(t, {"use"});
+  expect_targets(m, "o->read(x)", {"my_read"});
+  expect_targets(m, "file_ops.read(x)", {"my_read"});
+  expect_targets(m, "(*o->write)(x)", {"my_flush", "my_read", "my_write", "spare"});
+  expect_targets(m, "o->flush(x)", {"my_flush", "my_read", "my_write", "spare"});
+  EXPECT_FALSE(site(m, "(*o->write)(x)")->contains("stored_in"));
+}
