@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -220,6 +221,7 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
                     " files parsed" + (hint.empty() ? "" : "; close matches: " + hint);
     if (!o.dry_run) return Error{e};
     res.undefined.push_back(e);
+    res.undefined_patterns.push_back(p.text);
   }
 
   if (opaque) {
@@ -267,7 +269,17 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   std::sort(res.notes.begin(), res.notes.end());
   res.notes.erase(std::unique(res.notes.begin(), res.notes.end()), res.notes.end());
   for (const auto &[path, text] : plan->new_text) res.changes.push_back({path, original[path], text});
-  if (o.dry_run) return res;
+  if (o.dry_run) {
+    std::set<std::pair<std::string, unsigned>> with_calls;  // (function_file, function_at)
+    for (const auto &sc : scans)
+      for (const auto &site : sc.sites) with_calls.insert({site.function_file, site.function_at});
+    std::map<std::string, bool> calls;  // pattern -> some definition holds a call
+    for (const auto &sc : scans)
+      for (const auto &f : sc.functions) calls[f.pattern] |= with_calls.count({f.file, f.insert_at}) > 0;
+    for (const auto &[pattern, any] : calls)
+      if (!any) res.without_calls.push_back(pattern);
+    return res;
+  }
 
   // The manifest is written aside first, so a build directory that cannot
   // take it fails the run before any source changes; it replaces the old one

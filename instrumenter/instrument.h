@@ -82,6 +82,11 @@ struct InstrumentResult {
   // patterns with no definition in the tree (the error a real run gives).
   std::vector<OpaqueFunction> opaque;
   std::vector<std::string> undefined;
+  // Dry runs: the --function texts with no definition (`undefined`'s), and
+  // those defined whose bodies hold no call to time; with `opaque`, what a
+  // dry run of many functions says of each (iterate's probes of a pointer
+  // call's targets: one parse of the tree for all of them).
+  std::vector<std::string> undefined_patterns, without_calls;
   std::vector<FileChange> changes;
   std::string manifest_path;
 };

@@ -140,7 +140,14 @@ const analyzer::CallSiteInfo *indirect_site(const analyzer::Factor &f, std::vect
 // target with no calls of its own too: it may be the one); those already
 // broken down into `already`; the first reason one cannot be, into why_not.
 void instrumentable(Suggestion &g, const std::vector<std::string> &targets, const State &s,
-                    const CanBreakDown &probe, std::vector<std::string> &already, std::string &why_not) {
+                    const CanBreakDown &probe, const ProbeMany &probe_many, std::vector<std::string> &already,
+                    std::string &why_not) {
+  if (probe_many) {
+    std::vector<std::string> ask;
+    for (const auto &t : targets)
+      if (!s.is_broken_down(t)) ask.push_back(t);
+    if (ask.size() > 1) probe_many(ask);
+  }
   for (const auto &t : targets) {
     if (s.is_broken_down(t)) {
       already.push_back(t);
@@ -172,10 +179,10 @@ struct Way {
 // Apache's apr_bucket_read reached libaprutil's file bucket): unreached.
 // Otherwise true: its parts are ranked on their own.
 bool break_down_through(Suggestion &g, const analyzer::Factor &f, const Way &w, const State &s,
-                        const CanBreakDown &probe) {
+                        const CanBreakDown &probe, const ProbeMany &probe_many) {
   std::vector<std::string> already;
   std::string why_not;
-  instrumentable(g, w.reaches, s, probe, already, why_not);
+  instrumentable(g, w.reaches, s, probe, probe_many, already, why_not);
   const size_t n = w.reaches.size();
   if (!g.functions.empty()) {
     g.break_down = true;
@@ -213,7 +220,7 @@ bool break_down_through(Suggestion &g, const analyzer::Factor &f, const Way &w, 
 }  // namespace
 
 std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, double m,
-                                const CanBreakDown &probe) {
+                                const CanBreakDown &probe, const ProbeMany &probe_many) {
   auto one = [&](const analyzer::Factor &f, bool &parts_hidden) {
     Suggestion g;
     g.factor = f.name;
@@ -248,7 +255,7 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
                      : ", and no function in the tree has its type and its address taken: vprof cannot tell "
                        "where it goes",
              targets},
-            s, probe);
+            s, probe, probe_many);
         if (g.break_down) g.parents = callers_of(a, f);
       } else if (s.is_broken_down(g.function)) {
         const analyzer::Factor *body = find_factor(a, g.function + " (body)");
@@ -260,7 +267,8 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
         Probe p = probe(g.function);
         g.parents = callers_of(a, f);
         if (p.opaque) {
-          parts_hidden = break_down_through(g, f, {p.why_not, "calls or may reach", "", p.reaches}, s, probe);
+          parts_hidden =
+              break_down_through(g, f, {p.why_not, "calls or may reach", "", p.reaches}, s, probe, probe_many);
         } else {
           g.break_down = p.why_not.empty();
           g.reason = p.why_not.empty() ? "it has calls to break down" : p.why_not;

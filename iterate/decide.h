@@ -64,6 +64,7 @@ using instr::some_names;  // instrumenter/names.h
 
 // What CanBreakDown says of a function with no calls in its body.
 inline const char *const kNoCalls = "no calls in its body to break down";
+inline const char *const kNoDefinition = "no definition in the tree (a library's or the system's code)";
 
 // What a dry run says of breaking f down.
 struct Probe {
@@ -97,8 +98,14 @@ std::vector<std::string> cause_callers(const analyzer::Analysis &a, const analyz
 // callers and the functions on the tree's paths down to the waits it held up.
 std::vector<std::string> cause_chain(const analyzer::Analysis &a, const analyzer::Factor &c);
 
+// Asks about many functions at once (a pointer call's targets: MariaDB's
+// log_sys.writer() listed six whose names macros paste, each a parse of the
+// 974 units alone), so that one dry run answers for all; probe() then
+// returns what it learned.
+using ProbeMany = std::function<void(const std::vector<std::string> &fs)>;
+
 std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, double m,
-                                const CanBreakDown &probe);
+                                const CanBreakDown &probe, const ProbeMany &probe_many = {});
 
 }  // namespace vprof::iterate
 

@@ -105,6 +105,7 @@ class Session {
   Status write_reports(const analyzer::Analysis &a, const std::string &stem, bool session = false) const;
   Probe can_break_down(const std::string &f);
   Probe dry_run(const std::string &f) const;
+  void probe_many(const std::vector<std::string> &fs);
   // f's rule when the session's sync packs name f, else null.
   const instr::SyncRule *sync_rule(const std::string &f);
 
@@ -183,7 +184,7 @@ Probe Session::dry_run(const std::string &f) const {
   }
   if (!r->undefined.empty()) {
     p.opaque = true;
-    p.why_not = "no definition in the tree (a library's or the system's code)";
+    p.why_not = kNoDefinition;
   } else if (!r->opaque.empty()) {
     p.opaque = true;
     p.why_not = r->opaque.front().why;
@@ -193,6 +194,43 @@ Probe Session::dry_run(const std::string &f) const {
     p.why_not = kNoCalls;
   }
   return p;
+}
+
+// One dry run for many functions (decide.h, ProbeMany): what it says of each
+// is what a dry run of each alone says (dry_run), and is kept as that
+// function's probe. A dry run that fails or is stopped says nothing: each is
+// then asked alone.
+void Session::probe_many(const std::vector<std::string> &fs) {
+  std::vector<std::string> ask;
+  for (const auto &f : fs)
+    if (!probes_.count(f) && !sync_rule(f) && std::find(ask.begin(), ask.end(), f) == ask.end()) ask.push_back(f);
+  if (ask.size() < 2) return;
+  instr::InstrumentOptions io = instrument_options(ask);
+  io.all_files = false;
+  io.sync_packs.clear();
+  io.dry_run = true;
+  auto r = instr::instrument(io);
+  if (!r || interrupted()) return;
+  auto has = [](const std::vector<std::string> &v, const std::string &f) {
+    return std::find(v.begin(), v.end(), f) != v.end();
+  };
+  for (const auto &f : ask) {
+    Probe p;
+    auto op = std::find_if(r->opaque.begin(), r->opaque.end(),
+                           [&](const instr::OpaqueFunction &o) { return o.name == instr::normalize_qualified(f); });
+    if (has(r->undefined_patterns, f)) {
+      p.opaque = true;
+      p.why_not = kNoDefinition;
+    } else if (op != r->opaque.end()) {
+      p.opaque = true;
+      p.why_not = op->why;
+      p.reaches = op->reaches;
+      if (p.reaches.empty()) p.why_not += ", and it calls no function defined in the tree";
+    } else if (has(r->without_calls, f)) {
+      p.why_not = kNoCalls;
+    }
+    probes_[f] = p;
+  }
 }
 
 Status Session::run_iteration(Iteration &it) {
@@ -450,7 +488,9 @@ Expected<Outcome> Session::run() {
     if (auto p = analyzer::preemption_share(*analysis->runs.back()); p && *p >= analyzer::kPreemptionTopCause)
       log(fmt::format("iteration {}: {}", it.number, analyzer::preemption_line(p)));
 
-    auto suggestions = suggest(*analysis, s_, c_.m, [this](const std::string &f) { return can_break_down(f); });
+    auto suggestions = suggest(
+        *analysis, s_, c_.m, [this](const std::string &f) { return can_break_down(f); },
+        [this](const std::vector<std::string> &fs) { probe_many(fs); });
     // Stopped during the dry runs: their verdicts are the interrupt's, not the
     // functions'. Nothing is decided; a resumed session decides this
     // iteration again (a kill of a MariaDB session recorded its top factor as

@@ -86,6 +86,21 @@ TEST(Opaque, Case26_ADryRunReportsAMacroMadeFunctionWithWhatItReaches) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->undefined.size(), 1u);
   EXPECT_NE(r->undefined.front().find("--function write: no definition"), std::string::npos);
+
+  // Many functions in one dry run (iterate's probes of a pointer call's
+  // targets): what it says of each, as a dry run of each alone would.
+  o.functions = {"run_handler", "write", "log_hook", "serve"};
+  r = vprof::instr::instrument(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->opaque.size(), 1u);
+  EXPECT_EQ(r->opaque.front().name, "run_handler");
+  EXPECT_EQ(r->undefined_patterns, (std::vector<std::string>{"write"}));
+  EXPECT_EQ(r->without_calls, (std::vector<std::string>{"log_hook"})) << "serve calls three functions";
+  o.functions = {"serve"};
+  auto alone = vprof::instr::instrument(o);
+  ASSERT_TRUE(alone.ok()) << alone.error().message;
+  EXPECT_GT(alone->call_sites, 0u);
+  EXPECT_TRUE(alone->without_calls.empty());
 }
 
 // A call through a pointer that a macro spells whole (APR's apr_bucket_read(e,

@@ -4,6 +4,8 @@
 // parts, which are then not listed (nested factors are listed once), and the
 // session stopped on "already broken down: its parts are ranked on their own"
 // with no part ranked at all.
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "iterate/decide.h"
@@ -426,4 +428,37 @@ TEST(Decide, Issue29_ACauseAtACallThroughAPointerIsBrokenDownThroughItsTargets) 
   EXPECT_EQ(out[0].reason,
             "a cause: it held up 16.2% of Var(root) in others' waits; called through a pointer: instrument the 3 "
             "functions it may reach (log_writer, log_writer_resizing, my_md5_context_size)");
+}
+
+// MariaDB session 5: the decision on log_sys.writer()'s nine targets ran a
+// dry run for each, and those whose names macros paste (my_sha224_context_size)
+// cost a parse of all 974 units each. The targets are asked about at once
+// (one dry run), and each one's answer is then taken as before.
+TEST(Decide, Issue29_APointerCallsTargetsAreProbedInOneBatch) {
+  analyzer::Analysis a;
+  a.factors.push_back(
+      pointer_call("log_sys.writer", "log0log.cc:1171", 0.25, 1, {"log_writer", "log_writer_resizing", "my_sha224_context_size"}));
+  iterate::State s;
+  s.broken_down.push_back({"log_write_up_to", {}, 1});
+  s.broken_down.push_back({"log_writer", {"log_write_up_to"}, 2});
+  std::vector<std::vector<std::string>> batches;
+  std::map<std::string, iterate::Probe> learned;
+  auto many = [&](const std::vector<std::string> &fs) {
+    batches.push_back(fs);
+    for (const auto &f : fs) learned[f] = f == "my_sha224_context_size" ? iterate::Probe(iterate::kNoCalls) : iterate::Probe();
+  };
+  std::vector<std::string> asked_alone;
+  auto one = [&](const std::string &f) {
+    if (auto it = learned.find(f); it != learned.end()) return it->second;
+    asked_alone.push_back(f);
+    return iterate::Probe();
+  };
+  auto out = iterate::suggest(a, s, 0.5, one, many);
+  ASSERT_EQ(batches.size(), 1u);
+  EXPECT_EQ(batches[0], (std::vector<std::string>{"log_writer_resizing", "my_sha224_context_size"}))
+      << "a target already broken down is not asked about";
+  EXPECT_TRUE(asked_alone.empty());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].break_down);
+  EXPECT_EQ(out[0].functions, (std::vector<std::string>{"log_writer_resizing", "my_sha224_context_size"}));
 }
