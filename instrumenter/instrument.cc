@@ -229,7 +229,7 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
     const CallTargets targets(scans);
     for (const auto &r : scans)
       for (const auto &f : r.opaque) {
-        OpaqueFunction of{f.name, f.where, f.why, {}};
+        OpaqueFunction of{f.name, f.pattern, f.where, f.why, {}};
         auto add = [&](const std::string &g) {
           // Defined in the tree (a library's function is no way through), not f itself.
           if (g != f.name && std::binary_search(seen.begin(), seen.end(), g) &&

@@ -58,6 +58,7 @@ struct FileChange {
 // what it does (issue 26: Apache's ap_run_handler and its handlers).
 struct OpaqueFunction {
   std::string name;
+  std::string pattern;  // the --function text it matched
   std::string where, why;  // file:line; "its body's '{' comes from the macro M"
   std::vector<std::string> reaches;
 };

@@ -146,7 +146,7 @@ void instrumentable(Suggestion &g, const std::vector<std::string> &targets, cons
     std::vector<std::string> ask;
     for (const auto &t : targets)
       if (!s.is_broken_down(t)) ask.push_back(t);
-    if (ask.size() > 1) probe_many(ask);
+    probe_many(ask);
   }
   for (const auto &t : targets) {
     if (s.is_broken_down(t)) {

@@ -104,7 +104,7 @@ class Session {
   // and the JSON and the page carry the session's iterations.
   Status write_reports(const analyzer::Analysis &a, const std::string &stem, bool session = false) const;
   Probe can_break_down(const std::string &f);
-  Probe dry_run(const std::string &f) const;
+  std::map<std::string, Probe> dry_runs(const std::vector<std::string> &fs) const;
   void probe_many(const std::vector<std::string> &fs);
   // f's rule when the session's sync packs name f, else null.
   const instr::SyncRule *sync_rule(const std::string &f);
@@ -160,64 +160,39 @@ Probe Session::can_break_down(const std::string &f) {
   }
   // The tree's originals do not change during a session: one dry run a function.
   if (auto it = probes_.find(f); it != probes_.end()) return it->second;
-  Probe p = dry_run(f);
+  Probe p = dry_runs({f}).at(f);
   if (!interrupted()) probes_[f] = p;  // a cancelled dry run says nothing of f
   return p;
 }
 
-Probe Session::dry_run(const std::string &f) const {
-  // A dry run on f alone: cheap (only the files that define f are parsed)
-  // and exact about whether f's body holds calls vprof can time. A function
-  // it cannot open costs a parse of the whole tree, for what f reaches.
-  instr::InstrumentOptions io = instrument_options({f});
+// A dry run on fs: cheap (only the files that name them are parsed) and
+// exact about whether each one's body holds calls vprof can time. A function
+// it cannot find costs a parse of the whole tree, once for all of fs. Empty
+// when a dry run of several fails: each is then asked alone.
+std::map<std::string, Probe> Session::dry_runs(const std::vector<std::string> &fs) const {
+  instr::InstrumentOptions io = instrument_options(fs);
   io.all_files = false;
   io.sync_packs.clear();
   io.dry_run = true;
   auto r = instr::instrument(io);
-  Probe p;
+  std::map<std::string, Probe> out;
   if (!r) {
     // A dry run that failed (a unit that does not parse) is a dead end, not
     // an explanation: f is unreached (decide.cc), its reason the error.
-    p.opaque = true;
-    p.why_not = "cannot be instrumented here: " + r.error().message;
-    return p;
+    if (fs.size() == 1) {
+      Probe &p = out[fs.front()];
+      p.opaque = true;
+      p.why_not = "cannot be instrumented here: " + r.error().message;
+    }
+    return out;
   }
-  if (!r->undefined.empty()) {
-    p.opaque = true;
-    p.why_not = kNoDefinition;
-  } else if (!r->opaque.empty()) {
-    p.opaque = true;
-    p.why_not = r->opaque.front().why;
-    p.reaches = r->opaque.front().reaches;
-    if (p.reaches.empty()) p.why_not += ", and it calls no function defined in the tree";
-  } else if (r->call_sites == 0) {
-    p.why_not = kNoCalls;
-  }
-  return p;
-}
-
-// One dry run for many functions (decide.h, ProbeMany): what it says of each
-// is what a dry run of each alone says (dry_run), and is kept as that
-// function's probe. A dry run that fails or is stopped says nothing: each is
-// then asked alone.
-void Session::probe_many(const std::vector<std::string> &fs) {
-  std::vector<std::string> ask;
-  for (const auto &f : fs)
-    if (!probes_.count(f) && !sync_rule(f) && std::find(ask.begin(), ask.end(), f) == ask.end()) ask.push_back(f);
-  if (ask.size() < 2) return;
-  instr::InstrumentOptions io = instrument_options(ask);
-  io.all_files = false;
-  io.sync_packs.clear();
-  io.dry_run = true;
-  auto r = instr::instrument(io);
-  if (!r || interrupted()) return;
   auto has = [](const std::vector<std::string> &v, const std::string &f) {
     return std::find(v.begin(), v.end(), f) != v.end();
   };
-  for (const auto &f : ask) {
-    Probe p;
+  for (const auto &f : fs) {
+    Probe &p = out[f];
     auto op = std::find_if(r->opaque.begin(), r->opaque.end(),
-                           [&](const instr::OpaqueFunction &o) { return o.name == instr::normalize_qualified(f); });
+                           [&](const instr::OpaqueFunction &o) { return o.pattern == f; });
     if (has(r->undefined_patterns, f)) {
       p.opaque = true;
       p.why_not = kNoDefinition;
@@ -229,8 +204,20 @@ void Session::probe_many(const std::vector<std::string> &fs) {
     } else if (has(r->without_calls, f)) {
       p.why_not = kNoCalls;
     }
-    probes_[f] = p;
   }
+  return out;
+}
+
+// One dry run for many functions (decide.h, ProbeMany), each answer kept as
+// that function's probe.
+void Session::probe_many(const std::vector<std::string> &fs) {
+  std::vector<std::string> ask;
+  for (const auto &f : fs)
+    if (!probes_.count(f) && !sync_rule(f) && std::find(ask.begin(), ask.end(), f) == ask.end()) ask.push_back(f);
+  if (ask.size() < 2) return;  // one alone is can_break_down's
+  auto probes = dry_runs(ask);
+  if (interrupted()) return;  // a cancelled dry run says nothing
+  for (auto &[f, p] : probes) probes_[f] = std::move(p);
 }
 
 Status Session::run_iteration(Iteration &it) {

@@ -90,7 +90,8 @@ struct Columns {
 
 // root_fn == 0: the root is the interval latency. Fails, before allocating
 // them, when the cells would take more than max_bytes (kCellBytes each).
-inline constexpr uint64_t kCellBytes = sizeof(int32_t) + sizeof(double);
+inline constexpr uint64_t kCellBytes =
+    sizeof(decltype(NodeTotals::row)::value_type) + sizeof(decltype(NodeTotals::value)::value_type);
 Expected<Columns> build_columns(const StackTrie &trie, const CriticalPaths &cp, uint32_t root_fn,
                                 uint64_t max_bytes);
 
