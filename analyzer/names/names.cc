@@ -14,7 +14,9 @@ using nlohmann::json;
 
 json site_json(const std::optional<CallSiteInfo> &s) {
   if (!s) return nullptr;
-  return {{"file", s->file}, {"line", s->line}, {"column", s->column}, {"callee", s->callee}};
+  json j = {{"file", s->file}, {"line", s->line}, {"column", s->column}, {"callee", s->callee}};
+  if (!s->through.empty()) j["through"] = s->through;
+  return j;
 }
 
 std::string Names::function(uint32_t id) const {
@@ -124,6 +126,12 @@ Expected<Names> load_manifest(const std::string &path) {
       }
       if (s.contains("dependent_name") && !get(s, "dependent_name", si.dependent_name, err, where))
         return Error{path + ": " + err};
+      std::string stored_in;
+      if (s.contains("stored_in") && !get(s, "stored_in", stored_in, err, where)) return Error{path + ": " + err};
+      if (!stored_in.empty() && si.targets.size() == 1) {
+        si.through = si.callee;
+        si.callee = si.targets.front();
+      }
     }
     n.sites[id] = si;
   }

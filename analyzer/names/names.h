@@ -29,9 +29,14 @@ struct CallSiteInfo {
   // A template's call whose callee its arguments decide: the name it calls
   // (targets: the tree's functions of that name).
   std::string dependent_name;
+  // A call through a variable or field where the tree stores one function
+  // and nothing else (manifest: stored_in): callee is that function, as a
+  // direct call's is, and this is the pointer's expression (MariaDB's
+  // os_file_sync_posix calls fdatasync through `func`).
+  std::string through;
 };
 
-// {"file", "line", "column", "callee"}, or null: how every JSON output names a call site.
+// {"file", "line", "column", "callee"[, "through"]}, or null: how every JSON output names a call site.
 nlohmann::json site_json(const std::optional<CallSiteInfo> &s);
 
 struct FunctionInfo {

@@ -283,6 +283,65 @@ TEST(Report, ThroughTraceFilesAndManifest) {
   fs::remove_all(dir);
 }
 
+// Issue 29, MariaDB session 5: os_file_sync_posix calls fdatasync through a
+// local `func`, the only value the tree stores there (manifest: stored_in,
+// one target). The session's top cause read "func", the expression; it is
+// fdatasync, as a direct call's is its callee, and the JSON keeps the
+// expression. A pointer with two stored targets, or targets by type, keeps
+// its expression's name.
+TEST(Report, Issue29_ACallThroughAPointerTheTreeSetsToOneFunctionIsNamedByIt) {
+  namespace fs = std::filesystem;
+  fs::path dir = vprof::testing::fresh_dir("vprof-an", "stored");
+  SynthThread a(dir.string(), 1, 11);
+  for (uint64_t i = 0; i < 6; ++i) {
+    uint64_t t = 1000 + i * 1000, sync = 10 + 40 * (i % 3), write = 5 + 7 * (i % 2);
+    a.interval_begin(t, i + 1, "Q");
+    a.fn_enter(t, 1);
+    a.site_begin(t + 1, 1);
+    a.site_end(t + 1 + sync, 1);
+    a.site_begin(t + 2 + sync, 2);
+    a.site_end(t + 2 + sync + write, 2);
+    a.site_begin(t + 3 + sync + write, 3);
+    a.site_end(t + 4 + sync + write + i, 3);
+    a.fn_exit(t + 10 + sync + write + i, 1);
+    a.interval_end(t + 10 + sync + write + i, i + 1);
+  }
+  a.close();
+  std::ofstream(dir / "manifest.json") << R"j({"schema_version": 2,
+    "functions": [{"id": 1, "name": "os_file_sync_posix", "file": "os0file.cc", "line": 800, "column": 1}],
+    "call_sites": [{"id": 1, "function_id": 1, "callee": "func", "callee_text": "func(file)",
+                    "file": "os0file.cc", "line": 816, "column": 10, "macro": null, "indirect": true,
+                    "targets": ["fdatasync"], "stored_in": "var:os0file.cc:806:8:func"},
+                   {"id": 2, "function_id": 1, "callee": "log_sys.writer", "callee_text": "log_sys.writer()",
+                    "file": "os0file.cc", "line": 817, "column": 3, "macro": null, "indirect": true,
+                    "targets": ["log_writer", "log_writer_resizing"], "stored_in": "field:log_t::writer"},
+                   {"id": 3, "function_id": 1, "callee": "hook", "callee_text": "hook(x)",
+                    "file": "os0file.cc", "line": 818, "column": 3, "macro": null, "indirect": true,
+                    "targets": ["on_write"]}]})j";
+  auto names = load_manifest((dir / "manifest.json").string());
+  ASSERT_TRUE(names.ok()) << names.error().message;
+  EXPECT_EQ(names->callee(1), "fdatasync");
+  EXPECT_EQ(names->site(1)->through, "func");
+  EXPECT_TRUE(names->site(1)->indirect) << "still a call through a pointer";
+  EXPECT_EQ(names->callee(2), "log_sys.writer") << "two stored targets: the expression";
+  EXPECT_EQ(names->callee(3), "hook") << "targets by type may miss a library's: the expression";
+  auto trace = trace::read_trace_dir(dir.string());
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  AnalyzeOptions opt;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(*trace, std::move(*names), opt, 0).value());
+  auto an = combine(std::move(runs), opt);
+  json j = to_json(*an);
+  ASSERT_FALSE(j["factors"].empty());
+  EXPECT_EQ(j["factors"][0]["name"], "fdatasync") << j["factors"].dump(1);
+  EXPECT_EQ(j["factors"][0]["call_sites"][0]["call_site"]["through"], "func");
+  std::stringstream ss;
+  ASSERT_TRUE(make_terminal_reporter()->write(*an, ss).ok());
+  EXPECT_NE(ss.str().find("fdatasync (os0file.cc:816)"), std::string::npos) << ss.str();
+  EXPECT_EQ(ss.str().find("func"), std::string::npos) << ss.str();
+  fs::remove_all(dir);
+}
+
 TEST(Report, ManifestErrorsNameFileAndField) {
   namespace fs = std::filesystem;
   fs::path p = fs::temp_directory_path() / ("vprof_bad_manifest_" + std::to_string(::getpid()));
