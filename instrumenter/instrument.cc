@@ -1,6 +1,7 @@
 #include "instrumenter/instrument.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -31,6 +32,24 @@ std::string contents(const std::string &path, const std::map<std::string, std::s
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+bool word_char(char c) { return std::isalnum((unsigned char)c) || c == '_'; }
+
+// Whether `text` names `word` as an identifier would: an edge of `word` that
+// is a word character touches none in the text. MariaDB's psi_noop.c says
+// start_rwlock_wait, not lock_wait; parsed as if it named lock_wait, it
+// showed mysql_thread.h's inline function under its own #defines, a call
+// no other unit has was wrapped, and every unit of the server was rebuilt.
+bool names_word(const std::string &text, const std::string &word) {
+  if (word.empty()) return true;
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    const size_t end = at + word.size();
+    if (word_char(word.front()) && at > 0 && word_char(text[at - 1])) continue;
+    if (word_char(word.back()) && end < text.size() && word_char(text[end])) continue;
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -105,9 +124,6 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   // Parse only the files that mention a selected name; sync packs apply to the
   // files parsed (all of them with all_files). Unmatched names widen the set.
   std::vector<const CompileEntry *> first, rest;
-  // With the sync packs everywhere, a unit whose text names no selected
-  // function is parsed only when its cached scan is out of date.
-  std::set<const CompileEntry *> cache_ok;
   for (const auto &e : db->entries) {
     bool wanted = o.all_files || so.patterns.empty();  // sync packs alone: the whole tree
     bool mentions = so.patterns.empty();
@@ -125,19 +141,20 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
       for (size_t at = 0; all && at <= p.name.size();) {
         size_t end = p.name.find("::", at);
         if (end == std::string::npos) end = p.name.size();
-        all = text.find(p.name.substr(at, end - at)) != std::string::npos;
+        all = names_word(text, p.name.substr(at, end - at));
         at = end + 2;
       }
       mentions |= all;
     }
     wanted |= mentions;
-    if (o.all_files && !mentions) cache_ok.insert(&e);
     (wanted ? first : rest).push_back(&e);
   }
+  // A unit is parsed only when its cached scan is out of date (scan_cache.h).
   std::optional<ScanCache> cache;
-  if (o.scan_cache && !cache_ok.empty()) {
-    // What decides a unit's scan besides the unit: the packs' texts, which
-    // files may be edited, and this very vprof (a rebuilt one may scan otherwise).
+  if (o.scan_cache) {
+    // What decides a unit's scan besides the unit and the selection: the
+    // packs' texts, which files may be edited, and this very vprof (a
+    // rebuilt one may scan otherwise).
     std::string settings = so.source_root;
     for (const auto &d : so.excluded_dirs) settings += "\n" + d;
     for (const auto &p : o.sync_packs) {
@@ -153,7 +170,7 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
     }
     const std::map<std::string, std::string> &orig = *originals;
     cache.emplace(o.build_dir + "/.vprof-cache/scan", settings,
-                  [&orig](const std::string &path) { return contents(path, orig); });
+                  [&orig](const std::string &path) { return contents(path, orig); }, o.dry_run);
   }
   std::vector<ScanResult> scans;
   std::set<std::string> matched;
@@ -163,19 +180,20 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   // order so ids do not depend on scheduling.
   auto run = [&](const std::vector<const CompileEntry *> &list) -> Status {
     std::vector<Expected<ScanResult>> results(list.size(), Error{""});
+    std::vector<char> hit(list.size(), 0);
     Status s = for_each_tu(
         list.size(), o.jobs,
         [&](size_t i, unsigned) -> Status {
           if (o.cancelled && o.cancelled()) return Error{"interrupted"};
-          const bool cached = cache && cache_ok.count(list[i]);
-          if (cached)
-            if (auto hit = cache->get(*list[i])) {
-              results[i] = std::move(*hit);
+          if (cache)
+            if (auto got = cache->get(*list[i], so.patterns)) {
+              results[i] = std::move(*got);
+              hit[i] = 1;
               return Status::Ok();
             }
           results[i] = scan_translation_unit(*list[i], so);
           if (!results[i]) return Error{results[i].error()};
-          if (cached && !o.dry_run) cache->put(*list[i], *results[i]);
+          if (cache) cache->put(*list[i], *results[i], so.patterns);
           return Status::Ok();
         },
         [&](size_t, size_t i) {
@@ -190,12 +208,12 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
       // Found, and left alone (constexpr, a coroutine): not a name with no definition.
       for (const auto &p : r.skipped_patterns) matched.insert(p);
       seen.insert(seen.end(), r.names_seen.begin(), r.names_seen.end());
+      res.files_from_cache += hit[i];
       scans.push_back(std::move(r));
     }
     return Status::Ok();
   };
   if (auto s = run(first); !s) return Error{s.message()};
-  if (cache) res.files_from_cache = cache->hits();
   bool missing = false;
   for (const auto &p : so.patterns) missing |= !matched.count(p.text);
   // What a function vprof cannot open reaches is known from the whole tree:
@@ -263,8 +281,9 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   res.sync_only_files = plan->sync_only_files;
   res.syncs_in_sync_only_files = plan->syncs_in_sync_only_files;
   for (const auto &s : scans) {
-    res.skipped_macro_sites += s.skipped_macro_sites;
+    res.skipped_macro_sites += s.skipped_macro_sites + s.selected_skipped_macro_sites;
     res.notes.insert(res.notes.end(), s.notes.begin(), s.notes.end());
+    res.notes.insert(res.notes.end(), s.selected_notes.begin(), s.selected_notes.end());
   }
   std::sort(res.notes.begin(), res.notes.end());
   res.notes.erase(std::unique(res.notes.begin(), res.notes.end()), res.notes.end());

@@ -80,11 +80,17 @@ struct ScanResult {
   std::vector<SiteIntent> sites;
   std::vector<SyncIntent> syncs;
   std::vector<std::string> names_seen;  // every definition's name, for "did you mean"
-  std::vector<std::string> notes;       // sites left alone, with why ("file:line: ...")
+  std::vector<std::string> notes;       // sync sites left alone, with why ("file:line: ...")
+  size_t skipped_macro_sites = 0;       // sync sites a macro body produces
+  // What the selection adds (with functions, opaque and sites): call sites
+  // left alone and selected definitions skipped, apart from the sync packs'
+  // notes, so that a stored scan serves a selection that names none of the
+  // unit's functions (scan_cache.h).
+  std::vector<std::string> selected_notes;
+  size_t selected_skipped_macro_sites = 0;
   // Selected definitions found and left alone (constexpr, a coroutine; a note
   // says which): their patterns are matched, not "no definition".
   std::vector<std::string> skipped_patterns;
-  size_t skipped_macro_sites = 0;
   // Functions whose address is taken in the tree's own code, by type
   // (callee_type's form): the targets a pointer call of that type may reach.
   std::vector<std::pair<std::string, std::string>> address_taken;  // (type, name)

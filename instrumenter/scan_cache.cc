@@ -19,7 +19,10 @@ using json = nlohmann::json;
 // changes: an entry of another format is never read.
 namespace {
 
-constexpr int kFormat = 3;  // 2: a sync site's try_first, try_value; 3: stored, stored_unknown
+// 2: a sync site's try_first, try_value; 3: stored, stored_unknown; 4: the
+// selected functions' intents, the patterns they were selected by, and the
+// notes the selection adds apart.
+constexpr int kFormat = 4;
 constexpr size_t kKeptSettings = 3;  // settings directories kept, this one included
 
 }  // namespace
@@ -62,18 +65,83 @@ void from_json(const json &j, SyncIntent &s) {
   j.at("discarded").get_to(s.discarded);
 }
 
-bool cacheable(const ScanResult &scan) {
-  return scan.functions.empty() && scan.opaque.empty() && scan.sites.empty() && scan.skipped_patterns.empty();
+void to_json(json &j, const FunctionIntent &f) {
+  j = {{"name", f.name}, {"pattern", f.pattern}, {"decl", f.decl},
+       {"file", f.file}, {"insert_at", f.insert_at}, {"lang", static_cast<int>(f.lang)}};
+}
+void from_json(const json &j, FunctionIntent &f) {
+  j.at("name").get_to(f.name);
+  j.at("pattern").get_to(f.pattern);
+  j.at("decl").get_to(f.decl);
+  j.at("file").get_to(f.file);
+  j.at("insert_at").get_to(f.insert_at);
+  f.lang = static_cast<Lang>(j.at("lang").get<int>());
+}
+void to_json(json &j, const SiteIntent &s) {
+  j = {{"at", s.at},
+       {"form", static_cast<int>(s.form)},
+       {"lang", static_cast<int>(s.lang)},
+       {"function_file", s.function_file},
+       {"function_at", s.function_at},
+       {"callee", s.callee},
+       {"callee_text", s.callee_text},
+       {"indirect", s.indirect},
+       {"callee_type", s.callee_type},
+       {"virtual_method", s.virtual_method},
+       {"dependent_name", s.dependent_name},
+       {"holder", s.holder},
+       {"discarded", s.discarded}};
+}
+void from_json(const json &j, SiteIntent &s) {
+  j.at("at").get_to(s.at);
+  s.form = static_cast<ValueForm>(j.at("form").get<int>());
+  s.lang = static_cast<Lang>(j.at("lang").get<int>());
+  j.at("function_file").get_to(s.function_file);
+  j.at("function_at").get_to(s.function_at);
+  j.at("callee").get_to(s.callee);
+  j.at("callee_text").get_to(s.callee_text);
+  j.at("indirect").get_to(s.indirect);
+  j.at("callee_type").get_to(s.callee_type);
+  j.at("virtual_method").get_to(s.virtual_method);
+  j.at("dependent_name").get_to(s.dependent_name);
+  j.at("holder").get_to(s.holder);
+  j.at("discarded").get_to(s.discarded);
+}
+void to_json(json &j, const OpaqueIntent &o) {
+  j = {{"name", o.name},         {"pattern", o.pattern},
+       {"where", o.where},       {"why", o.why},
+       {"callees", o.callees},   {"callee_types", o.callee_types},
+       {"virtual_methods", o.virtual_methods}, {"dependent_names", o.dependent_names}};
+}
+void from_json(const json &j, OpaqueIntent &o) {
+  j.at("name").get_to(o.name);
+  j.at("pattern").get_to(o.pattern);
+  j.at("where").get_to(o.where);
+  j.at("why").get_to(o.why);
+  j.at("callees").get_to(o.callees);
+  j.at("callee_types").get_to(o.callee_types);
+  j.at("virtual_methods").get_to(o.virtual_methods);
+  j.at("dependent_names").get_to(o.dependent_names);
+}
+
+std::vector<std::string> ScanCache::selecting(const std::vector<std::string> &names_seen,
+                                              const std::vector<NamePattern> &patterns) {
+  std::vector<std::string> sorted = names_seen, out;
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto &p : patterns)
+    if (std::binary_search(sorted.begin(), sorted.end(), p.name)) out.push_back(p.text);
+  return out;
 }
 
 ScanCache::ScanCache(std::string dir, std::string settings,
-                     std::function<std::string(const std::string &)> content_of)
-    : content_of_(std::move(content_of)) {
+                     std::function<std::string(const std::string &)> content_of, bool read_only)
+    : content_of_(std::move(content_of)), read_only_(read_only) {
   // One directory per settings; the few most recently used are kept (a
   // rebuilt vprof or other packs make a new one, and the old ones would
   // otherwise pile up: 157 MiB each on MariaDB).
   namespace fs = std::filesystem;
   dir_ = dir + "/" + sha1_hex(settings).substr(0, 16);
+  if (read_only_) return;
   std::error_code ec;
   fs::create_directories(dir_, ec);
   fs::last_write_time(dir_, fs::file_time_type::clock::now(), ec);
@@ -100,7 +168,7 @@ std::string ScanCache::file_sha1(const std::string &path) {
   return sha1_.emplace(path, sum).first->second;
 }
 
-std::optional<ScanResult> ScanCache::get(const CompileEntry &entry) {
+std::optional<ScanResult> ScanCache::get(const CompileEntry &entry, const std::vector<NamePattern> &patterns) {
   std::ifstream in(dir_ + "/" + key(entry) + ".json", std::ios::binary);
   if (!in) return std::nullopt;
   try {
@@ -111,24 +179,34 @@ std::optional<ScanResult> ScanCache::get(const CompileEntry &entry) {
       r.files_read.push_back(d.at(0).get<std::string>());
       if (file_sha1(r.files_read.back()) != d.at(1).get<std::string>()) return std::nullopt;
     }
-    j.at("syncs").get_to(r.syncs);
     j.at("names_seen").get_to(r.names_seen);
+    // What the selection added holds for the same patterns; a selection that
+    // names none of the unit's functions adds nothing.
+    const std::vector<std::string> now = selecting(r.names_seen, patterns);
+    if (!now.empty()) {
+      if (j.at("patterns").get<std::vector<std::string>>() != now) return std::nullopt;
+      j.at("functions").get_to(r.functions);
+      j.at("opaque").get_to(r.opaque);
+      j.at("sites").get_to(r.sites);
+      j.at("skipped_patterns").get_to(r.skipped_patterns);
+      j.at("selected_notes").get_to(r.selected_notes);
+      j.at("selected_skipped_macro_sites").get_to(r.selected_skipped_macro_sites);
+    }
+    j.at("syncs").get_to(r.syncs);
     j.at("notes").get_to(r.notes);
     j.at("skipped_macro_sites").get_to(r.skipped_macro_sites);
     j.at("address_taken").get_to(r.address_taken);
     j.at("stored").get_to(r.stored);
     j.at("stored_unknown").get_to(r.stored_unknown);
     j.at("overrides").get_to(r.overrides);
-    std::lock_guard<std::mutex> l(mu_);
-    ++hits_;
     return r;
   } catch (const json::exception &) {
     return std::nullopt;  // a damaged entry is a miss; the unit is parsed again
   }
 }
 
-void ScanCache::put(const CompileEntry &entry, const ScanResult &scan) {
-  if (!cacheable(scan)) return;
+void ScanCache::put(const CompileEntry &entry, const ScanResult &scan, const std::vector<NamePattern> &patterns) {
+  if (read_only_) return;
   json files = json::array();
   for (const auto &f : scan.files_read) {
     std::string sum = file_sha1(f);
@@ -138,6 +216,13 @@ void ScanCache::put(const CompileEntry &entry, const ScanResult &scan) {
   json j = {{"format", kFormat},
             {"file", entry.file},
             {"files_read", files},
+            {"patterns", selecting(scan.names_seen, patterns)},
+            {"functions", scan.functions},
+            {"opaque", scan.opaque},
+            {"sites", scan.sites},
+            {"skipped_patterns", scan.skipped_patterns},
+            {"selected_notes", scan.selected_notes},
+            {"selected_skipped_macro_sites", scan.selected_skipped_macro_sites},
             {"syncs", scan.syncs},
             {"names_seen", scan.names_seen},
             {"notes", scan.notes},

@@ -1,16 +1,23 @@
-// The scans of translation units that found no selected function, kept
-// between instruments (issue 29: MariaDB's ~1,000 translation units took
-// every `iterate` iteration a full parse with the sync packs everywhere,
-// though only a handful of its files changed selection).
+// The scans of translation units, kept between instruments (issue 29:
+// MariaDB's ~1,000 translation units took every `iterate` iteration a full
+// parse with the sync packs everywhere, though only a handful of its files
+// changed selection).
 //
-// Such a scan is what the sync packs wrap in the unit and what the unit
-// defines (names, address-taken functions, overrides): it depends on the
-// unit's command, the bytes of every file the unit read (sources as
-// originally fetched: the journal's originals for a file vprof rewrote) and
-// the settings that decide what is wrapped (packs, source root, excluded
-// directories). An entry is used only when all of those are as they were;
-// otherwise the unit is parsed again. A unit whose text mentions a selected
-// name is always parsed: it may define a selected function.
+// A unit's scan depends on the unit's command, the bytes of every file the
+// unit read (sources as originally fetched: the journal's originals for a
+// file vprof rewrote), the settings that decide what is wrapped (packs,
+// source root, excluded directories, this vprof), and of the selection only
+// on the patterns that name a function the unit defines (names_seen: in
+// its own text or in a header it includes). An entry is used only when all
+// of those are as they were, or when the selection names none of the unit's
+// functions (then what the selection added to it is left out: a dry run of
+// one function reads the scans an iteration of a hundred stored); otherwise
+// the unit is parsed again. So a unit
+// is parsed when a function it shows is selected or let go, however its
+// text says the name: a name a macro pastes (MariaDB's
+// my_sha224_context_size), a function a header defines as the unit's macros
+// show it (mysql_thread.h's inline_mysql_cond_wait, which psi_noop.c sees
+// with HAVE_PSI_INTERFACE).
 //
 // Entries: BUILD_DIR/.vprof-cache/scan/<settings>/<unit>.json (beside the
 // journal and the manifest, not in them: a restore in full removes those);
@@ -25,9 +32,11 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "instrumenter/compile_db.h"
 #include "instrumenter/intents.h"
+#include "instrumenter/names.h"
 
 namespace vprof::instr {
 
@@ -35,28 +44,28 @@ class ScanCache {
  public:
   // `settings`: everything besides the unit that decides its scan.
   // `content_of(path)`: the bytes a parse would read for that file.
-  ScanCache(std::string dir, std::string settings, std::function<std::string(const std::string &)> content_of);
+  // `read_only` (a dry run): reads entries, writes, prunes and touches nothing.
+  ScanCache(std::string dir, std::string settings, std::function<std::string(const std::string &)> content_of,
+            bool read_only = false);
 
-  // The stored scan of `entry` when every file it read is unchanged.
-  std::optional<ScanResult> get(const CompileEntry &entry);
-  // Stores a scan that found no selected function (others are not stored).
-  void put(const CompileEntry &entry, const ScanResult &scan);
-
-  size_t hits() const { return hits_; }
+  // The stored scan of `entry` when every file it read is unchanged and the
+  // patterns naming functions it defines are those it was scanned with.
+  std::optional<ScanResult> get(const CompileEntry &entry, const std::vector<NamePattern> &patterns);
+  void put(const CompileEntry &entry, const ScanResult &scan, const std::vector<NamePattern> &patterns);
+  // The texts of the patterns (in their order) that name a function of names_seen.
+  static std::vector<std::string> selecting(const std::vector<std::string> &names_seen,
+                                            const std::vector<NamePattern> &patterns);
 
  private:
   std::string key(const CompileEntry &entry) const;
   std::string file_sha1(const std::string &path);
 
   std::string dir_;  // this settings' directory
+  bool read_only_ = false;
   std::function<std::string(const std::string &)> content_of_;
   std::mutex mu_;
   std::map<std::string, std::string> sha1_;  // path -> sha1 of its content ("" when unreadable)
-  size_t hits_ = 0;
 };
-
-// Whether a scan may be stored: it found no selected function and no site.
-bool cacheable(const ScanResult &scan);
 
 }  // namespace vprof::instr
 

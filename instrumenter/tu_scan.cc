@@ -272,8 +272,8 @@ class SiteFinder : public EvaluatedVisitor<SiteFinder> {
     const SourceManager &sm = cx_.ast.getSourceManager();
     auto at = locate(ce->getSourceRange(), sm, cx_.ast.getLangOpts());
     if (!at) {
-      ++cx_.out.skipped_macro_sites;
-      cx_.out.notes.push_back(cx_.where(ce->getBeginLoc()) + ": call to " + callee_name(ce, cx_) +
+      ++cx_.out.selected_skipped_macro_sites;
+      cx_.out.selected_notes.push_back(cx_.where(ce->getBeginLoc()) + ": call to " + callee_name(ce, cx_) +
                               " is produced by a macro body; not timed");
       return true;
     }
@@ -682,13 +682,13 @@ class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
     }
     // A probe is not a constant expression; a coroutine's body is not ours to open.
     if (fd->isConstexpr()) {
-      cx_.out.notes.push_back(where + ": " + p.text + " is constexpr; not instrumented");
+      cx_.out.selected_notes.push_back(where + ": " + p.text + " is constexpr; not instrumented");
       cx_.out.skipped_patterns.push_back(p.text);
       return;
     }
     Stmt *body = fd->getBody();
     if (isa<CoroutineBodyStmt>(body)) {
-      cx_.out.notes.push_back(where + ": " + p.text + " is a coroutine; not instrumented");
+      cx_.out.selected_notes.push_back(where + ": " + p.text + " is a coroutine; not instrumented");
       cx_.out.skipped_patterns.push_back(p.text);
       return;
     }

@@ -2,6 +2,7 @@
 // symlinks, duplicate compile-db entries, gcc-only flags, unknown names.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "instrumenter/journal.h"
@@ -115,6 +116,26 @@ TEST(Safety, DryRunWritesNothing) {
   EXPECT_EQ(r->changes[0].before, kGood);
   EXPECT_NE(r->changes[0].after, kGood);
   EXPECT_EQ(slurp(t.path("good.c")), kGood);
+  // Nor in the build directory: a dry run reads the scan cache (iterate's
+  // dry runs learn the whole tree from it) but makes, prunes and writes no
+  // entry.
+  EXPECT_FALSE(fs::exists(t.build() + "/.vprof-cache")) << "a dry run made the scan cache";
+  ASSERT_TRUE(vprof::instr::instrument(options(t, {"work"})).ok());
+  ASSERT_TRUE(vprof::instr::restore({t.build()}).ok());
+  auto listing = [&] {
+    std::vector<std::string> out;
+    for (const auto &e : fs::recursive_directory_iterator(t.build() + "/.vprof-cache")) out.push_back(e.path());
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const auto kept = listing();
+  EXPECT_GT(kept.size(), 1u);
+  o.sync_packs = {"pthreads"};  // other settings: their own directory, which a dry run does not make
+  ASSERT_TRUE(vprof::instr::instrument(o).ok());
+  EXPECT_EQ(listing(), kept);
+  size_t dirs = 0;
+  for (const auto &e : fs::directory_iterator(t.build() + "/.vprof-cache/scan")) dirs += e.is_directory();
+  EXPECT_EQ(dirs, 1u) << "a dry run of other settings made a directory";
 }
 
 TEST(Safety, SymlinksDuplicatesAndGccOnlyFlags) {
