@@ -167,12 +167,14 @@ Probe Session::can_break_down(const std::string &f) {
 
 // A dry run on fs: cheap (only the files that name them are parsed) and
 // exact about whether each one's body holds calls vprof can time. A function
-// it cannot find costs a parse of the whole tree, once for all of fs. Empty
-// when a dry run of several fails: each is then asked alone.
+// no file's text names, or one vprof cannot open, needs the whole tree: the
+// session's scan cache has it (the packs are kept so that the cache's
+// settings are the iterations' own), and only the units whose stored scan
+// saw a definition of a name still missing are parsed. Empty when a dry run
+// of several fails: each is then asked alone.
 std::map<std::string, Probe> Session::dry_runs(const std::vector<std::string> &fs) const {
   instr::InstrumentOptions io = instrument_options(fs);
   io.all_files = false;
-  io.sync_packs.clear();
   io.dry_run = true;
   auto r = instr::instrument(io);
   std::map<std::string, Probe> out;
