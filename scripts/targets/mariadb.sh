@@ -15,7 +15,9 @@
 #     runs this configuration (base) and the same server with HEAD_ARGS added to
 #     its command line (head: e.g. --innodb-flush-log-at-trx-commit=2), in turn,
 #     GATE_RUNS (2) runs a side, and names the factor that changed (each run of a
-#     late session's set takes ~4 GB to analyse: docs/performance.md).
+#     late session's set takes ~4 GB to analyse: docs/performance.md). The
+#     session's set keeps its last run's ids (KEEP_IDS, that run's manifest),
+#     so the files get the text the session built and ccache serves them.
 #   overhead: what recording costs the server, alternated: FUNCTIONS (default:
 #     the session's last set) instrumented with the sync packs and built, the
 #     binary kept; the tree restored and un-patched and built again, that
@@ -48,6 +50,8 @@
 #             HEAD_RAND (hot: the head's keys' distribution instead, e.g. uniform:
 #             fewer hot rows)  FUNCTIONS
 #        overhead: FUNCTIONS  PAIRS (5)  SAMPLE_PCT (10)
+#        once, dba, overhead: KEEP_IDS (a manifest whose ids to keep; default with
+#             the session's set: its last run's)
 # Needs: root or sudo for the fetch; cmake, ninja-build, ccache, bison,
 #        libncurses-dev, libssl-dev, zlib1g-dev, libpcre2-dev, liburing-dev, sysbench.
 set -euo pipefail
@@ -77,6 +81,9 @@ if { [ $mode = dba ] || [ $mode = overhead ]; } && [ -z "${FUNCTIONS:-}" ]; then
   last=$(ls -d "$work"/.vprof-session/iter-* 2>/dev/null | sort -t- -k3 -n | tail -1)
   [ -n "$last" ] || { echo "mariadb.sh: $mode: no session in $work/.vprof-session; set FUNCTIONS" >&2; exit 2; }
   FUNCTIONS=$(cat "$last/instrumented.txt")
+  # With that run's ids every file gets the text it was built with: ccache
+  # serves what the session's last build compiled.
+  [ -f "$last/trace/manifest.json" ] && KEEP_IDS=${KEEP_IDS:-$last/trace/manifest.json}
 fi
 functions=${FUNCTIONS:-$root}
 step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
@@ -231,6 +238,7 @@ if [ $mode = once ] || [ $mode = dba ] || [ $mode = overhead ]; then
   for f in $functions; do args+=(--function "$f"); done
   step "instrument FUNCTIONS, the sync packs in every file"
   start=$SECONDS
+  [ -n "${KEEP_IDS:-}" ] && args+=(--keep-ids "$KEEP_IDS")
   fg_run as_user "$vprof" instrument -p build --source-root src -q "${packs[@]}" --all-files "${args[@]}"
   echo "instrument: $((SECONDS - start)) s"
   start=$SECONDS
