@@ -1,7 +1,6 @@
 #include "instrumenter/instrument.h"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -34,8 +33,6 @@ std::string contents(const std::string &path, const std::map<std::string, std::s
   return s.str();
 }
 
-bool word_char(char c) { return std::isalnum((unsigned char)c) || c == '_'; }
-
 // Whether `text` names `word` as an identifier would: an edge of `word` that
 // is a word character touches none in the text. MariaDB's psi_noop.c says
 // start_rwlock_wait, not lock_wait; parsed as if it named lock_wait, it
@@ -45,8 +42,8 @@ bool names_word(const std::string &text, const std::string &word) {
   if (word.empty()) return true;
   for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
     const size_t end = at + word.size();
-    if (word_char(word.front()) && at > 0 && word_char(text[at - 1])) continue;
-    if (word_char(word.back()) && end < text.size() && word_char(text[end])) continue;
+    if (ident_char(word.front()) && at > 0 && ident_char(text[at - 1])) continue;
+    if (ident_char(word.back()) && end < text.size() && ident_char(text[end])) continue;
     return true;
   }
   return false;

@@ -6,6 +6,8 @@
 #include <clang/Tooling/Transformer/SourceCode.h>
 #include <llvm/Support/FileSystem.h>
 
+#include "instrumenter/names.h"
+
 namespace vprof::instr {
 
 std::string file_of(clang::SourceLocation loc, const clang::SourceManager &sm) {
@@ -49,7 +51,7 @@ std::optional<Located> locate(clang::SourceRange range, const clang::SourceManag
     llvm::StringRef buf = sm.getBufferData(b.first, &invalid);
     if (invalid) return std::nullopt;
     size_t i = b.second;
-    while (i < e.second && (std::isalnum(static_cast<unsigned char>(buf[i])) || buf[i] == '_')) ++i;
+    while (i < e.second && ident_char(buf[i])) ++i;
     out.macro = buf.substr(b.second, i - b.second).str();
   }
   return out;

@@ -42,8 +42,7 @@ std::string normalize_signature(const std::string &p) {
     if (std::isspace(c)) {
       size_t j = i;
       while (j < p.size() && std::isspace(static_cast<unsigned char>(p[j]))) ++j;
-      auto ident = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
-      if (!out.empty() && j < p.size() && ident(out.back()) && ident(p[j])) out += ' ';
+      if (!out.empty() && j < p.size() && ident_char(out.back()) && ident_char(p[j])) out += ' ';
       i = j - 1;
       continue;
     }

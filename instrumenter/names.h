@@ -11,6 +11,7 @@
 #ifndef VPROF_INSTRUMENTER_NAMES_H
 #define VPROF_INSTRUMENTER_NAMES_H
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ Expected<NamePattern> parse_pattern(const std::string &text);
 
 // "ns::(anonymous namespace)::C<int>::f" -> "ns::C::f"; operator names keep their '<'.
 std::string normalize_qualified(const std::string &qualified);
+
+// A character of a C or C++ identifier (letters, digits, '_').
+inline bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 // Whitespace-insensitive form of a parameter list, for signature comparison.
 std::string normalize_signature(const std::string &params);

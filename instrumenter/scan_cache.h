@@ -61,8 +61,8 @@ class ScanCache {
   std::string file_sha1(const std::string &path);
 
   std::string dir_;  // this settings' directory
-  bool read_only_ = false;
   std::function<std::string(const std::string &)> content_of_;
+  bool read_only_ = false;
   std::mutex mu_;
   std::map<std::string, std::string> sha1_;  // path -> sha1 of its content ("" when unreadable)
 };

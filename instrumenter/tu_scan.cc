@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "instrumenter/evaluated_visitor.h"
+#include "instrumenter/names.h"
 #include "instrumenter/parse_tu.h"
 
 namespace vprof::instr {
@@ -342,7 +343,7 @@ class SyncFinder : public EvaluatedVisitor<SyncFinder> {
   // try (`{this}->try_lock()`) is its class's.
   bool try_declared(const std::string &tmpl) const {
     size_t n = 0;
-    while (n < tmpl.size() && (std::isalnum(static_cast<unsigned char>(tmpl[n])) || tmpl[n] == '_')) ++n;
+    while (n < tmpl.size() && ident_char(tmpl[n])) ++n;
     if (n == 0) return true;
     return !cx_.ast.getTranslationUnitDecl()->lookup(DeclarationName(&cx_.ast.Idents.get(tmpl.substr(0, n)))).empty();
   }

@@ -169,9 +169,9 @@ Probe Session::can_break_down(const std::string &f) {
 // exact about whether each one's body holds calls vprof can time. A function
 // no file's text names, or one vprof cannot open, needs the whole tree: the
 // session's scan cache has it (the packs are kept so that the cache's
-// settings are the iterations' own), and only the units whose stored scan
-// saw a definition of a name still missing are parsed. Empty when a dry run
-// of several fails: each is then asked alone.
+// settings are the iterations' own), and only the units whose stored scans
+// do not hold for fs are parsed (scan_cache.h). Empty when a dry run of
+// several fails: each is then asked alone.
 std::map<std::string, Probe> Session::dry_runs(const std::vector<std::string> &fs) const {
   instr::InstrumentOptions io = instrument_options(fs);
   io.all_files = false;
