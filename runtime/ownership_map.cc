@@ -7,12 +7,15 @@ namespace vprof::rt {
 bool OwnershipMap::init(uint64_t slots) {
   uint64_t n = 1024;
   while (n < slots) n <<= 1;
-  // MAP_NORESERVE + lazy zero pages: a million slots cost 32 MiB of address
-  // space and only the touched pages of memory.
-  void *p = mmap(nullptr, n * sizeof(Slot), PROT_READ | PROT_WRITE,
+  // MAP_NORESERVE + lazy zero pages: the slots cost address space and only
+  // the touched pages of memory. The filter is the first page.
+  constexpr uint64_t kFilterBytes = (uint64_t{1} << kFilterBits) * sizeof(std::atomic<uint32_t>);
+  static_assert(kFilterBytes == 4096 && kFilterBytes % sizeof(Slot) == 0, "one page, then the slots");
+  void *p = mmap(nullptr, kFilterBytes + n * sizeof(Slot), PROT_READ | PROT_WRITE,
                  MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return false;
-  slots_ = static_cast<Slot *>(p);
+  filter_ = static_cast<std::atomic<uint32_t> *>(p);
+  slots_ = reinterpret_cast<Slot *>(static_cast<char *>(p) + kFilterBytes);
   mask_ = n - 1;
   return true;
 }
@@ -39,7 +42,6 @@ OwnershipMap::Slot *OwnershipMap::find(const void *obj, bool claim) {
     }
     if (k == key) return &s;
   }
-  if (claim) misses_.fetch_add(1, std::memory_order_relaxed);
   return nullptr;
 }
 
@@ -48,11 +50,14 @@ void OwnershipMap::write(Slot &s, uint32_t tid, uint64_t tick, uint64_t pc) {
   s.value.store((uint64_t)tid | (tick << 32), std::memory_order_release);
 }
 
-void OwnershipMap::put(const void *obj, uint32_t tid, uint64_t tick, uint64_t pc) {
-  if (Slot *s = find(obj, true)) write(*s, tid, tick, pc);
+bool OwnershipMap::put(const void *obj, uint32_t tid, uint64_t tick, uint64_t pc) {
+  Slot *s = find(obj, true);
+  if (s) write(*s, tid, tick, pc);
+  return s != nullptr;
 }
 
 OwnershipMap::Slot *OwnershipMap::wait_begins(const void *obj) {
+  if (filter_) filter_[filter_index(obj)].fetch_add(1, std::memory_order_acq_rel);
   Slot *s = find(obj, true);
   if (s) s->waiting.fetch_add(1, std::memory_order_acq_rel);
   return s;

@@ -369,6 +369,13 @@ void vprof_task_enqueue(const void *task) { api_record(VPROF_K_TASK_ENQUEUE, rei
 
 void vprof_task_dequeue(const void *task) { api_record(VPROF_K_TASK_DEQUEUE, reinterpret_cast<uint64_t>(task)); }
 
+// A sync object the ownership map had no slot for: its wake-ups name no
+// waker. Counted where the analysis reads it (the process file's
+// ownership_misses; VPROF_OWNERSHIP_SLOTS makes more room).
+static void count_ownership_miss() {
+  if (g.proc) __atomic_fetch_add(&g.proc->ownership_misses, 1, __ATOMIC_RELAXED);
+}
+
 void vprof_rt_sync_wait_begin(const void *obj, uint32_t role) {
   if (!on()) return;
   ThreadState *t = current_thread();
@@ -382,11 +389,13 @@ void vprof_rt_sync_wait_begin(const void *obj, uint32_t role) {
   emit_at(t, VPROF_K_WAIT_BEGIN, arg, now);
   if (g.release_if_waited) {
     if (t->n_waits == ThreadState::kWaits) {  // the oldest never ended (a longjmp, a throw): let it go
-      OwnershipMap::wait_ends(t->waits[0].slot);
+      g.owners.wait_ends(t->waits[0].obj, t->waits[0].slot);
       for (unsigned j = 1; j < t->n_waits; ++j) t->waits[j - 1] = t->waits[j];
       --t->n_waits;
     }
-    t->waits[t->n_waits++] = {g.owners.wait_begins(obj), now};
+    OwnershipMap::Slot *slot = g.owners.wait_begins(obj);
+    if (!slot) count_ownership_miss();
+    t->waits[t->n_waits++] = {obj, slot, now};
   }
   vprof_slot *s = t->hot.pos - 1;
   bool ours = t->has_ring() && s >= t->ring() && s->arg == arg &&
@@ -424,10 +433,10 @@ static bool take_back_short_wait(ThreadState *t, uint64_t now) {
 // longer counted; when it began (0: not counted).
 static uint64_t wait_counted_ends(ThreadState *t, const void *obj) {
   for (unsigned i = t->n_waits; i-- > 0;) {
+    if (t->waits[i].obj != obj) continue;
     OwnershipMap::Slot *s = t->waits[i].slot;
-    if (s && s->key.load(std::memory_order_relaxed) != reinterpret_cast<uint64_t>(obj)) continue;
     const uint64_t began = t->waits[i].began;
-    OwnershipMap::wait_ends(s);
+    g.owners.wait_ends(obj, s);
     for (unsigned j = i + 1; j < t->n_waits; ++j) t->waits[j - 1] = t->waits[j];
     --t->n_waits;
     return s ? began : 0;
@@ -479,7 +488,7 @@ static void sync_release_at(const void *obj, uint32_t role, uint64_t pc) {
   uint64_t now = 0;
   if (!g.release_if_waited || record) {
     now = vprof_now();
-    g.owners.put(obj, t->hot.tid, now, pc);
+    if (!g.owners.put(obj, t->hot.tid, now, pc)) count_ownership_miss();
   } else {
     g.owners.put_if_waited(obj, t->hot.tid, [&] { return now = vprof_now(); }, pc);
   }

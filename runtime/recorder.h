@@ -77,7 +77,8 @@ struct alignas(64) ThreadState {
   // the ownership map only when waited for (Process::release_if_waited):
   // each one's map slot, whose count it holds up, and when it began.
   struct Waiting {
-    OwnershipMap::Slot *slot;
+    const void *obj;
+    OwnershipMap::Slot *slot;  // nullptr: the map had no slot for it (still counted by its hash)
     uint64_t began;
   };
   static constexpr unsigned kWaits = 4;

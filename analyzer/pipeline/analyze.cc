@@ -69,6 +69,7 @@ Expected<std::unique_ptr<RunAnalysis>> finish_run(TracePaths tp, const trace::Tr
   r->read.dropped_records = meta.dropped_records;
   r->read.lost_threads = r->processes.lost_threads;
   r->read.lost_records = r->processes.lost_records;
+  r->read.ownership_misses = r->processes.ownership_misses;
   r->read.reader_errors = meta.count(trace::Severity::Error);
   r->read.reader_warnings = meta.count(trace::Severity::Warning);
   r->read.late_switches = meta.late_switches;

@@ -54,6 +54,7 @@ ProcessFiles read_process_files(const std::string &dir) {
     ++out.files;
     out.lost_threads += h.lost_threads;
     out.lost_records += h.lost_records;
+    if (h.version >= 6) out.ownership_misses += h.ownership_misses;
     h.manifest_path[sizeof h.manifest_path - 1] = '\0';
     if (h.version >= 5) {
       const uint32_t n = std::min<uint32_t>(h.manifest_ids_count, VPROF_MANIFEST_IDS);

@@ -304,8 +304,9 @@ static inline int vprof_ring_pending(const struct vprof_file_header *h) {
  * unnamed.
  */
 #define VPROF_PROCESS_MAGIC "VPROFPRC"   /* 8 bytes, no terminator on disk */
-#define VPROF_PROCESS_VERSION 5u /* 2: manifest_id, manifest_path; 3: preemption; 4: file_errno, file_euid;
-                                    5: manifest_ids (one per rewritten file; manifest_id left empty) */
+#define VPROF_PROCESS_VERSION 6u /* 2: manifest_id, manifest_path; 3: preemption; 4: file_errno, file_euid;
+                                    5: manifest_ids (one per rewritten file; manifest_id left empty);
+                                    6: ownership_misses */
 #define VPROF_MANIFEST_IDS 256u  /* registered ids a process file holds (more are counted, not kept) */
 #define VPROF_MANIFEST_ID_DIGITS 16 /* hex digits of a manifest's or a rewritten file's id */
 
@@ -330,7 +331,9 @@ struct vprof_process_header {
                                         "" (the ids are in manifest_ids) */
   char manifest_path[1024];      /* 104 where that manifest was written (NUL-terminated) */
   vprof_u32 preemption;          /*1128 (live) VPROF_PREEMPT_* bits */
-  vprof_u32 reserved0;           /*1132 */
+  vprof_u32 ownership_misses;    /*1132 (live) version 6: sync objects the ownership map had no slot
+                                        for (VPROF_OWNERSHIP_SLOTS), a wait's or a signal's: their
+                                        wake-ups name no waker; 0 before version 6 */
   vprof_u32 file_errno;          /*1136 (live) why the first thread file the process could not
                                         create was refused (an errno; 0: none was), and */
   vprof_u32 file_euid;           /*1140 (live) the process's effective uid then (a server that

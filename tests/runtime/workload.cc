@@ -40,6 +40,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -397,6 +398,18 @@ int main(int argc, char **argv) {
   } else if (mode == "handoff") {
     // Thread A holds the mutex until B is surely blocked on it, then releases:
     // B's wait must end naming A and A's release.
+    handoff(0);
+  } else if (mode == "manyobjects") {
+    // A timed wait on each of N mutexes (N = argv[2]), uncontended: each
+    // claims its object's slot in the ownership map; then the handoff's
+    // contended wait, on one more object.
+    static pthread_mutex_t ms[4096];
+    const uint32_t n = std::min<uint32_t>(arg(2), 4096);
+    for (uint32_t i = 0; i < n; ++i) {
+      pthread_mutex_init(&ms[i], nullptr);
+      locked(&ms[i]);
+      unlocked(&ms[i]);
+    }
     handoff(0);
   } else if (mode == "stalewaker") {
     stale_waker();
