@@ -21,6 +21,7 @@
 #              what recording preemptions costs, by difference
 #   V:S10      variant V recording in windows over 10% of the time
 #              (VPROF_SAMPLE=10, issue 28): vprof-sess100, vprof-sess500, vprof-100
+#   V:S10:P0   both (the suffixes combine)
 #   V:off      variant V's build run without vprof (no trace directory): what
 #              the instrumentation costs while nothing records (ONLY only)
 #   pg         built with -pg (what uftrace needs), run plain, and under
@@ -28,7 +29,9 @@
 # The binaries are built once each (the tree is instrumented, built, installed
 # under its own DESTDIR, restored), then the variants run alternately, RUNS
 # times each. Printed: median tps, spread, p99 latency (pgbench -l), the loss
-# against plain, probes fired per transaction.
+# against plain, probes fired per transaction, the machine's busy CPU a
+# transaction (/proc/stat, while pgbench ran); then each variant's loss and added
+# CPU against the plain run of its own round, with an interval for the median.
 # Last line: pgbench_full_iter3=<pct> pgbench_sampled_iter3=<pct> pgbench_sampled_100=<pct>
 #   pgbench_uftrace_over_vprof=<x>
 # (throughput loss against plain of vprof-sess100, the session's iteration-3
@@ -38,8 +41,8 @@
 # Usage: scripts/bench-overhead-pgbench.sh [WORK_DIR]   (default /tmp/vprof-overhead-pg)
 # Env:   VPROF (build/src/vprof)  RUNS (5)  CLIENTS (4)  TXNS per client (5000)
 #        PERF (1: then one run of each under perf record -a: CPU by process and object)
-#        ONLY (the variants to run, e.g. "vprof-sess100 vprof-sess100:P0"; plain
-#        always runs; default: all)
+#        ONLY (the variants to build and run, e.g. "vprof-sess100 vprof-sess100:P0";
+#        plain always runs; default: all)
 #        SCALE (16: little row contention, so the probes' CPU shows)  JOBS (2)
 #        PGUSER (nobody)  PORT (5498)
 set -euo pipefail
@@ -139,9 +142,12 @@ sess500 exec_simple_query ProcSleep WaitOnLock LockAcquireExtended LockAcquire X
 EOF
 cat sets.txt | cut -c1-150 >&2
 
+# With ONLY, only the builds it names are made (and plain's).
+wanted() { [ -z "${ONLY:-}" ] || case " $ONLY " in *" $1 "*|*" $1:"*) true ;; *) false ;; esac; }
 variants="plain"
 while read -r name fns; do
   variants="$variants vprof-$name"
+  wanted "vprof-$name" || continue
   # Built by an earlier run of this script (delete inst-vprof-* to rebuild).
   [ -x "$work/inst-vprof-$name/usr/local/pgsql/bin/postgres" ] && [ -s "manifest-$name.json" ] && continue
   step "instrument, build and install vprof-$name"
@@ -157,7 +163,7 @@ done < sets.txt
 (cd src && pg_as_user patch -p1 -R -s < "$patchfile")
 
 step "build and install with -pg (a copy of the tree: uftrace needs mcount)"
-if [ ! -x "$work/inst-pg/usr/local/pgsql/bin/postgres" ]; then
+if [ ! -x "$work/inst-pg/usr/local/pgsql/bin/postgres" ] && { wanted pg || wanted uftrace; }; then
   rm -rf src-pg && cp -a src src-pg
   (cd src-pg && pg_as_user make -s distclean >/dev/null 2>&1 || true
    pg_as_user ./configure --without-icu --enable-debug --enable-cassert=no \
@@ -168,10 +174,12 @@ fi
 variants="$variants pg uftrace"
 for v in ${variants% uftrace}; do
   d=inst-$v
+  [ -x "$work/$d/usr/local/pgsql/bin/postgres" ] || continue
   pg_write_run "$work/$d" "$data" "$port" "$clients" "$txns" "$scale" "$work/run-$v.sh" -l --log-prefix="$work/lat/log"
 done
 # uftrace starts the postmaster itself (pg_ctl would start it outside uftrace),
 # with pg's script.
+if [ -f "$work/run-pg.sh.sql" ]; then
 cp "$work/run-pg.sh.sql" "$work/run-uftrace.sh.sql"
 bin=$work/inst-pg/usr/local/pgsql/bin
 cat > "$work/run-uftrace.sh" <<RUN
@@ -185,14 +193,20 @@ LD_LIBRARY_PATH="$work/inst-pg/usr/local/pgsql/lib" "$bin/pgbench" -h 127.0.0.1 
 "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null
 wait \$up
 RUN
+fi
 if [ "$(id -u)" = 0 ]; then chown -R "$pguser" "$work"; fi
 
-one_run() {  # VARIANT -> "tps p99_ms records dropped"
-  local v=$1 out rec="0 0" build=${1%%:*} env=()
-  case $v in
-    *:P*) env=(VPROF_PREEMPT=${v##*:P}) ;;  # V:P0
-    *:S*) env=(VPROF_SAMPLE=${v##*:S}) ;;   # V:S10
-  esac
+busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8}' /proc/stat; }  # user nice system irq softirq
+one_run() {  # VARIANT -> "tps p99_ms records dropped busy_ticks"
+  local v=$1 out rec="0 0" build=${1%%:*} env=() busy
+  busy=$(busy_ticks)
+  local opt
+  for opt in $(printf '%s' "${v#*:}" | tr ':' ' '); do  # V:P0, V:S10, V:S10:P0
+    case $opt in
+      P*) env+=(VPROF_PREEMPT=${opt#P}) ;;
+      S*) env+=(VPROF_SAMPLE=${opt#S}) ;;
+    esac
+  done
   pg_as_user rm -rf "$work/lat" trace-run "$work/uftrace.data"
   pg_as_user mkdir -p "$work/lat"
   case $v in
@@ -209,7 +223,14 @@ one_run() {  # VARIANT -> "tps p99_ms records dropped"
   [ -n "$tps" ] || { printf '%s\n' "$out" | tail -5 >&2; die "$v: no tps line"; }
   # pgbench -l: one line per transaction, its latency in µs in the third column.
   p99=$(cat "$work"/lat/log* | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END {print a[int(NR*0.99)]/1000}')
-  echo "$tps $p99 ${rec:-0 0}"
+  # The machine's busy CPU while pgbench ran (the run script notes it; over
+  # the whole run where it does not: uftrace's): a cost in CPU, which a slow
+  # spell of the host moves less than it moves tps.
+  local b=$work/run-$build.sh.busy
+  if [ "$(wc -l < "$b" 2>/dev/null)" = 2 ]; then busy=$(awk 'NR == 1 {a = $1} NR == 2 {print $1 - a}' "$b")
+  else busy=$(( $(busy_ticks) - busy )); fi
+  rm -f "$b"
+  echo "$tps $p99 ${rec:-0 0} $busy"
 }
 
 for b in $variants; do case $b in vprof-*) variants="$variants $b:P0" ;; esac; done
@@ -258,12 +279,32 @@ fi
 pg_as_user rm -rf trace-run "$work/uftrace.data" "$work/lat"
 
 python3 - "$((clients * txns))" "$clients" <<'EOF'
-import statistics, sys
+import math, statistics, sys
 n, clients = int(sys.argv[1]), int(sys.argv[2])
-res = {}
+res, rounds, cur = {}, [], {}
+import os
+tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
+busy = {}
 for line in open("results.txt"):
-    v, tps, p99, rec, drop = line.split()
+    v, tps, p99, rec, drop, ticks = line.split()
     res.setdefault(v, []).append((float(tps), float(p99), int(rec) + int(drop), int(drop)))
+    busy.setdefault(v, []).append(int(ticks) * tick_us / n)
+    if v == "plain":  # each round begins with plain (the variants alternate)
+        cur = {}
+        rounds.append(cur)
+    cur[v] = (float(tps), int(ticks) * tick_us / n)
+
+def paired(v, base, diff):
+    """diff(variant's (tps, busy), base's) in each round (the machine's slow
+    spells hit both), its median over the rounds and an interval for that
+    median from the order statistics (the binomial's, widest k with >= 90%)."""
+    ls = sorted(diff(r[v], r[base]) for r in rounds if v in r and base in r)
+    m = len(ls)
+    if m < 3:
+        return None
+    cover = lambda k: 1 - 2 * sum(math.comb(m, i) for i in range(k)) / 2 ** m
+    k = max(k for k in range(1, (m + 1) // 2 + 1) if cover(k) >= 0.9)
+    return statistics.median(ls), ls[k - 1], ls[m - k], cover(k)
 import glob
 sites = {}
 for path in glob.glob("sites-*.txt"):
@@ -272,7 +313,7 @@ for path in glob.glob("sites-*.txt"):
 tps = {v: statistics.median(t for t, _, _, _ in r) for v, r in res.items()}
 p99 = {v: statistics.median(p for _, p, _, _ in r) for v, r in res.items()}
 print(f"{'variant':<11} {'sites+sync':>10} {'median tps':>11} {'min':>8} {'max':>8} {'loss':>7} "
-      f"{'p99 ms':>7} {'p99 x':>6} {'added us/tx':>12} {'probes/tx':>10} {'dropped':>8}")
+      f"{'p99 ms':>7} {'p99 x':>6} {'added us/tx':>12} {'probes/tx':>10} {'dropped':>8} {'busy us/tx':>11}")
 for v, r in res.items():
     base = "pg" if v == "uftrace" else "plain"
     ts = [t for t, _, _, _ in r]
@@ -281,7 +322,18 @@ for v, r in res.items():
     probes = statistics.median(x for _, _, x, _ in r) / n if v.startswith("vprof-") else float("nan")
     print(f"{v:<11} {sites.get(v, ''):>10} {tps[v]:>11.1f} {min(ts):>8.1f} {max(ts):>8.1f} {loss:>7.1%} "
           f"{p99[v]:>7.2f} {p99[v] / p99[base]:>6.2f} {added:>12.1f} {probes:>10.1f} "
-          f"{sum(d for _, _, _, d in r):>8}")
+          f"{sum(d for _, _, _, d in r):>8} {statistics.median(busy[v]):>11.1f}")
+print("paired round by round with plain (pg for uftrace), median [interval, its coverage]:"
+      " the loss of tps; the busy CPU added a transaction")
+for v in res:
+    base = "pg" if v == "uftrace" else "plain"
+    if v == base:
+        continue
+    p = paired(v, base, lambda a, b: 1 - a[0] / b[0])
+    c = paired(v, base, lambda a, b: a[1] - b[1])
+    if p:
+        print(f"  {v:<18} {p[0]:>6.1%} [{p[1]:.1%}, {p[2]:.1%}] ({p[3]:.0%})   "
+              f"{c[0]:>+7.1f} us [{c[1]:+.1f}, {c[2]:+.1f}]")
 per_tx = lambda v: clients / tps[v] - clients / tps["plain"]
 ratio = float("nan")
 if "uftrace" in tps and "vprof-esq" in tps:

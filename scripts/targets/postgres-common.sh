@@ -15,7 +15,8 @@
 #                                       FILE: a script that starts the server (with
 #                                       whatever VPROF_TRACE_DIR it is given), runs
 #                                       pgbench's TPC-B as one compound query per
-#                                       transaction, and stops the server
+#                                       transaction, and stops the server; FILE.busy: the
+#                                       machine's busy CPU ticks (/proc/stat) before and after pgbench
 #   pg_stop DESTDIR DATA                stop a server left running
 pg_as_user() { if [ "$(id -u)" = 0 ]; then runuser -u "$pguser" -- "$@"; else "$@"; fi; }
 
@@ -94,8 +95,11 @@ pg_write_run() {
 set -e
 "$bin/pg_ctl" -D "$data" -l "$data.log" -w start >/dev/null
 trap '"$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null' EXIT
+busy() { awk '/^cpu /{print \$2 + \$3 + \$4 + \$7 + \$8}' /proc/stat; }  # the machine's busy ticks
+busy > "$file.busy"
 env -u VPROF_TRACE_DIR LD_LIBRARY_PATH="$inst/usr/local/pgsql/lib" "$bin/pgbench" -h 127.0.0.1 \\
   -p $port -U postgres -n -c $clients -j $clients -t $txns -s $scale -f "$file.sql" $* postgres
+busy >> "$file.busy"
 RUN
   if [ "$(id -u)" = 0 ]; then chown "$pguser" "$file" "$file.sql"; fi
 }
