@@ -125,6 +125,10 @@ std::string describe(const TraceSummary &s) {
   if (s.processes.lost_threads || s.processes.lost_records)
     out += fmt::format(", {} threads without a file ({} records lost)", s.processes.lost_threads,
                        s.processes.lost_records);
+  if (s.processes.ownership_misses)
+    out += fmt::format(", {} sync objects without a slot in the ownership map (their wake-ups name no waker: "
+                       "raise VPROF_OWNERSHIP_SLOTS)",
+                       s.processes.ownership_misses);
   if (s.unreadable) out += fmt::format(", {} unreadable files", s.unreadable);
   if (s.late_switches)
     out += fmt::format(", {} ring switches appended by their thread (the writer lagged: every core busy)",

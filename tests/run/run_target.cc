@@ -134,8 +134,25 @@ static int term(const char *ready) {
   return 0;
 }
 
+// A timed wait on each of n mutexes, uncontended: each claims its object's
+// slot in the ownership map (issue 28: a map too small for them counts them).
+static int objects(uint32_t n) {
+  std::vector<pthread_mutex_t> ms(n);
+  for (auto &m : ms) {
+    pthread_mutex_init(&m, nullptr);
+    vprof_sync_wait_begin(&m, VPROF_SYNC_MUTEX);
+    pthread_mutex_lock(&m);
+    vprof_sync_wait_end(&m, VPROF_SYNC_MUTEX, 1);
+    vprof_sync_release(&m, VPROF_SYNC_MUTEX);
+    pthread_mutex_unlock(&m);
+  }
+  pairs(1);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "objects" && argc == 3) return objects((uint32_t)std::strtoul(argv[2], nullptr, 10));
   if (mode == "threads" && argc == 4)
     return threads(std::atoi(argv[2]), (uint32_t)std::strtoul(argv[3], nullptr, 10));
   if (mode == "term" && argc == 3) return term(argv[2]);
@@ -146,6 +163,6 @@ int main(int argc, char **argv) {
     pairs(1);
     return 0;
   }
-  std::fprintf(stderr, "usage: run_target threads N M | term FILE | hello FILE | dropuid USER M | exhaust M\n");
+  std::fprintf(stderr, "usage: run_target threads N M | term FILE | hello FILE | dropuid USER M | exhaust M | objects N\n");
   return 2;
 }
