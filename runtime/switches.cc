@@ -97,6 +97,13 @@ void switches_drain(ThreadState *t, uint64_t now) {
   uint64_t tail = meta->data_tail;
   if (head == tail) return;
   t->draining = true;
+  // `now` in perf's clock (CLOCK_MONOTONIC): the records are written at
+  // `now`, and the thread may have been switched out after it was read (a
+  // full ring's switch takes tens of us): what came after `now` waits for
+  // the next drain. A clock pair now, and the short way back to `now`.
+  const Anchor here = take_anchor();
+  const uint64_t now_ns =
+      here.ns - (here.ticks > now ? (uint64_t)((double)(here.ticks - now) / g.ticks_per_ns) : 0);
   const char *data = static_cast<const char *>(t->perf) + t->perf_data;
   const uint64_t size = t->perf_bytes - t->perf_data;
   while (tail < head) {
@@ -121,6 +128,18 @@ void switches_drain(ThreadState *t, uint64_t now) {
     }
     uint64_t ns;  // sample_id: pid, tid (u32 each), then time
     memcpy(&ns, rec.bytes + sizeof rec.h + 8, sizeof ns);
+    if (ns > now_ns) {
+      // After `now`: a switch-out waits, and so does a switch-in, whose
+      // stretch is cut at `now` (the part before it here, the rest later).
+      if (!(rec.h.misc & PERF_RECORD_MISC_SWITCH_OUT) && t->out_ns && t->out_ns < now_ns &&
+          window_recording(t->observed)) {
+        if (t->dropping || t->hot.pos + 2 > t->hot.end) break;
+        vprof_slot ext{now_ns, 0};
+        emit_slots(t, VPROF_K_PREEMPTED, t->out_ns, now, &ext, 1);
+        t->out_ns = now_ns;
+      }
+      break;
+    }
     if (rec.h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
       t->out_ns = (rec.h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? ns : 0;
     } else if (t->out_ns) {
