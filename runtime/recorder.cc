@@ -369,9 +369,10 @@ void vprof_task_enqueue(const void *task) { api_record(VPROF_K_TASK_ENQUEUE, rei
 
 void vprof_task_dequeue(const void *task) { api_record(VPROF_K_TASK_DEQUEUE, reinterpret_cast<uint64_t>(task)); }
 
-// A sync object the ownership map had no slot for: its wake-ups name no
-// waker. Counted where the analysis reads it (the process file's
-// ownership_misses; VPROF_OWNERSHIP_SLOTS makes more room).
+// A wait timed or a signal recorded on a sync object the ownership map had
+// no slot for: its wake-ups name no waker. Counted (each time, not each
+// object) where the analysis reads it: the process file's ownership_misses;
+// VPROF_OWNERSHIP_SLOTS makes more room.
 static void count_ownership_miss() {
   if (g.proc) __atomic_fetch_add(&g.proc->ownership_misses, 1, __ATOMIC_RELAXED);
 }

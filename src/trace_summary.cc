@@ -126,7 +126,7 @@ std::string describe(const TraceSummary &s) {
     out += fmt::format(", {} threads without a file ({} records lost)", s.processes.lost_threads,
                        s.processes.lost_records);
   if (s.processes.ownership_misses)
-    out += fmt::format(", {} sync objects without a slot in the ownership map (their wake-ups name no waker: "
+    out += fmt::format(", {} waits or signals on objects without a slot in the ownership map (their wake-ups name no waker: "
                        "raise VPROF_OWNERSHIP_SLOTS)",
                        s.processes.ownership_misses);
   if (s.unreadable) out += fmt::format(", {} unreadable files", s.unreadable);

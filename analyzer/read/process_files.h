@@ -18,7 +18,7 @@ struct ProcessFiles {
   uint64_t files = 0;
   uint64_t lost_threads = 0;  // threads that recorded but got no trace file
   uint64_t lost_records = 0;  // their records
-  uint64_t ownership_misses = 0;  // sync objects the ownership map had no slot for (version 6)
+  uint64_t ownership_misses = 0;  // waits and signals on objects the ownership map had no slot for (version 6)
   // id -> manifest path of every id the processes' instrumented code
   // registered: one per rewritten file (its entry in the manifest's
   // "files"); a program built by a vprof before those registered the

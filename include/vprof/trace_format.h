@@ -331,9 +331,10 @@ struct vprof_process_header {
                                         "" (the ids are in manifest_ids) */
   char manifest_path[1024];      /* 104 where that manifest was written (NUL-terminated) */
   vprof_u32 preemption;          /*1128 (live) VPROF_PREEMPT_* bits */
-  vprof_u32 ownership_misses;    /*1132 (live) version 6: sync objects the ownership map had no slot
-                                        for (VPROF_OWNERSHIP_SLOTS), a wait's or a signal's: their
-                                        wake-ups name no waker; 0 before version 6 */
+  vprof_u32 ownership_misses;    /*1132 (live) version 6: waits timed and signals recorded on sync
+                                        objects the ownership map had no slot for (VPROF_OWNERSHIP_SLOTS;
+                                        each one, not each object): their wake-ups name no waker;
+                                        0 before version 6 */
   vprof_u32 file_errno;          /*1136 (live) why the first thread file the process could not
                                         create was refused (an errno; 0: none was), and */
   vprof_u32 file_euid;           /*1140 (live) the process's effective uid then (a server that

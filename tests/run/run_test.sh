@@ -410,7 +410,7 @@ case28_ownership_map_full() {
   VPROF_MIN_WAIT_NS=1000 VPROF_OWNERSHIP_SLOTS=1024 "$VPROF" run --trace-dir T -- "$TARGET" objects 3000 >out 2>err ||
     fail "run: $(cat err)"
   local n
-  n=$(sed -n 's/.*, \([0-9]*\) sync objects without a slot in the ownership map (their wake-ups name no waker: raise VPROF_OWNERSHIP_SLOTS).*/\1/p' err)
+  n=$(sed -n 's/.*, \([0-9]*\) waits or signals on objects without a slot in the ownership map (their wake-ups name no waker: raise VPROF_OWNERSHIP_SLOTS).*/\1/p' err)
   [ -n "$n" ] && [ "$n" -ge $((3000 - 1024)) ] || fail "no count of the objects without a slot: $(cat err)"
   rm -rf T
   VPROF_MIN_WAIT_NS=1000 "$VPROF" run --trace-dir T -- "$TARGET" objects 3000 >out 2>err || fail "run: $(cat err)"
