@@ -128,29 +128,27 @@ void switches_drain(ThreadState *t, uint64_t now) {
     }
     uint64_t ns;  // sample_id: pid, tid (u32 each), then time
     memcpy(&ns, rec.bytes + sizeof rec.h + 8, sizeof ns);
-    if (ns > now_ns) {
-      // After `now`: a switch-out waits, and so does a switch-in, whose
-      // stretch is cut at `now` (the part before it here, the rest later).
-      if (!(rec.h.misc & PERF_RECORD_MISC_SWITCH_OUT) && t->out_ns && t->out_ns < now_ns &&
-          window_recording(t->observed)) {
-        if (t->dropping || t->hot.pos + 2 > t->hot.end) break;
-        vprof_slot ext{now_ns, 0};
-        emit_slots(t, VPROF_K_PREEMPTED, t->out_ns, now, &ext, 1);
-        t->out_ns = now_ns;
-      }
-      break;
-    }
-    if (rec.h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
+    const bool out = rec.h.misc & PERF_RECORD_MISC_SWITCH_OUT;
+    // After `now`: a switch-out waits for the next drain, and so does a
+    // switch-in, whose stretch is cut at `now` (the part before it here).
+    const bool late = ns > now_ns;
+    if (late && (out || !t->out_ns)) break;
+    if (out) {
       t->out_ns = (rec.h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? ns : 0;
     } else if (t->out_ns) {
+      const uint64_t in = late ? now_ns : ns;
       // Outside a recording window (window.h) a stretch is let go: nothing
       // it could be part of is recorded.
-      if (ns > t->out_ns && window_recording(t->observed)) {
+      if (in > t->out_ns && window_recording(t->observed)) {
         // Only where the trace ring has room: the rest waits in perf's ring
         // for the next drain (a full trace ring drains after its switch).
         if (t->dropping || t->hot.pos + 2 > t->hot.end) break;
-        vprof_slot ext{ns, 0};
+        vprof_slot ext{in, 0};
         emit_slots(t, VPROF_K_PREEMPTED, t->out_ns, now, &ext, 1);
+      }
+      if (late) {  // the rest, from `now` on, when the next drain reads this switch-in again
+        if (t->out_ns < now_ns) t->out_ns = now_ns;
+        break;
       }
       t->out_ns = 0;
     }
