@@ -122,6 +122,39 @@ TEST(Windows, Issue28_RecordedInFullThereIsNoWindowRecord) {
   EXPECT_EQ(a->runs.front()->paths.rows.size(), 40u);
 }
 
+// Recording in windows, a release goes to the ownership map only while a
+// wait is counted on an object of its hash (ownership_map.h). A wait that
+// began between windows is counted too (vprof_rt_count_waits: the probes
+// send it to the runtime), so the release in the next window that ends it
+// names its waker. The waiter is a forked child, as a PostgreSQL backend;
+// every wait of its that the trace has ended by the parent's release.
+TEST(Windows, Issue28_AWaitBegunBetweenWindowsNamesItsWakerInTheNextOne) {
+  const std::string dir = vprof::testing::fresh_dir("vprof-windows", "straddle");
+  ASSERT_EQ(run_workload(dir, {"straddle", "6"},
+                         {{"VPROF_SAMPLE", "20"}, {"VPROF_SAMPLE_WINDOW_MS", "2"}, {"VPROF_SAMPLE_CAP_MS", "5000"},
+                          {"VPROF_MIN_WAIT_NS", "1000"}}),
+            0)
+      << "exit 4: no wait began between windows and ended in one";
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  const vprof::trace::ThreadStream *releaser = nullptr, *waiter = nullptr;
+  for (const auto &s : t->threads)
+    for (const auto &e : s.events) {
+      if (e.kind == Kind::IntervalBegin) releaser = &s;
+      if (e.kind == Kind::WaitEnd) waiter = &s;
+    }
+  ASSERT_NE(releaser, nullptr);
+  ASSERT_NE(waiter, nullptr);
+  ASSERT_NE(releaser->pid, waiter->pid);
+  size_t ends = 0;
+  for (const auto &e : waiter->events)
+    if (e.kind == Kind::WaitEnd) {
+      ++ends;
+      EXPECT_EQ(e.waker_tid, releaser->tid) << "wait end " << ends << " at " << e.ts;
+    }
+  EXPECT_GE(ends, 1u);
+}
+
 // The probes keep the shadow inline between windows (probes.h,
 // vprof_shadowed): windows that open and close deep in a recursion, under a
 // function entered before any of them, must leave whole stacks: every frame

@@ -8,6 +8,10 @@
 //   workload handoff            thread B blocks on a mutex thread A releases
 //   workload stalewaker         a release no one waits for, then a 5 ms wait on the same
 //                               object that no release ends (runtime_test.cc, Issue28_*)
+//   workload straddle R         windowed recording: a forked child begins a wait between
+//                               windows; the parent, in a counted interval of the next
+//                               window, releases it and holds the window open until the
+//                               wait has ended; R rounds (exits 4 when no wait began off)
 //   workload budget N M         N threads x M pairs into whatever budget the env gives
 //   workload preempt MS         two threads pinned to one CPU, busy for MS ms each inside
 //                               one interval: the kernel must preempt them
@@ -314,6 +318,58 @@ static void window_process(uint64_t base, uint32_t threads, uint32_t n, uint32_t
   for (auto &t : ts) t.join();
 }
 
+// straddle: a wait begun between windows names its waker in the next one.
+struct StraddleRounds {
+  std::atomic<int> waiting{-1}, released{-1}, ended{-1}, straddled{0};
+  int objs[16] = {};
+};
+
+static bool window_off() { return (*vprof_tls->window_word & 3) == VPROF_WINDOW_OFF; }
+
+static int straddle(uint32_t rounds) {
+  void *mem = mmap(nullptr, sizeof(StraddleRounds), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return 3;
+  auto *s = new (mem) StraddleRounds;
+  rounds = std::min<uint32_t>(rounds, 16);
+  pid_t pid = fork();
+  if (pid == 0) {  // the waiter
+    vprof_fn_enter(4);  // a thread state: vprof_tls
+    vprof_fn_exit(4);
+    for (int r = 0; r < (int)rounds; ++r) {
+      while (!window_off()) usleep(100);
+      vprof_sync_wait_begin(&s->objs[r], VPROF_SYNC_MUTEX);
+      const bool off = window_off();
+      s->waiting = r;
+      while (s->released != r) sched_yield();
+      vprof_sync_wait_end(&s->objs[r], VPROF_SYNC_MUTEX, 1);
+      if (off && !window_off()) ++s->straddled;
+      s->ended = r;
+    }
+    std::exit(0);
+  }
+  vprof_fn_enter(4);
+  vprof_fn_exit(4);
+  uint64_t id = 0;
+  for (int r = 0; r < (int)rounds;) {
+    const uint64_t w0 = *vprof_tls->window_word;
+    vprof_interval_begin(++id);
+    // Counted: the window was on, the same one, before and after its begin.
+    const bool counted = (w0 & 3) == VPROF_WINDOW_ON && *vprof_tls->window_word == w0;
+    spin_us(50);
+    if (counted && s->waiting == r) {
+      vprof_sync_release(&s->objs[r], VPROF_SYNC_MUTEX);
+      s->released = r;
+      while (s->ended != r) sched_yield();  // the wait ends in this window: it holds it open
+      ++r;
+    }
+    vprof_interval_end(id);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;
+  return s->straddled > 0 ? 0 : 4;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
   std::string mode = argv[1];
@@ -377,6 +433,8 @@ int main(int argc, char **argv) {
     int st = 0;
     waitpid(pid, &st, 0);
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+  } else if (mode == "straddle") {
+    return straddle(arg(2));
   } else if (mode == "deepwindows") {
     // n intervals of `us` at depths min, min+1, ... max, again and again
     // (each level two frames).
