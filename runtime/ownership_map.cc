@@ -57,7 +57,7 @@ bool OwnershipMap::put(const void *obj, uint32_t tid, uint64_t tick, uint64_t pc
 }
 
 OwnershipMap::Slot *OwnershipMap::wait_begins(const void *obj) {
-  filter_wait_begins(obj);
+  if (filter_) filter_[filter_index(obj)].fetch_add(1, std::memory_order_acq_rel);
   Slot *s = find(obj, true);
   if (s) s->waiting.fetch_add(1, std::memory_order_acq_rel);
   return s;

@@ -18,12 +18,6 @@
 // A release that the count missed (it began after the release looked) ends a
 // wait of a few ns, which the recorder takes back as uncontended.
 //
-// Recording in windows, a wait is counted by its hash only (filter_wait_begins,
-// wait_ends with no slot), between windows too: a release in a window is
-// written when a wait on an object of its hash is in progress
-// (hash_waited), so a wait that began before the window still learns its
-// waker, and the other releases cost a load of the filter (issue 28).
-//
 // In front of the slots, the same counts by a hash of the object in one page
 // (1 << kFilterBits counters): a release reads its counter, and only when a
 // wait is timed on an object of that hash does it look for the slot, which
@@ -62,7 +56,7 @@ class OwnershipMap {
   // not written (then no clock is needed: `tick` is read only when true).
   template <class Tick>
   bool put_if_waited(const void *obj, uint32_t tid, Tick &&tick, uint64_t pc) {
-    if (!hash_waited(obj)) return false;
+    if (!filter_ || filter_[filter_index(obj)].load(std::memory_order_acquire) == 0) return false;
     Slot *s = find(obj, false);
     if (!s || s->waiting.load(std::memory_order_acquire) == 0) return false;
     write(*s, tid, tick(), pc);
@@ -72,14 +66,6 @@ class OwnershipMap {
   // up, or nullptr (map full there: a miss); its hash's count up in either
   // case. wait_ends(obj, that) takes both back down.
   Slot *wait_begins(const void *obj);
-  // A wait on obj counted by its hash only (windowed recording).
-  void filter_wait_begins(const void *obj) {
-    if (filter_) filter_[filter_index(obj)].fetch_add(1, std::memory_order_acq_rel);
-  }
-  // A wait is counted on an object of obj's hash (maybe another object).
-  bool hash_waited(const void *obj) const {
-    return filter_ && filter_[filter_index(obj)].load(std::memory_order_acquire) != 0;
-  }
   void wait_ends(const void *obj, Slot *s) {
     if (s) s->waiting.fetch_sub(1, std::memory_order_acq_rel);
     if (filter_) filter_[filter_index(obj)].fetch_sub(1, std::memory_order_acq_rel);

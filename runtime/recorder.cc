@@ -17,7 +17,6 @@
 __thread struct vprof_thread *vprof_tls __attribute__((tls_model("initial-exec")));
 int vprof_rt_idle = 0;
 int vprof_rt_every_wait = 0;
-int vprof_rt_count_waits = 0;
 
 namespace vprof::rt {
 
@@ -259,6 +258,7 @@ static void vprof_runtime_init() {
   g.ticks_per_ns = calibrate(g.opt.calibrate_us);
   g.min_wait_ticks = (uint64_t)((double)g.opt.min_wait_ns * g.ticks_per_ns);
   vprof_rt_every_wait = g.opt.min_wait_ns == 0;
+  g.release_if_waited = !vprof_rt_every_wait && (g.opt.sample == 0 || g.opt.sample >= 100);
   if (pthread_key_create(&g.exit_key, on_thread_exit) != 0) {
     fprintf(stderr, "vprof: pthread_key_create failed; recording is off\n");
     return;
@@ -268,10 +268,6 @@ static void vprof_runtime_init() {
   g.active.store(true, std::memory_order_relaxed);
   measure_floor();  // a recording probe's cost, before windows can park it
   window_init();    // before any fork: forked children share its page
-  if (!vprof_rt_every_wait) {
-    g.releases = window_sampled() ? Process::Releases::IfHashWaited : Process::Releases::IfWaited;
-    vprof_rt_count_waits = window_sampled();
-  }
 }
 
 // Start-up runs from a static object defined after `g`: dynamic initialisation
@@ -381,24 +377,6 @@ static void count_ownership_miss() {
   if (g.proc) __atomic_fetch_add(&g.proc->ownership_misses, 1, __ATOMIC_RELAXED);
 }
 
-// A wait this thread times (or, between windows, only counts) begins: it
-// counts where releases look (Process::releases) until wait_counted_ends.
-static void wait_counted_begins(ThreadState *t, const void *obj, uint64_t now) {
-  if (t->n_waits == ThreadState::kWaits) {  // the oldest never ended (a longjmp, a throw): let it go
-    g.owners.wait_ends(t->waits[0].obj, t->waits[0].slot);
-    for (unsigned j = 1; j < t->n_waits; ++j) t->waits[j - 1] = t->waits[j];
-    --t->n_waits;
-  }
-  OwnershipMap::Slot *slot = nullptr;
-  if (g.releases == Process::Releases::IfWaited) {
-    slot = g.owners.wait_begins(obj);
-    if (!slot) count_ownership_miss();
-  } else {
-    g.owners.filter_wait_begins(obj);
-  }
-  t->waits[t->n_waits++] = {obj, slot, now};
-}
-
 void vprof_rt_sync_wait_begin(const void *obj, uint32_t role) {
   if (!on()) return;
   ThreadState *t = current_thread();
@@ -406,13 +384,20 @@ void vprof_rt_sync_wait_begin(const void *obj, uint32_t role) {
   const uint64_t arg = vprof_sync_arg(obj, role);
   if (!recording(t)) {
     window_shadow(t, VPROF_K_WAIT_BEGIN, arg);
-    // A release in the next window may end it (vprof_rt_count_waits).
-    if (g.releases == Process::Releases::IfHashWaited) wait_counted_begins(t, obj, 0);
     return;
   }
   const uint64_t now = vprof_now();
   emit_at(t, VPROF_K_WAIT_BEGIN, arg, now);
-  if (g.releases != Process::Releases::Every) wait_counted_begins(t, obj, now);
+  if (g.release_if_waited) {
+    if (t->n_waits == ThreadState::kWaits) {  // the oldest never ended (a longjmp, a throw): let it go
+      g.owners.wait_ends(t->waits[0].obj, t->waits[0].slot);
+      for (unsigned j = 1; j < t->n_waits; ++j) t->waits[j - 1] = t->waits[j];
+      --t->n_waits;
+    }
+    OwnershipMap::Slot *slot = g.owners.wait_begins(obj);
+    if (!slot) count_ownership_miss();
+    t->waits[t->n_waits++] = {obj, slot, now};
+  }
   vprof_slot *s = t->hot.pos - 1;
   bool ours = t->has_ring() && s >= t->ring() && s->arg == arg &&
               (s->w0 & ((1u << VPROF_TS_SHIFT) - 1)) == VPROF_K_WAIT_BEGIN;
@@ -446,15 +431,16 @@ static bool take_back_short_wait(ThreadState *t, uint64_t now) {
 }
 
 // The wait on obj this thread counted in the map (the innermost such), no
-// longer counted; when it began (0: not counted, or begun between windows).
+// longer counted; when it began (0: not counted).
 static uint64_t wait_counted_ends(ThreadState *t, const void *obj) {
   for (unsigned i = t->n_waits; i-- > 0;) {
     if (t->waits[i].obj != obj) continue;
+    OwnershipMap::Slot *s = t->waits[i].slot;
     const uint64_t began = t->waits[i].began;
-    g.owners.wait_ends(obj, t->waits[i].slot);
+    g.owners.wait_ends(obj, s);
     for (unsigned j = i + 1; j < t->n_waits; ++j) t->waits[j - 1] = t->waits[j];
     --t->n_waits;
-    return began;
+    return s ? began : 0;
   }
   return 0;
 }
@@ -501,11 +487,11 @@ static void sync_release_at(const void *obj, uint32_t role, uint64_t pc) {
   if (!t || !recording(t)) return;  // between windows: not even the map
   const bool record = g.opt.mutex_releases || vprof_release_recorded_by_default(role);
   uint64_t now = 0;
-  if (g.releases == Process::Releases::IfWaited && !record) {
-    g.owners.put_if_waited(obj, t->hot.tid, [&] { return now = vprof_now(); }, pc);
-  } else if (record || g.releases == Process::Releases::Every || g.owners.hash_waited(obj)) {
+  if (!g.release_if_waited || record) {
     now = vprof_now();
     if (!g.owners.put(obj, t->hot.tid, now, pc)) count_ownership_miss();
+  } else {
+    g.owners.put_if_waited(obj, t->hot.tid, [&] { return now = vprof_now(); }, pc);
   }
   if (record) emit_at(t, VPROF_K_RELEASE, vprof_sync_arg(obj, role), now);
 }

@@ -74,12 +74,11 @@ struct alignas(64) ThreadState {
   uint64_t pause_ticks = 0;
   uint64_t wait_switches = 0;  // ring_switches when wait_slot was written
   // The waits this thread is timing, innermost last, while releases go to
-  // the ownership map only when waited for (Process::releases): each one's
-  // map slot, whose count it holds up, and when it began (0: between
-  // windows, where no clock is read).
+  // the ownership map only when waited for (Process::release_if_waited):
+  // each one's map slot, whose count it holds up, and when it began.
   struct Waiting {
     const void *obj;
-    OwnershipMap::Slot *slot;  // nullptr: counted by its hash only (in windows, or no slot was left)
+    OwnershipMap::Slot *slot;  // nullptr: the map had no slot for it (still counted by its hash)
     uint64_t began;
   };
   static constexpr unsigned kWaits = 4;
@@ -127,13 +126,11 @@ struct Process {
   uint32_t pid = 0, ppid = 0;
   double ticks_per_ns = 1;
   uint64_t min_wait_ticks = 0;  // Options::min_wait_ns in ticks
-  // Which releases go to the ownership map (ownership_map.h). Taking short
-  // waits back (VPROF_MIN_WAIT_NS > 0), only those that may end a wait:
-  // recording in full, while a thread times a wait on the object; in
-  // windows, while a wait is counted on an object of its hash, between
-  // windows too (the probes send those waits here: vprof_rt_count_waits).
-  enum class Releases : uint8_t { Every, IfWaited, IfHashWaited };
-  Releases releases = Releases::Every;
+  // Recording in full and taking short waits back: a release goes to the
+  // ownership map only while a thread times a wait on its object
+  // (ownership_map.h). Windowed, every release in a window does: a wait
+  // that began between windows counted no waiter.
+  bool release_if_waited = false;
   Anchor anchor0{};
   uint64_t start_realtime_ns = 0;
   char comm[32] = {};

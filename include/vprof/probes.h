@@ -94,13 +94,6 @@ VPROF_API extern int vprof_rt_idle;
  * too. */
 VPROF_API extern int vprof_rt_every_wait;
 
-/* Nonzero when recording in windows and taking short waits back: a wait
- * between windows goes to the runtime too, which counts it where releases
- * look, so that a release in the next window that ends it names its waker
- * (runtime/ownership_map.h). A program built before this ran its waits
- * between windows inline: those waits name no waker. */
-VPROF_API extern int vprof_rt_count_waits;
-
 /* Sync events need the ownership map: out of line, in the runtime, while a
  * thread records (vprof_sync_wait_begin and the rest, below, test inline
  * first). `obj` is the address of the lock / condvar / semaphore / queue;
@@ -291,19 +284,16 @@ VPROF_INLINE void vprof_site_end(vprof_u64 site) {
 }
 
 /* The sync probes: between windows a wait keeps the shadow inline, as a
- * function does, unless the runtime counts it (vprof_rt_count_waits), and a
- * release does nothing (the ownership map is written only while
- * recording); a process that never records stops here too. */
+ * function does, and a release does nothing (the ownership map is written
+ * only while recording); a process that never records stops here too. */
 VPROF_INLINE void vprof_sync_wait_begin(const void *obj, vprof_u32 role) {
   struct vprof_thread *t = vprof_tls;
-  if (t != 0 ? vprof_rt_count_waits || !vprof_shadowed(t, VPROF_K_WAIT_BEGIN, vprof_sync_arg(obj, role))
-             : !vprof_rt_idle)
+  if (t != 0 ? !vprof_shadowed(t, VPROF_K_WAIT_BEGIN, vprof_sync_arg(obj, role)) : !vprof_rt_idle)
     vprof_rt_sync_wait_begin(obj, role);
 }
 VPROF_INLINE void vprof_sync_wait_end(const void *obj, vprof_u32 role, int acquired) {
   struct vprof_thread *t = vprof_tls;
-  if (t != 0 ? vprof_rt_count_waits || !vprof_shadowed(t, VPROF_K_WAIT_END, 0) : !vprof_rt_idle)
-    vprof_rt_sync_wait_end(obj, role, acquired);
+  if (t != 0 ? !vprof_shadowed(t, VPROF_K_WAIT_END, 0) : !vprof_rt_idle) vprof_rt_sync_wait_end(obj, role, acquired);
 }
 VPROF_INLINE void vprof_sync_release(const void *obj, vprof_u32 role) {
   struct vprof_thread *t = vprof_tls;

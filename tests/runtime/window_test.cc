@@ -122,12 +122,14 @@ TEST(Windows, Issue28_RecordedInFullThereIsNoWindowRecord) {
   EXPECT_EQ(a->runs.front()->paths.rows.size(), 40u);
 }
 
-// Recording in windows, a release goes to the ownership map only while a
-// wait is counted on an object of its hash (ownership_map.h). A wait that
-// began between windows is counted too (vprof_rt_count_waits: the probes
-// send it to the runtime), so the release in the next window that ends it
-// names its waker. The waiter is a forked child, as a PostgreSQL backend;
-// every wait of its that the trace has ended by the parent's release.
+// A wait that began between windows (kept inline, in the shadow: no
+// runtime call, nothing counted) and ends in the next window names the
+// release in that window that ended it: in a window every release goes to
+// the ownership map (recorder.h, Process::release_if_waited). A release
+// written only when a wait was counted would miss it (measured, and undone:
+// docs/performance.md). The waiter is a forked child, as a PostgreSQL
+// backend; every wait of its that the trace has ended by the parent's
+// release.
 TEST(Windows, Issue28_AWaitBegunBetweenWindowsNamesItsWakerInTheNextOne) {
   const std::string dir = vprof::testing::fresh_dir("vprof-windows", "straddle");
   ASSERT_EQ(run_workload(dir, {"straddle", "6"},
