@@ -41,6 +41,10 @@
 # Usage: scripts/bench-overhead-pgbench.sh [WORK_DIR]   (default /tmp/vprof-overhead-pg)
 # Env:   VPROF (build/src/vprof)  RUNS (5)  CLIENTS (4)  TXNS per client (5000)
 #        PERF (1: then one run of each under perf record -a: CPU by process and object)
+#        YARDSTICK (1: every run under perf record -a, and each variant's postgres CPU a
+#        transaction measured against the CPU of functions no variant instruments, in the
+#        same run: the host's speed, which moves plain's tps by 30% within minutes here,
+#        divides out; see the summary's last column)
 #        ONLY (the variants to build and run, e.g. "vprof-sess100 vprof-sess100:P0";
 #        plain always runs; default: all)
 #        SCALE (16: little row contention, so the probes' CPU shows)  JOBS (2)
@@ -57,6 +61,7 @@ die() { echo "bench-overhead-pgbench.sh: $*" >&2; exit 1; }
 [ -x "$vprof" ] || die "no vprof at $vprof (build it, or set VPROF)"
 command -v uftrace >/dev/null || die "no uftrace (apt-get install uftrace)"
 command -v bear >/dev/null || die "bear is not installed (apt-get install bear)"
+[ "${YARDSTICK:-0}" != 1 ] || command -v perf >/dev/null || die "YARDSTICK=1: no perf (apt-get install linux-perf)"
 . "$here/scripts/targets/postgres-common.sh"
 mkdir -p "$work"
 cd "$work"
@@ -197,8 +202,40 @@ fi
 if [ "$(id -u)" = 0 ]; then chown -R "$pguser" "$work"; fi
 
 busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8}' /proc/stat; }  # user nice system irq softirq
-one_run() {  # VARIANT -> "tps p99_ms records dropped busy_ticks"
-  local v=$1 out rec="0 0" build=${1%%:*} env=() busy
+# The yardstick (YARDSTICK=1): pure-CPU functions of PostgreSQL's parser,
+# planner caches, allocator and btree code that no variant's set names and
+# that take no lock of the sync pack. Their CPU a transaction moves with the
+# host's speed only, so postgres's CPU over theirs is the host's drift divided
+# out. A lower bound of vprof's cost: if recording evicts their cache lines,
+# they slow down too, and that part is taken for the host's.
+yardstick_fns="base_yyparse core_yylex _bt_compare AllocSetAlloc hash_search_with_hash_value SearchCatCacheInternal hash_bytes ScanKeywordLookup"
+# postgres_ns: the CPU of the postgres processes and of the recorder's writer
+# threads in them (the writer's copies compete for the same cores).
+yardstick() {  # PERF_DATA MANIFEST|- -> "postgres_ns yardstick_ns" (sampled, the whole run)
+  perf report -i "$1" --comm postgres,vprof-writer --sort dso,sym -F period,dso,sym 2>/dev/null | grep -v '^#' |
+    python3 -c '
+import json, sys
+fns = set(sys.argv[1].split())
+if sys.argv[2] != "-":  # a name a variant instruments is no yardstick
+    fns -= {f["name"] for f in json.load(open(sys.argv[2]))["functions"]}
+pg = yard = 0
+for line in sys.stdin:
+    p = line.split()
+    if len(p) < 4 or not p[0].isdigit():
+        continue
+    pg += int(p[0])
+    if p[1] == "postgres" and p[3] in fns:
+        yard += int(p[0])
+print(pg, yard)' "$yardstick_fns" "$2"
+}
+
+one_run() {  # VARIANT -> "tps p99_ms records dropped busy_ticks postgres_ns yardstick_ns"
+  local v=$1 out rec="0 0" build=${1%%:*} env=() busy perf_pid=
+  if [ "${YARDSTICK:-0}" = 1 ]; then
+    perf record -a -q -F 4000 -e cpu-clock -o "$work/yard.data" >/dev/null 2>&1 &
+    perf_pid=$!
+    sleep 1
+  fi
   busy=$(busy_ticks)
   local opt
   for opt in $(printf '%s' "${v#*:}" | tr ':' ' '); do  # V:P0, V:S10, V:S10:P0
@@ -230,7 +267,16 @@ one_run() {  # VARIANT -> "tps p99_ms records dropped busy_ticks"
   if [ "$(wc -l < "$b" 2>/dev/null)" = 2 ]; then busy=$(awk 'NR == 1 {a = $1} NR == 2 {print $1 - a}' "$b")
   else busy=$(( $(busy_ticks) - busy )); fi
   rm -f "$b"
-  echo "$tps $p99 ${rec:-0 0} $busy"
+  local yard="0 0"
+  if [ -n "$perf_pid" ]; then
+    kill -INT "$perf_pid"
+    wait "$perf_pid" || true
+    local m=-
+    case $build in vprof-*) m=manifest-${build#vprof-}.json ;; esac
+    yard=$(yardstick "$work/yard.data" "$m")
+    rm -f "$work/yard.data"
+  fi
+  echo "$tps $p99 ${rec:-0 0} $busy $yard"
 }
 
 for b in $variants; do case $b in vprof-*) variants="$variants $b:P0" ;; esac; done
@@ -264,7 +310,7 @@ if [ "${PERF:-0}" = 1 ]; then
     perf record -a -q -o "$work/perf.data" >/dev/null 2>&1 &
     rec=$!
     sleep 1
-    one_run "$v" >/dev/null
+    YARDSTICK=0 one_run "$v" >/dev/null
     kill -INT "$rec"
     wait "$rec" || true
     perf report -i "$work/perf.data" --sort comm,dso -F period,comm,dso 2>/dev/null | grep -v '^#' |
@@ -286,13 +332,15 @@ import os
 tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
 busy = {}
 for line in open("results.txt"):
-    v, tps, p99, rec, drop, ticks = line.split()
+    v, tps, p99, rec, drop, ticks, pg_ns, yard_ns = line.split()
     res.setdefault(v, []).append((float(tps), float(p99), int(rec) + int(drop), int(drop)))
     busy.setdefault(v, []).append(int(ticks) * tick_us / n)
     if v == "plain":  # each round begins with plain (the variants alternate)
         cur = {}
         rounds.append(cur)
-    cur[v] = (float(tps), int(ticks) * tick_us / n)
+    # postgres's CPU in yardsticks (YARDSTICK=1; nan without)
+    cur[v] = (float(tps), int(ticks) * tick_us / n, int(pg_ns) / int(yard_ns) if int(yard_ns) else float("nan"))
+yard = any(not math.isnan(r[v][2]) for r in rounds for v in r)
 
 def paired(v, base, diff):
     """diff(variant's (tps, busy), base's) in each round (the machine's slow
@@ -324,16 +372,22 @@ for v, r in res.items():
           f"{p99[v]:>7.2f} {p99[v] / p99[base]:>6.2f} {added:>12.1f} {probes:>10.1f} "
           f"{sum(d for _, _, _, d in r):>8} {statistics.median(busy[v]):>11.1f}")
 print("paired round by round with plain (pg for uftrace), median [interval, its coverage]:"
-      " the loss of tps; the busy CPU added a transaction")
+      " the loss of tps; the busy CPU added a transaction"
+      + ("; postgres's CPU added, in the same run's yardstick (YARDSTICK=1)" if yard else ""))
+normalized = {}
 for v in res:
     base = "pg" if v == "uftrace" else "plain"
     if v == base:
         continue
     p = paired(v, base, lambda a, b: 1 - a[0] / b[0])
     c = paired(v, base, lambda a, b: a[1] - b[1])
+    y = paired(v, base, lambda a, b: a[2] / b[2] - 1) if yard else None
     if p:
         print(f"  {v:<18} {p[0]:>6.1%} [{p[1]:.1%}, {p[2]:.1%}] ({p[3]:.0%})   "
-              f"{c[0]:>+7.1f} us [{c[1]:+.1f}, {c[2]:+.1f}]")
+              f"{c[0]:>+7.1f} us [{c[1]:+.1f}, {c[2]:+.1f}]"
+              + (f"   {y[0]:>+6.1%} [{y[1]:+.1%}, {y[2]:+.1%}]" if y and not math.isnan(y[0]) else ""))
+    if y and not math.isnan(y[0]):
+        normalized[v] = y[0] * 100
 per_tx = lambda v: clients / tps[v] - clients / tps["plain"]
 ratio = float("nan")
 if "uftrace" in tps and "vprof-esq" in tps:
@@ -348,6 +402,10 @@ print(f"the sessions' sets: iteration 3 {loss('vprof-sess100'):.1f}% in full, "
       f"{loss('vprof-sess100:S10'):.1f}% at 10%; iteration 19 {loss('vprof-sess500'):.1f}% in full, "
       f"{loss('vprof-sess500:S10'):.1f}% at 10%")
 # The goals' figures (issue 28): the sets a session instruments, as a session records them.
+if normalized:
+    nz = lambda v: normalized.get(v, float("nan"))
+    print(f"postgres's CPU added, in yardsticks: iteration 3 {nz('vprof-sess100'):.1f}% in full, "
+          f"{nz('vprof-sess100:S10'):.1f}% at 10%; breadth-first ~100 at 10% {nz('vprof-100:S10'):.1f}%")
 print(f"pgbench_full_iter3={loss('vprof-sess100'):.1f} pgbench_sampled_iter3={loss('vprof-sess100:S10'):.1f} "
       f"pgbench_sampled_100={loss('vprof-100:S10'):.1f} pgbench_uftrace_over_vprof={ratio:.1f}")
 EOF
