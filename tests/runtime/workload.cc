@@ -59,6 +59,7 @@
 #include <vprof/vprof.h>
 
 #include "roundtrip_script.h"
+#include "runtime/window.h"
 
 static void pairs(uint32_t m) {
   for (uint32_t i = 0; i < m; ++i) {
@@ -324,7 +325,8 @@ struct StraddleRounds {
   int objs[16] = {};
 };
 
-static bool window_off() { return (*vprof_tls->window_word & 3) == VPROF_WINDOW_OFF; }
+// The window word as every thread reads it (its layout: runtime/window.h).
+static bool window_off() { return vprof::rt::window_state(*vprof_tls->window_word) == VPROF_WINDOW_OFF; }
 
 static int straddle(uint32_t rounds) {
   void *mem = mmap(nullptr, sizeof(StraddleRounds), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -354,7 +356,7 @@ static int straddle(uint32_t rounds) {
     const uint64_t w0 = *vprof_tls->window_word;
     vprof_interval_begin(++id);
     // Counted: the window was on, the same one, before and after its begin.
-    const bool counted = (w0 & 3) == VPROF_WINDOW_ON && *vprof_tls->window_word == w0;
+    const bool counted = vprof::rt::window_state(w0) == VPROF_WINDOW_ON && *vprof_tls->window_word == w0;
     spin_us(50);
     if (counted && s->waiting == r) {
       vprof_sync_release(&s->objs[r], VPROF_SYNC_MUTEX);
