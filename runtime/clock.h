@@ -15,7 +15,13 @@ struct Anchor {
 
 uint64_t monotonic_ns();
 uint64_t realtime_ns();
+// One bracket of clock_gettime between two tick reads: cheap, for a time
+// that only cuts a stretch (the switch drain's).
 Anchor take_anchor();
+// The narrowest of several brackets: for the pairs that convert a whole
+// file's ticks (anchor0, anchor1), where one bracket stretched by a fault
+// or a preemption would shift every record of the process.
+Anchor take_anchor_narrow();
 // Spins for `us` microseconds and returns ticks per ns.
 double calibrate(uint64_t us);
 uint32_t clock_source();

@@ -215,7 +215,7 @@ static void after_fork_child() {
   pthread_mutex_init(&g.registry_lock, nullptr);
   g.pid = (uint32_t)getpid();
   g.ppid = (uint32_t)getppid();
-  g.anchor0 = take_anchor();
+  g.anchor0 = take_anchor_narrow();
   g.reserved_bytes.store(0, std::memory_order_relaxed);
   threads_after_fork_in_child();  // the child writes files of its own from its first record
   process_file_drop();            // the parent's, shared: its counts are not ours
@@ -254,7 +254,7 @@ static void vprof_runtime_init() {
             strerror(err));
     return;
   }
-  g.anchor0 = take_anchor();
+  g.anchor0 = take_anchor_narrow();
   g.ticks_per_ns = calibrate(g.opt.calibrate_us);
   g.min_wait_ticks = (uint64_t)((double)g.opt.min_wait_ns * g.ticks_per_ns);
   vprof_rt_every_wait = g.opt.min_wait_ns == 0;

@@ -87,7 +87,7 @@ static void fill_header(vprof_file_header *h, uint32_t tid, uint64_t tsc_base) {
   h->ticks_per_ns = g.ticks_per_ns;
   h->anchor0_ticks = g.anchor0.ticks;
   h->anchor0_ns = g.anchor0.ns;
-  Anchor now = take_anchor();
+  Anchor now = take_anchor_narrow();
   h->anchor1_ticks = now.ticks;
   h->anchor1_ns = now.ns;
   h->flags = g.invariant_tsc ? VPROF_FLAG_INVARIANT_TSC : 0;
@@ -285,7 +285,7 @@ static void start_dropping(ThreadState *t) {
 }
 
 static void update_anchor(ThreadState *t) {
-  Anchor a = take_anchor();
+  Anchor a = take_anchor_narrow();
   t->header->anchor1_ticks = a.ticks;
   t->header->anchor1_ns = a.ns;
 }
