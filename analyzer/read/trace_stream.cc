@@ -28,6 +28,11 @@ struct TraceStream::Impl {
   uint64_t unresolved = 0;
   // Found at open, then each file's (in (pid, tid) order; each in the order found).
   std::vector<Diagnostic> all_diagnostics() const;
+  // A release tick the runtime gave as a delta from a wake at `wake_ns`, in
+  // the waker's own clock: its process's anchor, not the waiter's, so that it
+  // falls where the waker's records put it (before the frame it released in
+  // ends). Among files of a reused tid, the latest process begun by the wake.
+  int64_t waker_ns(uint32_t waker_tid, uint64_t tick, int64_t wake_ns, uint32_t delta) const;
 };
 
 // One trace file, decoded a record at a time into a buffer the merge consumes.
@@ -35,7 +40,7 @@ class FileSource : public EventSource {
  public:
   FileSource(TraceStream &ts, std::string path, std::unique_ptr<MappedFile> f,
              const vprof_file_header &h, const Clock &clock)
-      : ts_(ts), path_(std::move(path)), file_(std::move(f)), h_(h),
+      : ts_(ts), path_(std::move(path)), file_(std::move(f)), h_(h), clock_(clock),
         dec_(path_, *file_, h_, clock, diags_, labels_) {
     pid_ = h.pid;
     tid_ = h.tid;
@@ -109,8 +114,7 @@ class FileSource : public EventSource {
         // The waker's record is lost (dropped, killed, or another run), or
         // the runtime does not write it (a lock's release): take the
         // runtime's delta at its word.
-        e.release_ts =
-            e.ts - static_cast<int64_t>(std::llround(a.delta / ts_.impl_->ticks_per_ns));
+        e.release_ts = ts_.impl_->waker_ns(e.waker_tid, a.tick - a.delta, e.ts, a.delta);
         if (vprof_release_recorded_by_default(e.role)) ++ts_.impl_->unresolved;
       }
     }
@@ -136,6 +140,7 @@ class FileSource : public EventSource {
   const std::vector<Diagnostic> &diagnostics() const { return diags_; }
   uint64_t count() const { return count_; }
   const vprof_file_header &header() const { return h_; }
+  const Clock &clock() const { return clock_; }
   const FileLoss &loss() const { return dec_.loss(); }
 
  private:
@@ -178,6 +183,7 @@ class FileSource : public EventSource {
   std::string path_;
   std::unique_ptr<MappedFile> file_;
   vprof_file_header h_;
+  Clock clock_;
   // This file's own diagnostics and label table: fill() touches nothing
   // another source's fill() does (the merge fills sources in parallel).
   std::vector<Diagnostic> diags_;
@@ -202,6 +208,21 @@ std::vector<Diagnostic> TraceStream::Impl::all_diagnostics() const {
   std::vector<Diagnostic> all = diagnostics;
   for (const auto &f : files) all.insert(all.end(), f->diagnostics().begin(), f->diagnostics().end());
   return all;
+}
+
+int64_t TraceStream::Impl::waker_ns(uint32_t waker_tid, uint64_t tick, int64_t wake_ns,
+                                    uint32_t delta) const {
+  auto it = std::lower_bound(by_tid.begin(), by_tid.end(), waker_tid,
+                             [](const auto &p, uint32_t tid) { return p.first < tid; });
+  const FileSource *waker = nullptr;
+  auto begun = [wake_ns](const FileSource *f) { return f->clock().anchor_ns <= wake_ns; };
+  for (; it != by_tid.end() && it->first == waker_tid; ++it) {
+    const FileSource *f = it->second;
+    if (!waker || (begun(f) && (!begun(waker) || f->clock().anchor_ns > waker->clock().anchor_ns)))
+      waker = f;
+  }
+  if (!waker) return wake_ns - static_cast<int64_t>(std::llround(delta / ticks_per_ns));
+  return waker->clock().ns(tick);
 }
 
 TraceStream::~TraceStream() = default;

@@ -112,6 +112,64 @@ TEST(Reader, MissingWakerFallsBackToTheRuntimeDelta) {
   }
 }
 
+// Each process converts its ticks with its own anchor pair; two pairs can
+// disagree (a forked child's first pair once read 2-4 us late). A lock's
+// release, not recorded, comes as a tick delta from the waiter's wake: its
+// time is the waker's tick in the waker's clock, where the waker's own
+// records put it (before it left the function it released in), not the
+// waiter's. Process 2's pair here reads 30 ns later than process 1's.
+TEST(Reader, AnUnrecordedReleaseIsTimedInTheWakersClock) {
+  std::string dir = fresh_dir("wakerclock");
+  SynthThread holder(dir, 1, 11), waiter(dir, 2, 21);
+  waiter.header().anchor0_ns = 30;  // ns = ticks + 30 in process 2
+  holder.fn_enter(100, 5);
+  holder.fn_exit(152, 5);   // left function 5 two ticks after its release at 150
+  waiter.wait_begin(120, 0x1);
+  waiter.wait_end(170, 11, 150);  // woke 20 ticks after the release
+  holder.close();
+  waiter.close();
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->threads.size(), 2u);
+  const auto &we = t->threads[1].events[1];
+  ASSERT_EQ(we.kind, Kind::WaitEnd);
+  EXPECT_EQ(we.ts, 200) << "the wake in the waiter's clock";
+  EXPECT_EQ(we.release_ts, 150) << "the release in the holder's clock: inside its function 5";
+  EXPECT_LT(we.release_ts, t->threads[0].events[1].ts);
+  // A waker that left no file: the waiter's clock is the only one.
+  std::string dir2 = fresh_dir("wakerclock-gone");
+  SynthThread alone(dir2, 2, 21);
+  alone.header().anchor0_ns = 30;
+  alone.wait_begin(120, 0x1);
+  alone.wait_end(170, 11, 150);
+  alone.close();
+  auto t2 = vprof::trace::read_trace_dir(dir2);
+  ASSERT_TRUE(t2.ok());
+  EXPECT_EQ(t2->threads[0].events[1].release_ts, 180);
+}
+
+// A tid reused by a later process: the release is timed in the clock of
+// the process that had begun by the wake, the latest of them.
+TEST(Reader, AReusedWakerTidTakesTheClockOfTheProcessRunningAtTheWake) {
+  std::string dir = fresh_dir("wakerclock-reused");
+  SynthThread early(dir, 1, 11), late(dir, 3, 11), waiter(dir, 2, 21);
+  late.header().anchor0_ticks = 1000;
+  late.header().anchor0_ns = 1000 + 40;  // process 3 began at tick 1000, its pair 40 ns later
+  early.fn_enter(10, 5);
+  early.fn_exit(20, 5);
+  late.fn_enter(1100, 5);
+  late.fn_exit(1152, 5);
+  waiter.wait_begin(1120, 0x1);
+  waiter.wait_end(1170, 11, 1150);
+  early.close();
+  late.close();
+  waiter.close();
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  for (const auto &th : t->threads)
+    if (th.pid == 2) EXPECT_EQ(th.events[1].release_ts, 1190);
+}
+
 TEST(Reader, FailedTryLockIsNotAcquired) {
   std::string dir = fresh_dir("try");
   SynthThread a(dir, 1, 11);
