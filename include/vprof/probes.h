@@ -4,14 +4,16 @@
  * instrumenter's generated code and by the runtime itself. Ids are integers
  * assigned by the instrumenter and named in its manifest.
  *
- * The function and call-site probes are inline: load the thread's buffer
- * pointer, read the clock, write one 16-byte slot. No lock, no allocation, no
- * syscall; the out-of-line slow path runs only when the thread has no buffer
- * yet, its chunk is full, or the recorder is off.
+ * A function or call-site probe tests inline that the process records, then
+ * calls its body, one out-of-line copy in each file: load the thread's
+ * buffer pointer, read the clock, write one 16-byte slot. No lock, no
+ * allocation, no syscall; the runtime's slow path runs only when the thread
+ * has no buffer yet, its chunk is full, or the recorder is off.
  *
  * Windowed recording (VPROF_SAMPLE) costs the fast path nothing: a thread
  * between windows has `end == pos`, so every probe leaves the fast path and
- * keeps the thread's shadow stack inline (vprof_shadowed; runtime/window.h).
+ * keeps the thread's shadow stack in the probe's body (vprof_shadowed;
+ * runtime/window.h), not in the runtime.
  * A process that does not record (vprof_rt_idle) pays a load and a branch a
  * probe.
  *
@@ -120,10 +122,18 @@ VPROF_API void vprof_register_manifest(const char *id, const char *path);
  * cycle counter read here (clock_gettime would need <time.h>). */
 VPROF_API vprof_u64 vprof_rt_clock_ns(void);
 
-/* The probes' own code goes into the caller whatever its size: left to the
- * compiler, GCC kept vprof_site_end and vprof_emit out of line in MariaDB's
- * largest functions, a call per probe even when nothing records. */
+/* What a rewritten file calls is inline whatever the caller's size (left to
+ * the compiler, GCC kept vprof_site_end and vprof_emit out of line in
+ * MariaDB's largest functions, a call per probe even when nothing recorded),
+ * and it is only the test that the process records at all. The rest of a
+ * probe (the fast path, the shadow between windows, the slow path) is out of
+ * line, one copy of each probe in each file: inline at every call site it
+ * was ~490 bytes a site (PostgreSQL's exec_simple_query grew from 1.9 to
+ * 32 KB), and the instrumented functions' hot code missed the instruction
+ * cache, recording or not (docs/performance.md, "Issue 28: the probes out of
+ * line, counted by cachegrind"). */
 #define VPROF_INLINE static inline __attribute__((always_inline))
+#define VPROF_OUT_OF_LINE static __attribute__((noinline, unused))
 
 VPROF_INLINE vprof_u64 vprof_now(void) {
 #if defined(__x86_64__)
@@ -185,9 +195,8 @@ static inline int vprof_shadowed(struct vprof_thread *t, vprof_u32 kind, vprof_u
 }
 
 /* Not the fast path: a thread with no state in a process that records,
- * between windows, or whose chunk is full (the compiler may keep it out of
- * line). */
-static inline void vprof_emit_other(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg) {
+ * between windows, or whose chunk is full. */
+VPROF_INLINE void vprof_emit_other(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg) {
   if (t == 0 || !vprof_shadowed(t, kind, arg)) vprof_rt_emit_slow(kind, arg);
 }
 
@@ -229,7 +238,7 @@ VPROF_INLINE vprof_u64 vprof_newest_tick(const struct vprof_thread *t, vprof_u32
  * begin's word has this id in its high half; nothing recorded in between:
  * its arguments called nothing instrumented) takes the begin's time: the
  * call was timed once already. */
-VPROF_INLINE void vprof_fn_enter(vprof_u32 id) {
+VPROF_INLINE void vprof_fn_enter_body(vprof_u32 id) {
   struct vprof_thread *t = vprof_tls;
   vprof_u64 now;
   if (vprof_fast(t)) {
@@ -239,8 +248,8 @@ VPROF_INLINE void vprof_fn_enter(vprof_u32 id) {
     vprof_slow(t, VPROF_K_FUNC_ENTER, id);
   }
 }
-VPROF_INLINE void vprof_fn_exit(vprof_u32 id) { vprof_emit(VPROF_K_FUNC_EXIT, id); }
-VPROF_INLINE void vprof_site_begin(vprof_u64 site) { vprof_emit(VPROF_K_SITE_BEGIN, site); }
+VPROF_INLINE void vprof_fn_exit_body(vprof_u32 id) { vprof_emit(VPROF_K_FUNC_EXIT, id); }
+VPROF_INLINE void vprof_site_begin_body(vprof_u64 site) { vprof_emit(VPROF_K_SITE_BEGIN, site); }
 
 /* A call site's end. When the newest slot of this ring pass is the same
  * site's begin (the callee recorded nothing: most calls of a session's
@@ -250,7 +259,7 @@ VPROF_INLINE void vprof_site_begin(vprof_u64 site) { vprof_emit(VPROF_K_SITE_BEG
  * its id from the low 32 bits), as a kill during the call would. When the
  * newest slot is the exit of the function the site names, the end takes its
  * time and reads no clock. */
-VPROF_INLINE void vprof_site_end(vprof_u64 site) {
+VPROF_INLINE void vprof_site_end_body(vprof_u64 site) {
   struct vprof_thread *t = vprof_tls;
   struct vprof_slot *b;
   vprof_u64 now, began;
@@ -283,17 +292,38 @@ VPROF_INLINE void vprof_site_end(vprof_u64 site) {
   vprof_write_slot(t, VPROF_K_SITE_END, id, now);
 }
 
-/* The sync probes: between windows a wait keeps the shadow inline, as a
- * function does, and a release does nothing (the ownership map is written
- * only while recording); a process that never records stops here too. */
+/* The probes a rewritten file calls: the test inline, the body out of line
+ * (VPROF_OUT_OF_LINE: "ool"). A process that never records pays two loads
+ * and a branch a probe; one that records, a call more than the body. */
+VPROF_OUT_OF_LINE void vprof_fn_enter_ool(vprof_u32 id) { vprof_fn_enter_body(id); }
+VPROF_OUT_OF_LINE void vprof_fn_exit_ool(vprof_u32 id) { vprof_fn_exit_body(id); }
+VPROF_OUT_OF_LINE void vprof_site_begin_ool(vprof_u64 site) { vprof_site_begin_body(site); }
+VPROF_OUT_OF_LINE void vprof_site_end_ool(vprof_u64 site) { vprof_site_end_body(site); }
+VPROF_INLINE int vprof_records(void) { return vprof_tls != 0 || !vprof_rt_idle; }
+VPROF_INLINE void vprof_fn_enter(vprof_u32 id) { if (vprof_records()) vprof_fn_enter_ool(id); }
+VPROF_INLINE void vprof_fn_exit(vprof_u32 id) { if (vprof_records()) vprof_fn_exit_ool(id); }
+VPROF_INLINE void vprof_site_begin(vprof_u64 site) { if (vprof_records()) vprof_site_begin_ool(site); }
+VPROF_INLINE void vprof_site_end(vprof_u64 site) { if (vprof_records()) vprof_site_end_ool(site); }
+
+/* The sync probes: between windows a wait keeps the shadow, as a function
+ * does (out of line), and a release does nothing (the ownership map is
+ * written only while recording); a process that never records stops at the
+ * inline test too. */
+VPROF_OUT_OF_LINE void vprof_wait_begin_other(struct vprof_thread *t, const void *obj, vprof_u32 role) {
+  if (t == 0 || !vprof_shadowed(t, VPROF_K_WAIT_BEGIN, vprof_sync_arg(obj, role)))
+    vprof_rt_sync_wait_begin(obj, role);
+}
+VPROF_OUT_OF_LINE void vprof_wait_end_other(struct vprof_thread *t, const void *obj, vprof_u32 role,
+                                            int acquired) {
+  if (t == 0 || !vprof_shadowed(t, VPROF_K_WAIT_END, 0)) vprof_rt_sync_wait_end(obj, role, acquired);
+}
 VPROF_INLINE void vprof_sync_wait_begin(const void *obj, vprof_u32 role) {
   struct vprof_thread *t = vprof_tls;
-  if (t != 0 ? !vprof_shadowed(t, VPROF_K_WAIT_BEGIN, vprof_sync_arg(obj, role)) : !vprof_rt_idle)
-    vprof_rt_sync_wait_begin(obj, role);
+  if (t != 0 || !vprof_rt_idle) vprof_wait_begin_other(t, obj, role);
 }
 VPROF_INLINE void vprof_sync_wait_end(const void *obj, vprof_u32 role, int acquired) {
   struct vprof_thread *t = vprof_tls;
-  if (t != 0 ? !vprof_shadowed(t, VPROF_K_WAIT_END, 0) : !vprof_rt_idle) vprof_rt_sync_wait_end(obj, role, acquired);
+  if (t != 0 || !vprof_rt_idle) vprof_wait_end_other(t, obj, role, acquired);
 }
 VPROF_INLINE void vprof_sync_release(const void *obj, vprof_u32 role) {
   struct vprof_thread *t = vprof_tls;
