@@ -28,7 +28,12 @@ mkdir -p "$out"
 as_user() { if [ "$(id -u)" = 0 ]; then runuser -u "$pguser" -- "$@"; else "$@"; fi; }
 [ "$(id -u)" != 0 ] || chown "$pguser" "$out"
 stop() { [ -n "${bin:-}" ] && [ -f "$work/data/postmaster.pid" ] && as_user "$bin/pg_ctl" -D "$work/data" -m fast -w stop >/dev/null 2>&1 || true; }
-trap stop EXIT
+client=
+# Killed or interrupted: the client and the server stopped, nothing left running.
+cleanup() { [ -z "$client" ] || kill "$client" 2>/dev/null || true; stop; wait 2>/dev/null || true; }
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
 for v in "$@"; do
   case $v in
     plain) inst=$work/inst-plain ;;
@@ -50,8 +55,13 @@ for v in "$@"; do
     as_user env "${env[@]}" valgrind -q --tool=cachegrind --cache-sim=yes \
       --cachegrind-out-file="$out/$v.$n.%p" "$bin/postgres" -D "$work/data" > "$out/$v.$n.log" 2>&1 &
     until "$bin/pg_isready" -q -h 127.0.0.1 -p "$port"; do sleep 0.5; done
+    # In the background, so that a signal is taken while it runs (bash defers
+    # a trap until a foreground child exits).
     LD_LIBRARY_PATH="$lib" "$bin/pgbench" -h 127.0.0.1 -p "$port" -U postgres -n -c 1 -j 1 -t "$n" \
-      -s "$scale" -f "$work/run-plain.sh.sql" postgres > "$out/$v.$n.pgbench" 2>&1
+      -s "$scale" -f "$work/run-plain.sh.sql" postgres > "$out/$v.$n.pgbench" 2>&1 &
+    client=$!
+    wait "$client"
+    client=
     stop
     wait || true
   done
