@@ -173,7 +173,7 @@ struct ErrnoKeeper {
 ThreadState *current_thread();
 
 // While off (window.h): the frame a probe begins or ends, in the thread's
-// shadow, for what the probes' inline test sends here (probes.h,
+// shadow, for what the probes' own test sends here (probes.h,
 // vprof_shadowed): the end of a frame of the stack at the stop, a probe that
 // saw the word move, a sync probe of a thread not yet looking.
 inline void window_shadow(ThreadState *t, uint32_t kind, uint64_t arg) {

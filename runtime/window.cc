@@ -98,7 +98,7 @@ bool window_sampled() { return shared != nullptr; }
 
 void window_set_seen(ThreadState *t, uint64_t w) {
   t->observed = w;
-  // The probes' inline test (probes.h, vprof_shadowed): off as seen, until the word moves.
+  // The probes' test between windows (probes.h, vprof_shadowed): off as seen, until the word moves.
   t->hot.window_word = window_word_ptr;
   t->hot.shadow_word = window_recording(w) ? VPROF_NOT_SHADOWING : w;
   if (t->dropping || !t->has_ring()) return;  // every probe takes the slow path anyway
