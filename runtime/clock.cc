@@ -30,13 +30,20 @@ static uint64_t read_clock(clockid_t id) {
 uint64_t monotonic_ns() { return read_clock(CLOCK_MONOTONIC); }
 uint64_t realtime_ns() { return read_clock(CLOCK_REALTIME); }
 
-Anchor take_anchor() {
-  // Bracket the clock_gettime between two tick reads and take the midpoint, so
-  // the pair is not skewed by the (tens of ns) cost of clock_gettime.
+// Brackets the clock_gettime between two tick reads and takes the midpoint,
+// so the pair is not skewed by the (tens of ns) cost of clock_gettime;
+// `width` is the bracket's, in ticks.
+static Anchor bracket(uint64_t &width) {
   uint64_t a = vprof_now();
   uint64_t ns = monotonic_ns();
   uint64_t b = vprof_now();
+  width = b - a;
   return Anchor{a + (b - a) / 2, ns};
+}
+
+Anchor take_anchor() {
+  uint64_t width;
+  return bracket(width);
 }
 
 Anchor take_anchor_narrow() {
@@ -44,16 +51,13 @@ Anchor take_anchor_narrow() {
   // reads: its pair read 2-4 us late against its parent's, every run
   // (tests/runtime/cross_process_test.cc, 40 runs beside two CPU hogs), so
   // the child's records all did. The narrowest of 8 brackets (~0.5 us).
-  uint64_t a = vprof_now(), ns = monotonic_ns(), b = vprof_now();
-  Anchor best{a + (b - a) / 2, ns};
-  uint64_t width = b - a;
+  uint64_t width, w;
+  Anchor best = bracket(width);
   for (int i = 1; i < 8; ++i) {
-    a = vprof_now();
-    ns = monotonic_ns();
-    b = vprof_now();
-    if (b - a < width) {
-      width = b - a;
-      best = Anchor{a + (b - a) / 2, ns};
+    const Anchor a = bracket(w);
+    if (w < width) {
+      width = w;
+      best = a;
     }
   }
   return best;
