@@ -33,6 +33,11 @@ struct TraceStream::Impl {
   // falls where the waker's records put it (before the frame it released in
   // ends). Among files of a reused tid, the latest process begun by the wake.
   int64_t waker_ns(uint32_t waker_tid, uint64_t tick, int64_t wake_ns, uint32_t delta) const;
+  // The files of thread `tid` (more than one when a tid was reused), in file order.
+  auto files_of(uint32_t tid) const {
+    return std::equal_range(by_tid.begin(), by_tid.end(), std::make_pair(tid, (const FileSource *)nullptr),
+                            [](const auto &a, const auto &b) { return a.first < b.first; });
+  }
 };
 
 // One trace file, decoded a record at a time into a buffer the merge consumes.
@@ -212,11 +217,10 @@ std::vector<Diagnostic> TraceStream::Impl::all_diagnostics() const {
 
 int64_t TraceStream::Impl::waker_ns(uint32_t waker_tid, uint64_t tick, int64_t wake_ns,
                                     uint32_t delta) const {
-  auto it = std::lower_bound(by_tid.begin(), by_tid.end(), waker_tid,
-                             [](const auto &p, uint32_t tid) { return p.first < tid; });
   const FileSource *waker = nullptr;
   auto begun = [wake_ns](const FileSource *f) { return f->clock().anchor_ns <= wake_ns; };
-  for (; it != by_tid.end() && it->first == waker_tid; ++it) {
+  auto [b, e] = files_of(waker_tid);
+  for (auto it = b; it != e; ++it) {
     const FileSource *f = it->second;
     if (!waker || (begun(f) && (!begun(waker) || f->clock().anchor_ns > waker->clock().anchor_ns)))
       waker = f;
@@ -274,10 +278,8 @@ std::vector<EventSource *> TraceStream::sources() {
 
 bool TraceStream::find_release(uint32_t waker_tid, uint64_t obj, uint64_t wake_tick,
                                uint32_t low_bits, int64_t &release_ts) const {
-  const auto &v = impl_->by_tid;
-  auto it = std::lower_bound(v.begin(), v.end(), waker_tid,
-                             [](const auto &p, uint32_t tid) { return p.first < tid; });
-  for (; it != v.end() && it->first == waker_tid; ++it)
+  auto [b, e] = impl_->files_of(waker_tid);
+  for (auto it = b; it != e; ++it)
     if (it->second->release(obj, wake_tick, low_bits, release_ts)) return true;
   return false;
 }
