@@ -248,8 +248,6 @@ VPROF_INLINE void vprof_fn_enter_body(vprof_u32 id) {
     vprof_slow(t, VPROF_K_FUNC_ENTER, id);
   }
 }
-VPROF_INLINE void vprof_fn_exit_body(vprof_u32 id) { vprof_emit(VPROF_K_FUNC_EXIT, id); }
-VPROF_INLINE void vprof_site_begin_body(vprof_u64 site) { vprof_emit(VPROF_K_SITE_BEGIN, site); }
 
 /* A call site's end. When the newest slot of this ring pass is the same
  * site's begin (the callee recorded nothing: most calls of a session's
@@ -296,8 +294,8 @@ VPROF_INLINE void vprof_site_end_body(vprof_u64 site) {
  * (VPROF_OUT_OF_LINE: "ool"). A process that never records pays two loads
  * and a branch a probe; one that records, a call more than the body. */
 VPROF_OUT_OF_LINE void vprof_fn_enter_ool(vprof_u32 id) { vprof_fn_enter_body(id); }
-VPROF_OUT_OF_LINE void vprof_fn_exit_ool(vprof_u32 id) { vprof_fn_exit_body(id); }
-VPROF_OUT_OF_LINE void vprof_site_begin_ool(vprof_u64 site) { vprof_site_begin_body(site); }
+VPROF_OUT_OF_LINE void vprof_fn_exit_ool(vprof_u32 id) { vprof_emit(VPROF_K_FUNC_EXIT, id); }
+VPROF_OUT_OF_LINE void vprof_site_begin_ool(vprof_u64 site) { vprof_emit(VPROF_K_SITE_BEGIN, site); }
 VPROF_OUT_OF_LINE void vprof_site_end_ool(vprof_u64 site) { vprof_site_end_body(site); }
 VPROF_INLINE int vprof_records(void) { return vprof_tls != 0 || !vprof_rt_idle; }
 VPROF_INLINE void vprof_fn_enter(vprof_u32 id) { if (vprof_records()) vprof_fn_enter_ool(id); }
@@ -309,21 +307,20 @@ VPROF_INLINE void vprof_site_end(vprof_u64 site) { if (vprof_records()) vprof_si
  * does (out of line), and a release does nothing (the ownership map is
  * written only while recording); a process that never records stops at the
  * inline test too. */
-VPROF_OUT_OF_LINE void vprof_wait_begin_other(struct vprof_thread *t, const void *obj, vprof_u32 role) {
+VPROF_OUT_OF_LINE void vprof_wait_begin_ool(const void *obj, vprof_u32 role) {
+  struct vprof_thread *t = vprof_tls;
   if (t == 0 || !vprof_shadowed(t, VPROF_K_WAIT_BEGIN, vprof_sync_arg(obj, role)))
     vprof_rt_sync_wait_begin(obj, role);
 }
-VPROF_OUT_OF_LINE void vprof_wait_end_other(struct vprof_thread *t, const void *obj, vprof_u32 role,
-                                            int acquired) {
+VPROF_OUT_OF_LINE void vprof_wait_end_ool(const void *obj, vprof_u32 role, int acquired) {
+  struct vprof_thread *t = vprof_tls;
   if (t == 0 || !vprof_shadowed(t, VPROF_K_WAIT_END, 0)) vprof_rt_sync_wait_end(obj, role, acquired);
 }
 VPROF_INLINE void vprof_sync_wait_begin(const void *obj, vprof_u32 role) {
-  struct vprof_thread *t = vprof_tls;
-  if (t != 0 || !vprof_rt_idle) vprof_wait_begin_other(t, obj, role);
+  if (vprof_records()) vprof_wait_begin_ool(obj, role);
 }
 VPROF_INLINE void vprof_sync_wait_end(const void *obj, vprof_u32 role, int acquired) {
-  struct vprof_thread *t = vprof_tls;
-  if (t != 0 || !vprof_rt_idle) vprof_wait_end_other(t, obj, role, acquired);
+  if (vprof_records()) vprof_wait_end_ool(obj, role, acquired);
 }
 VPROF_INLINE void vprof_sync_release(const void *obj, vprof_u32 role) {
   struct vprof_thread *t = vprof_tls;
