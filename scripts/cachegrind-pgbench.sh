@@ -24,6 +24,10 @@ if [ $# -gt 0 ] && [ -d "$1" ]; then work=$1; shift; fi
 command -v valgrind >/dev/null || { echo "$0: valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
 n1=${N1:-500} n2=${N2:-2500} scale=${SCALE:-16} pguser=${PGUSER:-nobody} port=${PORT:-5498}
 out=$work/cachegrind
+# A server already on the database (a bench in progress) would answer the
+# readiness check, be measured in place of the variant's, and be stopped.
+[ ! -f "$work/data/postmaster.pid" ] ||
+  { echo "$0: a server is running on $work/data (postmaster.pid): stop it first" >&2; exit 2; }
 mkdir -p "$out"
 as_user() { if [ "$(id -u)" = 0 ]; then runuser -u "$pguser" -- "$@"; else "$@"; fi; }
 [ "$(id -u)" != 0 ] || chown "$pguser" "$out"
@@ -54,7 +58,12 @@ for v in "$@"; do
     [ "$(id -u)" != 0 ] || chown "$pguser" "$trace"
     as_user env "${env[@]}" valgrind -q --tool=cachegrind --cache-sim=yes \
       --cachegrind-out-file="$out/$v.$n.%p" "$bin/postgres" -D "$work/data" > "$out/$v.$n.log" 2>&1 &
-    until "$bin/pg_isready" -q -h 127.0.0.1 -p "$port"; do sleep 0.5; done
+    server=$!
+    until "$bin/pg_isready" -q -h 127.0.0.1 -p "$port"; do
+      kill -0 "$server" 2>/dev/null ||
+        { echo "$0: $v: the server did not start:" >&2; tail -3 "$out/$v.$n.log" >&2; exit 2; }
+      sleep 0.5
+    done
     # In the background, so that a signal is taken while it runs (bash defers
     # a trap until a foreground child exits).
     LD_LIBRARY_PATH="$lib" "$bin/pgbench" -h 127.0.0.1 -p "$port" -U postgres -n -c 1 -j 1 -t "$n" \
