@@ -324,9 +324,11 @@ if [ "${PERF:-0}" = 1 ]; then
 fi
 pg_as_user rm -rf trace-run "$work/uftrace.data" "$work/lat"
 
-python3 - "$((clients * txns))" "$clients" <<'EOF'
+python3 - "$((clients * txns))" "$clients" "$here/scripts/lib" <<'EOF'
 import math, statistics, sys
 n, clients = int(sys.argv[1]), int(sys.argv[2])
+sys.path.insert(0, sys.argv[3])
+from median_interval import median_interval
 res, rounds, cur = {}, [], {}
 import os
 tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
@@ -346,13 +348,7 @@ def paired(v, base, diff):
     """diff(variant's (tps, busy), base's) in each round (the machine's slow
     spells hit both), its median over the rounds and an interval for that
     median from the order statistics (the binomial's, widest k with >= 90%)."""
-    ls = sorted(diff(r[v], r[base]) for r in rounds if v in r and base in r)
-    m = len(ls)
-    if m < 3:
-        return None
-    cover = lambda k: 1 - 2 * sum(math.comb(m, i) for i in range(k)) / 2 ** m
-    k = max(k for k in range(1, (m + 1) // 2 + 1) if cover(k) >= 0.9)
-    return statistics.median(ls), ls[k - 1], ls[m - k], cover(k)
+    return median_interval([diff(r[v], r[base]) for r in rounds if v in r and base in r])
 import glob
 sites = {}
 for path in glob.glob("sites-*.txt"):

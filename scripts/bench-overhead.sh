@@ -16,10 +16,12 @@
 #   pg         built with -pg (what uftrace needs); run plain, and under
 #              `uftrace record -F leveldb::DBImpl::Write -D 2`
 # The binaries are built once each (the tree is instrumented, built, restored),
-# then the variants run alternately, RUNS times each; medians and spread of
-# µs/op are printed, with the added time per op over plain, probes fired per
-# op (records kept + dropped: vprof-all writes past the default 1 GiB budget)
-# and the added ns per probe.
+# then the variants run alternately, RUNS rounds of each; medians and spread of
+# µs/op are printed, with the added time per op over plain's run of the same
+# round (median and range over the rounds: the host drifts within minutes),
+# probes fired per op (records kept + dropped: vprof-all writes past the
+# default 1 GiB budget) and the added ns per probe. A ratio whose vprof side's
+# rounds do not all add time prints "unresolved".
 # Then PostgreSQL under pgbench: scripts/bench-overhead-pgbench.sh (WORK_DIR-pg).
 # The last line:
 #   pgbench_full_iter3=<pct> pgbench_sampled_iter3=<pct> pgbench_sampled_100=<pct> dbbench_uftrace_over_vprof=<x>
@@ -152,9 +154,11 @@ for r in $(seq 1 "$runs"); do
 done
 rm -rf trace-run uftrace.data "$work"/db-*
 
-(python3 - "$num" <<'EOF'
+(python3 - "$num" "$here/scripts/lib" <<'EOF'
 import statistics, sys
 num = int(sys.argv[1])
+sys.path.insert(0, sys.argv[2])
+from median_interval import median_interval
 res = {}
 dropped = {}
 for line in open("results.txt"):
@@ -168,33 +172,43 @@ for line in open("sites.txt"):
     if len(parts) == 2 and parts[1].isdigit():
         sites["vprof-" + parts[0]] = int(parts[1])
 med = {v: statistics.median(u for u, _ in r) for v, r in res.items()}
+# The host's speed drifts within minutes: each variant's added time is taken
+# against plain's run of the same round (uftrace's recording alone against
+# -pg's), its median over the rounds with an interval for that median.
+def added(v, base="plain"):
+    return median_interval([u - b for (u, _), (b, _) in zip(res[v], res[base])])
 print(f"{'variant':<14} {'sites':>6} {'median us/op':>13} {'min':>7} {'max':>7} {'added us/op':>12} "
-      f"{'probes/op':>10} {'ns/probe':>9} {'dropped':>10}")
+      f"{'[interval, coverage]':>26} {'probes/op':>10} {'ns/probe':>9} {'dropped':>10}")
 for v, r in res.items():
     us = [u for u, _ in r]
-    base = med["pg"] if v == "uftrace" else med["plain"]
+    a = added(v, "pg" if v == "uftrace" else "plain") if v != "plain" else None
+    add = a[0] if a else (0.0 if v == "plain" else float("nan"))
+    span = f"[{a[1]:.3f}, {a[2]:.3f}, {a[3]:.0%}]" if a else ""
     probes = statistics.median(x for _, x in r) / num if v.startswith("vprof-") else float("nan")
     # A sampled run fires every probe but records only its windows': no cost per record.
-    per = (med[v] - base) * 1000 / probes if probes == probes and probes > 0 and ":S" not in v else float("nan")
+    per = add * 1000 / probes if probes == probes and probes > 0 and ":S" not in v else float("nan")
     print(f"{v:<14} {sites.get(v, ''):>6} {med[v]:>13.3f} {min(us):>7.3f} {max(us):>7.3f} "
-          f"{med[v] - base:>12.3f} {probes:>10.1f} {per:>9.1f} {dropped[v]:>10}")
-added_v = med["vprof-write"] - med["plain"]
-added_u = med["uftrace"] - med["plain"]      # as issue 14 counts it: uftrace needs the -pg build
-added_u_pg = med["uftrace"] - med["pg"]      # uftrace's recording alone
-ratio = added_u / added_v if added_v > 0 else float("inf")
-ratio_pg = added_u_pg / added_v if added_v > 0 else float("inf")
-print(f"uftrace adds {added_u:.3f} us/op over the plain build ({added_u_pg:.3f} over its -pg build); "
-      f"vprof-write, the same functions, adds {added_v:.3f}: {ratio:.1f}x less ({ratio_pg:.1f}x against "
-      f"uftrace's recording alone)")
+          f"{add:>12.3f} {span:>26} {probes:>10.1f} {per:>9.1f} {dropped[v]:>10}")
+# uftrace's added time over the plain build (as issue 14 counts it: uftrace
+# needs the -pg build) and over -pg (its recording alone), against vprof's on
+# the same functions. A ratio over an added time whose interval reaches zero
+# says nothing: "unresolved".
+def ratio(u, v):
+    a = added(v)
+    if a is None or a[1] <= 0:
+        return None, "unresolved" + (f" (its interval {a[1]:.3f} to {a[2]:.3f} us/op)" if a else "")
+    return u / a[0], f"{u / a[0]:.1f}x less"
+u_plain, u_pg = added("uftrace")[0], added("uftrace", "pg")[0]
+write, text = ratio(u_plain, "vprof-write")
+print(f"uftrace adds {u_plain:.3f} us/op over the plain build ({u_pg:.3f} over its -pg build); "
+      f"vprof-write, the same functions, adds {added('vprof-write')[0]:.3f}: {text}; "
+      f"against uftrace's recording alone: {ratio(u_pg, 'vprof-write')[1]}")
 if "vprof-iv:S10" in med:
-    added_i = med["vprof-iv"] - med["plain"]
-    added_s = med["vprof-iv:S10"] - med["plain"]
-    ratio_i = added_u / added_i if added_i > 0 else float("inf")
-    ratio_s = added_u / added_s if added_s > 0 else float("inf")
-    print(f"with one interval per write: vprof-iv adds {added_i:.3f} us/op in full ({ratio_i:.1f}x less than "
-          f"uftrace), {added_s:.3f} at 10% ({ratio_s:.1f}x less; issue 28's goal: 100x), "
-          f"{med.get('vprof-iv:off', float('nan')) - med['plain']:.3f} not recording")
-print(f"dbbench_uftrace_over_vprof={ratio:.1f}")
+    print(f"with one interval per write: vprof-iv adds {added('vprof-iv')[0]:.3f} us/op in full "
+          f"(against uftrace: {ratio(u_plain, 'vprof-iv')[1]}), {added('vprof-iv:S10')[0]:.3f} at 10% "
+          f"({ratio(u_plain, 'vprof-iv:S10')[1]}; issue 28's goal: 100x less), "
+          f"{added('vprof-iv:off')[0] if 'vprof-iv:off' in res else float('nan'):.3f} not recording")
+print(f"dbbench_uftrace_over_vprof={'unresolved' if write is None else f'{write:.1f}'}")
 EOF
 ) | tee db.out
 db_ratio=$(tail -1 db.out | sed 's/.*=//')
