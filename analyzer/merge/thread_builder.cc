@@ -253,11 +253,19 @@ void ThreadBuilder::on_event(const Event &e) {
       wait_begin_ = e.ts;
       break;
     case Kind::WaitEnd: {
-      if (waits_open_) --waits_open_;
       if (wait_begin_ < 0) {
-        ++counters.unmatched_wait_ends;
+        // A nested wait's outer end (the blocked stretch ended at the first
+        // end, whose waker woke the thread) closes nothing; only an end with
+        // no wait begun at all is unmatched.
+        if (waits_open_) {
+          --waits_open_;
+          last_waker_ = 0;
+        } else {
+          ++counters.unmatched_wait_ends;
+        }
         break;
       }
+      if (waits_open_) --waits_open_;
       cut(e.ts);
       // Every piece of this wait (a label change inside it splits it) learns
       // how it ended.
