@@ -156,6 +156,19 @@ case8_no_fd_left_for_a_thread() {
     fail "summary: $(cat err)"
 }
 
+# Records lost at a process's budget, on a disk with room: the run names the
+# budget, and says nothing when nothing was lost.
+case28_budget_reached_is_named() {
+  VPROF_BUFFER_MB=1 VPROF_CHUNK_KB=256 "$VPROF" run --trace-dir T -- "$TARGET" threads 4 200000 >out 2>err ||
+    fail "exit $?: $(cat err)"
+  read -r _ _ dropped _ <<<"$(summary)"
+  [ "$dropped" -gt 0 ] || fail "nothing dropped at a 1 MiB budget: $(cat err)"
+  grep -q "vprof: warning: records were lost: a process reached its budget (VPROF_BUFFER_MB, 1 MiB)" err ||
+    fail "no line naming the budget: $(cat err)"
+  "$VPROF" run --trace-dir U -- "$TARGET" threads 2 1000 >out 2>err || fail "exit $?: $(cat err)"
+  ! grep -q "records were lost" err || fail "a run that lost nothing says it did: $(cat err)"
+}
+
 case9_full_disk() {
   # A 2 MiB file system and a program that records 16 MB: the program runs to
   # completion, and every record is either in the trace or counted as lost.
@@ -173,6 +186,9 @@ case9_full_disk() {
       fail "chunk ${chunk} KiB: records + dropped + lost != 2000000: $(cat err)"
     [ $((dropped + lost_records)) -gt 0 ] || fail "chunk ${chunk} KiB: no drop counted: $(cat err)"
     [ "$records" -gt 0 ] || fail "chunk ${chunk} KiB: nothing recorded: $(cat err)"
+    # and the run says why (found on PostgreSQL: 29 M dropped, no reason given)
+    grep -q "vprof: warning: records were lost: $MNT/T has [0-9.]* MiB free: its file system filled up" err ||
+      fail "chunk ${chunk} KiB: no line naming the full file system: $(cat err)"
   done
   # Reading a trace back on a full file system. A trace file with a hole (a
   # range a crash or a tool punched out, here one data chunk) reads as zeros,
@@ -376,7 +392,8 @@ case25_5_full_disk_keeps_old_trace() {
   # Full once the command runs (it fills the file system, then starts the
   # recorded program): not even the program's process file fits. The old
   # trace stays in T/.old; the summary counts the 3 threads' 12000 records as
-  # lost; vprof exits 2, or the command's status when that failed.
+  # lost and names the full file system; vprof exits 2, or the command's
+  # status when that failed.
   local fill="dd if=/dev/zero of=$PWD/mnt/fill bs=4k 2>/dev/null"
   for status in 0 3; do
     "$VPROF" run --trace-dir $T -- sh -c "$fill; \"\$0\" threads 2 2000; exit $status" "$TARGET" >out 2>err
@@ -387,7 +404,9 @@ case25_5_full_disk_keeps_old_trace() {
     [ "$records $((dropped + ${lost_records:-0}))" = "0 12000" ] || fail "command status $status: summary: $(cat err)"
     grep -q "^vprof: error: $PWD/$T: nothing recorded: 12000 records lost; the previous trace is kept in $PWD/$T/.old$" err ||
       fail "command status $status: no error line: $(cat err)"
-    [ "$(lines err)" -eq 2 ] || fail "command status $status: not the summary and the error line: $(cat err)"
+    grep -q "^vprof: warning: records were lost: $PWD/$T has [0-9.]* MiB free: its file system filled up" err ||
+      fail "command status $status: no line naming the full file system: $(cat err)"
+    [ "$(lines err)" -eq 3 ] || fail "command status $status: not the summary, the cause and the error line: $(cat err)"
     fingerprint $T/.old | cmp -s - $T.fp || fail "command status $status: the old trace in $T/.old changed"
   done
   # The next run that records puts it back first, then replaces it.
