@@ -366,11 +366,12 @@ int run(const RunOptions &o) {
   std::fprintf(stderr, "vprof: trace in %s %s\n", dir.c_str(), describe(sum).c_str());
   for (const std::string &line : trace::refused_lines(sum.processes, dir.string()))
     std::fprintf(stderr, "vprof: warning: %s\n", line.c_str());
-  if (struct statvfs fs_stat{}; sum.dropped + sum.processes.lost_records > 0 && statvfs(dir.c_str(), &fs_stat) == 0)
-    std::fprintf(stderr, "vprof: warning: %s\n",
-                 lost_records_cause(sum, dir.string(), static_cast<uint64_t>(fs_stat.f_bavail) * fs_stat.f_frsize,
-                                    runtime_option("VPROF_CHUNK_KB") * 1024, runtime_option("VPROF_BUFFER_MB"))
-                     .c_str());
+  if (struct statvfs fs_stat{}; sum.dropped + sum.processes.lost_records > 0 && statvfs(dir.c_str(), &fs_stat) == 0) {
+    const std::string cause =
+        lost_records_cause(sum, dir.string(), static_cast<uint64_t>(fs_stat.f_bavail) * fs_stat.f_frsize,
+                           runtime_option("VPROF_CHUNK_KB") * 1024, runtime_option("VPROF_BUFFER_MB"));
+    if (!cause.empty()) std::fprintf(stderr, "vprof: warning: %s\n", cause.c_str());
+  }
   keep_registered_manifest(dir, sum, manifest_path);
   if (sum.records > 0) {
     fs::remove_all(dir / ".old", ec);  // the new run holds data: the old one goes

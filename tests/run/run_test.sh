@@ -154,6 +154,10 @@ case8_no_fd_left_for_a_thread() {
   read -r files records dropped lost_threads lost_records <<<"$(summary)"
   [ "$files $records $dropped ${lost_threads:-0} ${lost_records:-0}" = "1 10000 0 1 10000" ] ||
     fail "summary: $(cat err)"
+  # The refusal's line names the errno; no second guess at the cause, and no
+  # empty warning.
+  grep -q "could not create thread files in .*: Too many open files" err || fail "no refusal line: $(cat err)"
+  ! grep -q "records were lost\|^vprof: warning: $" err || fail "a guessed cause: $(cat err)"
 }
 
 # Records lost at a process's budget, on a disk with room: the run names the
