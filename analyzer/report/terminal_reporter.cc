@@ -368,7 +368,7 @@ class TerminalReporter : public Reporter {
       };
       o += fmt::format(
           "runs disagree: {} carries {:.1f}% of Var(root) in the merged tree (run {}) but {:.1f}% "
-          "in run {}\n  (root stddev {} and {}): its parts are run {}'s fractions scaled to "
+          "in run {}\n  (root stddev {} and {}): its parts are run {}'s shares, moved to add up to "
           "{:.1f}%; compare the runs alone\n  (vprof analyze DIR) or rerun on a quieter machine\n",
           g.label, 100.0 * g.merged_share, g.from_run + 1, 100.0 * g.run_share, g.run + 1, sd(g.from_run),
           sd(g.run), g.run + 1, 100.0 * g.merged_share);

@@ -13,13 +13,32 @@ void index_broken_down(const VarNode &n, std::unordered_map<std::string, const V
   for (const auto &c : n.children) index_broken_down(c, out);
 }
 
-// Contributions scale by the later run's variance of the grafted node; shares
-// by its share there (a child's share relative to its parent's is what that
-// run measured).
-void rescale(VarNode &n, double scale, double share_scale) {
+// Contributions scale by the later run's variance of the grafted node.
+void rescale(VarNode &n, double scale) {
   n.contribution = n.value_ns2 * scale;
-  if (n.share) n.share = *n.share * share_scale;
-  for (auto &c : n.children) rescale(c, scale, share_scale);
+  for (auto &c : n.children) rescale(c, scale);
+}
+
+// Shares are the later run's, each moved by its part of `delta`, the grafted
+// node's merged share less its share there: split among a node's children by
+// the size of their shares, and so on down, so that the parts still add up
+// to the whole. Where the children's shares have one sign this is the ratio
+// merged / later, as fractions. Where they have both (a group commit: the
+// leader's fsync against the followers' wait for it) that ratio of a small
+// later share sent both past 100% (minidb's demo: fsync at 203% of Var, its
+// wait at -124%, the node 6.4% merged and a fraction of that in the run);
+// here each moves by at most delta.
+void shift_children(VarNode &n, double delta) {
+  double sum = 0;
+  for (const auto &c : n.children)
+    if (c.share) sum += std::fabs(*c.share);
+  if (sum == 0) return;
+  for (auto &c : n.children) {
+    if (!c.share) continue;
+    const double d = delta * std::fabs(*c.share) / sum;
+    shift_children(c, d);
+    c.share = *c.share + d;
+  }
 }
 
 // A site broken down only around what its uninstrumented callee re-entered
@@ -149,10 +168,10 @@ void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &l
     // node; all descendants share the scale (ratios multiply down the tree).
     double scale = n.contribution / it->second->value_ns2;
     const double later_share = it->second->share.value_or(0.0);
-    double share_scale = later_share != 0 ? n.share.value_or(0.0) / later_share : 0.0;
     if (grafts) grafts->push_back({n.label, it->second->run, n.run, n.share.value_or(0.0), later_share});
     n.children = it->second->children;
-    for (auto &c : n.children) rescale(c, scale, share_scale);
+    for (auto &c : n.children) rescale(c, scale);
+    shift_children(n, n.share.value_or(0.0) - later_share);
     n.kind = VarNode::Kind::Var;
     return;
   }

@@ -4,7 +4,10 @@
 // contribution from the earlier tree, and each term grafted under it gets
 //   contribution = (term / that node's variance in the run that broke it down)
 //                  × the node's contribution,
-// with the later run's id kept on every grafted node. Nodes are matched by
+// and its share from that run, moved by its part of the difference between
+// the node's merged share and its share there (split by the size of the
+// siblings' shares, docs/method.md), with the later run's id kept on every
+// grafted node. Nodes are matched by
 // key (the path of function names / call-site locations), not by id, because
 // ids are renumbered by every instrumentation. Where several runs break the
 // same node down, the earliest run's breakdown is kept, except that a call
@@ -27,7 +30,8 @@ namespace vprof::analyzer {
 
 // A node that a later run broke down, as the merge grafted it: its share in
 // the merged tree (measured in `from_run`, or grafted from it) and its share
-// in `run`, whose breakdown now sits under it scaled to the merged share.
+// in `run`, whose breakdown now sits under it, its shares moved to add up to
+// the merged share.
 struct Graft {
   std::string label;
   int run = 0;

@@ -374,6 +374,31 @@ TEST(VarianceTree, RunsThatDisagreeAboutAGraftedNodeAreListed) {
   EXPECT_NE(js.str().find("\"node\": \"B (t.cc:10)\""), std::string::npos) << js.str();
 }
 
+// Found on minidb's demo: a commit's flush, 6.4% of Var in the run that
+// measured it, held the leader's fsync and the followers' wait for it,
+// opposite parts whose sum was a sliver of Var in the run that broke it down.
+// Scaled by 6.4% over that sliver, the report said fsync held 203% of the
+// latency's variance and the wait -124%. Here B (0.7 merged) is, in run 1,
+// B1 = {4,14,24,34} and B2 = {28,22,7,1} against L = {38,42,47,51}
+// (deviations -6.5, -2.5, 2.5, 6.5; 3 Var(L) = 97): shares 220/97 and
+// -213/97, B's 7/97. The difference, 0.7 - 7/97, is split by the parts'
+// sizes (220 and 213 of 433): each moves by less than it, and they still
+// add up to B's 0.7. (By the ratio, B1 would be 22.0.)
+TEST(VarianceTree, OppositePartsOfASmallLaterShareAreNotAmplified) {
+  int64_t b1[] = {4, 14, 24, 34}, b2[] = {28, 22, 7, 1}, c1[] = {5, 5, 15, 15};
+  auto a = two_runs(b1, b2, c1);
+  const VarNode *b = find_label(a->tree, "B (t.cc:10)");
+  const VarNode *x1 = find_label(a->tree, "B1 (t.cc:20)");
+  const VarNode *x2 = find_label(a->tree, "B2 (t.cc:21)");
+  ASSERT_TRUE(b && x1 && x2 && b->share && x1->share && x2->share);
+  EXPECT_EQ(x1->run, 1);
+  const double delta = 0.7 - 7.0 / 97;
+  EXPECT_NEAR(*b->share, 0.7, 1e-12);
+  EXPECT_NEAR(*x1->share, 220.0 / 97 + delta * 220 / 433, 1e-12);
+  EXPECT_NEAR(*x2->share, -213.0 / 97 + delta * 213 / 433, 1e-12);
+  EXPECT_NEAR(children_share(*b), 0.7, 1e-12);
+}
+
 TEST(VarianceTree, RunsThatAgreeAreNotListed) {
   // Run 1 has run 0's B = {10,20,30,40} (as B1 + B2) and C: B's share is 0.7
   // in both, so the graft is recorded and nothing is said.

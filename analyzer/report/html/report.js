@@ -226,7 +226,7 @@ section('tree', 'Variance tree', (s) => {
   for (const d of dis)
     s.appendChild(el('div', { class: 'warnbox', text:
       `Runs disagree: ${d.node} carries ${pct(d.merged_share)} of Var(root) in the merged tree (${runName(d.from_run)}) ` +
-      `but ${pct(d.run_share)} in ${runName(d.run)}; its parts are ${runName(d.run)}'s fractions scaled to the merged share.` }));
+      `but ${pct(d.run_share)} in ${runName(d.run)}; its parts are ${runName(d.run)}'s shares, moved to add up to the merged share.` }));
   const blame = (doc.blame || []).slice(0, 5);
   if (blame.length) {
     s.appendChild(el('h3', { text: 'Blocked on other work (blame)' }));
