@@ -55,32 +55,12 @@
 #include "analyzer/util/process.h"
 #include "command.h"
 #include "trace_summary.h"
+#include "../runtime/options.h"
 
 namespace fs = std::filesystem;
 
 namespace vprof::cli {
 namespace {
-
-// A numeric runtime option as the program read it: the environment's value
-// when the runtime would take it (decimal, in range, a multiple of its step),
-// else its default (runtime/options.def, runtime/options.cc).
-uint64_t runtime_option(const char *name) {
-  const auto read = [](const char *env, uint64_t def, uint64_t min, uint64_t max, uint64_t step) {
-    const char *v = std::getenv(env);
-    if (!v || *v < '0' || *v > '9') return def;
-    errno = 0;
-    char *end = nullptr;
-    const unsigned long long n = std::strtoull(v, &end, 10);
-    return errno == 0 && *end == 0 && n >= min && n <= max && n % step == 0 ? static_cast<uint64_t>(n) : def;
-  };
-#define VPROF_OPTION_STR(field, env, def, help)
-#define VPROF_OPTION_U64(field, env, def, min, max, step, help) \
-  if (std::strcmp(name, env) == 0) return read(env, def, min, max, step);
-#include "../runtime/options.def"
-#undef VPROF_OPTION_STR
-#undef VPROF_OPTION_U64
-  return 0;
-}
 
 struct RunOptions {
   std::string trace_dir = "vprof-trace";
@@ -367,9 +347,11 @@ int run(const RunOptions &o) {
   for (const std::string &line : trace::refused_lines(sum.processes, dir.string()))
     std::fprintf(stderr, "vprof: warning: %s\n", line.c_str());
   if (struct statvfs fs_stat{}; sum.dropped + sum.processes.lost_records > 0 && statvfs(dir.c_str(), &fs_stat) == 0) {
+    rt::Options program;  // as the program read them (it said what it refused)
+    rt::read_options(program, false);
     const std::string cause =
         lost_records_cause(sum, dir.string(), static_cast<uint64_t>(fs_stat.f_bavail) * fs_stat.f_frsize,
-                           runtime_option("VPROF_CHUNK_KB") * 1024, runtime_option("VPROF_BUFFER_MB"));
+                           program.chunk_kb * 1024, program.buffer_mb);
     if (!cause.empty()) std::fprintf(stderr, "vprof: warning: %s\n", cause.c_str());
   }
   keep_registered_manifest(dir, sum, manifest_path);
