@@ -129,15 +129,21 @@ static inline bool recording(ThreadState *t) {
 
 // --- start-up and shutdown --------------------------------------------------
 
+// measure_floor's scratch thread, at namespace scope: a function-local static
+// with a constructor (ThreadState has member initialisers) is guarded by
+// __cxa_guard_acquire, which links libstdc++ into every recorded program.
+constexpr unsigned kFloorPairs = 1000;
+static vprof_slot floor_scratch[2 * kFloorPairs + 64];
+// A whole ThreadState (no switch ring): vprof_interval_end reads past `hot`.
+static ThreadState floor_state;
+
 static void measure_floor() {
   // The measurement floor (docs/method.md, "Beyond the papers"): cost of one
   // probe pair and of an empty interval, measured through the real fast path
   // into a scratch buffer.
-  constexpr unsigned kPairs = 1000, kBatches = 7;
-  static vprof_slot scratch[2 * kPairs + 64];
-  // A whole ThreadState (no switch ring): vprof_interval_end reads past `hot`.
-  static ThreadState tmp_state;
-  vprof_thread &tmp = tmp_state.hot;
+  constexpr unsigned kPairs = kFloorPairs, kBatches = 7;
+  vprof_slot *scratch = floor_scratch;
+  vprof_thread &tmp = floor_state.hot;
   vprof_tls = &tmp;
   double probe[kBatches], interval[kBatches];
   for (unsigned b = 0; b < kBatches; ++b) {

@@ -11,6 +11,13 @@ tmp=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 vprof=$tmp/prefix/bin/vprof
+# The runtime every recorded program loads needs libc alone (runtime/CMakeLists.txt):
+# a C server (PostgreSQL, Redis) must not gain libstdc++ by being recorded. A
+# function-local static with a constructor had linked it (__cxa_guard_acquire).
+lib=$(find "$tmp/prefix" -name 'libvprof.so' | head -1)
+needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
+  grep -vE '^(libc|libpthread|libdl|librt|ld-linux[-a-z0-9_]*)\.so' || true)
+[ -z "$needed" ] || { echo "FAIL: $lib needs more than libc: $(echo $needed)"; exit 1; }
 cflags=$("$vprof" config --cflags) libs=$("$vprof" config --libs)
 case "$cflags $libs" in
   *"$tmp/prefix"*) ;;
