@@ -469,10 +469,13 @@ Expected<Outcome> Session::run() {
     // A run that lost records says so where the session is watched: MariaDB's
     // runs 21-28 each dropped 6-48 M at the trace's budget as the set grew,
     // and only the run's own report said it.
-    if (const analyzer::RunAnalysis &r = *analysis->runs.back(); r.read.dropped_records)
-      log(fmt::format("iteration {}: the run dropped {} records (the trace's budget, VPROF_BUFFER_MB, or a full "
-                      "disk); it kept {} intervals: raise VPROF_BUFFER_MB or shorten the run",
-                      it.number, r.read.dropped_records, r.paths.rows.size()));
+    // Why, as `vprof run` says it, with the budget the program read.
+    if (const analyzer::RunAnalysis &r = *analysis->runs.back(); r.read.dropped_records) {
+      const std::string cause =
+          trace::lost_records_cause(r.read.dropped_records, trace::read_process_files(it.trace_dir), it.trace_dir);
+      log(fmt::format("iteration {}: the run dropped {} records and kept {} intervals{}{}", it.number,
+                      r.read.dropped_records, r.paths.rows.size(), cause.empty() ? "" : ": ", cause));
+    }
     // Not a factor, so no decision names it: a line says it when it is a top cause.
     if (auto p = analyzer::preemption_share(*analysis->runs.back()); p && *p >= analyzer::kPreemptionTopCause)
       log(fmt::format("iteration {}: {}", it.number, analyzer::preemption_line(p)));

@@ -17,9 +17,8 @@ struct Options {
 // Fills `o` from the environment. Each value that is not valid for its option
 // (options.def: type, range, step; a trace directory too long for a path; a
 // ring larger than the whole budget) keeps the default and produces one
-// warning line on stderr naming the variable, the value and the default used
-// (none with `warn` false: `vprof run` reads what its program read).
-void read_options(Options &o, bool warn = true);
+// warning line on stderr naming the variable, the value and the default used.
+void read_options(Options &o);
 
 }  // namespace vprof::rt
 

@@ -41,6 +41,18 @@ static void use_spare() {
   g.loss = {&h->lost_threads, &h->lost_records};
 }
 
+void process_file_thread_lost() {
+  __atomic_fetch_add(g.loss.threads, 1, __ATOMIC_RELAXED);
+  // p-0.vpp, as `vprof run` made it, knows no budget: a process that counts
+  // a thread there leaves the largest it read (a race only loses a smaller
+  // one). Not before: a process that never counts leaves the file as it was
+  // (an old trace in a directory that refuses this run).
+  if (vprof_process_header *h = g.spare) {
+    if (h->budget_mb < g.opt.buffer_mb) h->budget_mb = (uint32_t)g.opt.buffer_mb;
+    if (h->chunk_bytes < g.chunk_bytes) h->chunk_bytes = g.chunk_bytes;
+  }
+}
+
 static int create_own() {
   char path[4200];
   int fd = -1;
@@ -72,6 +84,8 @@ static int create_own() {
   memcpy(h->comm, g.comm, sizeof h->comm);
   memcpy(h->manifest_ids, g.manifest_ids, sizeof h->manifest_ids);
   h->manifest_ids_count = g.manifest_ids_count;
+  h->budget_mb = (uint32_t)g.opt.buffer_mb;
+  h->chunk_bytes = g.chunk_bytes;
   memcpy(h->manifest_path, g.manifest_path, sizeof h->manifest_path);
   g.proc = h;
   g.loss = {&h->lost_threads, &h->lost_records};

@@ -209,7 +209,7 @@ ThreadState *thread_create() {
   ThreadState *t = nullptr;
   if (mem == MAP_FAILED) {
     t_lost = true;
-    __atomic_fetch_add(g.loss.threads, 1, __ATOMIC_RELAXED);
+    process_file_thread_lost();
     count_lost_record();
   } else {
     t = new (mem) ThreadState();
@@ -219,7 +219,7 @@ ThreadState *thread_create() {
       // each record is counted once, in the process file, without retrying.
       t->dropping = true;
       t->hot.start = t->hot.pos = t->hot.end = no_ring;
-      __atomic_fetch_add(g.loss.threads, 1, __ATOMIC_RELAXED);
+      process_file_thread_lost();
     } else if (!window_sampled()) {
       switches_open(t);  // sampled: only while it records (window_observe)
     }

@@ -31,7 +31,6 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,7 +54,6 @@
 #include "analyzer/util/process.h"
 #include "command.h"
 #include "trace_summary.h"
-#include "../runtime/options.h"
 
 namespace fs = std::filesystem;
 
@@ -346,14 +344,8 @@ int run(const RunOptions &o) {
   std::fprintf(stderr, "vprof: trace in %s %s\n", dir.c_str(), describe(sum).c_str());
   for (const std::string &line : trace::refused_lines(sum.processes, dir.string()))
     std::fprintf(stderr, "vprof: warning: %s\n", line.c_str());
-  if (struct statvfs fs_stat{}; sum.dropped + sum.processes.lost_records > 0 && statvfs(dir.c_str(), &fs_stat) == 0) {
-    rt::Options program;  // as the program read them (it said what it refused)
-    rt::read_options(program, false);
-    const std::string cause =
-        lost_records_cause(sum, dir.string(), static_cast<uint64_t>(fs_stat.f_bavail) * fs_stat.f_frsize,
-                           program.chunk_kb * 1024, program.buffer_mb);
-    if (!cause.empty()) std::fprintf(stderr, "vprof: warning: %s\n", cause.c_str());
-  }
+  if (const std::string cause = trace::lost_records_cause(sum.dropped, sum.processes, dir.string()); !cause.empty())
+    std::fprintf(stderr, "vprof: warning: records were lost: %s\n", cause.c_str());
   keep_registered_manifest(dir, sum, manifest_path);
   if (sum.records > 0) {
     fs::remove_all(dir / ".old", ec);  // the new run holds data: the old one goes

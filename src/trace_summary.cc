@@ -136,25 +136,4 @@ std::string describe(const TraceSummary &s) {
   return out;
 }
 
-std::string lost_records_cause(const TraceSummary &s, const std::string &dir, uint64_t free_bytes,
-                               uint64_t ring_bytes, uint64_t budget_mb) {
-  if (s.dropped + s.processes.lost_records == 0) return "";
-  const double free_mib = static_cast<double>(free_bytes) / (1024.0 * 1024.0);
-  if (free_bytes < 2 * ring_bytes)
-    return fmt::format("records were lost: {} has {:.1f} MiB free: its file system filled up (a --trace-dir "
-                       "on a larger one, or --sample to record in windows)",
-                       dir, free_mib);
-  // Records dropped in files that exist: the budget, or a write that failed.
-  if (s.dropped)
-    return fmt::format("records were lost: a process reached its budget (VPROF_BUFFER_MB, {} MiB), or {}'s file "
-                       "system was full for a while ({:.0f} MiB free now): raise VPROF_BUFFER_MB, or --sample to "
-                       "record in windows",
-                       budget_mb, dir, free_mib);
-  // Only threads without a file: the refusals' lines name their errno.
-  if (!s.processes.refused.empty()) return "";
-  return fmt::format("records were lost: threads got no trace file (file descriptors exhausted: ulimit -n; or {}'s "
-                     "file system full for a while, {:.0f} MiB free now)",
-                     dir, free_mib);
-}
-
 }  // namespace vprof::cli

@@ -26,15 +26,6 @@ TraceSummary summarize_trace(const std::string &dir);
 //  [, 5 ring switches appended by their thread (the writer lagged: every core busy)]"
 std::string describe(const TraceSummary &s);
 
-// Why a run lost records, as far as its directory tells after it: "" when
-// none was lost, or when the refusals' own lines (trace::refused_lines) say
-// it. Its file system with less free than two rings of `ring_bytes` filled
-// up; else records dropped in files mean a process reached its budget of
-// `budget_mb` (or the disk was full for a while and has room again), and
-// threads without a file, descriptors exhausted.
-std::string lost_records_cause(const TraceSummary &s, const std::string &dir, uint64_t free_bytes,
-                               uint64_t ring_bytes, uint64_t budget_mb);
-
 }  // namespace vprof::cli
 
 #endif

@@ -4,6 +4,7 @@
 #include <pwd.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include <fmt/format.h>
 #include <vprof/trace_format.h>
 
 namespace vprof::trace {
@@ -76,6 +78,10 @@ ProcessFiles read_process_files(const std::string &dir) {
       else out.manifests[h.manifest_id] = h.manifest_path;
     }
     if (h.version >= 3) out.preemption |= h.preemption;
+    if (h.version >= 7) {
+      out.budget_mb = std::max<uint64_t>(out.budget_mb, h.budget_mb);
+      out.chunk_bytes = std::max<uint64_t>(out.chunk_bytes, h.chunk_bytes);
+    }
     if (h.version >= 4 && h.file_errno != 0) {
       auto same = std::find_if(out.refused.begin(), out.refused.end(), [&](const ProcessFiles::Refused &r) {
         return r.euid == h.file_euid && r.err == h.file_errno;
@@ -90,6 +96,28 @@ ProcessFiles read_process_files(const std::string &dir) {
   }
   closedir(d);
   return out;
+}
+
+std::string lost_records_cause(uint64_t dropped, const ProcessFiles &p, const std::string &dir) {
+  if (dropped + p.lost_records == 0) return "";
+  struct statvfs fs{};
+  if (statvfs(dir.c_str(), &fs) != 0) return "";
+  const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  const double free_mib = static_cast<double>(free_bytes) / (1024.0 * 1024.0);
+  if (free_bytes < 2 * p.chunk_bytes)
+    return fmt::format("{} has {:.1f} MiB free: its file system filled up (a --trace-dir on a larger one, or "
+                       "--sample to record in windows)",
+                       dir, free_mib);
+  // Records dropped in files that exist: the budget, or a write that failed.
+  if (dropped)
+    return fmt::format("a process reached its budget (VPROF_BUFFER_MB{}), or {}'s file system was full for a while "
+                       "({:.0f} MiB free now): raise VPROF_BUFFER_MB, or --sample to record in windows",
+                       p.budget_mb ? fmt::format(", {} MiB", p.budget_mb) : "", dir, free_mib);
+  // Only threads without a file: the refusals' lines name their errno.
+  if (!p.refused.empty()) return "";
+  return fmt::format("threads got no trace file (file descriptors exhausted: ulimit -n; or {}'s file system full "
+                     "for a while, {:.0f} MiB free now)",
+                     dir, free_mib);
 }
 
 std::vector<std::string> refused_lines(const ProcessFiles &p, const std::string &dir) {

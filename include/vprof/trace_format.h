@@ -304,9 +304,9 @@ static inline int vprof_ring_pending(const struct vprof_file_header *h) {
  * unnamed.
  */
 #define VPROF_PROCESS_MAGIC "VPROFPRC"   /* 8 bytes, no terminator on disk */
-#define VPROF_PROCESS_VERSION 6u /* 2: manifest_id, manifest_path; 3: preemption; 4: file_errno, file_euid;
+#define VPROF_PROCESS_VERSION 7u /* 2: manifest_id, manifest_path; 3: preemption; 4: file_errno, file_euid;
                                     5: manifest_ids (one per rewritten file; manifest_id left empty);
-                                    6: ownership_misses */
+                                    6: ownership_misses; 7: budget_mb, chunk_bytes */
 #define VPROF_MANIFEST_IDS 256u  /* registered ids a process file holds (more are counted, not kept) */
 #define VPROF_MANIFEST_ID_DIGITS 16 /* hex digits of a manifest's or a rewritten file's id */
 
@@ -343,9 +343,13 @@ struct vprof_process_header {
                                         one per rewritten file, its signature in the manifest's
                                         "files"), up to VPROF_MANIFEST_IDS; one more than that:
                                         more were registered than the file holds */
-  vprof_u32 reserved1;           /*1148 */
+  vprof_u32 budget_mb;           /*1148 version 7: the budget of each of the process's threads'
+                                        files, VPROF_BUFFER_MB as the process read it (so what a
+                                        run lost is explained with the program's own setting,
+                                        whatever environment its command gave it); 0 before */
   vprof_u64 manifest_ids[VPROF_MANIFEST_IDS]; /*1152 (live) those ids, the 16 hex digits' value */
-  vprof_u8 pad[4096 - 1152 - 8 * VPROF_MANIFEST_IDS];
+  vprof_u64 chunk_bytes;         /*3200 version 7: a ring's size, VPROF_CHUNK_KB as read; 0 before */
+  vprof_u8 pad[4096 - 1160 - 8 * VPROF_MANIFEST_IDS];
 };
 
 #ifdef __cplusplus

@@ -169,6 +169,13 @@ case28_budget_reached_is_named() {
   [ "$dropped" -gt 0 ] || fail "nothing dropped at a 1 MiB budget: $(cat err)"
   grep -q "vprof: warning: records were lost: a process reached its budget (VPROF_BUFFER_MB, 1 MiB)" err ||
     fail "no line naming the budget: $(cat err)"
+  # The budget the program read, set by its own command: vprof's environment
+  # has none (the default, 1024, is not the one to name).
+  rm -rf T
+  "$VPROF" run --trace-dir T -- env VPROF_BUFFER_MB=2 VPROF_CHUNK_KB=256 "$TARGET" threads 4 200000 >out 2>err ||
+    fail "exit $?: $(cat err)"
+  grep -q "vprof: warning: records were lost: a process reached its budget (VPROF_BUFFER_MB, 2 MiB)" err ||
+    fail "the budget the command set is not named: $(cat err)"
   "$VPROF" run --trace-dir U -- "$TARGET" threads 2 1000 >out 2>err || fail "exit $?: $(cat err)"
   ! grep -q "records were lost" err || fail "a run that lost nothing says it did: $(cat err)"
 }
