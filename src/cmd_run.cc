@@ -130,6 +130,21 @@ void restore_old_trace(const fs::path &dir) {
   if (move_trace(dir / ".old", dir).empty()) fs::remove_all(dir / ".old", ec);
 }
 
+// Whether the vprof run that wrote `pid` in the lock still runs: a process of
+// that pid that is not a zombie (killed, and its parent not yet waiting: a
+// script that ran it in the background). Without /proc, whether the pid
+// exists at all.
+bool vprof_runs(long pid) {
+  if (kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  // "pid (comm) S ...": comm may hold spaces and parentheses; the state
+  // follows the last ')'.
+  const size_t close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+
 // Takes DIR/.lock (see the top of this file) and writes our pid in it for the
 // message of a run that finds it taken. The descriptor (close-on-exec; the
 // child clears the flag), or -1 with `why` set: the error line.
@@ -150,7 +165,7 @@ int lock_trace_dir(const fs::path &dir, std::string &why) {
       why = fmt::format("{}: cannot lock {}: {}", dir.string(), path.string(), std::strerror(e));
     else if (pid <= 0)
       why = fmt::format("{}: another vprof run is recording here", dir.string());
-    else if (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM)
+    else if (vprof_runs(pid))
       why = fmt::format("{}: another vprof run (pid {}) is recording here", dir.string(), pid);
     else  // killed: the lock is its command's (fuser names the holders)
       why = fmt::format("{}: the command of a killed vprof run (pid {}) is still recording here (fuser {})",

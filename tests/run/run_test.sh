@@ -229,6 +229,33 @@ case9_full_disk() {
     fail "full from the start: $(cat err)"
 }
 
+case25_4_killed_vprof_not_yet_reaped() {
+  # vprof run killed under a parent that has not waited for it (a script that
+  # started it in the background and went on: here a shell that execs sleep):
+  # a zombie, which kill(pid, 0) still finds. A second run said "another vprof
+  # run (pid N) is recording here"; it is the killed run's command that is.
+  rm -f ready
+  sh -c '"$0" run --trace-dir T -- "$1" term ready >out 2>err & echo $! >vprof.pid; exec sleep 300' \
+    "$VPROF" "$TARGET" &
+  local holder=$!
+  BG="$BG $holder"
+  for _ in $(seq 300); do [ -e ready ] && break; sleep 0.1; done
+  [ -e ready ] || fail "the program never started recording: $(cat err)"
+  local pid cmd rc
+  pid=$(cat vprof.pid)
+  cmd=$(pgrep -P "$pid") || fail "no command under vprof $pid"
+  BG="$BG $cmd"
+  kill -KILL "$pid"
+  for _ in $(seq 100); do running "$pid" || break; sleep 0.05; done
+  grep -q '^[0-9]* (.*) Z' "/proc/$pid/stat" 2>/dev/null || skip "the killed vprof was reaped at once (no zombie to test)"
+  "$VPROF" run --trace-dir T -- "$TARGET" hello ran-new >out2 2>err2 && fail "a run beside a killed vprof's command succeeded"
+  rc=$?
+  [ $rc -eq 2 ] && [ "$(lines err2)" -eq 1 ] &&
+    grep -q "^vprof: error: $PWD/T: the command of a killed vprof run (pid $pid) is still recording here (fuser $PWD/T/.lock)$" err2 ||
+    fail "a run beside a killed vprof (not yet reaped) and its command: exit $rc: $(cat err2)"
+  kill -TERM "$cmd" "$holder"
+}
+
 case10_bad_option_values() {
   local setting
   for setting in VPROF_CALIBRATE_US=-1 VPROF_CALIBRATE_US=1e3 VPROF_CALIBRATE_US=99999999999 \
@@ -335,7 +362,8 @@ case25_4_two_runs_one_dir() {
   wait "$PID" 2>/dev/null
   "$VPROF" run --trace-dir T -- "$TARGET" hello ran-new >out2 2>err2 && fail "a run beside a killed vprof's command succeeded"
   rc=$?
-  [ $rc -eq 2 ] && [ "$(lines err2)" -eq 1 ] && grep -q "$PWD/T: .*vprof run (pid $PID).*recording here" err2 ||
+  [ $rc -eq 2 ] && [ "$(lines err2)" -eq 1 ] &&
+    grep -q "^vprof: error: $PWD/T: the command of a killed vprof run (pid $PID) is still recording here (fuser $PWD/T/.lock)$" err2 ||
     fail "a run beside a killed vprof's command: exit $rc: $(cat err2)"
   [ ! -e ran-new ] || fail "the command ran beside a killed vprof's command"
   kill -TERM "$cmd"
