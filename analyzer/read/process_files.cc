@@ -37,6 +37,29 @@ std::string read_one(const std::string &path, vprof_process_header &h) {
   return why;
 }
 
+// The largest budget among the processes whose thread files in `dir`
+// dropped records (their headers' pid); p's largest when none is known.
+uint64_t budget_of_droppers(const ProcessFiles &p, const std::string &dir) {
+  uint64_t mb = 0;
+  DIR *d = opendir(dir.c_str());
+  if (!d) return p.budget_mb;
+  while (dirent *e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() < 7 || name.compare(0, 2, "t-") != 0 || name.compare(name.size() - 4, 4, ".vpt") != 0) continue;
+    const int fd = open((dir + "/" + name).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    vprof_file_header h;
+    struct stat st {};
+    const bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, &h, sizeof h, 0) == static_cast<ssize_t>(sizeof h) &&
+                    std::memcmp(h.magic, VPROF_TRACE_MAGIC, 8) == 0;
+    close(fd);
+    if (!ok || h.dropped_records == 0) continue;
+    if (auto it = p.budget_mb_by_pid.find(h.pid); it != p.budget_mb_by_pid.end()) mb = std::max(mb, it->second);
+  }
+  closedir(d);
+  return mb ? mb : p.budget_mb;
+}
+
 }  // namespace
 
 ProcessFiles read_process_files(const std::string &dir) {
@@ -81,6 +104,7 @@ ProcessFiles read_process_files(const std::string &dir) {
     if (h.version >= 7) {
       out.budget_mb = std::max<uint64_t>(out.budget_mb, h.budget_mb);
       out.chunk_bytes = std::max<uint64_t>(out.chunk_bytes, h.chunk_bytes);
+      if (h.pid) out.budget_mb_by_pid[h.pid] = h.budget_mb;
     }
     if (h.version >= 4 && h.file_errno != 0) {
       auto same = std::find_if(out.refused.begin(), out.refused.end(), [&](const ProcessFiles::Refused &r) {
@@ -109,10 +133,12 @@ std::string lost_records_cause(uint64_t dropped, const ProcessFiles &p, const st
                        "--sample to record in windows)",
                        dir, free_mib);
   // Records dropped in files that exist: the budget, or a write that failed.
-  if (dropped)
+  if (dropped) {
+    const uint64_t mb = budget_of_droppers(p, dir);
     return fmt::format("a process reached its budget (VPROF_BUFFER_MB{}), or {}'s file system was full for a while "
                        "({:.0f} MiB free now): raise VPROF_BUFFER_MB, or --sample to record in windows",
-                       p.budget_mb ? fmt::format(", {} MiB", p.budget_mb) : "", dir, free_mib);
+                       mb ? fmt::format(", {} MiB", mb) : "", dir, free_mib);
+  }
   // Only threads without a file: the refusals' lines name their errno.
   if (!p.refused.empty()) return "";
   return fmt::format("threads got no trace file (file descriptors exhausted: ulimit -n; or {}'s file system full "

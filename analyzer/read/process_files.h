@@ -20,8 +20,11 @@ struct ProcessFiles {
   uint64_t lost_records = 0;  // their records
   uint64_t ownership_misses = 0;  // waits and signals on objects the ownership map had no slot for (version 6)
   // The largest budget of a thread's file (VPROF_BUFFER_MB) and ring
-  // (VPROF_CHUNK_KB, in bytes) the processes read (version 7; 0: not known).
+  // (VPROF_CHUNK_KB, in bytes) the processes read (version 7; 0: not known),
+  // and each process's budget: a command may give its processes different
+  // ones (PostgreSQL's `pg_ctl start` and `pg_ctl stop`).
   uint64_t budget_mb = 0, chunk_bytes = 0;
+  std::map<uint32_t, uint64_t> budget_mb_by_pid;
   // id -> manifest path of every id the processes' instrumented code
   // registered: one per rewritten file (its entry in the manifest's
   // "files"); a program built by a vprof before those registered the
@@ -58,8 +61,9 @@ std::vector<std::string> refused_lines(const ProcessFiles &p, const std::string 
 // when none was lost (`dropped`, the thread files' count, and p's), or when
 // the refusals' own lines say it. Else one reason, with what to do: the
 // directory's file system has less free than two rings (it filled up);
-// records dropped in files (a process reached its budget, p.budget_mb as the
-// program read it, or the disk was full for a while); threads without a file
+// records dropped in files (a process reached its budget, the largest that
+// the processes whose thread files dropped records read, or the disk was full
+// for a while); threads without a file
 // (descriptors exhausted). `vprof run` and `vprof iterate` both say it.
 std::string lost_records_cause(uint64_t dropped, const ProcessFiles &p, const std::string &dir);
 
