@@ -348,7 +348,6 @@ void vprof_interval_end(uint64_t id) {
   if (!on()) return;
   ThreadState *t = current_thread();
   if (!t) return;
-  window_interval_end(t, id);
   if (recording(t) && !t->hot.busy) {
     // An API call, not a probe: the preemptions inside the interval go into
     // the trace before its end, so the analysis has them when it walks it.
@@ -357,6 +356,11 @@ void vprof_interval_end(uint64_t id) {
     switches_drain(t, now);
     emit_at(t, VPROF_K_IV_END, id, now);
   }
+  // Its count goes down only after its end is written: a counted interval
+  // holds its window open, and the look above must still find it recording.
+  // Counted down first, another thread's window_advance could close the
+  // window in between, and this thread then stopped without the end.
+  window_interval_end(t, id);
   window_advance(t, vprof_now());  // after its count went down: the window may close
 }
 
