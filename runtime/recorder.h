@@ -220,9 +220,9 @@ bool file_may_grow_to(uint64_t end);
 // Creates and maps this process's p-<pid>.vpp; 0 or an errno value (then the
 // loss counters are p-0.vpp's if `vprof run` made one, else in memory).
 int process_file_create();
-void process_file_drop();
+void process_file_drop();  // unmap (a forked child drops its parent's, and p-0.vpp)
 // A thread that got no file: counted in the process file (or p-0.vpp).
-void process_file_thread_lost();  // unmap (a forked child drops its parent's, and p-0.vpp)
+void process_file_thread_lost();
 // Copies the executable lines of /proc/self/maps to g.maps_path (made with
 // the process file; again at exit, for libraries loaded meanwhile).
 void maps_file_write();
