@@ -294,21 +294,10 @@ using namespace vprof::rt;
 extern "C" {
 
 void vprof_rt_emit_slow(uint32_t kind, uint64_t arg) {
-  // Between windows, as the thread last saw them: the inline shadow
-  // (probes.h) sends only the end of a frame begun before the stop here.
-  if (auto *t = reinterpret_cast<ThreadState *>(vprof_tls);
-      __builtin_expect(t != nullptr && !t->hot.busy && *window_word_ptr == t->hot.shadow_word, 1)) {
-    window_shadow(t, kind, arg);
-    return;
-  }
   if (!on()) return;
   ThreadState *t = current_thread();
-  if (!t) return;
-  // The window changed, or the thread records: look, then shadow or write.
-  if (!recording(t)) {
-    window_shadow(t, kind, arg);
-    return;
-  }
+  // The window changed, or the thread records: look, then write or not.
+  if (!t || !recording(t)) return;
   emit_slots(t, kind, arg, vprof_now(), nullptr, 0);
 }
 
@@ -392,12 +381,10 @@ void vprof_rt_sync_wait_begin(const void *obj, uint32_t role) {
   ThreadState *t = current_thread();
   if (!t) return;
   const uint64_t arg = vprof_sync_arg(obj, role);
-  if (!recording(t)) {
-    window_shadow(t, VPROF_K_WAIT_BEGIN, arg);
-    return;
-  }
+  if (!recording(t)) return;
   const uint64_t now = vprof_now();
   emit_at(t, VPROF_K_WAIT_BEGIN, arg, now);
+  ++t->waits_recorded;
   if (g.release_if_waited) {
     if (t->n_waits == ThreadState::kWaits) {  // the oldest never ended (a longjmp, a throw): let it go
       g.owners.wait_ends(t->waits[0].obj, t->waits[0].slot);
@@ -461,9 +448,14 @@ void vprof_rt_sync_wait_end(const void *obj, uint32_t role, int acquired) {
   ThreadState *t = current_thread();
   if (!t) return;
   const uint64_t counted = t->n_waits ? wait_counted_ends(t, obj) : 0;
-  if (!recording(t)) {
-    window_shadow(t, VPROF_K_WAIT_END, 0);
-    return;
+  if (!recording(t)) return;
+  if (t->waits_recorded == 0) {
+    // Begun while nothing recorded (window.h): its begin now, at the time
+    // recording resumed, so that the wait names its object. Not taken back.
+    if (window_sampled()) emit_at(t, VPROF_K_WAIT_BEGIN, vprof_sync_arg(obj, role), t->resumed_tick);
+    t->wait_slot = nullptr;
+  } else {
+    --t->waits_recorded;
   }
   uint64_t now = vprof_now();
   if (take_back_short_wait(t, now)) return;

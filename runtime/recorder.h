@@ -31,10 +31,10 @@ struct InternedString {
 
 struct alignas(64) ThreadState {
   ThreadState() {
-    hot.shadow_word = VPROF_NOT_SHADOWING;
+    hot.off_word = VPROF_NOT_OFF;
     hot.window_word = window_word_ptr;
   }
-  vprof_thread hot{};  // first: vprof_tls points here; its shadow follows its hot line
+  vprof_thread hot{};  // first: vprof_tls points here
   // The thread's file, by name under Process::dir: no descriptor stays open
   // (a program near its fd limit must not lose its own open() calls to us);
   // a ring switch opens the file for its pwrite and closes it again.
@@ -88,10 +88,12 @@ struct alignas(64) ThreadState {
   // slot before hot.pos is then payload, not a record (window.cc).
   vprof_slot *multi_end = nullptr;
   uint64_t multi_tick = 0;
-  // Windowed recording (window.h). While off: the frames begun are in
-  // hot.shadow (probes.h); here, the frames of the stack at the stop that
-  // ended.
-  uint32_t shadow_pops = 0;
+  // Windowed recording (window.h). The WAIT_BEGINs written since recording
+  // resumed and not yet ended: a wait that ends with none was begun while
+  // off, and gets its WAIT_BEGIN then, at `resumed_tick` (the WINDOW
+  // record's time).
+  uint32_t waits_recorded = 0;
+  uint64_t resumed_tick = 0;
   uint64_t window_open = 0;  // the tick the window this thread records in opened
   // The window word when this thread last looked (window.h); while it says
   // off, hot.end is parked at hot.pos (every probe takes the slow path) and
@@ -108,7 +110,7 @@ struct alignas(64) ThreadState {
   Counted counted[8] = {};  // intervals begun here that count
 };
 static_assert(offsetof(ThreadState, hot) == 0, "vprof_tls is a ThreadState*");
-static_assert(offsetof(vprof_thread, shadow) == 64, "the probe's hot state is one cache line");
+static_assert(sizeof(vprof_thread) <= 64, "the probe's hot state is one cache line");
 
 // What threads without a file lost: in the process file's mapping, or, when
 // that file could not be made, in p-0.vpp's, or else in `fallback` (reported
@@ -171,21 +173,6 @@ struct ErrnoKeeper {
 // The calling thread's state, created on first use; nullptr when recording is
 // off, the process is exiting, or this thread already finished.
 ThreadState *current_thread();
-
-// While off (window.h): the frame a probe begins or ends, in the thread's
-// shadow, for what the probes' own test sends here (probes.h,
-// vprof_shadowed): the end of a frame of the stack at the stop, a probe that
-// saw the word move, a sync probe of a thread not yet looking.
-inline void window_shadow(ThreadState *t, uint32_t kind, uint64_t arg) {
-  if (!vprof_frame_ends(kind)) {
-    if (kind == VPROF_K_FUNC_ENTER || kind == VPROF_K_SITE_BEGIN || kind == VPROF_K_WAIT_BEGIN)
-      vprof_shadow_push(&t->hot, kind, arg);
-  } else if (t->hot.shadow_n > 0) {
-    --t->hot.shadow_n;
-  } else {
-    ++t->shadow_pops;  // a frame of the stack at the stop
-  }
-}
 
 // Writes one record of 1 + n_ext slots at tick `now`. False when dropped.
 bool emit_slots(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now,

@@ -242,7 +242,8 @@ ThreadState *thread_create() {
       // it is now: making the file took time, the window may have moved on.
       if (window_sampled()) {
         const uint64_t w = *window_word_ptr;
-        emit_slots(t, VPROF_K_WINDOW, VPROF_WINDOW_ARG(window_state(w), 0, 0, 0, 0, window_seq(w)), vprof_now(),
+        t->resumed_tick = vprof_now();
+        emit_slots(t, VPROF_K_WINDOW, VPROF_WINDOW_ARG(window_state(w), 0, 0, 0, 0, window_seq(w)), t->resumed_tick,
                    nullptr, 0);
         window_set_seen(t, w);
         if (window_recording(w)) switches_open(t);

@@ -98,9 +98,9 @@ bool window_sampled() { return shared != nullptr; }
 
 void window_set_seen(ThreadState *t, uint64_t w) {
   t->observed = w;
-  // The probes' test between windows (probes.h, vprof_shadowed): off as seen, until the word moves.
+  // The probes' inline test (probes.h, vprof_records): off as seen, until the word moves.
   t->hot.window_word = window_word_ptr;
-  t->hot.shadow_word = window_recording(w) ? VPROF_NOT_SHADOWING : w;
+  t->hot.off_word = window_recording(w) ? VPROF_NOT_OFF : w;
   if (t->dropping || !t->has_ring()) return;  // every probe takes the slow path anyway
   if (!window_recording(w)) {
     if (!t->parked_end) {
@@ -174,8 +174,8 @@ bool window_observe(ThreadState *t) {
   if (!was) {  // (no switch event is open while off: nothing came to let go)
     if (!is) {
       // Off and still off (a window came and went while the thread ran no
-      // probe): its shadow goes on; only a change it made is written, with
-      // the ring's end back for that record.
+      // probe): only a change it made is written, with the ring's end back
+      // for that record.
       if (made) {
         window_set_seen(t, kWindowFull);
         emit_slots(t, VPROF_K_WINDOW, VPROF_WINDOW_ARG(VPROF_WINDOW_OFF, 1, 0, t->made_capped, 0, window_seq(w)),
@@ -189,16 +189,16 @@ bool window_observe(ThreadState *t) {
   }
   if (is && (!was || window_seq(w) != window_seq(old)))
     t->window_open = shared ? shared->open_tick.load(std::memory_order_relaxed) : 0;
-  const uint32_t n = t->hot.shadow_n, kept = n < VPROF_SHADOW_FRAMES ? n : VPROF_SHADOW_FRAMES;
+  // Back on, the stack is not known: nothing ran a probe's body while off.
+  // The reader rebuilds it from the exits that follow (trace_format.h).
   emit_slots(t, VPROF_K_WINDOW,
-             VPROF_WINDOW_ARG(window_state(w), made, !was && n > VPROF_SHADOW_FRAMES,
-                              made && t->made_capped, was ? 0 : t->shadow_pops, window_seq(w)),
+             VPROF_WINDOW_ARG(window_state(w), made, 0, made && t->made_capped, 0, window_seq(w)) |
+                 (was ? 0 : VPROF_WINDOW_UNKNOWN_BIT),
              ts, nullptr, 0);
-  if (!was)
-    for (uint32_t i = 0; i < kept; ++i) emit_slots(t, (uint32_t)t->hot.shadow[i].w0, t->hot.shadow[i].arg, ts, nullptr, 0);
-  t->wait_slot = nullptr;  // a replayed WAIT_BEGIN is not taken back
-  t->hot.shadow_n = 0;
-  t->shadow_pops = 0;
+  if (!was) {
+    t->waits_recorded = 0;  // a wait open now was begun while off
+    t->resumed_tick = ts;
+  }
   window_set_seen(t, w);  // off: the ring's end parked from here on
   return is;
 }

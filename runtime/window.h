@@ -1,7 +1,8 @@
 // Windowed recording (VPROF_SAMPLE, docs/run.md "Windowed recording"): every
 // thread of every process forked from this one records everything inside
 // windows that cover about VPROF_SAMPLE percent of the time, and nothing in
-// between, where a probe costs a load, a compare and the slow path's call.
+// between, where a probe is its inline test: three loads, a compare and a
+// branch (probes.h, vprof_records).
 //
 // The state is one word in a MAP_SHARED page made at start-up, before any
 // fork, so forked children (PostgreSQL's backends) agree on it without a
@@ -18,14 +19,15 @@
 // interval that outlasts the window is recorded to its end.
 //
 // A thread looks at the word in the slow path only: at the annotation API,
-// in the sync probes, when its ring is full, and at every probe while it is
-// off (its hot.end is parked at hot.pos then, so the inline fast path costs
-// nothing more when recording in full). A recording thread thus stops at its
-// next look after a window closes; what it recorded until then is kept, and
-// its WINDOW record comes after it. Off, it keeps a shadow of the frames it
-// begins and ends, so that when recording resumes its WINDOW record says how
-// many of the frames it had when it stopped have ended, and replays the ones
-// begun since: stacks are exact across windows without a warm-up.
+// in the sync probes, when its ring is full, and, while off, at its first
+// probe after the word moved (its hot.end is parked at hot.pos then, so the
+// inline fast path costs nothing more when recording in full). A recording
+// thread thus stops at its next look after a window closes; what it recorded
+// until then is kept, and its WINDOW record comes after it. Off, nothing is
+// kept: when recording resumes, its WINDOW record says the stack is unknown,
+// and the reader rebuilds it from the exits that follow in the window
+// (analyzer/read/open_frames.h). A wait begun while off and ended in the
+// window gets its WAIT_BEGIN when it ends, at the WINDOW record's time.
 #ifndef VPROF_RUNTIME_WINDOW_H
 #define VPROF_RUNTIME_WINDOW_H
 
@@ -55,16 +57,13 @@ extern const volatile uint64_t *window_word_ptr;
 // its time has come. The thread that moves it is t (may be null).
 void window_advance(ThreadState *t, uint64_t now);
 
-// The thread looks at the word: on a change, writes its WINDOW record (and,
-// back on, the frames begun while off). True when it records now.
+// The thread looks at the word: on a change, writes its WINDOW record. True
+// when it records now.
 // recorder.h's `recording(t)` calls it only when the word changed.
 bool window_observe(ThreadState *t);
 // Sets what the thread has seen of the word; off, parks hot.end at hot.pos
 // (the ring's end kept aside), on again, puts it back.
 void window_set_seen(ThreadState *t, uint64_t w);
-
-// While off: the frame a probe begins or ends, kept in the thread's shadow
-// (recorder.h, inline: it is every probe's whole work between windows).
 
 // An interval begins (the thread records): if the window is ON it counts,
 // and holds the window open until it ends (window_interval_end). The

@@ -38,10 +38,10 @@ std::string describe(const trace::Event &e, const trace::Trace &t) {
     case Kind::Recorder: return fmt::format("from={} to={}", e.release_ts, e.arg);
     case Kind::Window: {
       static const char *const states[] = {"off", "on", "drain", "?"};
-      return fmt::format("window={} state={}{}{}{} pops={}", VPROF_WINDOW_SEQ(e.arg),
+      return fmt::format("window={} state={}{}{}{}{} pops={}", VPROF_WINDOW_SEQ(e.arg),
                          states[VPROF_WINDOW_STATE(e.arg)], VPROF_WINDOW_MADE(e.arg) ? " made" : "",
                          VPROF_WINDOW_CAPPED(e.arg) ? " capped" : "", VPROF_WINDOW_LOST(e.arg) ? " lost" : "",
-                         VPROF_WINDOW_POPS(e.arg));
+                         VPROF_WINDOW_UNKNOWN(e.arg) ? " stack-unknown" : "", VPROF_WINDOW_POPS(e.arg));
     }
     default: return "";
   }

@@ -1,6 +1,8 @@
 // The merge's per-thread half (thread_builder.h).
 #include "analyzer/merge/thread_builder.h"
 
+#include "analyzer/read/open_frames.h"
+
 #include <algorithm>
 #include <iterator>
 
@@ -329,13 +331,17 @@ void ThreadBuilder::on_event(const Event &e) {
 
 // A WINDOW record (trace_format.h): back on, the frames of the stack the
 // thread had when it stopped that ended meanwhile end here, innermost first
-// (an open wait is innermost: no probe runs inside one); the frames begun
-// meanwhile follow as ordinary records at this time.
+// (an open wait is innermost: no probe runs inside one); the frames open now
+// follow as enters at this time. Since version 8 the stack is unknown: every
+// frame of the stop's ends here, and the reader put in the enters of the
+// frames that end in the window (analyzer/read/open_frames.h). Up to
+// version 7 the record said how many ended (`pops`), and the runtime wrote
+// the enters.
 void ThreadBuilder::on_window(const Event &e) {
   sampled = true;
   if (VPROF_WINDOW_MADE(e.arg)) window_changes.push_back({e.ts, e.arg});
   if (VPROF_WINDOW_LOST(e.arg)) ++counters.window_frames_lost;
-  uint32_t pops = VPROF_WINDOW_POPS(e.arg);
+  uint32_t pops = trace::resumes_unknown(e) ? uint32_t(waits_open_ + stack_.size()) : VPROF_WINDOW_POPS(e.arg);
   // The waits first (nested ones too: the runtime's shadow counts each wait
   // begun, as waits_open_ does; the timeline keeps only the outermost).
   if (const uint32_t waits = std::min(pops, waits_open_)) {

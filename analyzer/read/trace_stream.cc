@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/read/decoder.h"
+#include "analyzer/read/open_frames.h"
 #include "analyzer/util/gallop.h"
 
 namespace vprof::trace {
@@ -53,33 +54,29 @@ class FileSource : public EventSource {
   }
 
   void fill(size_t n) override {
-    while (size() < n && !done_) {
-      const size_t old = end_, want = n - size();
-      if (buf_.size() < old + want) {  // grows only: decoding overwrites what is there
-        buf_.resize(old + want);
-        aux_.resize(old + want);
+    while (size() < n && !exhausted()) {
+      if (!done_) {
+        // Past a window whose stack is still being read, at least as many
+        // again: the decoded part is scanned again at each step.
+        const size_t old = end_, want = std::max(n - size(), end_ - ready_);
+        if (buf_.size() < old + want) {  // grows only: decoding overwrites what is there
+          buf_.resize(old + want);
+          aux_.resize(old + want);
+        }
+        const size_t got = dec_.next_batch(buf_.data() + old, aux_.data() + old, want);
+        end_ = old + got;
+        count_ += got;
+        if (got < want) {
+          done_ = true;
+          dec_.finish(meta_, count_);
+        }
       }
-      const size_t got = dec_.next_batch(buf_.data() + old, aux_.data() + old, want);
-      end_ = old + got;
-      count_ += got;
-      for (size_t i = old; i < end_; ++i) {
-        const Event &e = buf_[i];
-        if (e.kind == Kind::Release)
-          releases_[e.arg].rel.push_back({aux_[i].tick, e.ts});
-        else if (e.kind == Kind::WaitEnd && e.waker_tid)
-          wakes_.push_back(i);
-        else if (e.kind == Kind::IntervalBegin && (e.type_label | e.client_label))
-          labeled_.push_back(i);
-      }
-      if (got < want) {
-        done_ = true;
-        dec_.finish(meta_, count_);
-      }
+      make_ready();
     }
   }
   const Event *data() const override { return buf_.data() + head_; }
-  size_t size() const override { return end_ - head_; }
-  bool exhausted() const override { return done_; }
+  size_t size() const override { return ready_ - head_; }
+  bool exhausted() const override { return done_ && ready_ == end_; }
   size_t size_hint() const override {
     return (file_->size() - VPROF_HEADER_BYTES) / VPROF_SLOT_BYTES;
   }
@@ -89,6 +86,7 @@ class FileSource : public EventSource {
       std::copy(buf_.begin() + ptrdiff_t(head_), buf_.begin() + ptrdiff_t(end_), buf_.begin());
       std::copy(aux_.begin() + ptrdiff_t(head_), aux_.begin() + ptrdiff_t(end_), aux_.begin());
       end_ -= head_;
+      ready_ -= head_;
       // (Both lists are empty unless events were consumed before settle():
       // then the consumed ones are gone, unsettled.)
       for (std::vector<size_t> *v : {&wakes_, &labeled_}) {
@@ -174,6 +172,44 @@ class FileSource : public EventSource {
     labeled_.clear();
   }
 
+  // Decoded events become readable: indexed for settle(), and, after a
+  // WINDOW record that resumed with the stack unknown, the enters of the
+  // frames open at it put in after it (open_frames.h). Stops at such a
+  // record while the rest of its window is not decoded yet.
+  void make_ready() {
+    for (; ready_ < end_; ++ready_) {
+      const Event &e = buf_[ready_];
+      if (e.kind == Kind::Release)
+        releases_[e.arg].rel.push_back({aux_[ready_].tick, e.ts});
+      else if (e.kind == Kind::WaitEnd && e.waker_tid)
+        wakes_.push_back(ready_);
+      else if (e.kind == Kind::IntervalBegin && (e.type_label | e.client_label))
+        labeled_.push_back(ready_);
+      else if (resumes_unknown(e) && !insert_open_frames())
+        return;
+    }
+  }
+
+  bool insert_open_frames() {
+    enters_.clear();
+    if (!open_frames(buf_.data() + ready_, buf_.data() + end_, done_, enters_)) return false;
+    const size_t k = enters_.size(), at = ready_ + 1;
+    if (k == 0) return true;
+    if (buf_.size() < end_ + k) {
+      buf_.resize(end_ + k);
+      aux_.resize(end_ + k);
+    }
+    std::move_backward(buf_.begin() + ptrdiff_t(at), buf_.begin() + ptrdiff_t(end_),
+                       buf_.begin() + ptrdiff_t(end_ + k));
+    std::move_backward(aux_.begin() + ptrdiff_t(at), aux_.begin() + ptrdiff_t(end_),
+                       aux_.begin() + ptrdiff_t(end_ + k));
+    std::copy(enters_.begin(), enters_.end(), buf_.begin() + ptrdiff_t(at));
+    std::fill(aux_.begin() + ptrdiff_t(at), aux_.begin() + ptrdiff_t(at + k), Aux{aux_[ready_].tick, 0});
+    end_ += k;
+    ready_ += k;  // the enters need no index; the loop steps past the last
+    return true;
+  }
+
   void prune(int64_t before) {
     for (auto &[obj, rs] : releases_) {
       std::vector<Release> &rel = rs.rel;
@@ -202,7 +238,9 @@ class FileSource : public EventSource {
   // so that refilling does not value-initialize each slot before decoding.
   std::vector<Event> buf_;
   std::vector<Aux> aux_;  // parallel to buf_
-  size_t head_ = 0, end_ = 0;
+  // [head_, ready_) are readable, [ready_, end_) decoded and not yet.
+  size_t head_ = 0, ready_ = 0, end_ = 0;
+  std::vector<Event> enters_;  // insert_open_frames' scratch
   uint64_t count_ = 0, settles_ = 0;
   int64_t prev_until_ = std::numeric_limits<int64_t>::min();
   bool done_ = false;

@@ -10,10 +10,11 @@
  * allocation, no syscall; the runtime's slow path runs only when the thread
  * has no buffer yet, its chunk is full, or the recorder is off.
  *
- * Windowed recording (VPROF_SAMPLE) costs the fast path nothing: a thread
- * between windows has `end == pos`, so every probe leaves the fast path and
- * keeps the thread's shadow stack in the probe's body (vprof_shadowed;
- * runtime/window.h), not in the runtime.
+ * Windowed recording (VPROF_SAMPLE) costs the fast path nothing. Between
+ * windows a probe stops at its inline test, which compares the shared
+ * window word with the one the thread saw say "off": nothing is called,
+ * nothing written, and the reader rebuilds the stack a thread had when
+ * recording resumed from the exits that follow (runtime/window.h).
  * A process that does not record (vprof_rt_idle) pays a load and a branch a
  * probe.
  *
@@ -50,9 +51,8 @@
 extern "C" {
 #endif
 
-/* Per-thread recorder state. The first cache line is the hot one: the probe
- * fast path touches nothing else. Owned by one thread; never written by others. */
-#define VPROF_SHADOW_FRAMES 64
+/* Per-thread recorder state: one cache line, the only one the probe fast
+ * path touches. Owned by one thread; never written by others. */
 struct vprof_thread {
   struct vprof_slot *pos;   /* next free slot */
   struct vprof_slot *end;   /* end of the current chunk */
@@ -60,21 +60,16 @@ struct vprof_thread {
   vprof_u32 busy;           /* re-entry guard (signal handlers) */
   vprof_u32 tid;
   struct vprof_slot *start; /* first slot of the current ring: slots from here to pos are this pass's */
-  /* Between recording windows (runtime/window.h), where `end` is parked at
-   * `pos`: the window word the thread saw say "off" (VPROF_NOT_SHADOWING
-   * otherwise), the shared word itself, and the number of frames begun since
-   * the thread stopped recording that are still open, the first
-   * VPROF_SHADOW_FRAMES of them kept in `shadow` (kind, arg). */
-  vprof_u64 shadow_word;
+  /* Windowed recording (runtime/window.h): the window word the thread saw
+   * say "off" (VPROF_NOT_OFF while it records), and the shared word itself.
+   * While the two are equal every probe stops at its inline test. */
+  vprof_u64 off_word;
   const volatile vprof_u64 *window_word;
-  vprof_u32 shadow_n;
-  vprof_u32 spare;
-  struct vprof_slot shadow[VPROF_SHADOW_FRAMES];
   /* Cold state follows, owned by the runtime (runtime/recorder.h). */
 };
 /* No window word equals it (its state bits say "in full", its number and
  * tick are out of reach of a sampled word, and a full one is 3). */
-#define VPROF_NOT_SHADOWING (~(vprof_u64)0)
+#define VPROF_NOT_OFF (~(vprof_u64)0)
 
 /* The calling thread's state, or NULL before its first record / when off.
  * initial-exec: the runtime is a shared library loaded at start-up, so the
@@ -125,9 +120,8 @@ VPROF_API vprof_u64 vprof_rt_clock_ns(void);
 /* What a rewritten file calls is inline whatever the caller's size (left to
  * the compiler, GCC kept vprof_site_end and vprof_emit out of line in
  * MariaDB's largest functions, a call per probe even when nothing recorded),
- * and it is only the test that the process records at all. The rest of a
- * probe (the fast path, the shadow between windows, the slow path) is out of
- * line, one copy of each probe in each file: inline at every call site it
+ * and it is only the test that the thread records (vprof_records). The rest
+ * of a probe (the fast path and the slow path) is out of line, one copy of each probe in each file: inline at every call site it
  * was ~490 bytes a site (PostgreSQL's exec_simple_query grew from 1.9 to
  * 32 KB), and the instrumented functions' hot code missed the instruction
  * cache, recording or not (docs/performance.md, "Issue 28: the probes out of
@@ -165,48 +159,15 @@ VPROF_INLINE void vprof_write_slot(struct vprof_thread *t, vprof_u32 kind, vprof
   t->busy = 0;
 }
 
-/* Between windows: keeps the frame a probe begins or ends in the thread's
- * shadow, inline. 0: not between windows as the thread last saw them (the
- * window may have opened), or an end of a frame begun before the stop: the
- * runtime's slow path takes it. A signal handler's probes are balanced, so
- * one interrupting this leaves the shadow as it found it. */
-static inline int vprof_frame_ends(vprof_u32 kind) {
-  return kind == VPROF_K_FUNC_EXIT || kind == VPROF_K_SITE_END || kind == VPROF_K_WAIT_END;
-}
-/* A frame begun between windows: the first VPROF_SHADOW_FRAMES are kept,
- * the count goes on (the runtime's slow path pushes with it too). */
-static inline void vprof_shadow_push(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg) {
-  vprof_u32 n = t->shadow_n;
-  if (n < VPROF_SHADOW_FRAMES) {
-    t->shadow[n].w0 = kind;
-    t->shadow[n].arg = arg;
-  }
-  t->shadow_n = n + 1;
-}
-static inline int vprof_shadowed(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg) {
-  if (t->shadow_word != *t->window_word) return 0;
-  if (!vprof_frame_ends(kind)) {
-    vprof_shadow_push(t, kind, arg);
-    return 1;
-  }
-  if (t->shadow_n == 0) return 0;
-  --t->shadow_n;
-  return 1;
-}
-
-/* Not the fast path: a thread with no state in a process that records,
- * between windows, or whose chunk is full. */
-VPROF_INLINE void vprof_emit_other(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg) {
-  if (t == 0 || !vprof_shadowed(t, kind, arg)) vprof_rt_emit_slow(kind, arg);
-}
-
 /* The fast path's test: a thread that records, with room, not inside a probe. */
 VPROF_INLINE int vprof_fast(const struct vprof_thread *t) {
   return __builtin_expect(t != 0 && t->pos < t->end && !t->busy, 1);
 }
-/* Any other probe: the slow path, unless the process never records. */
+/* Any other probe: the slow path (a thread with no state in a process that
+ * records, one whose window moved, one whose chunk is full), unless the
+ * process never records. */
 VPROF_INLINE void vprof_slow(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg) {
-  if (t != 0 || !vprof_rt_idle) vprof_emit_other(t, kind, arg);
+  if (t != 0 || !vprof_rt_idle) vprof_rt_emit_slow(kind, arg);
 }
 
 VPROF_INLINE void vprof_emit(vprof_u32 kind, vprof_u64 arg) {
@@ -291,40 +252,37 @@ VPROF_INLINE void vprof_site_end_body(vprof_u64 site) {
 }
 
 /* The probes a rewritten file calls: the test inline, the body out of line
- * (VPROF_OUT_OF_LINE: "ool"). A process that never records pays two loads
- * and a branch a probe; one that records, a call more than the body. */
+ * (VPROF_OUT_OF_LINE: "ool"). The test: a thread with a state goes on while
+ * it records, or when the shared window word is no longer the "off" it saw
+ * (a window may have opened: the slow path looks); a thread with none, when
+ * the process records. Between windows a probe is thus three loads, a
+ * compare and a branch; in a process that never records, two loads and a
+ * branch; recording, a call more than the body. */
 VPROF_OUT_OF_LINE void vprof_fn_enter_ool(vprof_u32 id) { vprof_fn_enter_body(id); }
 VPROF_OUT_OF_LINE void vprof_fn_exit_ool(vprof_u32 id) { vprof_emit(VPROF_K_FUNC_EXIT, id); }
 VPROF_OUT_OF_LINE void vprof_site_begin_ool(vprof_u64 site) { vprof_emit(VPROF_K_SITE_BEGIN, site); }
 VPROF_OUT_OF_LINE void vprof_site_end_ool(vprof_u64 site) { vprof_site_end_body(site); }
-VPROF_INLINE int vprof_records(void) { return vprof_tls != 0 || !vprof_rt_idle; }
+VPROF_INLINE int vprof_records(void) {
+  const struct vprof_thread *t = vprof_tls;
+  return t != 0 ? t->off_word != *t->window_word : !vprof_rt_idle;
+}
 VPROF_INLINE void vprof_fn_enter(vprof_u32 id) { if (vprof_records()) vprof_fn_enter_ool(id); }
 VPROF_INLINE void vprof_fn_exit(vprof_u32 id) { if (vprof_records()) vprof_fn_exit_ool(id); }
 VPROF_INLINE void vprof_site_begin(vprof_u64 site) { if (vprof_records()) vprof_site_begin_ool(site); }
 VPROF_INLINE void vprof_site_end(vprof_u64 site) { if (vprof_records()) vprof_site_end_ool(site); }
 
-/* The sync probes: between windows a wait keeps the shadow, as a function
- * does (out of line), and a release does nothing (the ownership map is
- * written only while recording); a process that never records stops at the
- * inline test too. */
-VPROF_OUT_OF_LINE void vprof_wait_begin_ool(const void *obj, vprof_u32 role) {
-  struct vprof_thread *t = vprof_tls;
-  if (t == 0 || !vprof_shadowed(t, VPROF_K_WAIT_BEGIN, vprof_sync_arg(obj, role)))
-    vprof_rt_sync_wait_begin(obj, role);
-}
-VPROF_OUT_OF_LINE void vprof_wait_end_ool(const void *obj, vprof_u32 role, int acquired) {
-  struct vprof_thread *t = vprof_tls;
-  if (t == 0 || !vprof_shadowed(t, VPROF_K_WAIT_END, 0)) vprof_rt_sync_wait_end(obj, role, acquired);
-}
+/* The sync probes stop at the same test, and then call the runtime: the
+ * ownership map is there. Between windows nothing is recorded of a wait or a
+ * release; a wait that ends in a window gets its begin written then, at the
+ * time recording resumed (runtime/recorder.cc). */
 VPROF_INLINE void vprof_sync_wait_begin(const void *obj, vprof_u32 role) {
-  if (vprof_records()) vprof_wait_begin_ool(obj, role);
+  if (vprof_records()) vprof_rt_sync_wait_begin(obj, role);
 }
 VPROF_INLINE void vprof_sync_wait_end(const void *obj, vprof_u32 role, int acquired) {
-  if (vprof_records()) vprof_wait_end_ool(obj, role, acquired);
+  if (vprof_records()) vprof_rt_sync_wait_end(obj, role, acquired);
 }
 VPROF_INLINE void vprof_sync_release(const void *obj, vprof_u32 role) {
-  struct vprof_thread *t = vprof_tls;
-  if (t != 0 ? t->shadow_word != *t->window_word : !vprof_rt_idle) vprof_rt_sync_release(obj, role);
+  if (vprof_records()) vprof_rt_sync_release(obj, role);
 }
 
 /* For C: `__attribute__((cleanup(vprof_fn_cleanup))) vprof_u32 v = ID;` runs the

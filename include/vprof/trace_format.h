@@ -86,8 +86,8 @@ typedef __UINT64_TYPE__ vprof_u64;
  * run, vprof iterate, the runtime): writable by all and sticky, as /tmp is,
  * so a server that drops root writes its threads' files as its new user. */
 #define VPROF_TRACE_DIR_MODE_AS_ROOT 01777
-#define VPROF_TRACE_VERSION 7u
-#define VPROF_TRACE_MIN_READABLE 7u       /* oldest reader that can read what we write */
+#define VPROF_TRACE_VERSION 8u
+#define VPROF_TRACE_MIN_READABLE 8u       /* oldest reader that can read what we write */
 #define VPROF_HEADER_BYTES 4096u
 #define VPROF_SLOT_BYTES 16u
 
@@ -139,11 +139,15 @@ enum vprof_kind {
   VPROF_K_WINDOW = 21,       /* windowed recording (VPROF_SAMPLE): this thread saw the recording
                                  window change. arg: VPROF_WINDOW_* fields below. Time: when the
                                  change happened (the thread recorded nothing since). To OFF:
-                                 nothing more is recorded until a WINDOW record to ON or DRAIN,
-                                 whose `pops` frames (functions, call sites, waits) of the stack
-                                 the thread had when it stopped ended meanwhile, and which is
-                                 followed by a FUNC_ENTER, SITE_BEGIN or WAIT_BEGIN at its own time
-                                 for each frame begun meanwhile and still open, outermost first.
+                                 nothing more is recorded until a WINDOW record to ON or DRAIN.
+                                 That one says UNKNOWN (version 8): the thread's stack is not
+                                 known. Each frame open at its time is read from the exit that
+                                 ends it before the thread's next WINDOW record to OFF; a wait
+                                 begun meanwhile gets its WAIT_BEGIN at the record's time, written
+                                 by its end. Up to version 7 it said instead how many frames of the
+                                 stack at the stop ended meanwhile (`pops`), and was followed by a
+                                 FUNC_ENTER, SITE_BEGIN or WAIT_BEGIN at its own time for each
+                                 frame begun meanwhile and still open, outermost first.
                                  An interval counts only if its IV_BEGIN comes while the thread's
                                  last WINDOW record says ON */
   VPROF_K_WAKER_AT = 22,     /* arg: the return address at the waker's release (an address in
@@ -164,14 +168,18 @@ enum vprof_kind {
 #define VPROF_WINDOW_MADE(arg) ((vprof_u32)(((arg) >> 2) & 1u))    /* this thread changed the state
                                                                        (one record per change) */
 #define VPROF_WINDOW_LOST(arg) ((vprof_u32)(((arg) >> 3) & 1u))    /* more frames were begun
-                                                                       meanwhile than it could keep */
+                                                                       meanwhile than it could keep
+                                                                       (up to version 7) */
 #define VPROF_WINDOW_CAPPED(arg) ((vprof_u32)(((arg) >> 4) & 1u))  /* to OFF at the cap, with counted
                                                                        intervals still open */
-#define VPROF_WINDOW_POPS(arg) ((vprof_u32)(((arg) >> 8) & 0xffffffu))
+#define VPROF_WINDOW_UNKNOWN(arg) ((vprof_u32)(((arg) >> 5) & 1u)) /* recording resumes with the
+                                                                       stack unknown (version 8) */
+#define VPROF_WINDOW_POPS(arg) ((vprof_u32)(((arg) >> 8) & 0xffffffu))  /* up to version 7 */
 #define VPROF_WINDOW_SEQ(arg) ((vprof_u32)((arg) >> 32))           /* the window's number, from 1 */
 #define VPROF_WINDOW_ARG(state, made, lost, capped, pops, seq)                                     \
   ((vprof_u64)(state) | ((vprof_u64)(made) << 2) | ((vprof_u64)(lost) << 3) |                      \
    ((vprof_u64)(capped) << 4) | ((vprof_u64)(pops) << 8) | ((vprof_u64)(seq) << 32))
+#define VPROF_WINDOW_UNKNOWN_BIT ((vprof_u64)1 << 5)
 
 /* Sync roles, the top byte of WAIT_BEGIN / RELEASE arguments. */
 enum vprof_sync_role {

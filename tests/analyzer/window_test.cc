@@ -1,7 +1,9 @@
 // Windowed recording (issue 28, part 1; trace format v6 WINDOW records): an
 // interval counts when it begins in a window's ON part, whatever its length;
 // the frames a thread ended and began while nothing recorded are put right
-// when recording resumes. Every number is worked out above its test.
+// when recording resumes, as traces up to format 7 say them (`pops` and the
+// replayed enters; format 8's are rebuilt by the reader:
+// tests/reader/open_frames_test.cc). Every number is worked out above its test.
 #include <gtest/gtest.h>
 
 #include <cmath>

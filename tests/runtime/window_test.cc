@@ -122,8 +122,9 @@ TEST(Windows, Issue28_RecordedInFullThereIsNoWindowRecord) {
   EXPECT_EQ(a->runs.front()->paths.rows.size(), 40u);
 }
 
-// A wait that began between windows (kept inline, in the shadow: no
-// runtime call, nothing counted) and ends in the next window names the
+// A wait that began between windows (its probe stops at the inline test:
+// no runtime call, nothing counted or written; its begin is written when it
+// ends, trace format 8) and ends in the next window names the
 // release in that window that ended it: in a window every release goes to
 // the ownership map (recorder.h, Process::release_if_waited). A release
 // written only when a wait was counted would miss it (measured, and undone:
@@ -157,18 +158,16 @@ TEST(Windows, Issue28_AWaitBegunBetweenWindowsNamesItsWakerInTheNextOne) {
   EXPECT_GE(ends, 1u);
 }
 
-// The probes keep the shadow inline between windows (probes.h,
-// vprof_shadowed): windows that open and close deep in a recursion, under a
-// function entered before any of them, must leave whole stacks: every frame
-// that ends while recording was begun (replayed from the shadow), and every
-// frame that ends between windows was one of the stop's. Deeper than the
-// shadow keeps (64 frames), the frames lost are counted. A level of the
-// recursion is two frames, and a wait begins at the bottom: at depths up to
-// 30 a window opens with at most 62 frames begun since the stop (the outer
-// function's too, at first); at depth 40 always with more than 64. Every
-// wait is on one lock: the waits replayed from the shadow name it as the
-// ones written while recording do.
-TEST(Windows, Issue28_FramesBegunInlineBetweenWindowsAreReplayedWhenOneOpens) {
+// Between windows a probe does nothing (probes.h, vprof_records), and a
+// thread resumes recording with its stack unknown: the reader rebuilds it
+// from the exits that follow (analyzer/read/open_frames.h). Windows that
+// open and close deep in a recursion (a level is two frames; up to 80 of
+// them, more than the 64 the shadow stack kept before trace format 8) must
+// leave whole stacks: no exit without its enter, and every counted
+// interval's function 3 under every level of the recursion. Every wait is on
+// one lock: the waits begun between windows, whose begin is written when
+// they end, name it as the ones written while recording do.
+TEST(Windows, Issue28_FramesOpenWhenAWindowOpensAreRebuiltFromTheirExits) {
   for (auto [least, depth] : {std::pair{0u, 30u}, std::pair{40u, 40u}}) {
     const uint32_t n = 400;
     const std::string dir = vprof::testing::fresh_dir("vprof-windows", "deep" + std::to_string(depth));
@@ -192,14 +191,33 @@ TEST(Windows, Issue28_FramesBegunInlineBetweenWindowsAreReplayedWhenOneOpens) {
         if (e.kind == Kind::WaitBegin) wait_args.insert(e.arg), ++waits;
     EXPECT_GT(waits, 0u) << depth;
     EXPECT_EQ(wait_args.size(), 1u) << depth << ": one lock, one arg";
-    if (depth <= 30) {
-      EXPECT_EQ(r.merge.window_frames_lost, 0u);
-      EXPECT_EQ(r.merge.window_pops_unmatched, 0u);
-      EXPECT_EQ(r.merge.exits_without_enter, 0u);
-      EXPECT_EQ(r.merge.unmatched_wait_ends, 0u);
-    } else {
-      EXPECT_GT(r.merge.window_frames_lost, 0u) << "a window opened deeper than the shadow keeps";
+    EXPECT_EQ(r.merge.window_frames_lost, 0u) << depth;
+    EXPECT_EQ(r.merge.window_pops_unmatched, 0u) << depth;
+    EXPECT_EQ(r.merge.exits_without_enter, 0u) << depth;
+    EXPECT_EQ(r.merge.unmatched_wait_ends, 0u) << depth;
+    // Each counted interval's function 3 is under as many calls of site 21
+    // as its level of the recursion (workload.cc: interval i at least + (i -
+    // 1) mod (depth - least + 1)): each rebuilt from its exit in the window.
+    size_t whole = 0;
+    for (size_t row = 0; row < counted; ++row) {
+      const uint64_t want = least + (r.paths.rows[row].id - 1) % (depth - least + 1);
+      uint32_t levels = 0;
+      bool has_fn3 = false;
+      for (const auto *c = r.paths.row_begin(row); c != r.paths.row_end(row); ++c) {
+        // Function 3, or the call of it folded into the site that calls
+        // it (the deepest level's site never calls anything else).
+        const auto &leaf = r.trie[c->node];
+        using vprof::analyzer::FrameKind;
+        if (!(leaf.kind == FrameKind::Function && leaf.id == 3) &&
+            !(leaf.kind == FrameKind::Site && leaf.id == 21 && leaf.callee_fn == 3))
+          continue;
+        has_fn3 = true;
+        for (uint32_t n = c->node; n != 0; n = r.trie[n].parent)
+          levels += r.trie[n].kind == FrameKind::Site && r.trie[n].id == 21;
+      }
+      whole += has_fn3 && levels == want;
     }
+    EXPECT_EQ(whole, counted) << depth << ": intervals under the whole recursion";
   }
 }
 

@@ -59,6 +59,11 @@ class SynthThread {
   void enqueue(uint64_t ts, uint64_t task) { rec(ts, VPROF_K_TASK_ENQUEUE, task); }
   void dequeue(uint64_t ts, uint64_t task) { rec(ts, VPROF_K_TASK_DEQUEUE, task); }
   void drop_begin(uint64_t ts) { rec(ts, VPROF_K_DROP_BEGIN, 0); }
+  // A WINDOW record (windowed recording); `unknown`: recording resumes with
+  // the stack unknown (version 8).
+  void window(uint64_t ts, uint32_t state, uint32_t seq, bool made = false, bool unknown = false) {
+    rec(ts, VPROF_K_WINDOW, VPROF_WINDOW_ARG(state, made, 0, 0, 0, seq) | (unknown ? VPROF_WINDOW_UNKNOWN_BIT : 0));
+  }
   void raw(uint64_t w0, uint64_t arg) { slots_.push_back({w0, arg}); }
 
   // Timestamps are TSC ticks at this rate (the runtime's clock on x86)
