@@ -14,7 +14,10 @@
 
 #include <vprof/vprof.h>
 
-__thread struct vprof_thread *vprof_tls __attribute__((tls_model("initial-exec")));
+// Until start-up decides: every probe calls in (the runtime is not on yet).
+static const vprof_u64 none_word = vprof::rt::kWindowFull;
+struct vprof_thread vprof_rt_none = {nullptr, nullptr, 0, 0, 0, nullptr, VPROF_NOT_OFF, &none_word};
+__thread struct vprof_thread *vprof_tls __attribute__((tls_model("initial-exec"))) = &vprof_rt_none;
 int vprof_rt_idle = 0;
 int vprof_rt_every_wait = 0;
 
@@ -23,7 +26,7 @@ namespace vprof::rt {
 Process g;
 
 ThreadState *current_thread() {
-  if (vprof_tls) return reinterpret_cast<ThreadState *>(vprof_tls);
+  if (vprof_tls != &vprof_rt_none) return reinterpret_cast<ThreadState *>(vprof_tls);
   return thread_create();
 }
 
@@ -165,7 +168,7 @@ static void measure_floor() {
     probe[b] = (double)(t1 - t0) / kPairs / g.ticks_per_ns;
     interval[b] = (double)(t2 - t1) / kPairs / g.ticks_per_ns;
   }
-  vprof_tls = nullptr;
+  vprof_tls = &vprof_rt_none;
   // Median of the batches: robust to one batch hit by an interrupt.
   auto median = [](double *v, unsigned n) {
     for (unsigned i = 1; i < n; ++i)
@@ -203,7 +206,7 @@ static void on_thread_exit(void *p) { thread_finish(static_cast<ThreadState *>(p
 
 static void on_process_exit() {
   g.exiting.store(true, std::memory_order_relaxed);
-  ThreadState *self = reinterpret_cast<ThreadState *>(vprof_tls);
+  ThreadState *self = vprof_tls != &vprof_rt_none ? reinterpret_cast<ThreadState *>(vprof_tls) : nullptr;
   threads_mark_process_exit(self);
   if (self) thread_finish(self);
   maps_file_write();  // libraries loaded since start-up (a server's modules)
@@ -283,7 +286,10 @@ struct Startup {
   Startup() {
     vprof_runtime_init();
     // Not recording, for good: probes of threads with no state stop inline.
-    if (!on()) vprof_rt_idle = 1;
+    if (!on()) {
+      vprof_rt_idle = 1;
+      vprof_rt_none.off_word = none_word;
+    }
   }
 } startup;
 

@@ -429,7 +429,7 @@ void thread_finish(ThreadState *t) {
       if (r) munmap(r, g.chunk_bytes);
     munmap(t->header, VPROF_HEADER_BYTES);
   }
-  if (vprof_tls == &t->hot) vprof_tls = nullptr;
+  if (vprof_tls == &t->hot) vprof_tls = &vprof_rt_none;
   t_finished = true;
   pthread_setspecific(g.exit_key, nullptr);
   munmap(t, sizeof(ThreadState));
@@ -450,7 +450,7 @@ void threads_after_fork_in_child() {
   }
   g.threads = nullptr;
   writer_forget_after_fork();  // the parent's writer does not exist here
-  vprof_tls = nullptr;
+  vprof_tls = &vprof_rt_none;
   t_finished = false;
   t_creating = false;
   t_lost = false;

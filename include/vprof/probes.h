@@ -71,18 +71,26 @@ struct vprof_thread {
  * tick are out of reach of a sampled word, and a full one is 3). */
 #define VPROF_NOT_OFF (~(vprof_u64)0)
 
-/* The calling thread's state, or NULL before its first record / when off.
- * initial-exec: the runtime is a shared library loaded at start-up, so the
- * variable lives in static TLS and is one %fs-relative load away. */
+/* The calling thread's state; &vprof_rt_none (never NULL) before its first
+ * record and after its file is closed. initial-exec: the runtime is a shared
+ * library loaded at start-up, so the variable lives in static TLS and is one
+ * %fs-relative load away. */
 VPROF_API extern __thread struct vprof_thread *vprof_tls __attribute__((tls_model("initial-exec")));
+
+/* The state of every thread that has none: `pos == end`, so a probe that gets
+ * past its inline test takes the slow path, which makes the thread's state.
+ * In a process that never records (vprof_rt_idle) its `off_word` equals its
+ * window word, and every probe stops at the test. One test for both, with
+ * no branch on a NULL state. */
+VPROF_API extern struct vprof_thread vprof_rt_none;
 
 /* Slow path: set up the thread's buffer, switch chunks, or count a drop.
  * Writes the record when it can. */
 VPROF_API void vprof_rt_emit_slow(vprof_u32 kind, vprof_u64 arg);
 
 /* Nonzero once start-up has decided this process never records (no trace
- * directory, or one it cannot use): a thread with no state then costs a
- * probe a load and a branch, not a call into the runtime. */
+ * directory, or one it cannot use): vprof_rt_none then stops every probe at
+ * its inline test. */
 VPROF_API extern int vprof_rt_idle;
 
 /* Nonzero when every wait is recorded (VPROF_MIN_WAIT_NS=0): an acquire that
@@ -161,13 +169,13 @@ VPROF_INLINE void vprof_write_slot(struct vprof_thread *t, vprof_u32 kind, vprof
 
 /* The fast path's test: a thread that records, with room, not inside a probe. */
 VPROF_INLINE int vprof_fast(const struct vprof_thread *t) {
-  return __builtin_expect(t != 0 && t->pos < t->end && !t->busy, 1);
+  return __builtin_expect(t->pos < t->end && !t->busy, 1);
 }
-/* Any other probe: the slow path (a thread with no state in a process that
- * records, one whose window moved, one whose chunk is full), unless the
- * process never records. */
+/* Any other probe: the slow path (a thread with no state yet, one whose
+ * window moved, one whose chunk is full). */
 VPROF_INLINE void vprof_slow(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg) {
-  if (t != 0 || !vprof_rt_idle) vprof_rt_emit_slow(kind, arg);
+  (void)t;
+  vprof_rt_emit_slow(kind, arg);
 }
 
 VPROF_INLINE void vprof_emit(vprof_u32 kind, vprof_u64 arg) {
@@ -252,11 +260,11 @@ VPROF_INLINE void vprof_site_end_body(vprof_u64 site) {
 }
 
 /* The probes a rewritten file calls: the test inline, the body out of line
- * (VPROF_OUT_OF_LINE: "ool"). The test: a thread with a state goes on while
- * it records, or when the shared window word is no longer the "off" it saw
- * (a window may have opened: the slow path looks); a thread with none, when
- * the process records. Between windows a probe is thus three loads, a
- * compare and a branch; in a process that never records, two loads and a
+ * (VPROF_OUT_OF_LINE: "ool"). The test: the thread goes on while it
+ * records, or when the shared window word is no longer the "off" it saw (a
+ * window may have opened: the slow path looks); a thread with no state
+ * (vprof_rt_none) when the process records. Between windows, and in a
+ * process that never records, a probe is thus four loads, a compare and a
  * branch; recording, a call more than the body. */
 VPROF_OUT_OF_LINE void vprof_fn_enter_ool(vprof_u32 id) { vprof_fn_enter_body(id); }
 VPROF_OUT_OF_LINE void vprof_fn_exit_ool(vprof_u32 id) { vprof_emit(VPROF_K_FUNC_EXIT, id); }
@@ -264,7 +272,7 @@ VPROF_OUT_OF_LINE void vprof_site_begin_ool(vprof_u64 site) { vprof_emit(VPROF_K
 VPROF_OUT_OF_LINE void vprof_site_end_ool(vprof_u64 site) { vprof_site_end_body(site); }
 VPROF_INLINE int vprof_records(void) {
   const struct vprof_thread *t = vprof_tls;
-  return t != 0 ? t->off_word != *t->window_word : !vprof_rt_idle;
+  return t->off_word != *t->window_word;
 }
 VPROF_INLINE void vprof_fn_enter(vprof_u32 id) { if (vprof_records()) vprof_fn_enter_ool(id); }
 VPROF_INLINE void vprof_fn_exit(vprof_u32 id) { if (vprof_records()) vprof_fn_exit_ool(id); }

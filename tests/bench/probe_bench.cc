@@ -4,7 +4,7 @@
 //   probe_pair_ns=<x> timestamp_pair_ns=<y> ratio=<x/y> bytes_per_event=<b> neighbour_ratio=<z>
 //   off_probe_ns=<o> idle_probe_ns=<i> off_sync_ns=<s> call_ns=<c> named_call_ns=<d>
 // off_probe_ns: one function probe between recording windows (VPROF_SAMPLE,
-// runtime/window.h: the probe's body, out of line, keeps the thread's shadow stack), half
+// runtime/window.h: the probe stops at its inline test, probes.h), half
 // an enter/exit pair, measured in a child process recording with windows
 // that never open.
 // idle_probe_ns: the same in a child that does not record at all (no
@@ -277,7 +277,7 @@ int main(int argc, char **argv) {
       vprof_site_begin(i);
       vprof_site_end(i);
     }
-    tid = vprof_tls ? vprof_tls->tid : 0;
+    tid = vprof_tls->tid;
   }).join();
   double bytes = -1;
   std::string file = dir + "/t-" + std::to_string(getpid()) + "-" + std::to_string(tid) + ".vpt";

@@ -449,7 +449,7 @@ int main(int argc, char **argv) {
     pairs(1000);
     vprof_site_begin(1);
     vprof_site_end(1);
-    return vprof_rt_idle == 1 && vprof_tls == nullptr ? 0 : 1;
+    return vprof_rt_idle == 1 && vprof_tls == &vprof_rt_none ? 0 : 1;
   } else if (mode == "kill") {
     pairs(arg(2));
     std::printf("ready\n");
