@@ -440,6 +440,35 @@ TEST(Iterate, Issue28_TheConfigsSampleReachesEveryRun) {
   EXPECT_EQ(bad.error().message, path + ": field 'sample': must be a percentage in [0, 100]");
 }
 
+// Found running `SAMPLE=10 scripts/demo.sh`: at 10% a window of 100 ms
+// opens about once a second, and the demo's runs last 0.16 s: an iteration's
+// 10 runs saw none open, and the session stopped, saying that nothing called
+// vprof_interval_begin. Now the workload runs again, `runs` times a round,
+// until a window opened, 5 rounds at most; then the error says why. Here no
+// window can open (one of an hour at 50%): 5 rounds of 2 runs, and the line
+// names the windows.
+TEST(Iterate, Issue28_RunsThatSawNoWindowOpenAreRunAgainThenSaidSo) {
+  Config c = make_target("nowindow", "stage2", 2);
+  c.sample = 50;
+  c.runs = 2;
+  c.max_iterations = 1;
+  const std::string seen = c.dir + "/runs-seen.txt";
+  c.run_command = "echo run >> " + seen + " && export VPROF_SAMPLE_WINDOW_MS=3600000 && " + c.run_command;
+  std::vector<std::string> logged;
+  Hooks h;
+  h.log = [&](const std::string &l) { logged.push_back(l); };
+  auto out = run_session(c, options(), h);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().message.find("no recording window opened in 10 runs of the workload"), std::string::npos)
+      << out.error().message;
+  EXPECT_EQ(out.error().message.find("nothing called vprof_interval_begin"), std::string::npos);
+  const std::string runs = slurp(seen);
+  EXPECT_EQ(std::count(runs.begin(), runs.end(), '\n'), 10);
+  size_t again = 0;
+  for (const auto &l : logged) again += l.find("no recording window opened in") != std::string::npos;
+  EXPECT_EQ(again, 4u) << "rounds 2 to 5 each said";
+}
+
 // Issue 28: `runs` (init --runs; 100/PCT under --sample) runs the workload
 // that many times an iteration, into the iteration's one trace directory:
 // the analysis reads every run's intervals, a run's log each.
