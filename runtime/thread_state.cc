@@ -240,11 +240,15 @@ ThreadState *thread_create() {
       t->hot.busy = 0;
       // Windowed: the state the thread begins in (a window may be open), as
       // it is now: making the file took time, the window may have moved on.
+      // Recording, its stack is unknown: a forked child's thread is in the
+      // frames its parent was in (the reader finds them by their exits).
       if (window_sampled()) {
         const uint64_t w = *window_word_ptr;
         t->resumed_tick = vprof_now();
-        emit_slots(t, VPROF_K_WINDOW, VPROF_WINDOW_ARG(window_state(w), 0, 0, 0, 0, window_seq(w)), t->resumed_tick,
-                   nullptr, 0);
+        emit_slots(t, VPROF_K_WINDOW,
+                   VPROF_WINDOW_ARG(window_state(w), 0, 0, 0, 0, window_seq(w)) |
+                       (window_recording(w) ? VPROF_WINDOW_UNKNOWN_BIT : 0),
+                   t->resumed_tick, nullptr, 0);
         window_set_seen(t, w);
         if (window_recording(w)) switches_open(t);
       }

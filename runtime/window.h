@@ -1,7 +1,7 @@
 // Windowed recording (VPROF_SAMPLE, docs/run.md "Windowed recording"): every
 // thread of every process forked from this one records everything inside
 // windows that cover about VPROF_SAMPLE percent of the time, and nothing in
-// between, where a probe is its inline test: three loads, a compare and a
+// between, where a probe is its inline test: four loads, a compare and a
 // branch (probes.h, vprof_records).
 //
 // The state is one word in a MAP_SHARED page made at start-up, before any

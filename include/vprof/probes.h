@@ -11,12 +11,11 @@
  * has no buffer yet, its chunk is full, or the recorder is off.
  *
  * Windowed recording (VPROF_SAMPLE) costs the fast path nothing. Between
- * windows a probe stops at its inline test, which compares the shared
- * window word with the one the thread saw say "off": nothing is called,
+ * windows a probe stops at its inline test (vprof_records), which compares
+ * the shared window word with the one the thread saw say "off": nothing is called,
  * nothing written, and the reader rebuilds the stack a thread had when
  * recording resumed from the exits that follow (runtime/window.h).
- * A process that does not record (vprof_rt_idle) pays a load and a branch a
- * probe.
+ * A process that does not record (vprof_rt_idle) stops at the same test.
  *
  * Signal safety: a probe that interrupts another probe on the same thread (a
  * signal handler running instrumented code) sees `busy` set and is dropped and

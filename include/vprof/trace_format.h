@@ -160,7 +160,7 @@ enum vprof_kind {
   VPROF_K_MAX_ = 23
 };
 /* A WINDOW record's argument. State: what recording is from the record's time. */
-#define VPROF_WINDOW_OFF 0u      /* nothing recorded: probes cost a load and a branch */
+#define VPROF_WINDOW_OFF 0u      /* nothing recorded: a probe is its inline test */
 #define VPROF_WINDOW_ON 1u       /* everything recorded; an interval begun now counts */
 #define VPROF_WINDOW_DRAIN 2u    /* everything recorded; intervals begun now do not count: the
                                     window waits for those counted to end */
