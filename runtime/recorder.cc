@@ -14,6 +14,8 @@
 
 #include <vprof/vprof.h>
 
+#include <algorithm>
+
 // Until start-up decides: every probe calls in (the runtime is not on yet).
 static const vprof_u64 none_word = vprof::rt::kWindowFull;
 struct vprof_thread vprof_rt_none = {nullptr, nullptr, 0, 0, 0, nullptr, VPROF_NOT_OFF, &none_word};
@@ -458,7 +460,11 @@ void vprof_rt_sync_wait_end(const void *obj, uint32_t role, int acquired) {
   if (t->waits_recorded == 0) {
     // Begun while nothing recorded (window.h): its begin now, at the time
     // recording resumed, so that the wait names its object. Not taken back.
-    if (window_sampled()) emit_at(t, VPROF_K_WAIT_BEGIN, vprof_sync_arg(obj, role), t->resumed_tick);
+    // A wait around another one begun while off (PostgreSQL's LWLock wait
+    // around its semaphore's) ends after it: its begin then comes at the
+    // inner one's end, not before it, so that time goes forward.
+    if (window_sampled())
+      emit_at(t, VPROF_K_WAIT_BEGIN, vprof_sync_arg(obj, role), std::max(t->resumed_tick, window_last_tick(t)));
     t->wait_slot = nullptr;
   } else {
     --t->waits_recorded;

@@ -56,10 +56,12 @@ double jitter(uint64_t seed, uint32_t seq) {
   return (double)(z >> 11) / (double)(1ull << 53);
 }
 
+}  // namespace
+
 // The tick of the thread's newest record in its current ring (0: none):
 // what a WINDOW record's time must not go below. A multi-slot record's last
 // slot is payload; emit_slots notes where such a record ended.
-uint64_t last_tick(const ThreadState *t) {
+uint64_t window_last_tick(const ThreadState *t) {
   if (!t->has_ring() || t->hot.pos <= t->hot.start) return 0;
   if (t->multi_end == t->hot.pos) return t->multi_tick;
   const vprof_slot &s = *(t->hot.pos - 1);
@@ -71,8 +73,6 @@ uint64_t last_tick(const ThreadState *t) {
     default: return tick;
   }
 }
-
-}  // namespace
 
 const volatile uint64_t *window_word_ptr = &kFullWord;
 
@@ -170,7 +170,7 @@ bool window_observe(ThreadState *t) {
   }
   // When it changed, or after the thread's newest record (it recorded on
   // until it looked), and not after now.
-  const uint64_t ts = std::min(std::max(made ? t->made_tick : window_since(w), last_tick(t)), now);
+  const uint64_t ts = std::min(std::max(made ? t->made_tick : window_since(w), window_last_tick(t)), now);
   if (!was) {  // (no switch event is open while off: nothing came to let go)
     if (!is) {
       // Off and still off (a window came and went while the thread ran no
@@ -185,7 +185,6 @@ bool window_observe(ThreadState *t) {
       return false;
     }
     window_set_seen(t, w);  // the ring's end back: records can be written
-    switches_open(t);
   }
   if (is && (!was || window_seq(w) != window_seq(old)))
     t->window_open = shared ? shared->open_tick.load(std::memory_order_relaxed) : 0;
@@ -198,6 +197,12 @@ bool window_observe(ThreadState *t) {
   if (!was) {
     t->waits_recorded = 0;  // a wait open now was begun while off
     t->resumed_tick = ts;
+    // After the WINDOW record: perf_event_open is a system call, and a
+    // signal is delivered on its return. A handler's probe then records
+    // (its test passes from window_set_seen on): before the WINDOW record,
+    // at a later time, it read as a corrupt one (PostgreSQL's SIGUSR1
+    // handler posting its latch's semaphore, once a backend at 10%).
+    switches_open(t);
   }
   window_set_seen(t, w);  // off: the ring's end parked from here on
   return is;

@@ -158,6 +158,32 @@ TEST(Windows, Issue28_AWaitBegunBetweenWindowsNamesItsWakerInTheNextOne) {
   EXPECT_GE(ends, 1u);
 }
 
+// Found on PostgreSQL at 10%: an LWLock wait around its semaphore's wait,
+// both begun between windows, the inner one ended first in the next window.
+// Each gets its WAIT_BEGIN when it ends (nothing recorded the begins); the
+// outer one's came at the window's opening, before the inner one's end
+// already written: time went back on the thread, which the reader clamps
+// and reports. Now it comes at the inner one's end: records in time order,
+// both waits named by their objects.
+TEST(Windows, Issue28_NestedWaitsBegunBetweenWindowsAreWrittenInTimeOrder) {
+  const std::string dir = vprof::testing::fresh_dir("vprof-windows", "nestedwaits");
+  ASSERT_EQ(run_workload(dir, {"nestedwaits", "5"},
+                         {{"VPROF_SAMPLE", "20"}, {"VPROF_SAMPLE_WINDOW_MS", "2"}, {"VPROF_SAMPLE_CAP_MS", "5000"},
+                          {"VPROF_MIN_WAIT_NS", "0"}, {"VPROF_PREEMPT", "0"}}),
+            0)
+      << "exit 4: no round's waits began between windows";
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->count(vprof::trace::Severity::Warning), 0u) << (t->diagnostics.empty() ? "" : t->diagnostics[0].str());
+  EXPECT_EQ(t->count(vprof::trace::Severity::Error), 0u);
+  for (const auto &l : t->losses) EXPECT_EQ(l.clamped, 0u) << l.file;
+  std::set<uint8_t> roles;
+  for (const auto &s : t->threads)
+    for (const auto &e : s.events)
+      if (e.kind == Kind::WaitBegin) roles.insert(e.role);
+  EXPECT_EQ(roles, (std::set<uint8_t>{VPROF_SYNC_MUTEX, VPROF_SYNC_SEMAPHORE})) << "both waits named";
+}
+
 // Between windows a probe does nothing (probes.h, vprof_records), and a
 // thread resumes recording with its stack unknown: the reader rebuilds it
 // from the exits that follow (analyzer/read/open_frames.h). Windows that

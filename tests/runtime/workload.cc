@@ -12,6 +12,11 @@
 //                               windows; the parent, in a counted interval of the next
 //                               window, releases it and holds the window open until the
 //                               wait has ended; R rounds (exits 4 when no wait began off)
+//   workload nestedwaits R      windowed recording: a thread begins a wait and a wait inside
+//                               it between windows (PostgreSQL's LWLock wait around its
+//                               semaphore's) and ends both in the next window, opened by
+//                               another thread's intervals; R rounds (exits 4 when none
+//                               straddled)
 //   workload budget N M         N threads x M pairs into whatever budget the env gives
 //   workload preempt MS         two threads pinned to one CPU, busy for MS ms each inside
 //                               one interval: the kernel must preempt them
@@ -319,14 +324,46 @@ static void window_process(uint64_t base, uint32_t threads, uint32_t n, uint32_t
   for (auto &t : ts) t.join();
 }
 
+// The window word as every thread reads it (its layout: runtime/window.h).
+static bool window_off() { return vprof::rt::window_state(*vprof_tls->window_word) == VPROF_WINDOW_OFF; }
+
+// nestedwaits: an outer and an inner wait begun between windows, both ended
+// in the next one, the inner first.
+static int nested_waits(uint32_t rounds) {
+  static int outer, inner;
+  std::atomic<bool> done{false};
+  std::thread annotator([&] {  // moves the windows: the annotation API does
+    for (uint64_t id = 1; !done.load(); ++id) {
+      vprof_interval_begin(id);
+      spin_us(20);
+      vprof_interval_end(id);
+    }
+  });
+  vprof_fn_enter(4);  // a thread state: vprof_tls
+  vprof_fn_exit(4);
+  uint32_t straddled = 0;
+  for (uint32_t r = 0; r < rounds; ++r) {
+    while (!window_off()) usleep(50);
+    vprof_sync_wait_begin(&outer, VPROF_SYNC_MUTEX);
+    vprof_sync_wait_begin(&inner, VPROF_SYNC_SEMAPHORE);
+    const bool off = window_off();
+    while (window_off()) usleep(50);
+    vprof_sync_wait_end(&inner, VPROF_SYNC_SEMAPHORE, 1);
+    spin_us(50);
+    vprof_sync_wait_end(&outer, VPROF_SYNC_MUTEX, 1);
+    straddled += off;
+  }
+  done = true;
+  annotator.join();
+  return straddled > 0 ? 0 : 4;
+}
+
 // straddle: a wait begun between windows names its waker in the next one.
 struct StraddleRounds {
   std::atomic<int> waiting{-1}, released{-1}, ended{-1}, straddled{0};
   int objs[16] = {};
 };
 
-// The window word as every thread reads it (its layout: runtime/window.h).
-static bool window_off() { return vprof::rt::window_state(*vprof_tls->window_word) == VPROF_WINDOW_OFF; }
 
 static int straddle(uint32_t rounds) {
   void *mem = mmap(nullptr, sizeof(StraddleRounds), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -437,6 +474,8 @@ int main(int argc, char **argv) {
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
   } else if (mode == "straddle") {
     return straddle(arg(2));
+  } else if (mode == "nestedwaits") {
+    return nested_waits(arg(2));
   } else if (mode == "deepwindows") {
     // n intervals of `us` at depths min, min+1, ... max, again and again
     // (each level two frames).
