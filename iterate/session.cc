@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 #include <map>
 #include <optional>
 #include <set>
@@ -37,6 +38,18 @@ namespace {
 // Rounds of `runs` runs an iteration makes, at most, when recording in
 // windows and no window opened (Session::run's loop).
 constexpr int kWindowRounds = 5;
+
+// VPROF_SAMPLE_WINDOW_MS's default, from the runtime's one list of options.
+constexpr uint64_t kDefaultWindowMs = [] {
+  uint64_t ms = 0;
+#define VPROF_OPTION_STR(field, env, def, help)
+#define VPROF_OPTION_U64(field, env, def, lo, hi, step, help) \
+  if (std::string_view(#field) == "sample_window_ms") ms = def;
+#include "../runtime/options.def"
+#undef VPROF_OPTION_STR
+#undef VPROF_OPTION_U64
+  return ms;
+}();
 
 // Recorded in windows, with intervals begun and no window opened.
 bool no_window_opened(const analyzer::RunAnalysis &r) {
@@ -504,10 +517,10 @@ Expected<Outcome> Session::run() {
       if (no_window_opened(*analysis->runs.back()))
         return Error{fmt::format(
             "{}: no recording window opened in {} runs of the workload: {} intervals were begun, all outside "
-            "one. At --sample {} a window of VPROF_SAMPLE_WINDOW_MS (100 ms unless set) opens about once "
+            "one. At --sample {} a window of VPROF_SAMPLE_WINDOW_MS ({} ms unless set) opens about once "
             "every 100/{} of that; make a run longer than that period, or the windows shorter",
             it.trace_dir, kWindowRounds * c_.runs, analyzer::intervals_left_out(*analysis->runs.back()), c_.sample,
-            c_.sample)};
+            kDefaultWindowMs, c_.sample)};
       return Error{fmt::format("{}: the run recorded no interval: nothing called vprof_interval_begin and "
                                "vprof_interval_end (are the program's transactions annotated, and did the "
                                "workload reach them? docs/interfaces.md)",

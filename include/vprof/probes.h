@@ -172,17 +172,14 @@ VPROF_INLINE int vprof_fast(const struct vprof_thread *t) {
 }
 /* Any other probe: the slow path (a thread with no state yet, one whose
  * window moved, one whose chunk is full). */
-VPROF_INLINE void vprof_slow(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg) {
-  (void)t;
-  vprof_rt_emit_slow(kind, arg);
-}
+VPROF_INLINE void vprof_slow(vprof_u32 kind, vprof_u64 arg) { vprof_rt_emit_slow(kind, arg); }
 
 VPROF_INLINE void vprof_emit(vprof_u32 kind, vprof_u64 arg) {
   struct vprof_thread *t = vprof_tls;
   if (vprof_fast(t))
     vprof_write_slot(t, kind, arg, vprof_now());
   else
-    vprof_slow(t, kind, arg);
+    vprof_slow(kind, arg);
 }
 
 /* A call site's word: its id, and in the high half the id of the function
@@ -213,7 +210,7 @@ VPROF_INLINE void vprof_fn_enter_body(vprof_u32 id) {
     now = vprof_newest_tick(t, VPROF_K_SITE_BEGIN, VPROF_SITE_CALLS(0, id), ~(vprof_u64)0 << 32);
     vprof_write_slot(t, VPROF_K_FUNC_ENTER, id, now != 0 ? now : vprof_now());
   } else {
-    vprof_slow(t, VPROF_K_FUNC_ENTER, id);
+    vprof_slow(VPROF_K_FUNC_ENTER, id);
   }
 }
 
@@ -231,7 +228,7 @@ VPROF_INLINE void vprof_site_end_body(vprof_u64 site) {
   vprof_u64 now, began;
   const vprof_u32 id = (vprof_u32)site;
   if (!vprof_fast(t)) {
-    vprof_slow(t, VPROF_K_SITE_END, id);
+    vprof_slow(VPROF_K_SITE_END, id);
     return;
   }
   if ((site >> 32) != 0 && (now = vprof_newest_tick(t, VPROF_K_FUNC_EXIT, site >> 32, ~(vprof_u64)0)) != 0) {
