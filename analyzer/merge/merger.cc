@@ -161,9 +161,21 @@ void Merger::fold_intervals(std::vector<IntervalInfo> &completed) {
       // A begin after the id's end: the id was reused (a pooled request
       // object, a connection handle), a new interval from here on. (An end
       // at the same instant on another stream, ordered first, is its own.)
+      // Counted when one process reuses it: another process's use (a later
+      // run of the same program in one trace) is only a new interval.
+      if (pid_of(iv) == tl_.threads[e.thread].pid) ++counters_.reused_ids;
       retire(iv);
       iv = IntervalInfo{};
-      ++counters_.reused_ids;
+    } else if (stats_.sampling.sampled && (e.begin ? iv.begin_ts >= 0 && iv.end_ts < 0 && !iv.counted
+                                                   : iv.end_ts >= 0)) {
+      // Recorded in windows, one side of an interval goes unrecorded as a
+      // rule: one begun in a window's drain (never counted) ends after its
+      // thread stopped recording, one begun between windows ends in the
+      // next. So a begin while the id's uncounted interval is open, or an
+      // end after its end, is the id's next use, not an ambiguous one (the
+      // sampled demo: 7 counted intervals were ignored as duplicate begins).
+      retire(iv);
+      iv = IntervalInfo{};
     }
     iv.id = e.id;
     if (e.begin) {
@@ -295,6 +307,10 @@ void Merger::sum_windows() {
     if (state == VPROF_WINDOW_ON) s.on_ns += last - since;
     s.recording_ns += last - since;
   }
+}
+
+uint32_t Merger::pid_of(const IntervalInfo &iv) const {
+  return tl_.threads[iv.begin_ts >= 0 ? iv.begin_thread : iv.end_thread].pid;
 }
 
 void Merger::retire(const IntervalInfo &iv) {

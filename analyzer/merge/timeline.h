@@ -353,6 +353,7 @@ class Merger {
   int64_t epoch_end();  // decodes every source ahead as far as it looks
   void fold_intervals(std::vector<IntervalInfo> &completed);
   void retire(const IntervalInfo &iv);  // counts what it ended as: incomplete, abandoned
+  uint32_t pid_of(const IntervalInfo &iv) const;  // the process of its begin (of its end, if it has none)
   void sum_windows();                   // stats_.sampling, once every thread is read
   void resolve_dequeues();
   struct Scratch;  // per-epoch buffers, kept to reuse their memory

@@ -262,7 +262,7 @@ case25_13_pooled_ids() {
   expect "case25-13 pooled ids" 0 '' -- "$vprof" analyze "$tmp/c25-13" --json "$tmp/c25-13.json"
   grep -q "^vprof analyze $tmp/c25-13: 80000 intervals (0 incomplete)" "$tmp/out" && ok ||
     { bad "case25-13: headline"; head -1 "$tmp/out"; }
-  grep -q "ids reused after their interval ended" "$tmp/out" && ok || bad "case25-13: not said"
+  grep -q "ids reused by one process after their interval ended" "$tmp/out" && ok || bad "case25-13: not said"
   # Issue 27: the reused ids are a warning, the verdict says so, and
   # --fail-on turns the verdict into the exit status (reports written first).
   grep -q "^data quality: warning: .*reused_ids" "$tmp/out" && ok || bad "case27: no warning verdict"
