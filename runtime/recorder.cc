@@ -35,7 +35,7 @@ ThreadState *current_thread() {
 bool emit_slots(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now,
                 const vprof_slot *ext, unsigned n_ext) {
   if (t->hot.busy) {  // re-entered from a signal handler mid-record
-    thread_count_drop(t);
+    thread_count_reentry(t);
     return false;
   }
   // Between windows the ring's end is parked at its position (window.h):

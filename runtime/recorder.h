@@ -187,6 +187,9 @@ ThreadState *thread_create();
 bool thread_next_chunk(ThreadState *t);
 void thread_finish(ThreadState *t);
 void thread_count_drop(ThreadState *t);
+// A drop because a signal handler's probe interrupted a record (hot.busy):
+// counted apart too, so `vprof run` does not blame the budget for it.
+void thread_count_reentry(ThreadState *t);
 void count_lost_record();  // a record of a thread that has no file
 // The background writer (writer.cc).
 void writer_start();  // once per process (again in a forked child)

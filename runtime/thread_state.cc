@@ -272,6 +272,11 @@ void thread_count_drop(ThreadState *t) {
   else count_lost_record();
 }
 
+void thread_count_reentry(ThreadState *t) {
+  if (t->header) __atomic_fetch_add(&t->header->reentered_records, 1u, __ATOMIC_RELAXED);
+  thread_count_drop(t);
+}
+
 static void write_marker(ThreadState *t, uint32_t kind) {
   // The two slots past hot.end are reserved for DROP_BEGIN and THREAD_EXIT.
   vprof_slot *s = t->hot.pos;

@@ -37,12 +37,19 @@ std::string read_one(const std::string &path, vprof_process_header &h) {
   return why;
 }
 
-// The largest budget among the processes whose thread files in `dir`
-// dropped records (their headers' pid); p's largest when none is known.
-uint64_t budget_of_droppers(const ProcessFiles &p, const std::string &dir) {
-  uint64_t mb = 0;
+// What the thread files in `dir` that dropped records say of it: the largest
+// budget among their processes (their headers' pid; p's largest when none is
+// known), and how many of the drops were a signal handler's probe that
+// interrupted a record (reentered_records).
+struct Droppers {
+  uint64_t budget_mb = 0;
+  uint64_t reentered = 0;
+};
+
+Droppers droppers(const ProcessFiles &p, const std::string &dir) {
+  Droppers out;
   DIR *d = opendir(dir.c_str());
-  if (!d) return p.budget_mb;
+  if (!d) return {p.budget_mb, 0};
   while (dirent *e = readdir(d)) {
     const std::string name = e->d_name;
     if (name.size() < 7 || name.compare(0, 2, "t-") != 0 || name.compare(name.size() - 4, 4, ".vpt") != 0) continue;
@@ -54,10 +61,14 @@ uint64_t budget_of_droppers(const ProcessFiles &p, const std::string &dir) {
                     std::memcmp(h.magic, VPROF_TRACE_MAGIC, 8) == 0;
     close(fd);
     if (!ok || h.dropped_records == 0) continue;
-    if (auto it = p.budget_mb_by_pid.find(h.pid); it != p.budget_mb_by_pid.end()) mb = std::max(mb, it->second);
+    out.reentered += std::min<uint64_t>(h.reentered_records, h.dropped_records);
+    if (h.reentered_records >= h.dropped_records) continue;  // the budget played no part
+    if (auto it = p.budget_mb_by_pid.find(h.pid); it != p.budget_mb_by_pid.end())
+      out.budget_mb = std::max(out.budget_mb, it->second);
   }
   closedir(d);
-  return mb ? mb : p.budget_mb;
+  if (!out.budget_mb) out.budget_mb = p.budget_mb;
+  return out;
 }
 
 }  // namespace
@@ -132,12 +143,20 @@ std::string lost_records_cause(uint64_t dropped, const ProcessFiles &p, const st
     return fmt::format("{} has {:.1f} MiB free: its file system filled up (a --trace-dir on a larger one, or "
                        "--sample to record in windows)",
                        dir, free_mib);
-  // Records dropped in files that exist: the budget, or a write that failed.
+  // Records dropped in files that exist: a signal handler's probe that
+  // interrupted a record (PostgreSQL's latch handler: 1-3 a run), the
+  // budget, or a write that failed.
   if (dropped) {
-    const uint64_t mb = budget_of_droppers(p, dir);
-    return fmt::format("a process reached its budget (VPROF_BUFFER_MB{}), or {}'s file system was full for a while "
-                       "({:.0f} MiB free now): raise VPROF_BUFFER_MB, or --sample to record in windows",
-                       mb ? fmt::format(", {} MiB", mb) : "", dir, free_mib);
+    const Droppers dr = droppers(p, dir);
+    const std::string reentered =
+        fmt::format("{} of a signal handler's probe{} that ran while {} thread was writing a record (such a "
+                    "record is dropped; nothing to raise)",
+                    dr.reentered, dr.reentered == 1 ? "" : "s", dr.reentered == 1 ? "its" : "their");
+    if (dr.reentered >= dropped) return reentered;
+    return fmt::format("{}a process reached its budget (VPROF_BUFFER_MB{}), or {}'s file system was full for a "
+                       "while ({:.0f} MiB free now): raise VPROF_BUFFER_MB, or --sample to record in windows",
+                       dr.reentered ? reentered + "; the rest: " : "",
+                       dr.budget_mb ? fmt::format(", {} MiB", dr.budget_mb) : "", dir, free_mib);
   }
   // Only threads without a file: the refusals' lines name their errno.
   if (!p.refused.empty()) return "";

@@ -257,7 +257,8 @@ struct vprof_file_header {
   vprof_u64 anchor1_ns;          /*  80 (live) */
   vprof_u64 dropped_records;     /*  88 (live) records lost: budget or disk full, no fd, re-entry */
   vprof_u32 flags;               /*  96 (live) VPROF_FLAG_* */
-  vprof_u32 reserved0;           /* 100 */
+  vprof_u32 reentered_records;   /* 100 (live) of dropped_records, those of a signal handler's probe
+                                    that interrupted a record (0 in files before 2026-12) */
   double probe_pair_ns;          /* 104 measured at process start: one enter/exit probe pair */
   double empty_interval_ns;      /* 112 measured at process start: begin+end of an empty interval */
   vprof_u64 start_realtime_ns;   /* 120 CLOCK_REALTIME at process start, for humans */

@@ -14,12 +14,17 @@
 //                             workers do, and writes M pairs there on its main
 //                             thread and M on a thread it starts; the parent
 //                             waits for it. 2 + 4*M records in all.
+//   run_target reenter        a SIGALRM handler, every 50 us, writes a pair while the
+//                             main thread writes pairs, until the handler's probe has
+//                             interrupted one of the main thread's records (its own
+//                             file's header says so); exits 3 after 20 s without.
 //   run_target exhaust M      opens files until the fd limit, starts a thread
 //                             that writes M pairs (no descriptor left for its
 //                             trace file), closes them, writes M pairs itself.
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <signal.h>
 #include <unistd.h>
@@ -150,6 +155,34 @@ static int objects(uint32_t n) {
   return 0;
 }
 
+static void on_alarm(int) {
+  vprof_fn_enter(900);
+  vprof_fn_exit(900);
+}
+
+static int reenter() {
+  pairs(1);  // the thread's file exists from here on
+  char path[512];
+  std::snprintf(path, sizeof path, "%s/t-%d-%d.vpt", std::getenv("VPROF_TRACE_DIR"), (int)getpid(), (int)gettid());
+  const int fd = open(path, O_RDONLY);
+  if (fd < 0) return 4;
+  struct sigaction sa {};
+  sa.sa_handler = on_alarm;
+  sigaction(SIGALRM, &sa, nullptr);
+  itimerval every{{0, 50}, {0, 50}};
+  setitimer(ITIMER_REAL, &every, nullptr);
+  for (int round = 0; round < 2000; ++round) {  // ~10 ms each
+    pairs(100000);
+    uint32_t reentered = 0;
+    if (pread(fd, &reentered, sizeof reentered, 100) == sizeof reentered && reentered > 0) {
+      itimerval stop{};
+      setitimer(ITIMER_REAL, &stop, nullptr);
+      return 0;
+    }
+  }
+  return 3;
+}
+
 int main(int argc, char **argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "objects" && argc == 3) return objects((uint32_t)std::strtoul(argv[2], nullptr, 10));
@@ -157,12 +190,13 @@ int main(int argc, char **argv) {
     return threads(std::atoi(argv[2]), (uint32_t)std::strtoul(argv[3], nullptr, 10));
   if (mode == "term" && argc == 3) return term(argv[2]);
   if (mode == "dropuid" && argc == 4) return dropuid(argv[2], (uint32_t)std::strtoul(argv[3], nullptr, 10));
+  if (mode == "reenter" && argc == 2) return reenter();
   if (mode == "exhaust" && argc == 3) return exhaust((uint32_t)std::strtoul(argv[2], nullptr, 10));
   if (mode == "hello" && argc == 3) {
     std::fclose(std::fopen(argv[2], "w"));
     pairs(1);
     return 0;
   }
-  std::fprintf(stderr, "usage: run_target threads N M | term FILE | hello FILE | dropuid USER M | exhaust M | objects N\n");
+  std::fprintf(stderr, "usage: run_target threads N M | term FILE | hello FILE | dropuid USER M | reenter | exhaust M | objects N\n");
   return 2;
 }
