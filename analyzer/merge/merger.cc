@@ -46,6 +46,7 @@ Merger::Merger(std::vector<trace::EventSource *> sources, unsigned threads, size
     if (!tl_.thread_by_tid.emplace(sources_[i]->tid(), i).second) ++counters_.duplicate_tids;
     builders_.push_back(std::make_unique<ThreadBuilder>(tl_.threads[i], i, direct, &tl_.places));
   }
+  ended_at_.assign(n, std::numeric_limits<int64_t>::max());
 }
 
 Merger::~Merger() = default;
@@ -166,6 +167,16 @@ void Merger::fold_intervals(std::vector<IntervalInfo> &completed) {
       if (pid_of(iv) == tl_.threads[e.thread].pid) ++counters_.reused_ids;
       retire(iv);
       iv = IntervalInfo{};
+    } else if (e.begin && iv.begin_ts >= 0 && iv.end_ts < 0 && ended_at_[iv.begin_thread] < e.ts &&
+               pid_of(iv) != tl_.threads[e.thread].pid) {
+      // A begin while the id's interval is open, which a thread of another
+      // process began and that thread's records ended before this begin (a
+      // run stopped with a transaction in flight, then the next run of the
+      // same program in one trace): the id's next use. The open one is
+      // incomplete. (Processes that run at once and number their ids alike
+      // still read as duplicate begins: which end is whose cannot be told.)
+      retire(iv);
+      iv = IntervalInfo{};
     } else if (stats_.sampling.sampled && (e.begin ? iv.begin_ts >= 0 && iv.end_ts < 0 && !iv.counted
                                                    : iv.end_ts >= 0)) {
       // Recorded in windows, one side of an interval goes unrecorded as a
@@ -247,7 +258,12 @@ bool Merger::next_epoch(std::vector<IntervalInfo> &completed) {
                          src.drop_begin_ts());
     }
   });
-  for (size_t i = 0; i < n; ++i) sources_[i]->consume(ranges[i].to);
+  for (size_t i = 0; i < n; ++i) {
+    const trace::EventSource &src = *sources_[i];
+    if (ranges[i].to == src.size() && src.exhausted() && src.size() > 0 && ended_at_[i] == std::numeric_limits<int64_t>::max())
+      ended_at_[i] = src.data()[src.size() - 1].ts;
+    sources_[i]->consume(ranges[i].to);
+  }
   for (auto &b : builders_) {
     b->fold_trie(tl_.trie);
     stats_.sampling.sampled = stats_.sampling.sampled || b->sampled;

@@ -366,6 +366,7 @@ class Merger {
   std::unique_ptr<Scratch> scratch_;
   Timeline tl_;
   std::vector<std::unique_ptr<ThreadBuilder>> builders_;
+  std::vector<int64_t> ended_at_;  // by thread: its last record's time once all of it is read; else max
   MergeCounters counters_;
   MergeStats stats_;
   FlatMap<IntervalInfo> intervals_;  // every id seen: its latest interval

@@ -189,5 +189,35 @@ TEST(Windows, Issue28_RecordedInFullADuplicateBeginIsStillOne) {
   EXPECT_EQ(tl.merge.reused_ids, 1u);
   ASSERT_EQ(tl.paths.rows.size(), 2u);
 }
+
+// Recorded in full too, runs of one program into one trace: run A (pid 100)
+// stopped with interval 1 in flight (its thread's records end at 20); run B
+// (pid 200) then begins 1 over [100, 150). B's interval counts (it was
+// ignored as a duplicate begin) and A's is incomplete. Two processes at
+// once that number their ids alike stay ambiguous: C (pid 300) begins 5 at
+// 200 and ends it at 230, D (pid 400) begins 5 at 210 while C still records.
+TEST(Windows, Issue28_AnIntervalLeftOpenByAnEndedProcessIsNotTheNextRunsDuplicate) {
+  TraceBuilder tb;
+  tb.thread(1, 100).begin(10, 1).enter(12, 1).exit(20, 1);
+  tb.thread(2, 200).begin(100, 1).end(150, 1);
+  tb.thread(3, 300).begin(200, 5).end(230, 5);
+  tb.thread(4, 400).begin(210, 5).end(240, 5);
+  const trace::Trace t = tb.build();
+  for (size_t epoch : {size_t{1}, size_t{2}, size_t{3}, size_t{1} << 30}) {
+    for (unsigned threads : {1u, 2u}) {
+      SCOPED_TRACE(::testing::Message() << "epoch_records=" << epoch << " threads=" << threads);
+      analyzer::PathOptions o;
+      o.epoch_records = epoch;
+      o.threads = threads;
+      auto tl = analyzer::compute_critical_paths(t, o);
+      std::vector<std::pair<uint64_t, int64_t>> rows;
+      for (const auto &row : tl.paths.rows) rows.push_back({row.id, row.latency_ns});
+      EXPECT_EQ(rows, (std::vector<std::pair<uint64_t, int64_t>>{{1, 50}, {5, 30}}));
+      EXPECT_EQ(tl.merge.duplicate_begins, 1u) << "D's, begun while C recorded";
+      EXPECT_EQ(tl.merge.duplicate_ends, 1u) << "D's";
+      EXPECT_EQ(tl.paths.counters.incomplete_intervals, 1u) << "A's";
+    }
+  }
+}
 }  // namespace
 }  // namespace vprof::testing
