@@ -47,6 +47,7 @@ Merger::Merger(std::vector<trace::EventSource *> sources, unsigned threads, size
     builders_.push_back(std::make_unique<ThreadBuilder>(tl_.threads[i], i, direct, &tl_.places));
   }
   ended_at_.assign(n, std::numeric_limits<int64_t>::max());
+  last_fed_.assign(n, std::numeric_limits<int64_t>::max());
 }
 
 Merger::~Merger() = default;
@@ -158,33 +159,31 @@ void Merger::fold_intervals(std::vector<IntervalInfo> &completed) {
       continue;
     }
     IntervalInfo &iv = *intervals_.try_emplace(e.id).first;
-    if (e.begin && iv.end_ts >= 0 && !(iv.begin_ts < 0 && iv.end_ts == e.ts)) {
-      // A begin after the id's end: the id was reused (a pooled request
-      // object, a connection handle), a new interval from here on. (An end
-      // at the same instant on another stream, ordered first, is its own.)
-      // Counted when one process reuses it: another process's use (a later
-      // run of the same program in one trace) is only a new interval.
-      if (pid_of(iv) == tl_.threads[e.thread].pid) ++counters_.reused_ids;
-      retire(iv);
-      iv = IntervalInfo{};
-    } else if (e.begin && iv.begin_ts >= 0 && iv.end_ts < 0 && ended_at_[iv.begin_thread] < e.ts &&
-               pid_of(iv) != tl_.threads[e.thread].pid) {
-      // A begin while the id's interval is open, which a thread of another
-      // process began and that thread's records ended before this begin (a
-      // run stopped with a transaction in flight, then the next run of the
-      // same program in one trace): the id's next use. The open one is
-      // incomplete. (Processes that run at once and number their ids alike
-      // still read as duplicate begins: which end is whose cannot be told.)
-      retire(iv);
-      iv = IntervalInfo{};
-    } else if (stats_.sampling.sampled && (e.begin ? iv.begin_ts >= 0 && iv.end_ts < 0 && !iv.counted
-                                                   : iv.end_ts >= 0)) {
-      // Recorded in windows, one side of an interval goes unrecorded as a
-      // rule: one begun in a window's drain (never counted) ends after its
-      // thread stopped recording, one begun between windows ends in the
-      // next. So a begin while the id's uncounted interval is open, or an
-      // end after its end, is the id's next use, not an ambiguous one (the
-      // sampled demo: 7 counted intervals were ignored as duplicate begins).
+    auto same_process = [&] { return pid_of(iv) == tl_.threads[e.thread].pid; };  // iv begun or ended
+    const bool open = iv.begin_ts >= 0 && iv.end_ts < 0;
+    // Is this event the id's next use (the interval before it retired)?
+    // - A begin after the id's end: the id was reused (a pooled request
+    //   object, a connection handle). (An end at the same instant on another
+    //   stream, ordered first, is its own.) Counted when one process reuses
+    //   it: another process's use (a later run of the same program in one
+    //   trace) is only a new interval.
+    // - A begin while open, where a thread of another process began the open
+    //   one and its records ended before this begin (a run stopped with a
+    //   transaction in flight, then the next run): the open one is
+    //   incomplete. Processes that run at once and number their ids alike
+    //   still read as duplicate begins: which end is whose cannot be told.
+    // - Recorded in windows, one side of an interval goes unrecorded as a
+    //   rule: one begun in a window's drain (never counted) ends after its
+    //   thread stopped recording, one begun between windows ends in the
+    //   next. So a begin while the id's uncounted interval is open, or an end
+    //   after its end (the sampled demo: 7 counted intervals were ignored as
+    //   duplicate begins).
+    const bool reused = e.begin && iv.end_ts >= 0 && !(iv.begin_ts < 0 && iv.end_ts == e.ts);
+    const bool next_use =
+        reused || (e.begin && open && ended_at_[iv.begin_thread] < e.ts && !same_process()) ||
+        (stats_.sampling.sampled && (e.begin ? open && !iv.counted : iv.end_ts >= 0));
+    if (next_use) {
+      if (reused && same_process()) ++counters_.reused_ids;
       retire(iv);
       iv = IntervalInfo{};
     }
@@ -260,8 +259,10 @@ bool Merger::next_epoch(std::vector<IntervalInfo> &completed) {
   });
   for (size_t i = 0; i < n; ++i) {
     const trace::EventSource &src = *sources_[i];
-    if (ranges[i].to == src.size() && src.exhausted() && src.size() > 0 && ended_at_[i] == std::numeric_limits<int64_t>::max())
-      ended_at_[i] = src.data()[src.size() - 1].ts;
+    // A file source may say it is exhausted an epoch after its last record
+    // was fed, with nothing left: the time is the last record fed.
+    if (ranges[i].to > ranges[i].from) last_fed_[i] = src.data()[ranges[i].to - 1].ts;
+    if (ranges[i].to == src.size() && src.exhausted()) ended_at_[i] = last_fed_[i];
     sources_[i]->consume(ranges[i].to);
   }
   for (auto &b : builders_) {

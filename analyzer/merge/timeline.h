@@ -367,6 +367,7 @@ class Merger {
   Timeline tl_;
   std::vector<std::unique_ptr<ThreadBuilder>> builders_;
   std::vector<int64_t> ended_at_;  // by thread: its last record's time once all of it is read; else max
+  std::vector<int64_t> last_fed_;  // by thread: its last record fed so far (max: none)
   MergeCounters counters_;
   MergeStats stats_;
   FlatMap<IntervalInfo> intervals_;  // every id seen: its latest interval

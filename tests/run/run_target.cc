@@ -31,6 +31,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <condition_variable>
 #include <cstdio>
@@ -42,6 +43,7 @@
 #include <vector>
 
 #include <vprof/probes.h>
+#include <vprof/trace_format.h>
 
 static void pairs(uint32_t m) {
   for (uint32_t i = 0; i < m; ++i) {
@@ -174,7 +176,7 @@ static int reenter() {
   for (int round = 0; round < 2000; ++round) {  // ~10 ms each
     pairs(100000);
     uint32_t reentered = 0;
-    if (pread(fd, &reentered, sizeof reentered, 100) == sizeof reentered && reentered > 0) {
+    if (pread(fd, &reentered, sizeof reentered, offsetof(vprof_file_header, reentered_records)) == sizeof reentered && reentered > 0) {
       itimerval stop{};
       setitimer(ITIMER_REAL, &stop, nullptr);
       return 0;
