@@ -179,6 +179,53 @@ TEST(Stream, CriticalPathsFromStreamEqualFromMemory) {
   }
 }
 
+// Window_test's Issue28_AnIntervalLeftOpenByAnEndedProcess… on files: a run
+// (pid 100) stops with interval 1 in flight (begun at 10, its thread's last
+// record at 20); the next run (pid 200) numbers its first interval 1 too,
+// [100, 150). A file source says it is exhausted only once a fill() finds
+// nothing more, often an epoch after its last record was fed: the thread's
+// end must still be known (the time of its last record fed), or the begin at
+// 100 reads as a duplicate and the end at 150 closes the old begin (140 ns).
+// Pids 300 and 400 run at once and number an id alike: still duplicates.
+TEST(Stream, AnIntervalLeftOpenByAnEndedProcessIsTheNextRunsOnFilesToo) {
+  const std::string dir = vprof::testing::fresh_dir("vprof-stream", "ended");
+  {
+    SynthThread a(dir, 100, 100);
+    a.interval_begin(10, 1);
+    a.fn_enter(12, 1);
+    a.fn_exit(20, 1);
+    a.close();
+    SynthThread b(dir, 200, 200);
+    b.interval_begin(100, 1);
+    b.interval_end(150, 1);
+    b.close();
+    SynthThread c(dir, 300, 300);
+    c.interval_begin(200, 5);
+    c.interval_end(230, 5);
+    c.close();
+    SynthThread d(dir, 400, 400);
+    d.interval_begin(210, 5);
+    d.interval_end(240, 5);
+    d.close();
+  }
+  for (size_t epoch : {1, 2, 3, 1024}) {  // a file source buffers an epoch's worth
+    for (unsigned threads : {1u, 2u}) {
+      SCOPED_TRACE(::testing::Message() << "epoch_records=" << epoch << " threads=" << threads);
+      auto ts = trace::TraceStream::open(dir);
+      ASSERT_TRUE(ts.ok());
+      analyzer::PathOptions o;
+      o.epoch_records = epoch;
+      o.threads = threads;
+      auto tl = analyzer::compute_critical_paths((*ts)->sources(), o);
+      std::vector<std::pair<uint64_t, int64_t>> rows;
+      for (const auto &row : tl.paths.rows) rows.push_back({row.id, row.latency_ns});
+      EXPECT_EQ(rows, (std::vector<std::pair<uint64_t, int64_t>>{{1, 50}, {5, 30}}));
+      EXPECT_EQ(tl.merge.duplicate_begins, 1u) << "pid 400's, begun while pid 300's was open";
+      EXPECT_EQ(tl.paths.counters.incomplete_intervals, 1u) << "pid 100's";
+    }
+  }
+}
+
 // The merge decodes sources in parallel (each file numbers labels in a table
 // of its own; settle() gives them the trace's numbers): with any worker
 // count, and any epoch size, labels must be numbered as one serial decode
