@@ -23,6 +23,7 @@
 #        test and once: FUNCTIONS="f g ..." (default exec_simple_query)
 #        profile only: SCALE=N (pgbench -i -s, 1)  CLIENTS=N (4)  TXNS=N per client (2500)
 #        MAX_ITERATIONS=N (20)  PORT=N (5499)
+#        SAMPLE=PCT (vprof init --sample PCT: windowed, 100/PCT runs an iteration)
 # Needs: bear, bison, flex, libreadline-dev, zlib1g-dev, gcc, make.
 set -euo pipefail
 
@@ -100,7 +101,7 @@ if [ $mode != test ]; then
   as_user "$vprof" init -p src --root exec_simple_query --sync postgres \
     --build "cd src && make -s -j $jobs >/dev/null && make -s -C src/backend install-bin DESTDIR=$inst >/dev/null" \
     --run "sh $work/run.sh" \
-    --max-iterations "$max_iter" --force
+    --max-iterations "$max_iter" ${SAMPLE:+--sample "$SAMPLE"} --force
   cat vprof.json
   step "vprof iterate --auto"
   start=$SECONDS
