@@ -43,6 +43,8 @@ struct TraceStream::Impl {
 
 // One trace file, decoded a record at a time into a buffer the merge consumes.
 class FileSource : public EventSource {
+  static constexpr size_t kBatch = size_t{1} << 16;  // events decoded at most a step, but a window's stack
+
  public:
   FileSource(TraceStream &ts, std::string path, std::unique_ptr<MappedFile> f,
              const vprof_file_header &h, const Clock &clock)
@@ -57,8 +59,11 @@ class FileSource : public EventSource {
     while (size() < n && !exhausted()) {
       if (!done_) {
         // Past a window whose stack is still being read, at least as many
-        // again: the decoded part is scanned again at each step.
-        const size_t old = end_, want = std::max(n - size(), end_ - ready_);
+        // again: the decoded part is scanned again at each step. A request
+        // for more than a batch is met a batch at a time: the buffer grows
+        // with what the file holds, not with n (an epoch of 2^30 records
+        // asked for 2^30 events of a 10-record file: bad_alloc).
+        const size_t old = end_, want = std::max(std::min(n - size(), kBatch), end_ - ready_);
         if (buf_.size() < old + want) {  // grows only: decoding overwrites what is there
           buf_.resize(old + want);
           aux_.resize(old + want);

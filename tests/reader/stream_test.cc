@@ -208,7 +208,7 @@ TEST(Stream, AnIntervalLeftOpenByAnEndedProcessIsTheNextRunsOnFilesToo) {
     d.interval_end(240, 5);
     d.close();
   }
-  for (size_t epoch : {1, 2, 3, 1024}) {  // a file source buffers an epoch's worth
+  for (size_t epoch : {size_t{1}, size_t{2}, size_t{3}, size_t{1} << 30}) {
     for (unsigned threads : {1u, 2u}) {
       SCOPED_TRACE(::testing::Message() << "epoch_records=" << epoch << " threads=" << threads);
       auto ts = trace::TraceStream::open(dir);
