@@ -577,8 +577,9 @@ void Decoder::finish(ThreadStream &meta, uint64_t events) {
   else if (!ended_ && (h_.flags & VPROF_FLAG_PROCESS_EXITED))
     diags_.push_back({Severity::Info, path_, size_,
                       "the process exited while this thread still ran; its records end there"});
+  // Counted once, as `dropped_records` (a loss): the note only says where.
   if (h_.dropped_records)
-    diags_.push_back({Severity::Warning, path_, 88,
+    diags_.push_back({Severity::Info, path_, 88,
                       fmt::format("{} records dropped (trace budget full, no space for the next "
                                   "chunk, or a signal handler re-entered a probe)",
                                   h_.dropped_records)});

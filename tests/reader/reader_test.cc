@@ -292,7 +292,7 @@ TEST(Reader, DroppedRecordsAreReported) {
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->dropped_records, 42u);
   EXPECT_EQ(t->threads[0].drop_begin_ts, 2);
-  EXPECT_TRUE(has_diag(*t, Severity::Warning, "t-1-11.vpt", 88, "42 records dropped"));
+  EXPECT_TRUE(has_diag(*t, Severity::Info, "t-1-11.vpt", 88, "42 records dropped"));
 }
 
 TEST(Reader, EmptyOrMissingDirectoryFailsWithItsName) {
