@@ -136,9 +136,10 @@ step "fetch Debian's mariadb source (pristine.sha1 before anything else)"
 if [ ! -d src ]; then
   "$here/scripts/targets/deb-source.sh" mariadb src
   sums > pristine.sha1
-  if [ "$(id -u)" = 0 ]; then chown -R "$user" "$work"; fi
 fi
 [ -s pristine.sha1 ] || sums > pristine.sha1
+# The user builds and runs everything: a tree fetched by hand as root too.
+if [ "$(id -u)" = 0 ]; then chown -R "$user" "$work"; fi
 stop_server
 # A tree left instrumented or patched by an interrupted run is put back first.
 if instrumented; then as_user "$vprof" restore -p src; fi
