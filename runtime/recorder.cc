@@ -351,8 +351,7 @@ void vprof_interval_end(uint64_t id) {
     // Its time after the look (a WINDOW record just written may be later).
     const uint64_t now = vprof_now();
     switches_drain(t, now);
-    // Not before a record a signal handler wrote meanwhile (the drain is long).
-    emit_at(t, VPROF_K_IV_END, id, std::max(now, window_last_tick(t)));
+    emit_at(t, VPROF_K_IV_END, id, now);
   }
   // Its count goes down only after its end is written: a counted interval
   // holds its window open, and the look above must still find it recording.

@@ -17,8 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <algorithm>
-
 #include "recorder.h"
 #include "window.h"
 
@@ -146,10 +144,7 @@ void switches_drain(ThreadState *t, uint64_t now) {
         // for the next drain (a full trace ring drains after its switch).
         if (t->dropping || t->hot.pos + 2 > t->hot.end) break;
         vprof_slot ext{in, 0};
-        // At `now`, or after a record a signal handler wrote since `now` was
-        // read (PostgreSQL's SIGUSR1 handler sets a latch: a RELEASE 27 us
-        // later, then this record and the interval's end before it in time).
-        emit_slots(t, VPROF_K_PREEMPTED, t->out_ns, std::max(now, window_last_tick(t)), &ext, 1);
+        emit_slots(t, VPROF_K_PREEMPTED, t->out_ns, now, &ext, 1);
       }
       if (late) {  // the rest, from `now` on, when the next drain reads this switch-in again
         if (t->out_ns < now_ns) t->out_ns = now_ns;

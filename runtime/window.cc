@@ -59,8 +59,7 @@ double jitter(uint64_t seed, uint32_t seq) {
 }  // namespace
 
 // The tick of the thread's newest record in its current ring (0: none):
-// what a record stamped with an earlier clock read must not go below (a
-// WINDOW record; one written after a signal handler's). A multi-slot record's last
+// what a WINDOW record's time must not go below. A multi-slot record's last
 // slot is payload; emit_slots notes where such a record ended.
 uint64_t window_last_tick(const ThreadState *t) {
   if (!t->has_ring() || t->hot.pos <= t->hot.start) return 0;
