@@ -300,7 +300,11 @@ bool Decoder::peek_tick(uint64_t off, uint64_t &tick) const {
 // A step back is clamped to the previous record's time (time on one thread
 // never goes backwards; counted). A step far ahead is the record's own
 // damage when the next record is back between the two: dropped, so that it
-// does not clamp every record until the clock catches up with it.
+// does not clamp every record until the clock catches up with it. Unless
+// the record after that one is at or past it: then it is a signal handler's
+// record, written after a probe read the clock and before the probe wrote
+// (PostgreSQL's SIGUSR1 handler setting a latch: a RELEASE, which names a
+// waker), and it is kept; the probe's record is clamped.
 bool Decoder::odd_step(const vprof_slot &s, uint32_t kind, uint64_t off, uint64_t &tick) {
   if (tick < last_tick_) {
     if (regressions_++ == 0) first_regression_ = off;
@@ -308,9 +312,17 @@ bool Decoder::odd_step(const vprof_slot &s, uint32_t kind, uint64_t off, uint64_
     return true;
   }
   const uint64_t slots = vprof_record_slots(s.w0, s.arg);
+  const uint64_t off1 = off + slots * VPROF_SLOT_BYTES;
   uint64_t next;
-  if (!peek_tick(off + slots * VPROF_SLOT_BYTES, next) || next >= tick || next < last_tick_)
+  if (!peek_tick(off1, next) || next >= tick || next < last_tick_)
     return true;  // the clock went there (or nothing says otherwise)
+  if (off1 + VPROF_SLOT_BYTES <= chunk_end_) {  // the two after it in this chunk
+    vprof_slot n;
+    std::memcpy(&n, base_ + off1, sizeof n);
+    const uint64_t off2 = off1 + vprof_record_slots(n.w0, n.arg) * VPROF_SLOT_BYTES;
+    uint64_t after;
+    if (off2 + VPROF_SLOT_BYTES <= chunk_end_ && peek_tick(off2, after) && after >= tick) return true;
+  }
   if (kind == VPROF_K_STRING) {  // its bytes are still good; its time is not used
     tick = last_tick_;
     return true;

@@ -264,6 +264,33 @@ TEST(Damage, Case12_CorruptTimestampCostsOnlyItsRecord) {
   EXPECT_EQ(r.json["data_lost"]["records"], 1);
 }
 
+// A signal handler's record between a probe's clock read and the probe's
+// own record: PostgreSQL's SIGUSR1 handler set a latch (a RELEASE, naming the
+// waker of another backend's wait) 481 us after a FUNC_EXIT read the clock,
+// and the FUNC_EXIT followed it (t-28679-28679.vpt of the 60-run check). The
+// RELEASE is real: the record after the FUNC_EXIT is past it. It used to be
+// dropped as a corrupt time; it is kept, and the FUNC_EXIT clamped to it.
+TEST(Damage, ASignalHandlersRecordBeforeTheInterruptedProbesIsKept) {
+  const std::string dir = fresh_dir("handler");
+  SynthThread t(dir, 1, 11, 1 << 16);
+  const uint64_t far = uint64_t{1} << 21;  // past kMaxStep
+  t.interval_begin(1000, 1);
+  t.fn_enter(1010, 1);
+  t.fn_exit(1020, 2);
+  t.release(1030 + far, 0x40);  // the handler's
+  t.fn_exit(1030, 1);           // the interrupted probe's, read before it
+  t.interval_end(1040 + far, 1);
+  t.close();
+  auto whole = trace::read_trace_dir(dir);
+  ASSERT_TRUE(whole.ok());
+  ASSERT_EQ(whole->losses.size(), 1u);
+  EXPECT_EQ(whole->losses[0].records, 0u) << "the RELEASE is not dropped";
+  EXPECT_EQ(whole->losses[0].clamped, 1u) << "the FUNC_EXIT, up to the RELEASE's time";
+  size_t releases = 0;
+  for (const auto &e : whole->threads[0].events) releases += e.kind == trace::Kind::Release;
+  EXPECT_EQ(releases, 1u);
+}
+
 // Case 10: a FIFO named like a trace file is not opened for reading (that
 // waits for a writer forever); it is an error naming it, and the rest of the
 // trace is analyzed.
