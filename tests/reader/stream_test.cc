@@ -195,18 +195,15 @@ TEST(Stream, AnIntervalLeftOpenByAnEndedProcessIsTheNextRunsOnFilesToo) {
     a.fn_enter(12, 1);
     a.fn_exit(20, 1);
     a.close();
-    SynthThread b(dir, 200, 200);
-    b.interval_begin(100, 1);
-    b.interval_end(150, 1);
-    b.close();
-    SynthThread c(dir, 300, 300);
-    c.interval_begin(200, 5);
-    c.interval_end(230, 5);
-    c.close();
-    SynthThread d(dir, 400, 400);
-    d.interval_begin(210, 5);
-    d.interval_end(240, 5);
-    d.close();
+    auto one = [&](uint32_t pid, uint64_t id, uint64_t begin, uint64_t end) {  // a process, one interval
+      SynthThread t(dir, pid, pid);
+      t.interval_begin(begin, id);
+      t.interval_end(end, id);
+      t.close();
+    };
+    one(200, 1, 100, 150);
+    one(300, 5, 200, 230);
+    one(400, 5, 210, 240);
   }
   for (size_t epoch : {size_t{1}, size_t{2}, size_t{3}, size_t{1} << 30}) {
     for (unsigned threads : {1u, 2u}) {
