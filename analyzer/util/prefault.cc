@@ -28,6 +28,12 @@ void keep_freed_memory() {
 #endif
 }
 
+void give_back_freed_memory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
 void PrefaultAhead::advance(const void *data, size_t used, size_t cap) {
   const char *d = static_cast<const char *>(data);
   if (d != base_) base_ = upto_ = d;  // reallocated (or first call)

@@ -26,6 +26,13 @@ void prefault(const void *begin, size_t bytes);
 // once, at start-up, from a program that analyzes. No-op without glibc.
 void keep_freed_memory();
 
+// Gives what is free in every arena of the C library's allocator back to the
+// system (malloc_trim). For a long-lived process that drops an analysis and
+// makes the next (an iterate session): with keep_freed_memory() the freed
+// analysis stays resident, and the next one's peak comes on top of it.
+// No-op without glibc.
+void give_back_freed_memory();
+
 // Keeps the reserved capacity just ahead of a growing vector populated, a
 // step at a time, so appends do not fault page by page. Call after appends.
 class PrefaultAhead {
