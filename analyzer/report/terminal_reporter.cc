@@ -289,9 +289,11 @@ class TerminalReporter : public Reporter {
     o += fmt::format("  {:>4}  {:<36} {:>7} {:<17} {:>7} {:>7} {:>6} {:>7}\n", "rank", "factor",
                      a.paper ? "contrib" : "share", "ci95", "p99", "top.1%", "height", "score");
     int shown = 0;
+    bool unplaced = false;
     for (const auto &f : a.factors) {
       if (f.rank == 0) continue;
       ++shown;
+      unplaced |= f.run < 0 && a.runs.size() > 1;
       std::string name = one_line(f.name, 36);
       std::string tail = f.tail99 ? pct(*f.tail99) : std::string("-");
       std::string top = f.top_share ? pct(*f.top_share) : std::string("-");
@@ -356,8 +358,13 @@ class TerminalReporter : public Reporter {
         "   {0} or one interval carries over half of it (ranked as if its score were half); "
         "measured in\n"
         "   run r: p99 and top.1% are of its {0} in run r alone, ci95 is run r's scaled to the "
-        "merged {0})\n\n",
-        a.paper ? "contribution" : "share");
+        "merged {0}{1})\n\n",
+        a.paper ? "contribution" : "share",
+        // A factor whose call sites were first timed in different runs, none
+        // of which holds them all (MariaDB's buf_page_get_gen), has no run to
+        // measure it in: its columns read "-".
+        unplaced ? ";\n   - = no one run holds all of the factor's call sites: no ci95, p99, top.1% or if fixed"
+                 : "");
     // The merge scales what a later run measured below a node to the node's
     // merged share: when the two runs disagree about that node, say so.
     for (const Graft &g : a.disagreements) {

@@ -269,3 +269,76 @@ TEST(Fragile, Case5_DeepFactorFromALaterRunGetsThatRunsIntervalAndTail) {
 
 }  // namespace
 }  // namespace vprof::testing
+
+namespace vprof::testing {
+namespace {
+
+using namespace analyzer;
+
+// R calls A (site 1) and B (site 2); A and B each call C (sites 3 and 4),
+// whose time varies. Run 0 breaks down A, run 1 breaks down B.
+trace::Trace split_run(bool a_broken_down, uint64_t seed, int n) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> c_ns(1000, 200000);
+  TraceBuilder tb;
+  auto &th = tb.thread(1);
+  for (int i = 0; i < n; ++i) {
+    int64_t t = int64_t(i) * 1000000;
+    th.begin(t, uint64_t(i) + 1).enter(t, 1);
+    const int64_t ca = c_ns(rng), cb = c_ns(rng);
+    if (a_broken_down) {
+      th.site(t, 1).enter(t, 2).call(t + 5, t + 5 + ca, 3, 4);
+      t += 5 + ca;
+      th.exit(t, 2).site_end(t, 1);
+      th.call(t, t + 5 + cb, 2, 3);
+      t += 5 + cb;
+    } else {
+      th.call(t, t + 5 + ca, 1, 2);
+      t += 5 + ca;
+      th.site(t, 2).enter(t, 3).call(t + 5, t + 5 + cb, 4, 4);
+      t += 5 + cb;
+      th.exit(t, 3).site_end(t, 2);
+    }
+    th.exit(t, 1).end(t, uint64_t(i) + 1);
+  }
+  return tb.build();
+}
+
+Names split_names() {
+  return make_names({{1, "R"}, {2, "A"}, {3, "B"}, {4, "C"}},
+                    {{1, 1, "A", 10}, {2, 1, "B", 11}, {3, 2, "C", 20}, {4, 3, "C", 30}});
+}
+
+// MariaDB's session 6: buf_page_get_gen's call sites were first timed in
+// different runs, no one run held them all, and its ci95, p99 and top.1%
+// read "-" with nothing in the legend to say why.
+TEST(Fragile, Issue29_AFactorNoOneRunHoldsSaysWhyItsColumnsAreEmpty) {
+  AnalyzeOptions opt;
+  opt.root = "R";
+  opt.factors.k = 3;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(split_run(true, 1, 600), split_names(), opt, 0).value());
+  runs.push_back(analyze_run(split_run(false, 2, 600), split_names(), opt, 1).value());
+  auto merged = combine(std::move(runs), opt);
+  const Factor *c = by_name(*merged, "C");
+  ASSERT_NE(c, nullptr);
+  ASSERT_GT(c->rank, 0);
+  ASSERT_EQ(c->instances.size(), 2u);
+  EXPECT_NE(c->instances[0]->run, c->instances[1]->run) << "one call site from each run";
+  EXPECT_LT(c->run, 0) << "no one run holds both";
+  EXPECT_FALSE(c->ci95);
+  std::ostringstream out;
+  ASSERT_TRUE(make_terminal_reporter()->write(*merged, out).ok());
+  EXPECT_NE(out.str().find("   - = no one run holds all of the factor's call sites"), std::string::npos) << out.str();
+
+  // One run: every factor has its run, and the legend says nothing of it.
+  std::vector<std::unique_ptr<RunAnalysis>> alone;
+  alone.push_back(analyze_run(split_run(true, 1, 600), split_names(), opt, 0).value());
+  auto single = combine(std::move(alone), opt);
+  std::ostringstream one;
+  ASSERT_TRUE(make_terminal_reporter()->write(*single, one).ok());
+  EXPECT_EQ(one.str().find("no one run holds"), std::string::npos) << one.str();
+}
+
+}  // namespace
+}  // namespace vprof::testing
