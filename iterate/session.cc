@@ -23,7 +23,6 @@
 #include "analyzer/report/preemption.h"
 #include "analyzer/report/reporter.h"
 #include "analyzer/util/output_file.h"
-#include "analyzer/util/prefault.h"
 #include "analyzer/util/process.h"
 #include "instrumenter/instrument.h"
 #include "instrumenter/names.h"
@@ -51,14 +50,6 @@ constexpr uint64_t kDefaultWindowMs = [] {
 #undef VPROF_OPTION_U64
   return ms;
 }();
-
-// Drops an analysis and gives its memory back to the system: an iteration's
-// analysis of every run so far is the session's peak, and what the last one
-// freed would otherwise stay resident under it (analyzer/util/prefault.h).
-void drop(std::unique_ptr<analyzer::Analysis> &a) {
-  a.reset();
-  analyzer::give_back_freed_memory();
-}
 
 // Recorded in windows, with intervals begun and no window opened.
 bool no_window_opened(const analyzer::RunAnalysis &r) {
@@ -492,7 +483,7 @@ Expected<Outcome> Session::run() {
     // 28th analysis beside it reached 24 GB and the OOM killer. What it
     // freed goes back to the system too: kept by the allocator for reuse
     // (keep_freed_memory), it stayed resident under the next analysis' peak.
-    drop(analysis);
+    analyzer::drop(analysis);
     auto a = analyze();
     if (!a) return Error{a.error().message};
     analysis = std::move(*a);
@@ -513,7 +504,7 @@ Expected<Outcome> Session::run() {
         (void)save_state(s_, state_path());
         return Error{ran.message()};
       }
-      drop(analysis);
+      analyzer::drop(analysis);
       auto again = analyze();
       if (!again) return Error{again.error().message};
       analysis = std::move(*again);

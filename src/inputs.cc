@@ -18,7 +18,6 @@
 
 #include "analyzer/read/process_files.h"
 #include "analyzer/read/trace_stream.h"
-#include "analyzer/util/prefault.h"
 
 namespace vprof::cli {
 
@@ -113,10 +112,7 @@ Expected<analyzer::Profile> load_input(const std::string &path, const std::strin
     auto a = analyze_dirs({path}, opt, "");
     if (!a) return a.error();
     analyzer::Profile p = analyzer::make_profile(**a, analyzer::build_info());
-    // `vprof gate` analyzes run after run in one process: what this analysis
-    // freed must not stay resident under the next (analyzer/util/prefault.h).
-    a->reset();
-    analyzer::give_back_freed_memory();
+    analyzer::drop(*a);  // `vprof gate` analyzes run after run in one process
     // Measured elsewhere, maybe: only what this machine can say of it.
     p.build.commit.clear();
     p.source = path;

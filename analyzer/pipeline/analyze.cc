@@ -11,6 +11,7 @@
 #include "analyzer/factors/heights.h"
 #include "analyzer/factors/tail.h"
 #include "analyzer/tree/merge_runs.h"
+#include "analyzer/util/prefault.h"
 
 namespace vprof::analyzer {
 namespace {
@@ -309,6 +310,11 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
     a->blame.push_back(std::move(nb));
   }
   return a;
+}
+
+void drop(std::unique_ptr<Analysis> &a) {
+  a.reset();
+  give_back_freed_memory();
 }
 
 }  // namespace vprof::analyzer
