@@ -150,7 +150,9 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
       langs[f.file].insert(f.lang);
     }
     for (const auto &c : s.sites) {
-      sites.emplace(std::make_tuple(c.at.file, c.at.begin, c.at.end), c);
+      // A closure only where every unit that sees the call allows one.
+      auto [it, fresh] = sites.emplace(std::make_tuple(c.at.file, c.at.begin, c.at.end), c);
+      if (!fresh && it->second.closure != c.closure) it->second.closure = Closure::None;
       langs[c.at.file].insert(c.lang);
     }
     for (const auto &y : s.syncs) {
@@ -226,7 +228,9 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
     uint32_t callee_fn = 0;
     if (!c.indirect)
       if (auto it = fn_of_name.find(c.callee); it != fn_of_name.end()) callee_fn = it->second;
-    std::function<Wrap(Lang)> make = [&](Lang l) { return site_wrap(l, c.form, id, callee_fn); };
+    // A file C units include too takes the forms both languages share.
+    const Closure closure = mixed(c.at.file) ? Closure::None : c.closure;
+    std::function<Wrap(Lang)> make = [&](Lang l) { return site_wrap(l, c.form, id, callee_fn, closure); };
     if (mixed(c.at.file) && c.form == ValueForm::Prvalue) {
       auto call = call_text(c.at);
       if (!call) return call.error();

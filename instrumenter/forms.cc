@@ -33,6 +33,16 @@ std::string preamble(const std::string &original_sha1, const std::string &file_i
          "#if defined(__cplusplus) && !defined(VPROF_INSTRUMENT_HELPERS_)\n"
          "#define VPROF_INSTRUMENT_HELPERS_ 1\n"
          "extern \"C++\" { namespace vprof { namespace detail {\n"
+         // The closure forms: the end is a scope's, so it also runs when the
+         // call throws; inlined whatever the caller's size, as the probes are.
+         "#define VPROF_CLOSURE_ __attribute__((always_inline))\n"
+         "template <class F> __attribute__((always_inline)) inline auto site_call(vprof_u64 site, F &&f) "
+         "-> decltype(f()) { SiteScope s(site); return f(); }\n"
+         "template <class T> __attribute__((always_inline)) inline T &site_lvalue(T *p) noexcept { return *p; }\n"
+         "template <class T> __attribute__((always_inline)) inline T &&site_xvalue(T *p) noexcept "
+         "{ return static_cast<T &&>(*p); }\n"
+         "template <class T> __attribute__((always_inline)) inline T *site_addr(T &&v) noexcept "
+         "{ return __builtin_addressof(v); }\n"
          "template <class T> inline T &&site_pass(vprof_u64 site, T &&v) noexcept "
          "{ vprof_site_end(site); return static_cast<T &&>(v); }\n"
          "template <class T> inline T site_value(vprof_u64 site, T &&v) "
@@ -75,8 +85,17 @@ Wrap site_wrap_both(uint32_t id, const std::string &call, uint32_t callee_fn) {
           fmt::format("); vprof_site_end({1}); vprof_r{0}_; }})", id, w)};
 }
 
-Wrap site_wrap(Lang lang, ValueForm form, uint32_t id, uint32_t callee_fn) {
+Wrap site_wrap(Lang lang, ValueForm form, uint32_t id, uint32_t callee_fn, Closure closure) {
   const std::string w = site_word(id, callee_fn);
+  if (lang == Lang::Cxx) {
+    const std::string call = fmt::format("vprof::detail::site_call({}, [&]() VPROF_CLOSURE_ {{ return ", w);
+    switch (closure) {
+      case Closure::None: break;
+      case Closure::Value: return {call, "; })"};
+      case Closure::Lvalue: return {"vprof::detail::site_lvalue(" + call + "__builtin_addressof(", "); }))"};
+      case Closure::Xvalue: return {"vprof::detail::site_xvalue(" + call + "vprof::detail::site_addr(", "); }))"};
+    }
+  }
   switch (form) {
     case ValueForm::Void:
       return {fmt::format("(vprof_site_begin({}), ", w), fmt::format(", vprof_site_end({}))", w)};

@@ -7,12 +7,32 @@
 //   C++  int f(int x) {                 int f(int x) { vprof::detail::FnScope vprof_fn_(1);
 //   C    int f(int x) {                 int f(int x) { __attribute__((cleanup(vprof_fn_cleanup), unused)) const vprof_u32 vprof_fn_ = (vprof_fn_enter(1), 1u);
 //
-// Call sites, by what the call yields (C++):
+// Call sites, C++: the call runs inside a closure that a helper calls between
+// the site's begin and end (a scope, so the end also runs when the call
+// throws), and the call expression keeps its value category and identity:
+// a prvalue is returned straight through (elided: no copy, no move, C++17's
+// guarantee kept), a reference comes back as a pointer and is dereferenced.
+//   void,       g(x)   ->  vprof::detail::site_call(2, [&]() VPROF_CLOSURE_ { return g(x); })
+//   prvalue     k(x)   ->  vprof::detail::site_call(4, [&]() VPROF_CLOSURE_ { return k(x); })
+//   lvalue      h(x)   ->  vprof::detail::site_lvalue(vprof::detail::site_call(3,
+//                              [&]() VPROF_CLOSURE_ { return __builtin_addressof(h(x)); }))
+//   xvalue      m(x)   ->  vprof::detail::site_xvalue(vprof::detail::site_call(3,
+//                              [&]() VPROF_CLOSURE_ { return vprof::detail::site_addr(m(x)); }))
+//   (VPROF_CLOSURE_: the closure is inlined whatever the caller's size, preamble())
+// A call a closure would change (a call that names __func__ or a
+// source_location default, a structured binding, a variable-length array,
+// co_await, va_arg, a statement expression or a label's address: tu_scan.cc,
+// closure_safe) and a class prvalue that cannot be moved keep the forms
+// below, which change no value either; their site stays open when the call
+// throws (the enclosing function's exit closes it):
 //   void        g(x)   ->  (vprof_site_begin(2), g(x), vprof_site_end(2))
 //   lvalue /    h(x)   ->  vprof::detail::site_pass(3, (vprof_site_begin(3), h(x)))
 //   xvalue                 (returns T& / T&&: value category unchanged)
 //   prvalue     k(x)   ->  vprof::detail::site_value(4, (vprof_site_begin(4), k(x)))
-//                          (returns T: one move for class types, see docs/instrument.md)
+//                          (a scalar: copying it changes nothing)
+//   class       k(x)   ->  ((void)vprof::detail::SiteScope(4), k(x))   (the object
+//   prvalue                is the call's own; the site ends with the full-expression)
+// Any standard:
 //   noreturn    abort()->  (vprof_site_begin(5), abort())   the call stays visible, so
 //                          -Wreturn-type and the optimizer still see control stop
 //   dependent   t.m()  ->  ((void)vprof::detail::SiteScope(6), t.m())   (inside templates:
@@ -62,7 +82,15 @@ enum class ValueForm {
   Glvalue,    // lvalue or xvalue result (C++)
   Prvalue,    // value result
   NoReturn,   // the callee never returns
-  Dependent,  // type unknown (template pattern)
+  Dependent,  // type unknown (template pattern), or a class prvalue that cannot move
+};
+
+// How a C++ call site is wrapped, beside its value form (forms.h's table).
+enum class Closure {
+  None,    // the forms that put no closure around the call (C; calls closure_safe refuses)
+  Value,   // void or prvalue: the closure returns the call
+  Lvalue,  // the closure returns the address, the helper the lvalue
+  Xvalue,  // the same, as an xvalue
 };
 
 struct Wrap {
@@ -78,7 +106,7 @@ std::string function_probe(Lang lang, uint32_t id);
 // callee_fn: the function probe id of the site's callee when that function is
 // instrumented in the same plan (0: none, or not one known definition); the
 // callee's enter and the site's end then share the clock reads around them.
-Wrap site_wrap(Lang lang, ValueForm form, uint32_t id, uint32_t callee_fn = 0);
+Wrap site_wrap(Lang lang, ValueForm form, uint32_t id, uint32_t callee_fn = 0, Closure closure = Closure::None);
 // In a header that C and C++ units both include (MariaDB's mysql_thread.h,
 // whose inline_mysql_cond_wait held 78.7% of a session's variance): the
 // function probe is C's, the cleanup variable, which GNU C++ takes too (it

@@ -24,6 +24,7 @@ struct FunctionIntent {
 struct SiteIntent {
   Located at;
   ValueForm form = ValueForm::Void;
+  Closure closure = Closure::None;  // C++: the closure form, when the call allows one (forms.h)
   Lang lang = Lang::Cxx;
   std::string function_file;  // the enclosing selected function's probe position
   unsigned function_at = 0;

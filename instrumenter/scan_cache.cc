@@ -22,7 +22,7 @@ namespace {
 // 2: a sync site's try_first, try_value; 3: stored, stored_unknown; 4: the
 // selected functions' intents, the patterns they were selected by, and the
 // notes the selection adds apart.
-constexpr int kFormat = 4;
+constexpr int kFormat = 5;
 constexpr size_t kKeptSettings = 3;  // settings directories kept, this one included
 
 }  // namespace
@@ -80,6 +80,7 @@ void from_json(const json &j, FunctionIntent &f) {
 void to_json(json &j, const SiteIntent &s) {
   j = {{"at", s.at},
        {"form", static_cast<int>(s.form)},
+       {"closure", static_cast<int>(s.closure)},
        {"lang", static_cast<int>(s.lang)},
        {"function_file", s.function_file},
        {"function_at", s.function_at},
@@ -95,6 +96,7 @@ void to_json(json &j, const SiteIntent &s) {
 void from_json(const json &j, SiteIntent &s) {
   j.at("at").get_to(s.at);
   s.form = static_cast<ValueForm>(j.at("form").get<int>());
+  s.closure = static_cast<Closure>(j.at("closure").get<int>());
   s.lang = static_cast<Lang>(j.at("lang").get<int>());
   j.at("function_file").get_to(s.function_file);
   j.at("function_at").get_to(s.function_at);

@@ -130,12 +130,103 @@ bool is_noreturn(const CallExpr *ce) {
   return false;
 }
 
+// Whether a class prvalue may be returned through a closure in every
+// standard the file may be built with: before C++17 that needs a copy or
+// move constructor anyone may call (the compilers elide it, as they do the
+// original's); a type without one keeps the scope form (forms.h).
 bool movable(QualType t) {
   const CXXRecordDecl *rd = t->getAsCXXRecordDecl();
-  if (!rd || !rd->hasDefinition() || rd->isTriviallyCopyable()) return true;
+  if (!rd || !rd->hasDefinition()) return true;
+  // Not isTriviallyCopyable(): a class whose copy constructor is deleted is
+  // trivially copyable through its implicit assignment.
   for (const CXXConstructorDecl *c : rd->ctors())
-    if ((c->isMoveConstructor() || c->isCopyConstructor()) && !c->isDeleted()) return true;
+    if ((c->isMoveConstructor() || c->isCopyConstructor()) && !c->isDeleted() && c->getAccess() == AS_public)
+      return true;
   return rd->needsImplicitMoveConstructor() || rd->needsImplicitCopyConstructor();
+}
+
+bool thread_safety_attrs(const FunctionDecl *fd) {
+  return fd->hasAttr<AcquireCapabilityAttr>() || fd->hasAttr<ReleaseCapabilityAttr>() ||
+         fd->hasAttr<TryAcquireCapabilityAttr>() || fd->hasAttr<RequiresCapabilityAttr>() ||
+         fd->hasAttr<AssertCapabilityAttr>() || fd->hasAttr<LocksExcludedAttr>() ||
+         fd->hasAttr<ExclusiveTrylockFunctionAttr>() || fd->hasAttr<SharedTrylockFunctionAttr>() ||
+         fd->hasAttr<AssertExclusiveLockAttr>() || fd->hasAttr<AssertSharedLockAttr>();
+}
+
+// What a call's text would mean otherwise inside a closure, or not compile
+// there: __func__ and its kin and a source_location default (they would name
+// the closure), a structured binding (a closure cannot capture one before
+// C++20), a variable-length array (nor that), co_await and co_yield (they
+// suspend the enclosing coroutine), va_arg and va_start (the enclosing
+// function's arguments), alloca (the closure's frame), a GNU statement expression (a return, break or goto
+// in it would leave the closure) and a label's address. And a temporary the
+// call's arguments make, when the call's value may refer to it (a reference,
+// a pointer, a class: same(std::string("abc")).size()): inside the closure
+// the temporary dies when the closure returns, not at the end of the
+// caller's full-expression.
+class ClosureHazards : public RecursiveASTVisitor<ClosureHazards> {
+ public:
+  bool found = false, temporary = false;
+  bool VisitMaterializeTemporaryExpr(MaterializeTemporaryExpr *) { return (temporary = true); }
+  bool VisitCXXBindTemporaryExpr(CXXBindTemporaryExpr *) { return (temporary = true); }
+  bool VisitPredefinedExpr(PredefinedExpr *) { return !(found = true); }
+  bool VisitSourceLocExpr(SourceLocExpr *) { return !(found = true); }
+  bool VisitCoroutineSuspendExpr(CoroutineSuspendExpr *) { return !(found = true); }
+  bool VisitVAArgExpr(VAArgExpr *) { return !(found = true); }
+  bool VisitStmtExpr(StmtExpr *) { return !(found = true); }
+  bool VisitAddrLabelExpr(AddrLabelExpr *) { return !(found = true); }
+  bool VisitDeclRefExpr(DeclRefExpr *r) {
+    const ValueDecl *d = r->getDecl();
+    if (isa<BindingDecl>(d) || d->getType()->isVariablyModifiedType()) return !(found = true);
+    if (d->hasAttr<GuardedByAttr>() || d->hasAttr<PtGuardedByAttr>()) return !(found = true);
+    // va_start and its kin name the enclosing function's arguments; alloca's
+    // memory would be the closure's frame, gone when it returns.
+    if (const auto *fd = dyn_cast<FunctionDecl>(d)) {
+      const std::string n = fd->getNameAsString();
+      if ((fd->getBuiltinID() && n.find("va_") != std::string::npos) || n.find("alloca") != std::string::npos)
+        return !(found = true);
+    }
+    return true;
+  }
+  // clang's thread safety analysis reads a closure as a function of its own:
+  // a lock taken or a guarded member read there would be reported (and fail
+  // a -Werror build) though the caller holds what it needs.
+  bool VisitCallExpr(CallExpr *c) {
+    if (const FunctionDecl *fd = c->getDirectCallee())
+      if (thread_safety_attrs(fd)) return !(found = true);
+    return true;
+  }
+  bool VisitMemberExpr(MemberExpr *m) {
+    const ValueDecl *d = m->getMemberDecl();
+    if (d->hasAttr<GuardedByAttr>() || d->hasAttr<PtGuardedByAttr>()) return !(found = true);
+    return true;
+  }
+  // A default argument is evaluated where the call is: inside the closure.
+  bool VisitCXXDefaultArgExpr(CXXDefaultArgExpr *e) { return TraverseStmt(e->getExpr()); }
+};
+
+// Whether a call's value may refer to another object: anything but void and
+// plain scalars (numbers, enums, nullptr).
+bool may_refer(const CallExpr *ce) {
+  if (ce->isGLValue()) return true;
+  QualType t = ce->getType();
+  return !(t->isVoidType() || t->isArithmeticType() || t->isEnumeralType() || t->isNullPtrType());
+}
+
+bool closure_safe(const CallExpr *ce) {
+  ClosureHazards h;
+  h.TraverseStmt(const_cast<CallExpr *>(ce));
+  return !h.found && !(h.temporary && may_refer(ce));
+}
+
+Closure closure_of(const CallExpr *ce, ValueForm form, Lang lang) {
+  if (lang != Lang::Cxx || !closure_safe(ce)) return Closure::None;
+  switch (form) {
+    case ValueForm::Void:
+    case ValueForm::Prvalue: return Closure::Value;
+    case ValueForm::Glvalue: return ce->isXValue() ? Closure::Xvalue : Closure::Lvalue;
+    default: return Closure::None;
+  }
 }
 
 // Whether a C call's value is thrown away: it is a statement (of a block,
@@ -170,8 +261,8 @@ ValueForm value_form(const CallExpr *ce, Lang lang) {
   if (ce->getType()->isVoidType()) return ValueForm::Void;
   if (lang == Lang::C) return ValueForm::Prvalue;
   if (ce->isGLValue()) return ValueForm::Glvalue;
-  // A prvalue is passed through one move; a type that cannot move keeps the
-  // scope form, whose site ends with the full-expression.
+  // A class prvalue that cannot move keeps the scope form, whose site ends
+  // with the full-expression (forms.h).
   return movable(ce->getType()) ? ValueForm::Prvalue : ValueForm::Dependent;
 }
 
@@ -283,6 +374,7 @@ class SiteFinder : public EvaluatedVisitor<SiteFinder> {
     s.at = *at;
     s.form = value_form(ce, cx_.lang);
     s.lang = cx_.lang;
+    s.closure = closure_of(ce, s.form, s.lang);
     s.discarded = s.lang == Lang::C && s.form == ValueForm::Prvalue && discarded(ce, cx_.ast);
     s.function_file = fn_.file;
     s.function_at = fn_.insert_at;
@@ -424,6 +516,12 @@ class SyncFinder : public EvaluatedVisitor<SyncFinder> {
       if (a->HasSideEffects(cx_.ast)) side_effects = true;
     }
     SourceLocation loc = range.getBegin();
+    // The value helpers (sync_zero and its kin) take the value and return
+    // it: a class would be copied, and the program must not change.
+    if (ce && cx_.lang == Lang::Cxx && form == ValueForm::Prvalue && ce->getType()->isRecordType()) {
+      cx_.out.notes.push_back(cx_.where(loc) + ": " + rule.name + ": returns a class by value; not wrapped");
+      return;
+    }
     // The object expression is evaluated again by the probes: only when that is harmless.
     if (side_effects) {
       cx_.out.notes.push_back(cx_.where(loc) + ": " + rule.name + ": arguments have side effects; not wrapped");

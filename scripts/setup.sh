@@ -7,6 +7,7 @@ packages=(
   cmake ninja-build g++ pkg-config
   clang-14 llvm-14-dev libclang-14-dev libclang-cpp14-dev   # the instrumenter (LLVM 14-16 accepted)
   libgtest-dev libgmock-dev libbenchmark-dev                # tests and benchmarks
+  libclang-rt-14-dev                                        # clang's sanitizers: instrumented programs run under ASan
   libeigen3-dev libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   dpkg-dev                                                  # apt-get source, for real targets
   chromium python3                                          # the HTML report, checked in a browser (tests/report)

@@ -2,11 +2,13 @@
 // instrumented version, run both, and require the same output and exit code;
 // then require the trace to hold exactly the events the program's header
 // promises. Header lines:
-//   // behaviour: std=-std=c++17... function=NAME... sync=PACK...   (one run per std)
+//   // behaviour: std=-std=c++17... [flags=-O2,-fsanitize=address...] function=NAME... sync=PACK...
+//   (one run per std, flag set and compiler; a flag set's commas are spaces; -O1 when none)
 //   // expect: enter=N exit=N site_begin=N site_end=N [wait_begin=N wait_end=N release=N]
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -24,13 +26,15 @@ using vprof::test::slurp;
 namespace {
 
 struct Program {
-  std::string file, std_flag;
+  std::string file, std_flag, flags = "-O1";
   bool gnu = false;  // gcc/g++ instead of clang
   std::vector<std::string> functions, packs;
   std::map<std::string, uint64_t> expect;
 };
 
-void PrintTo(const Program &p, std::ostream *os) { *os << p.file << " " << p.std_flag << (p.gnu ? " gcc" : " clang"); }
+void PrintTo(const Program &p, std::ostream *os) {
+  *os << p.file << " " << p.std_flag << " " << p.flags << (p.gnu ? " gcc" : " clang");
+}
 
 std::vector<std::string> words_after(const std::string &text, const std::string &tag) {
   std::vector<std::string> out;
@@ -50,11 +54,12 @@ std::vector<Program> load_programs() {
     Program p;
     p.file = f.path().filename().string();
     std::string text = slurp(f.path().string());
-    std::vector<std::string> stds;
+    std::vector<std::string> stds, flag_sets;
     for (const auto &w : words_after(text, "behaviour:")) {
       size_t eq = w.find('=');
       std::string k = w.substr(0, eq), v = w.substr(eq + 1);
       if (k == "std") stds.push_back(v);
+      if (k == "flags") flag_sets.push_back(v);
       if (k == "function") p.functions.push_back(v);
       if (k == "sync") p.packs.push_back(v);
     }
@@ -62,15 +67,19 @@ std::vector<Program> load_programs() {
       size_t eq = w.find('=');
       p.expect[w.substr(0, eq)] = std::stoull(w.substr(eq + 1));
     }
-    for (const auto &st : stds)  // one run per standard and compiler
-      for (bool gnu : {false, true}) {
-        p.std_flag = st;
-        p.gnu = gnu;
-        out.push_back(p);
-      }
+    if (flag_sets.empty()) flag_sets.push_back("-O1");
+    for (const auto &st : stds)  // one run per standard, flag set and compiler
+      for (std::string fl : flag_sets)
+        for (bool gnu : {false, true}) {
+          std::replace(fl.begin(), fl.end(), ',', ' ');
+          p.std_flag = st;
+          p.flags = fl;
+          p.gnu = gnu;
+          out.push_back(p);
+        }
   }
   std::sort(out.begin(), out.end(), [](const Program &a, const Program &b) {
-    return std::tie(a.file, a.std_flag, a.gnu) < std::tie(b.file, b.std_flag, b.gnu);
+    return std::tie(a.file, a.std_flag, a.flags, a.gnu) < std::tie(b.file, b.std_flag, b.flags, b.gnu);
   });
   return out;
 }
@@ -86,7 +95,7 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
   std::string cc = p.gnu ? (is_c ? TEST_GCC : TEST_GXX) : (is_c ? TEST_CC : TEST_CXX);
   // -Werror=return-type: a hidden noreturn call would trip it.
   // C: PostgreSQL-style -Wdeclaration-after-statement must stay quiet.
-  std::string flags = p.std_flag + " -O1 -Wall -Werror=return-type -pthread" +
+  std::string flags = p.std_flag + " " + p.flags + " -Wall -Werror=return-type -Werror=unused-result -pthread" +
                       (is_c ? " -Werror=declaration-after-statement" : "");
   std::string log;
   ASSERT_EQ(shell("cd " + tree.src() + " && " + cc + " " + flags + " " + p.file + " -o orig", &log), 0) << log;
@@ -153,7 +162,8 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
 }
 
 std::string program_name(const ::testing::TestParamInfo<Program> &info) {
-  std::string s = info.param.file + info.param.std_flag + (info.param.gnu ? "_gcc" : "_clang");
+  std::string s = info.param.file + info.param.std_flag + (info.param.flags == "-O1" ? "" : info.param.flags) +
+                  (info.param.gnu ? "_gcc" : "_clang");
   for (char &ch : s)
     if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return s;

@@ -209,6 +209,7 @@ struct Buf {
 int &slot(int i);
 Buf make_buf();
 void put(int x);
+int name_len(const char *name);
 static pthread_mutex_t mu;
 static std::mutex smu;
 
@@ -219,7 +220,7 @@ int work(int x) {
   int &s = slot(x);
   Buf b = make_buf();
   put(s);
-  int v = measure(b) + b.size();
+  int v = measure(b) + b.size() + name_len(__func__);
   if (pthread_mutex_trylock(&mu) == 0) pthread_mutex_unlock(&mu);
   return v;
 }
@@ -238,7 +239,8 @@ TEST(Isolation, InsertedCodeAndProbesHeaderNameNoSystemHeader) {
   for (const char *shape : {"cleanup(vprof_fn_cleanup)", "__auto_type vprof_r", "vprof_sync_release(",
                             "vprof_sync_wait_end(", "__auto_type vprof_s"})
     EXPECT_NE(c.find(shape), std::string::npos) << shape << " in iso.c:\n" << c;
-  for (const char *shape : {"vprof::detail::FnScope", "vprof::detail::site_pass(", "vprof::detail::site_value(",
+  for (const char *shape : {"vprof::detail::FnScope", "vprof::detail::site_call(", "vprof::detail::site_lvalue(",
+                            "vprof::detail::site_value(",
                             "vprof::detail::SiteScope(", "vprof::detail::sync_zero(", "vprof::detail::SyncRelease"})
     EXPECT_NE(cxx.find(shape), std::string::npos) << shape << " in iso.cc:\n" << cxx;
 

@@ -1,5 +1,5 @@
 // behaviour: std=-std=c++11 std=-std=c++17 std=-std=c++20 function=run function=fib function=Shape::area function=pick
-// expect: enter=13 exit=13 site_begin=43 site_end=42
+// expect: enter=13 exit=13 site_begin=43 site_end=43
 // Value categories, temporaries, move-only results, short circuit, nested
 // calls, exceptions through a wrapped call, virtual calls, function
 // pointers, lambdas and recursion: the instrumented program must print the
@@ -7,7 +7,8 @@
 //   run F1, S34 (counted beside each line; overloaded operator* is not a call site)
 //   fib(4): 9 calls F9; the 4 calls with n >= 2 make 2 calls each: S8
 //   Shape::area F1; pick F2 and S1 (side(1) runs only for pick(true))
-//   enter = exit = 13; site_begin = 43; site_end = 42: thrower() leaves by exception.
+//   enter = exit = 13; site_begin = site_end = 43: thrower() leaves by exception, and
+//   its site ends as it unwinds.
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
