@@ -10,8 +10,12 @@ namespace vprof::rt {
 static void set_str(char *dst, size_t cap, const char *env, const char *def) {
   const char *v = getenv(env);
   if (v && strlen(v) >= cap) {
-    fprintf(stderr, "vprof: %s is %zu bytes long, longer than a path can be; using \"%s\"\n", env,
-            strlen(v), def);
+    if (*def)
+      fprintf(stderr, "vprof: %s is %zu bytes long, longer than a path can be; using \"%s\"\n", env,
+              strlen(v), def);
+    else  // the trace directory: none, so the program runs as if not recorded
+      fprintf(stderr, "vprof: %s is %zu bytes long, longer than a path can be; recording is off\n", env,
+              strlen(v));
     v = nullptr;
   }
   snprintf(dst, cap, "%s", v ? v : def);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/trace_dir_rules.h"
 #include "recorder.h"
 
 namespace vprof::rt {
@@ -41,6 +42,20 @@ static void use_spare() {
   g.loss = {&h->lost_threads, &h->lost_records};
 }
 
+void process_file_thread_file_made() {
+  vprof_process_header *h = g.proc;
+  if (!h) return;
+  const vprof_u32 me = (vprof_u32)geteuid();
+  for (vprof_u32 &slot : h->thread_euids) {
+    vprof_u32 seen = __atomic_load_n(&slot, __ATOMIC_RELAXED);
+    if (seen == me) return;
+    if (seen == ~0u && __atomic_compare_exchange_n(&slot, &seen, me, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+      return;
+    if (seen == me) return;  // another thread of this uid took the slot first
+  }
+  __atomic_fetch_add(&h->thread_euids_more, 1, __ATOMIC_RELAXED);
+}
+
 void process_file_thread_lost() {
   __atomic_fetch_add(g.loss.threads, 1, __ATOMIC_RELAXED);
   // p-0.vpp, as `vprof run` made it, knows no budget: a process that counts
@@ -59,7 +74,7 @@ static int create_own() {
   for (int n = 0; n < 1000 && fd < 0; ++n) {
     if (n == 0) snprintf(path, sizeof path, "%s/p-%u.vpp", g.dir, g.pid);
     else snprintf(path, sizeof path, "%s/p-%u.%d.vpp", g.dir, g.pid, n);  // a reused pid
-    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    fd = open(path, O_RDWR | tracedir::kCreate, 0644);
     if (fd < 0 && errno != EEXIST) return errno;
   }
   if (fd < 0) return EEXIST;
@@ -86,6 +101,7 @@ static int create_own() {
   h->manifest_ids_count = g.manifest_ids_count;
   h->budget_mb = (uint32_t)g.opt.buffer_mb;
   h->chunk_bytes = g.chunk_bytes;
+  for (vprof_u32 &u : h->thread_euids) u = ~0u;
   memcpy(h->manifest_path, g.manifest_path, sizeof h->manifest_path);
   g.proc = h;
   g.loss = {&h->lost_threads, &h->lost_records};
@@ -110,7 +126,10 @@ void maps_file_write() {
   if (in < 0) return;
   char tmp[4300];
   snprintf(tmp, sizeof tmp, "%s.tmp", g.maps_path);
-  int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A new file (one a killed process left is removed first): a link planted
+  // under that name is neither followed nor written through.
+  unlink(tmp);
+  int out = open(tmp, O_WRONLY | tracedir::kCreate, 0644);
   if (out < 0) {
     close(in);
     return;

@@ -1,6 +1,8 @@
 // Start-up, the probe slow path, the annotation API (vprof.h) and the sync
 // probes (probes.h).
 #include "recorder.h"
+
+#include "common/trace_dir_rules.h"
 #include "switches.h"
 #include "window.h"
 
@@ -246,6 +248,12 @@ static void vprof_runtime_init() {
   if (!make_dirs(g.opt.trace_dir) || !realpath(g.opt.trace_dir, g.dir)) {
     fprintf(stderr, "vprof: cannot create trace directory %s: %s; recording is off\n",
             g.opt.trace_dir, strerror(errno));
+    return;
+  }
+  // A directory another user could steer writes through (common/trace_dir_rules.h).
+  char why[256];
+  if (tracedir::refuse_trace_dir(g.opt.trace_dir, why, sizeof why)) {
+    fprintf(stderr, "vprof: trace directory %s %s; recording is off\n", g.opt.trace_dir, why);
     return;
   }
   g.chunk_bytes = g.opt.chunk_kb * 1024;  // validated: a multiple of 4 KiB, within the budget

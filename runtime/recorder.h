@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +43,8 @@ struct alignas(64) ThreadState {
   // the process file (Process::loss).
   alignas(64) vprof_file_header *header = nullptr;
   char name[64] = {};
+  dev_t file_dev = 0;  // the file this thread made: a file put in its place is not reopened
+  ino_t file_ino = 0;
   vprof_slot *rings[2] = {};  // rings[cur] is being written; ring 1 is mapped at the first switch
   uint32_t cur = 0;
   uint64_t chunk_slots = 0;
@@ -213,6 +216,9 @@ int process_file_create();
 void process_file_drop();  // unmap (a forked child drops its parent's, and p-0.vpp)
 // A thread that got no file: counted in the process file (or p-0.vpp).
 void process_file_thread_lost();
+// A thread made its file: its effective uid joins the process file's
+// thread_euids (the reader refuses thread files of any other owner).
+void process_file_thread_file_made();
 // Copies the executable lines of /proc/self/maps to g.maps_path (made with
 // the process file; again at exit, for libraries loaded meanwhile).
 void maps_file_write();

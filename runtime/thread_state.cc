@@ -20,11 +20,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <new>
 
+#include "common/trace_dir_rules.h"
 #include "recorder.h"
 #include "switches.h"
 #include "window.h"
@@ -43,6 +45,21 @@ static void path_of(const ThreadState *t, char *path, size_t cap) {
   snprintf(path, cap, "%s/%s", g.dir, t->name);
 }
 
+// The thread's own file again, by its name: never through a link, and only
+// the file it made (a file put in its place is refused, as a lost write).
+static int reopen_own(const ThreadState *t, int flags) {
+  char path[4200];
+  path_of(t, path, sizeof path);
+  int fd = open(path, flags | tracedir::kReopen);
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != t->file_dev || st.st_ino != t->file_ino)) {
+    close(fd);
+    errno = ESTALE;
+    return -1;
+  }
+  return fd;
+}
+
 // Creates the thread's file (O_EXCL: never another thread's or run's file)
 // and fills t->name. The descriptor, or -1 with errno set.
 static int open_trace_file(ThreadState *t) {
@@ -54,7 +71,7 @@ static int open_trace_file(ThreadState *t) {
     else  // a reused tid in one process: keep both threads' files
       snprintf(t->name, sizeof t->name, "t-%u-%u.%d.vpt", g.pid, tid, n);
     path_of(t, path, sizeof path);
-    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = open(path, O_RDWR | tracedir::kCreate, 0644);
     if (fd >= 0 || errno != EEXIST) return fd;
   }
   errno = EEXIST;
@@ -179,6 +196,12 @@ static bool make_file(ThreadState *t, uint64_t tsc_base) {
     note_refused(err);
     return false;
   }
+  struct stat st;
+  if (fstat(fd, &st) == 0) {
+    t->file_dev = st.st_dev;
+    t->file_ino = st.st_ino;
+  }
+  process_file_thread_file_made();
   t->header = static_cast<vprof_file_header *>(h);
   t->hot.tsc_base = tsc_base;
   t->chunk_slots = g.chunk_bytes / VPROF_SLOT_BYTES;
@@ -323,9 +346,7 @@ bool append_pending(ThreadState *t) {
   const uint64_t n = t->header->pending_chunk;
   const off_t off = (off_t)(VPROF_HEADER_BYTES + (2 + n) * g.chunk_bytes);
   if (!file_may_grow_to((uint64_t)off + t->pending_used)) return false;  // as if no space
-  char path[4200];
-  path_of(t, path, sizeof path);
-  int fd = open(path, O_WRONLY | O_CLOEXEC);  // no descriptor kept open
+  int fd = reopen_own(t, O_WRONLY);  // no descriptor kept open
   if (fd < 0) return false;
   bool ok = write_all(fd, ring, t->pending_used, off);
   close(fd);
@@ -349,9 +370,7 @@ bool thread_next_chunk(ThreadState *t) {
     // The first ring is full: this thread writes a lot. Map the second here
     // (once per thread); from now on the writer appends full rings.
     ErrnoKeeper keep_errno;
-    char path[4200];
-    path_of(t, path, sizeof path);
-    int fd = open(path, O_RDWR | O_CLOEXEC);
+    int fd = reopen_own(t, O_RDWR);
     if (fd >= 0) {
       t->rings[1] = map_ring_fd(fd, 1);
       close(fd);

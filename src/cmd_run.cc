@@ -52,6 +52,7 @@
 #include "analyzer/util/output_file.h"
 #include "common/sample.h"
 #include "analyzer/util/process.h"
+#include "common/trace_dir_rules.h"
 #include "command.h"
 #include "trace_summary.h"
 
@@ -104,10 +105,23 @@ std::string move_trace(const fs::path &from, const fs::path &to) {
   return "";
 }
 
+// DIR/.old as vprof makes it: a directory of this user's, not a link. "" or why not.
+std::string not_ours(const fs::path &old) {
+  struct stat st;
+  if (lstat(old.c_str(), &st) != 0) return "";
+  if (S_ISLNK(st.st_mode)) return fmt::format("{}: is a symbolic link, not a directory vprof made; remove it", old.string());
+  if (!S_ISDIR(st.st_mode)) return fmt::format("{}: is not a directory vprof made; remove it", old.string());
+  if (st.st_uid != geteuid())
+    return fmt::format("{}: belongs to uid {}, not to you: not a directory vprof made; remove it", old.string(),
+                       st.st_uid);
+  return "";
+}
+
 // The old trace into DIR/.old (see the top of this file). "" or the error.
 std::string retire_old_trace(const fs::path &dir) {
   fs::path old = dir / ".old";
   std::error_code ec;
+  if (std::string e = not_ours(old); !e.empty()) return e;
   if (fs::is_directory(old, ec)) {
     if (summarize_trace(dir).records == 0) {
       // The last run recorded nothing, or vprof died after retiring it and
@@ -150,9 +164,23 @@ bool vprof_runs(long pid) {
 // child clears the flag), or -1 with `why` set: the error line.
 int lock_trace_dir(const fs::path &dir, std::string &why) {
   fs::path path = dir / ".lock";
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // Never through a link another user planted there, and only a lock a
+  // vprof of this user (or root's) made: another user's file holds no pid
+  // of ours to report, and its holder is not a vprof run of ours.
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | tracedir::kReopen, 0644);
   if (fd < 0) {
-    why = fmt::format("{}: cannot write in the trace directory: {}", dir.string(), std::strerror(errno));
+    const int err = errno;
+    struct stat ls;
+    why = lstat(path.c_str(), &ls) == 0 && S_ISLNK(ls.st_mode)  // ELOOP, or EACCES where the kernel protects links
+              ? fmt::format("{}: is a symbolic link, not a lock vprof made; remove it", path.string())
+              : fmt::format("{}: cannot write in the trace directory: {}", dir.string(), std::strerror(err));
+    return -1;
+  }
+  uid_t owner = 0;
+  struct stat st;
+  if (!tracedir::owned_by_us_or_root(fd, &owner) || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    why = fmt::format("{}: belongs to uid {}, not to you: not a lock vprof made here; remove it", path.string(), owner);
     return -1;
   }
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -224,11 +252,23 @@ bool read_file(const std::string &path, std::string &out, std::string &why) {
   return true;
 }
 
+// A file of the trace directory, replaced whole: written to a new name of
+// its own (never through a link planted under either name) and renamed over
+// the old one, which replaces a link rather than what it points to.
 bool write_file(const fs::path &path, const std::string &data) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << data;
-  out.close();
-  return static_cast<bool>(out);
+  const fs::path tmp = path.parent_path() / fmt::format(".{}.vprof-{}", path.filename().string(), getpid());
+  unlink(tmp.c_str());
+  int fd = open(tmp.c_str(), O_WRONLY | tracedir::kCreate, 0644);
+  if (fd < 0) return false;
+  bool ok = true;
+  for (size_t at = 0; ok && at < data.size();) {
+    ssize_t n = write(fd, data.data() + at, data.size() - at);
+    if (n > 0) at += size_t(n);
+    else if (!(n < 0 && errno == EINTR)) ok = false;
+  }
+  ok = close(fd) == 0 && ok && rename(tmp.c_str(), path.c_str()) == 0;
+  if (!ok) unlink(tmp.c_str());
+  return ok;
 }
 
 // --- signals ----------------------------------------------------------------

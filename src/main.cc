@@ -1,3 +1,4 @@
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -76,6 +77,11 @@ int exec_clang_command(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   using namespace vprof::cli;
+  // Started with standard descriptors closed (a daemon's supervisor): the
+  // first files vprof opens would take their numbers, and the command it
+  // runs would write its output into them (a trace directory's .lock).
+  for (int fd = 0; fd < 3; ++fd)
+    if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) < 0) return 2;
 #ifdef VPROF_CLANG_PROGRAM
   if (int rc = exec_clang_command(argc, argv); rc >= 0) return rc;
   // Listed by --help like the others; never parsed here.

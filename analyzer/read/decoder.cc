@@ -1,9 +1,11 @@
 #include "analyzer/read/decoder.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 
+#include "analyzer/read/process_files.h"
 #include "analyzer/util/utf8.h"
 
 namespace vprof::trace::detail {
@@ -75,6 +77,29 @@ namespace {
 std::string fixed_string(const char *s, size_t n) { return analyzer::valid_utf8(std::string_view(s, strnlen(s, n))); }
 }  // namespace
 
+// A thread file another user put in a trace directory that root shares
+// (docs/run.md) is not read: a link (it points at some other file), or a file
+// whose owner is none its process made thread files as (process files of
+// version 8 keep them: thread_file_owners).
+bool written_by_its_process(const std::string &path, const vprof_file_header &h,
+                            const std::map<uint32_t, std::set<uint32_t>> &owners, std::vector<Diagnostic> &diags) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return true;  // gone meanwhile: the mapping says what it held
+  std::string why;
+  if (S_ISLNK(st.st_mode)) {
+    why = "a symbolic link, not a file a recording process made; not read";
+  } else if (auto it = owners.find(h.pid); it != owners.end() && !it->second.count(st.st_uid)) {
+    std::string uids;
+    for (uint32_t u : it->second) uids += (uids.empty() ? "" : ", ") + std::to_string(u);
+    why = fmt::format("belongs to uid {}, but its process (pid {}) made its files as uid {}: another user "
+                      "put it here; not read",
+                      st.st_uid, h.pid, uids);
+  }
+  if (why.empty()) return true;
+  diags.push_back({Severity::Error, path, 0, why});
+  return false;
+}
+
 Expected<std::vector<std::string>> list_trace_files(const std::string &dir) {
   DIR *d = opendir(dir.c_str());
   if (!d) return Error{fmt::format("{}: cannot open trace directory: {}", dir, std::strerror(errno))};
@@ -103,10 +128,11 @@ Expected<OpenedTrace> open_trace(const std::string &dir, std::vector<Diagnostic>
   OpenedTrace out;
   out.listed = listed->size();
   std::vector<vprof_file_header> headers;
+  const auto owners = thread_file_owners(dir);
   for (const auto &path : *listed) {
     auto f = std::make_unique<MappedFile>(path);
     vprof_file_header h;
-    if (!check_header(path, *f, h, diags)) {
+    if (!check_header(path, *f, h, diags) || !written_by_its_process(path, h, owners, diags)) {
       FileLoss l;
       l.file = path;
       l.unreadable = true;

@@ -21,7 +21,8 @@ namespace {
 
 // "" when h was read and can be used, else why not.
 std::string read_one(const std::string &path, vprof_process_header &h) {
-  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  // Never through a link: a process file is one a recording process made.
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return std::string("cannot read: ") + std::strerror(errno);
   struct stat st {};
   std::string why;
@@ -130,6 +131,32 @@ ProcessFiles read_process_files(const std::string &dir) {
     }
   }
   closedir(d);
+  return out;
+}
+
+std::map<uint32_t, std::set<uint32_t>> thread_file_owners(const std::string &dir) {
+  std::map<uint32_t, std::set<uint32_t>> out;
+  std::set<uint32_t> unchecked;
+  DIR *d = opendir(dir.c_str());
+  if (!d) return out;
+  while (dirent *e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() < 7 || name.compare(0, 2, "p-") != 0 || name.compare(name.size() - 4, 4, ".vpp") != 0) continue;
+    const std::string path = dir + "/" + name;
+    vprof_process_header h;
+    struct stat st {};
+    if (!read_one(path, h).empty() || h.version < 8 || h.pid == 0 || lstat(path.c_str(), &st) != 0) continue;
+    if (h.thread_euids_more) {
+      unchecked.insert(h.pid);
+      continue;
+    }
+    std::set<uint32_t> &owners = out[h.pid];  // a reused pid: its files' union
+    owners.insert(st.st_uid);
+    for (uint32_t u : h.thread_euids)
+      if (u != ~0u) owners.insert(u);
+  }
+  closedir(d);
+  for (uint32_t pid : unchecked) out.erase(pid);
   return out;
 }
 

@@ -4,12 +4,21 @@
 // outside the root function is not a column.
 #include <fmt/format.h>
 
+#include <string_view>
+
 #include "analyzer/report/reporter.h"
 
 namespace vprof::analyzer {
 namespace {
 
-std::string quote(const std::string &s) {
+// A text cell: quoted when it holds a comma, a quote or a newline; and a
+// label a client chose that starts as a formula would (= + - @, a tab, a
+// carriage return) gets a ' in front, so that a spreadsheet shows it
+// rather than evaluating it.
+std::string quote(const std::string &raw) {
+  const std::string s = !raw.empty() && std::string_view("=+-@\t\r").find(raw[0]) != std::string_view::npos
+                            ? "'" + raw
+                            : raw;
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string q = "\"";
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);

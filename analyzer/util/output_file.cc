@@ -14,6 +14,8 @@
 
 #include <vprof/trace_format.h>
 
+#include "common/trace_dir_rules.h"
+
 namespace vprof {
 
 bool OutputFile::Buf::drain() {
@@ -146,6 +148,9 @@ Status make_trace_dir(const std::string &dir) {
   if (!existed && geteuid() == 0 && chmod(dir.c_str(), VPROF_TRACE_DIR_MODE_AS_ROOT) != 0)
     return Error{fmt::format("{}: cannot make the trace directory writable by all: {}", dir,
                              std::strerror(errno))};
+  char why[256];
+  if (tracedir::refuse_trace_dir(dir.c_str(), why, sizeof why))
+    return Error{fmt::format("{}: refused as a trace directory: it {}", dir, why)};
   return Status::Ok();
 }
 

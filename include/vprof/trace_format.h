@@ -313,9 +313,10 @@ static inline int vprof_ring_pending(const struct vprof_file_header *h) {
  * unnamed.
  */
 #define VPROF_PROCESS_MAGIC "VPROFPRC"   /* 8 bytes, no terminator on disk */
-#define VPROF_PROCESS_VERSION 7u /* 2: manifest_id, manifest_path; 3: preemption; 4: file_errno, file_euid;
+#define VPROF_PROCESS_VERSION 8u /* 2: manifest_id, manifest_path; 3: preemption; 4: file_errno, file_euid;
                                     5: manifest_ids (one per rewritten file; manifest_id left empty);
-                                    6: ownership_misses; 7: budget_mb, chunk_bytes */
+                                    6: ownership_misses; 7: budget_mb, chunk_bytes; 8: thread_euids */
+#define VPROF_THREAD_EUIDS 4u    /* effective uids a process file keeps for its threads' files */
 #define VPROF_MANIFEST_IDS 256u  /* registered ids a process file holds (more are counted, not kept) */
 #define VPROF_MANIFEST_ID_DIGITS 16 /* hex digits of a manifest's or a rewritten file's id */
 
@@ -358,7 +359,16 @@ struct vprof_process_header {
                                         whatever environment its command gave it); 0 before */
   vprof_u64 manifest_ids[VPROF_MANIFEST_IDS]; /*1152 (live) those ids, the 16 hex digits' value */
   vprof_u64 chunk_bytes;         /*3200 version 7: a ring's size, VPROF_CHUNK_KB as read; 0 before */
-  vprof_u8 pad[4096 - 1160 - 8 * VPROF_MANIFEST_IDS];
+  vprof_u32 thread_euids[VPROF_THREAD_EUIDS]; /*3208 (live) version 8: the effective uids the process's
+                                        threads made their files as (a server that drops root makes
+                                        them as its new user), ~0u for an unused slot: a thread file
+                                        owned by any other user was not written by this process (a
+                                        trace directory root shares, docs/run.md), and the reader
+                                        refuses it. Not kept past VPROF_THREAD_EUIDS (counted in */
+  vprof_u32 thread_euids_more;   /*3224 (live) version 8: files made as yet another uid: the reader
+                                        then checks none) */
+  vprof_u32 reserved8;           /*3228 */
+  vprof_u8 pad[4096 - 1160 - 8 * VPROF_MANIFEST_IDS - 24];
 };
 
 #ifdef __cplusplus

@@ -18,6 +18,10 @@
 //                             main thread writes pairs, until the handler's probe has
 //                             interrupted one of the main thread's records (its own
 //                             file's header says so); exits 3 after 20 s without.
+//   run_target plant MANIFEST LINK TARGET  registers MANIFEST (as instrumented
+//                             code does), then, as user nobody in a child (another
+//                             user of a shared trace directory), makes LINK a
+//                             symbolic link to TARGET; writes 1 pair.
 //   run_target exhaust M      opens files until the fd limit, starts a thread
 //                             that writes M pairs (no descriptor left for its
 //                             trace file), closes them, writes M pairs itself.
@@ -185,8 +189,23 @@ static int reenter() {
   return 3;
 }
 
+static int plant(const char *manifest, const char *link, const char *target) {
+  vprof_register_manifest("00000000000000ab", manifest);
+  pid_t child = fork();
+  if (child == 0) {
+    struct passwd *pw = getpwnam("nobody");
+    if (!pw || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0) _exit(3);
+    _exit(symlink(target, link) == 0 ? 0 : 4);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  pairs(1);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 5;
+}
+
 int main(int argc, char **argv) {
   std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "plant" && argc == 5) return plant(argv[2], argv[3], argv[4]);
   if (mode == "objects" && argc == 3) return objects((uint32_t)std::strtoul(argv[2], nullptr, 10));
   if (mode == "threads" && argc == 4)
     return threads(std::atoi(argv[2]), (uint32_t)std::strtoul(argv[3], nullptr, 10));
@@ -199,6 +218,7 @@ int main(int argc, char **argv) {
     pairs(1);
     return 0;
   }
-  std::fprintf(stderr, "usage: run_target threads N M | term FILE | hello FILE | dropuid USER M | reenter | exhaust M | objects N\n");
+  std::fprintf(stderr, "usage: run_target threads N M | term FILE | hello FILE | dropuid USER M | reenter | exhaust M | objects N | "
+               "plant MANIFEST LINK TARGET\n");
   return 2;
 }

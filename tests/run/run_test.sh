@@ -515,5 +515,83 @@ case26_3_server_drops_root() {
   grep -q "^warning: process [0-9]* (run_target), running as nobody" report || fail "analyze does not say it: $(head -3 report)"
 }
 
+# A trace directory root shares with a server's users (1777): another local
+# user (nobody here) must not steer root's writes, with the kernel's link
+# protections off as in many containers. Each attack leaves its target as it
+# was, and vprof says what it refused.
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+shared_dir_links_are_never_followed() {
+  [ "$(id -u)" = 0 ] || skip "needs root (the attacker is another user)"
+  command -v setpriv >/dev/null || skip "no setpriv"
+  local saved
+  saved=$(cat /proc/sys/fs/protected_symlinks 2>/dev/null)
+  [ "$saved" = 0 ] || { echo 0 > /proc/sys/fs/protected_symlinks 2>/dev/null && BG_RESTORE_SYMLINKS=$saved; }
+  chmod 0755 "$PWD"
+  echo "root's secret" > secret && chmod 0600 secret
+  mkdir -m 0700 rootdir && echo keep > rootdir/manifest.json
+  "$VPROF" run --trace-dir T -- "$TARGET" hello ran >out 2>err || fail "the first run: $(cat err)"
+  [ "$(stat -c %a T)" = 1777 ] || fail "T is $(stat -c %a T)"
+  # .lock a link to a root-only file: refused, the file untouched.
+  rm -f T/.lock
+  as_nobody ln -s "$PWD/secret" T/.lock
+  expect_usage_error "T/.lock: is a symbolic link" run --trace-dir T -- "$TARGET" hello ran
+  [ "$(cat secret)" = "root's secret" ] || fail ".lock's target was written: $(cat secret)"
+  rm -f T/.lock
+  # .lock of another user's (holding "1"): refused, naming its owner, not its text.
+  as_nobody sh -c 'echo 1 > T/.lock'
+  expect_usage_error "T/.lock: belongs to uid 65534" run --trace-dir T -- "$TARGET" hello ran
+  grep -q "pid 1" err && fail "the attacker's text is in the message: $(cat err)"
+  rm -f T/.lock
+  # .old a link to a root-only directory: refused, nothing moved into it.
+  as_nobody ln -s "$PWD/rootdir" T/.old
+  expect_usage_error "T/.old: is a symbolic link" run --trace-dir T -- "$TARGET" hello ran
+  [ "$(ls rootdir)" = manifest.json ] && [ "$(cat rootdir/manifest.json)" = keep ] ||
+    fail "the linked directory changed: $(ls rootdir)"
+  rm -f T/.old
+  # p-<pid>.maps.tmp links for the next pids: no target written.
+  local next p
+  next=$(cat /proc/sys/kernel/ns_last_pid)
+  for p in $(seq $((next + 1)) $((next + 60))); do as_nobody ln -s "$PWD/secret" "T/p-$p.maps.tmp"; done
+  "$VPROF" run --trace-dir T -- "$TARGET" hello ran >out 2>err || fail "run with planted maps links: $(cat err)"
+  [ "$(cat secret)" = "root's secret" ] || fail "a planted maps link's target was written"
+  # manifest.json linked during a run: the program's registered manifest is
+  # copied in beside the link, never through it.
+  echo '{"functions": []}' > registered.json
+  "$VPROF" run --trace-dir T -- "$TARGET" plant "$PWD/registered.json" "$PWD/T/manifest.json" "$PWD/secret" \
+    >out 2>err || fail "plant: $(cat err)"
+  [ "$(cat secret)" = "root's secret" ] || fail "the registered manifest was written through the link"
+  [ ! -L T/manifest.json ] || [ "$(readlink T/manifest.json)" = "$PWD/secret" ] || true
+  # The trace directory itself a link: refused.
+  as_nobody mkdir -m 0777 /tmp/vprof-attacker-$$ 2>/dev/null || true
+  ln -s /tmp/vprof-attacker-$$ L
+  expect_usage_error "L: refused as a trace directory: it is a symbolic link" run --trace-dir L -- "$TARGET" hello ran
+  # Made beforehand by another user (777): refused.
+  expect_usage_error "refused as a trace directory: it belongs to uid 65534" \
+    run --trace-dir /tmp/vprof-attacker-$$ -- "$TARGET" hello ran
+  # The runtime alone (no vprof run) refuses it too, and says recording is off.
+  VPROF_TRACE_DIR=/tmp/vprof-attacker-$$ "$TARGET" hello ran 2>err
+  grep -q "belongs to uid 65534.*recording is off" err || fail "the runtime recorded there: $(cat err)"
+  [ -z "$(ls /tmp/vprof-attacker-$$)" ] || fail "the runtime wrote in another user's directory"
+  rm -rf /tmp/vprof-attacker-$$
+  # A thread file another user copied in is not read.
+  "$VPROF" run --trace-dir T -- "$TARGET" threads 2 100 >out 2>err || fail "threads: $(cat err)"
+  local f
+  f=$(ls T/t-*.vpt | head -1)
+  as_nobody cp "$f" "${f%.vpt}.7.vpt"
+  "$VPROF" dump T >dump 2>derr
+  grep -q "another user put it here; not read" dump derr || fail "the copied thread file was read: $(head -5 derr dump)"
+  [ -n "${BG_RESTORE_SYMLINKS:-}" ] && echo "$BG_RESTORE_SYMLINKS" > /proc/sys/fs/protected_symlinks
+  return 0
+}
+
+# Started with its standard output and error closed (a supervisor's way), vprof
+# run's command writes nothing into the trace directory's lock.
+closed_stdout_writes_nothing_into_the_lock() {
+  "$VPROF" run --trace-dir T -- sh -c 'echo into-the-lock; echo into-the-lock >&2' >&- 2>&-
+  [ -f T/.lock ] || fail "no lock made"
+  grep -q into-the-lock T/.lock && fail "the command's output went into T/.lock"
+  return 0
+}
+
 "$CASE"
 echo "PASS ($CASE)"

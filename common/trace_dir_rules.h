@@ -1,0 +1,69 @@
+// The rules every writer of a trace directory keeps, the runtime's and the
+// CLI's alike: a directory that root shares with a server's unprivileged
+// users (1777, docs/run.md) must not let one of them steer vprof's writes.
+//   - The directory is refused when it is a symbolic link, when its owner is
+//     neither this user nor root, or when all may write in it and it is not
+//     sticky (anyone could replace its files): refuse_trace_dir. (A group
+//     that may write is trusted: a user's private group, a team's.)
+//   - Every file vprof makes there is new (O_CREAT | O_EXCL, which never
+//     follows a link), and every file it opens again is opened with
+//     O_NOFOLLOW: a link another user planted is never written through.
+//   - A file that replaces another is written to a new temporary name and
+//     renamed over it (rename replaces a link, never its target).
+// POSIX and libc only, no allocation: the runtime includes it too.
+#ifndef VPROF_COMMON_TRACE_DIR_RULES_H
+#define VPROF_COMMON_TRACE_DIR_RULES_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace vprof::tracedir {
+
+// Flags for a file vprof makes in a trace directory, and for one it opens again.
+constexpr int kCreate = O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+constexpr int kReopen = O_NOFOLLOW | O_CLOEXEC;
+
+// Whether `path` (an existing directory) may hold a trace written by this
+// process: true, with `why` ("is a symbolic link ..."), when it is a link,
+// another user's (not root's), or writable by all without the sticky bit.
+inline bool refuse_trace_dir(const char *path, char *why, size_t cap) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s", path);
+  for (size_t n = strlen(p); n > 1 && p[n - 1] == '/'; --n) p[n - 1] = '\0';  // "dir/" names dir itself
+  struct stat st;
+  if (lstat(p, &st) != 0) {
+    snprintf(why, cap, "%s", strerror(errno));
+    return true;
+  }
+  const uid_t me = geteuid();
+  if (S_ISLNK(st.st_mode))
+    snprintf(why, cap, "is a symbolic link; vprof records only into the directory itself (name its target)");
+  else if (!S_ISDIR(st.st_mode))
+    snprintf(why, cap, "is not a directory");
+  else if (st.st_uid != me && st.st_uid != 0)
+    snprintf(why, cap, "belongs to uid %u, not to uid %u nor to root: its owner could replace the trace's files",
+             (unsigned)st.st_uid, (unsigned)me);
+  else if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+    snprintf(why, cap, "is writable by all and not sticky (chmod +t; vprof makes it 1777 as root): any user "
+                       "could replace the trace's files");
+  else
+    return false;
+  return true;
+}
+
+// Whether the open file `fd` is the one a process of this user or root
+// made: files of other users in a shared directory are not vprof's.
+inline bool owned_by_us_or_root(int fd, uid_t *owner) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return false;
+  *owner = st.st_uid;
+  return st.st_uid == geteuid() || st.st_uid == 0;
+}
+
+}  // namespace vprof::tracedir
+
+#endif
