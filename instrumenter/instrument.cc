@@ -328,9 +328,12 @@ bool is_source(const std::filesystem::path &p) {
 }
 
 // Files below `root` that carry vprof's marker and that `j` does not list: a
-// journal deleted by hand, or a tree whose build directories disagreed on the
-// source root. Each is added to `j` when its original is in j's originals.
-void adopt_marked_files(const std::string &root, Journal &j, std::vector<std::string> &unrestorable) {
+// state.json deleted by hand. Each is added to `j` only when it holds exactly
+// a text vprof wrote at that path (the written log) and its original is in
+// j's originals; any other (a copy of an instrumented file under a new name,
+// one edited since) is the user's, and is said, not touched.
+void adopt_marked_files(const std::string &root, Journal &j, std::vector<std::string> &unrestorable,
+                        std::vector<std::string> &not_ours) {
   namespace fs = std::filesystem;
   std::set<std::string> listed;
   for (const auto &f : j.files) listed.insert(f.path);
@@ -356,6 +359,11 @@ void adopt_marked_files(const std::string &root, Journal &j, std::vector<std::st
     std::ifstream whole(p, std::ios::binary);
     std::ostringstream text;
     text << whole.rdbuf();
+    if (!vprof_wrote(j.dir, p.string(), text.str())) {
+      not_ours.push_back(p.string() + ": carries vprof's marker, but vprof did not write these bytes at this "
+                                      "path (a copy of an instrumented file, or edited since): left as it is");
+      continue;
+    }
     e.ours.push_back(sha1_hex(text.str()));
     if (!read_original(j.dir, e)) {
       unrestorable.push_back(p.string() + ": instrumented by vprof, but its original (sha1 " + *sum +
@@ -381,23 +389,28 @@ Expected<RestoreResult> restore(const RestoreOptions &o) {
   RestoreResult r;
   std::string root = place->source_root.empty() ? place->journal_dir.substr(0, place->journal_dir.rfind('/'))
                                                 : place->source_root;
-  adopt_marked_files(root, *journal, r.left_alone);
+  adopt_marked_files(root, *journal, r.left_alone, r.not_ours);
   if (journal->files.empty() && !journal->exists) {
     // Originals saved by a commit killed before its first state.json: no
     // file below the root carries a marker naming them, so they go.
-    r.found_nothing = r.left_alone.empty();
+    r.found_nothing = r.left_alone.empty() && r.not_ours.empty();
     if (r.found_nothing && std::filesystem::exists(journal->dir)) (void)remove_journal(journal->dir);
     return r;
   }
   auto originals = read_originals(*journal);
   if (!originals) return originals.error();
-  auto done = commit(*journal, *originals, {}, CommitOptions{o.force});
+  CommitOptions co;
+  co.force = o.force;
+  co.keep_returned = !o.forget;
+  auto done = commit(*journal, *originals, {}, co);
   if (!done) return done.error();
   r.files_restored = done->files_written;
+  r.returned = done->returned;
+  r.journal_dir = journal->dir;
   // A build inside the source tree (Apache's, PostgreSQL's) had the manifest
   // written into the tree: it goes too, so nothing of vprof's is left there
   // (a trace keeps its own copy: vprof run and iterate put one in it).
-  if (done->left_alone.empty()) {  // (only --force leaves files, and then the journal stays too)
+  if (done->left_alone.empty() && done->returned.empty()) {  // (else the journal stays too)
     namespace fs = std::filesystem;
     std::error_code ec;
     llvm::SmallString<256> build(o.build_dir);

@@ -98,16 +98,24 @@ struct RestoreOptions {
   std::string build_dir = ".";  // a build directory, or any directory of a source tree whose build dir is gone
   std::string source_root;      // "" = the compile db's
   bool force = false;           // restore what can be; leave and report files changed by hand
+  // Drop the journal of files that already hold their originals though vprof
+  // did not put them back (CommitOptions::keep_returned); without it they stay.
+  bool forget = false;
 };
 
 struct RestoreResult {
   size_t files_restored = 0;
   bool found_nothing = false;           // no journal and no file with vprof's marker
   std::vector<std::string> left_alone;  // "path: why" (force, or no original to be found)
+  std::vector<std::string> returned;    // held their originals already: kept in the journal
+  std::vector<std::string> not_ours;    // "path: why": vprof's marker, but not a text vprof wrote there
+  std::string journal_dir;
 };
 
 // Puts every file vprof rewrote back byte for byte: those the journal lists,
-// and those below the source root that carry vprof's marker (journal.h).
+// and those below the source root that carry vprof's marker and hold exactly
+// a text vprof wrote at that path (journal.h's written log): never a copy of
+// an instrumented file, nor one edited since.
 Expected<RestoreResult> restore(const RestoreOptions &options);
 
 }  // namespace vprof::instr

@@ -28,6 +28,10 @@ const char kMarkerHead[] = "#include <vprof/probes.h> /* vprof instrument, origi
 const char kBom[] = "\xEF\xBB\xBF";
 
 std::string state_path(const std::string &dir) { return dir + "/state.json"; }
+// Every text vprof wrote into the tree, one "SHA1 PATH" line each, appended
+// before the text is written and kept as long as the journal is: what vprof
+// may take back without a state.json (adopt_marked_files), and nothing else.
+std::string written_path(const std::string &dir) { return dir + "/written"; }
 std::string originals_dir(const std::string &dir) { return dir + "/originals"; }
 std::string parent_of(const std::string &path) {
   size_t slash = path.find_last_of('/');
@@ -65,14 +69,17 @@ Status write_durably(const std::string &path, const std::string &data) {
   mode_t mode = 0644;
   const bool existed = stat(path.c_str(), &st) == 0;
   if (existed) mode = st.st_mode & 07777;
-  std::string tmp = path + ".vprof-tmp";
+  // A file with other hard links is written in place: a rename would leave
+  // the other names holding the old text (and restore would cut the link).
+  const bool in_place = existed && S_ISREG(st.st_mode) && st.st_nlink > 1;
+  std::string tmp = in_place ? path : path + ".vprof-tmp";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) return Error{path + ": cannot write: " + std::strerror(errno)};
   size_t done = 0;
   auto fail = [&](const char *what) {
     std::string why = std::strerror(errno);
     close(fd);
-    unlink(tmp.c_str());
+    if (!in_place) unlink(tmp.c_str());
     return Error{path + ": " + what + ": " + why};
   };
   while (done < data.size()) {
@@ -91,10 +98,10 @@ Status write_durably(const std::string &path, const std::string &data) {
   if (fsync(fd) != 0) return fail("cannot sync");
   if (close(fd) != 0) {
     std::string why = std::strerror(errno);
-    unlink(tmp.c_str());
+    if (!in_place) unlink(tmp.c_str());
     return Error{path + ": cannot write: " + why};
   }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
+  if (!in_place && rename(tmp.c_str(), path.c_str()) != 0) {
     std::string why = std::strerror(errno);
     unlink(tmp.c_str());
     return Error{path + ": cannot replace: " + why};
@@ -109,6 +116,44 @@ bool mkdirs(const std::string &dir) {
       if (mkdir(p.c_str(), 0755) != 0 && errno != EEXIST) return false;
     }
   return true;
+}
+
+// As root, in a tree another user owns (root instrumented a user's checkout):
+// the journal becomes the tree's owner's, so that the owner can restore it.
+void give_to_tree_owner(const std::string &dir) {
+  if (geteuid() != 0) return;
+  struct stat root {};
+  if (stat(parent_of(dir).c_str(), &root) != 0 || root.st_uid == 0) return;
+  auto give = [&](const std::string &p) { (void)!lchown(p.c_str(), root.st_uid, root.st_gid); };
+  give(dir);
+  for (const std::string &d : {dir, originals_dir(dir)}) {
+    DIR *h = opendir(d.c_str());
+    if (!h) continue;
+    while (dirent *e = readdir(h))
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) give(d + "/" + e->d_name);
+    closedir(h);
+  }
+}
+
+// Appends (path, text's SHA-1) pairs to the written log, durably.
+Status record_written(const std::string &dir, const std::map<std::string, std::string> &rewritten) {
+  std::string lines;
+  for (const auto &[path, text] : rewritten) lines += sha1_hex(text) + " " + path + "\n";
+  if (lines.empty()) return Status::Ok();
+  const std::string p = written_path(dir);
+  int fd = open(p.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Error{p + ": cannot write: " + std::strerror(errno)};
+  bool ok = true;
+  for (size_t at = 0; ok && at < lines.size();) {
+    ssize_t n = write(fd, lines.data() + at, lines.size() - at);
+    if (n > 0) at += size_t(n);
+    else if (!(n < 0 && errno == EINTR)) ok = false;
+  }
+  ok = fsync(fd) == 0 && ok;
+  const int err = errno;
+  close(fd);
+  if (!ok) return Error{p + ": cannot write: " + std::strerror(err)};
+  return Status::Ok();
 }
 
 Status write_state(const Journal &j) {
@@ -149,6 +194,7 @@ Status remove_journal(const std::string &dir) {
     closedir(d);
     for (const auto &t : tmps) unlink(t.c_str());
   }
+  unlink(written_path(dir).c_str());
   unlink((dir + "/.gitignore").c_str());
   unlink((dir + "/lock").c_str());
   rmdir(dir.c_str());  // stays if the user keeps something of theirs there
@@ -241,6 +287,15 @@ Expected<Journal> read_journal(const std::string &dir) {
   return j;
 }
 
+bool vprof_wrote(const std::string &journal_dir, const std::string &path, const std::string &text) {
+  std::ifstream in(written_path(journal_dir));
+  const std::string want = sha1_hex(text) + " " + path;
+  std::string line;
+  while (std::getline(in, line))
+    if (line == want) return true;
+  return false;
+}
+
 Expected<std::string> read_original(const std::string &journal_dir, const JournalEntry &e) {
   std::string text;
   std::string p = originals_dir(journal_dir) + "/" + e.original_sha1;
@@ -269,10 +324,18 @@ Expected<CommitResult> commit(Journal &j, const std::map<std::string, std::strin
   std::map<std::string, std::string> want;     // path -> contents after the commit
   std::map<std::string, std::string> current;  // path -> contents now
   std::vector<JournalEntry> kept;              // left alone (force): stay in the journal
+  std::vector<JournalEntry> returned;  // back to their originals without vprof (keep_returned)
   for (const auto &f : j.files) {
     std::string now;
     bool readable = read_all(f.path, now);
     std::string sum = readable ? sha1_hex(now) : "";
+    // (A pending journal's file may hold its original because vprof's own
+    // interrupted commit put it back.)
+    if (readable && sum == f.original_sha1 && o.keep_returned && !j.pending && !rewritten.count(f.path)) {
+      returned.push_back(f);
+      res.returned.push_back(f.path);
+      continue;
+    }
     if (readable && (sum == f.original_sha1 || is_ours(f, sum))) {
       current[f.path] = now;
       want[f.path] = originals.at(f.path);
@@ -302,6 +365,7 @@ Expected<CommitResult> commit(Journal &j, const std::map<std::string, std::strin
   Journal after = j;
   after.pending = false;
   after.files = kept;
+  after.files.insert(after.files.end(), returned.begin(), returned.end());
   for (const auto &[path, text] : rewritten)
     after.files.push_back({path, sha1_hex(originals.at(path)), {sha1_hex(text)}});
   bool changes = false;
@@ -333,6 +397,7 @@ Expected<CommitResult> commit(Journal &j, const std::map<std::string, std::strin
           if (!is_ours(*it, s)) it->ours.push_back(s);
     }
     if (auto s = write_state(pending); !s) return Error{s.message() + " (nothing was changed)"};
+    if (auto s = record_written(j.dir, rewritten); !s) return Error{s.message() + " (nothing was changed)"};
     j = pending;
 
     // 4. The tree; on failure put back what was written.
@@ -366,6 +431,7 @@ Expected<CommitResult> commit(Journal &j, const std::map<std::string, std::strin
       return Error{s.message() + " (the files are as asked; the journal still lists the earlier ones too)"};
     after.exists = true;
     collect_garbage(after);
+    give_to_tree_owner(j.dir);
   }
   j = after;
   return res;

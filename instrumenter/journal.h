@@ -5,6 +5,8 @@
 // directory, tree.h):
 //   state.json        every file vprof rewrote: its path, the SHA-1 of its
 //                     original, and the SHA-1s of the texts vprof wrote ("ours")
+//   written           "SHA1 PATH" of every text vprof wrote, appended before
+//                     the write: what restore may take back with no state.json
 //   originals/<sha1>  the original bytes
 //   lock              flock()ed by instrument, restore and iterate (tree.h)
 //
@@ -70,12 +72,23 @@ struct CommitOptions {
   // Restore what can be: a file changed since vprof wrote it is left alone,
   // reported, and kept in the journal, instead of failing the commit.
   bool force = false;
+  // A file that already holds its original, though vprof did not write it
+  // back (a `git stash`, a checkout), stays in the journal with its original:
+  // the instrumented text may come back (`git stash pop`), and then only the
+  // journal can tell what vprof wrote.
+  bool keep_returned = false;
 };
 
 struct CommitResult {
   size_t files_written = 0;
   std::vector<std::string> left_alone;  // with force: "path: why"
+  std::vector<std::string> returned;    // with keep_returned: files kept in the journal
 };
+
+// Whether vprof wrote exactly these bytes at this path (the journal's
+// written log): a file that carries vprof's marker but is not listed in
+// state.json is taken back only then, never a copy or an edited file.
+bool vprof_wrote(const std::string &journal_dir, const std::string &path, const std::string &text);
 
 // Makes the tree hold exactly `rewritten` (path -> new text; `originals` has
 // path -> original text for each, and for each file in `j`), and every other

@@ -62,6 +62,9 @@ std::map<std::string, Held> g_held;
 
 Expected<TreePlace> locate_tree(const std::string &build_dir, const std::string &source_root) {
   std::error_code ec;
+  if (fs::exists(build_dir, ec) && !fs::is_directory(build_dir, ec))
+    return Error{build_dir + ": not a directory: -p names the build directory (where compile_commands.json is), "
+                             "or any directory of the source tree"};
   if (!fs::is_directory(build_dir, ec))
     return Error{build_dir + ": no such build directory (if it was removed, run `vprof restore` in the source "
                              "tree: its journal is SOURCE_ROOT/.vprof)"};

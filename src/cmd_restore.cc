@@ -22,6 +22,13 @@ int run(const instr::RestoreOptions &o) {
     return kExitOk;
   }
   std::fprintf(stderr, "vprof: restored %zu files\n", r->files_restored);
+  for (const auto &l : r->not_ours) std::fprintf(stderr, "vprof: %s\n", l.c_str());
+  if (!r->returned.empty())
+    std::fprintf(stderr,
+                 "vprof: %zu files already held their originals, though vprof did not put them back (a git stash "
+                 "or checkout?), e.g. %s: their journal stays in %s, so that restore can still tell vprof's text "
+                 "if it comes back; `vprof restore --forget` drops it\n",
+                 r->returned.size(), r->returned.front().c_str(), r->journal_dir.c_str());
   if (r->left_alone.empty()) return kExitOk;
   for (const auto &l : r->left_alone) std::fprintf(stderr, "vprof: not restored: %s\n", l.c_str());
   return fail(std::to_string(r->left_alone.size()) + " files not restored (listed above)");
@@ -33,6 +40,9 @@ Registrar reg("restore", clang_command_help("restore"), [](CLI::App &sub) -> Run
                  "build directory (compile_commands.json), or any directory of the source tree");
   sub.add_option("--source-root", o->source_root, "the tree's source root (default: the compile db's)");
   sub.add_flag("--force", o->force, "restore what can be; leave files changed by hand as they are, and list them");
+  sub.add_flag("--forget", o->forget,
+               "drop the journal of files that already hold their originals though vprof did not put them back "
+               "(a git stash, a checkout); without it their journal stays");
   return [o] { return run(*o); };
 });
 

@@ -461,3 +461,129 @@ TEST(TreeSafety, Case1_KilledAtRandomMomentsTheTreeAlwaysComesBack) {
   }
   std::printf("fault injection: %d rounds, %d killed mid-way (seed %u)\n", rounds, killed, seed);
 }
+
+// restore writes only what vprof wrote: a copy of an instrumented file under a
+// new name, edited, is the user's file, not one to take back from the marker.
+TEST(TreeSafety, RestoreLeavesACopyOfAnInstrumentedFileAlone) {
+  vprof::test::TestTree t;
+  two_files(t);
+  ASSERT_TRUE(vprof::instr::instrument(options(t.build(), {"work"})).ok());
+  const std::string copy = slurp(t.path("work.c")) + "int mine(void) { return 7; }\n";
+  spit(t.path("copy.c"), copy);
+  const std::string renamed = slurp(t.path("work.c")) + "/* moved and edited */\n";
+  auto r = vprof::instr::restore({t.build()});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->files_restored, 1u);
+  EXPECT_EQ(slurp(t.path("work.c")), kWork);
+  EXPECT_EQ(slurp(t.path("copy.c")), copy) << "the copy was overwritten with work.c's original";
+  ASSERT_EQ(r->not_ours.size(), 1u);
+  EXPECT_NE(r->not_ours[0].find("copy.c: carries vprof's marker, but vprof did not write these bytes"),
+            std::string::npos)
+      << r->not_ours[0];
+  // Renamed and edited, under --force (which leaves hand-changed files as they are).
+  ASSERT_TRUE(vprof::instr::instrument(options(t.build(), {"work"})).ok());
+  fs::rename(t.path("work.c"), t.path("moved.c"));
+  spit(t.path("moved.c"), renamed);
+  spit(t.path("work.c"), kWork);
+  vprof::instr::RestoreOptions force{t.build()};
+  force.force = true;
+  force.forget = true;
+  auto f = vprof::instr::restore(force);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(slurp(t.path("moved.c")), renamed);
+}
+
+// A state.json removed by hand: a file that holds exactly what vprof wrote
+// there is still taken back (the written log), an edited one is not.
+TEST(TreeSafety, WithoutStateOnlyTextsVprofWroteAreTakenBack) {
+  vprof::test::TestTree t;
+  two_files(t);
+  ASSERT_TRUE(vprof::instr::instrument(options(t.build(), {"work", "helper"})).ok());
+  fs::remove(t.src() + "/.vprof/state.json");
+  const std::string edited = slurp(t.path("helper.c")) + "/* edit */\n";
+  spit(t.path("helper.c"), edited);
+  auto r = vprof::instr::restore({t.build()});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(slurp(t.path("work.c")), kWork);
+  EXPECT_EQ(slurp(t.path("helper.c")), edited);
+}
+
+// After `git stash` the files hold their originals though vprof did not put
+// them back: restore keeps their journal, so that when `git stash pop` brings
+// the instrumented text back, restore still knows it; --forget drops it.
+TEST(TreeSafety, FilesBackWithoutVprofKeepTheirJournal) {
+  vprof::test::TestTree t;
+  two_files(t);
+  ASSERT_TRUE(vprof::instr::instrument(options(t.build(), {"work"})).ok());
+  const std::string instrumented = slurp(t.path("work.c"));
+  spit(t.path("work.c"), kWork);  // git stash
+  auto r = vprof::instr::restore({t.build()});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->files_restored, 0u);
+  ASSERT_EQ(r->returned.size(), 1u);
+  EXPECT_TRUE(fs::exists(t.src() + "/.vprof/state.json")) << "the journal was deleted with the original";
+  spit(t.path("work.c"), instrumented);  // git stash pop
+  auto back = vprof::instr::restore({t.build()});
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->files_restored, 1u);
+  EXPECT_EQ(slurp(t.path("work.c")), kWork);
+  EXPECT_FALSE(fs::exists(t.src() + "/.vprof")) << "a tree vprof put back keeps nothing of it";
+  // --forget: the journal of a file already back goes.
+  ASSERT_TRUE(vprof::instr::instrument(options(t.build(), {"work"})).ok());
+  spit(t.path("work.c"), kWork);
+  vprof::instr::RestoreOptions forget{t.build()};
+  forget.forget = true;
+  ASSERT_TRUE(vprof::instr::restore(forget).ok());
+  EXPECT_FALSE(fs::exists(t.src() + "/.vprof"));
+}
+
+// A source file with another hard link keeps it: rewritten in place, and
+// restored in place.
+TEST(TreeSafety, AHardLinkedSourceKeepsItsLink) {
+  vprof::test::TestTree t;
+  two_files(t);
+  const std::string other = t.root() + "/work-link.c";
+  ASSERT_EQ(link(t.path("work.c").c_str(), other.c_str()), 0);
+  auto ino = [](const std::string &p) {
+    struct stat st {};
+    stat(p.c_str(), &st);
+    return st.st_ino;
+  };
+  const auto before = ino(t.path("work.c"));
+  ASSERT_TRUE(vprof::instr::instrument(options(t.build(), {"work"})).ok());
+  EXPECT_EQ(ino(t.path("work.c")), before);
+  EXPECT_EQ(slurp(other), slurp(t.path("work.c")));
+  ASSERT_TRUE(vprof::instr::restore({t.build()}).ok());
+  EXPECT_EQ(ino(t.path("work.c")), before);
+  EXPECT_EQ(slurp(other), kWork);
+}
+
+// Root instruments a tree another user owns: that user can restore it.
+TEST(TreeSafety, TheTreesOwnerRestoresWhatRootInstrumented) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (to instrument another user's tree)";
+  vprof::test::TestTree t;
+  two_files(t);
+  ASSERT_EQ(vprof::test::shell("chown -R 65534:65534 " + t.root() + " && chmod 0755 " + t.root()), 0);
+  ASSERT_TRUE(vprof::instr::instrument(options(t.build(), {"work"})).ok());
+  pid_t child = fork();
+  if (child == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+    auto r = vprof::instr::restore({t.build()});
+    _exit(r.ok() ? 0 : 4);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the owner could not restore";
+  EXPECT_EQ(slurp(t.path("work.c")), kWork);
+}
+
+// -p naming a file says so.
+TEST(TreeSafety, RestoreGivenAFileSaysItIsNotADirectory) {
+  vprof::test::TestTree t;
+  two_files(t);
+  int rc = 0;
+  std::string out = run_cmd(clang_bin() + " restore -p " + t.path("work.c"), &rc);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("work.c: not a directory"), std::string::npos) << out;
+}
