@@ -79,8 +79,39 @@ Expected<CompileDb> load_compile_db(const std::string &build_dir) {
   if (!db) return Error{path + ": " + (err.empty() ? "cannot read the compilation database" : err)};
   CompileDb out;
   std::set<std::string> seen, dropped;
-  for (const auto &cmd : db->getAllCompileCommands()) {
+  // The tree is where the sources are as the database names them: a source
+  // that is a symbolic link to a file elsewhere (another project's) is not
+  // the tree's, and must neither pull the source root up to a directory the
+  // two share (its journal, its restore) nor be rewritten through the link.
+  const auto commands = db->getAllCompileCommands();
+  std::string named_root;
+  bool first = true;
+  for (const auto &cmd : commands) {
+    llvm::SmallString<256> p(cmd.Filename);
+    if (!llvm::sys::path::is_absolute(p)) {
+      llvm::SmallString<256> d(cmd.Directory);
+      llvm::sys::path::append(d, cmd.Filename);
+      p = d;
+    }
+    llvm::sys::path::remove_dots(p, true);
+    const std::string dir = llvm::sys::path::parent_path(p).str();
+    if (first) {
+      named_root = dir;
+      first = false;
+    }
+    while (!named_root.empty() && dir != named_root && dir.compare(0, named_root.size() + 1, named_root + "/") != 0)
+      named_root = llvm::sys::path::parent_path(named_root).str();
+  }
+  llvm::SmallString<256> real_root;
+  const std::string tree = !named_root.empty() && !llvm::sys::fs::real_path(named_root, real_root)
+                               ? std::string(real_root.str())
+                               : named_root;
+  for (const auto &cmd : commands) {
     std::string file = real_path(cmd.Directory, cmd.Filename);
+    if (!tree.empty() && tree != "/" && file.compare(0, tree.size() + 1, tree + "/") != 0) {
+      out.outside.push_back(cmd.Filename + " (" + file + ")");
+      continue;
+    }
     if (!seen.insert(file).second) {
       ++out.duplicates_dropped;
       continue;

@@ -27,6 +27,9 @@ struct CompileDb {
   size_t duplicates_dropped = 0;
   std::vector<std::string> dropped_flags;  // distinct unknown flags removed
   std::string common_root;                 // deepest directory holding every source
+  // Sources that are links to files outside the tree the others are in
+  // ("name (target)"): not parsed, not rewritten, not in the root.
+  std::vector<std::string> outside;
 };
 
 Expected<CompileDb> load_compile_db(const std::string &build_dir);

@@ -68,6 +68,7 @@ Expected<InstrumentResult> instrument(const InstrumentOptions &options) {
   res.files_in_db = db->entries.size();
   res.duplicates_dropped = db->duplicates_dropped;
   res.dropped_flags = db->dropped_flags;
+  res.outside = db->outside;
   if (o.functions.empty() && o.sync_packs.empty()) return Error{"instrument: name at least one --function or --sync pack"};
   ScanOptions so;
   for (const auto &f : o.functions) {

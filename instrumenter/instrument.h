@@ -77,6 +77,7 @@ struct InstrumentResult {
   size_t function_files = 0, sync_only_files = 0, syncs_in_sync_only_files = 0;
   size_t skipped_macro_sites = 0, duplicates_dropped = 0;
   std::vector<std::string> dropped_flags;
+  std::vector<std::string> outside;  // CompileDb::outside
   std::vector<std::string> notes;  // sites left alone and why
   // Dry runs only, where a real run fails on the first of them: selected
   // functions vprof cannot instrument (with what they reach), and the

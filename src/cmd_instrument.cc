@@ -103,6 +103,8 @@ int run(const InstrumentCli &o) {
     if (r->skipped_macro_sites || !r->notes.empty())
       std::fprintf(stderr, "vprof: %zu sites left alone (%zu inside macro bodies); --verbose lists them\n",
                    r->notes.size(), r->skipped_macro_sites);
+    for (const auto &f : r->outside)
+      std::fprintf(stderr, "vprof: %s: a link to a file outside the tree; not parsed, not rewritten\n", f.c_str());
     if (!r->dropped_flags.empty()) {
       std::string flags;
       for (const auto &f : r->dropped_flags) flags += " " + f;

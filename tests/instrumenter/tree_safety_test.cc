@@ -587,3 +587,28 @@ TEST(TreeSafety, RestoreGivenAFileSaysItIsNotADirectory) {
   EXPECT_EQ(rc, 2) << out;
   EXPECT_NE(out.find("work.c: not a directory"), std::string::npos) << out;
 }
+
+// A source that is a link to another project's file: not the tree's. The
+// source root stays the tree's (not the directory the two share), and the
+// other project's file is neither rewritten nor restored over.
+TEST(TreeSafety, ASourceLinkedFromOutsideTheTreeIsLeftAlone) {
+  vprof::test::TestTree t;
+  vprof::test::TestTree other;
+  two_files(t);
+  other.add("shared.c", "int shared(int x) { return x; }\n");
+  ASSERT_EQ(symlink(other.path("shared.c").c_str(), t.path("shared.c").c_str()), 0);
+  t.compile("shared.c", "-std=c99");
+  auto r = vprof::instr::instrument(options(t.build(), {"work"}));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->outside.size(), 1u);
+  EXPECT_NE(r->outside[0].find(other.path("shared.c")), std::string::npos) << r->outside[0];
+  EXPECT_FALSE(vprof::instr::instrument(options(t.build(), {"work", "shared"})).ok()) << "not the tree's: no definition";
+  EXPECT_EQ(slurp(other.path("shared.c")), "int shared(int x) { return x; }\n") << "the link's target was rewritten";
+  EXPECT_TRUE(fs::is_symlink(t.path("shared.c")));
+  EXPECT_TRUE(fs::exists(t.src() + "/.vprof/state.json")) << "the journal is not in the tree's own root";
+  const std::string edit = "int shared(int x) { return x + 1; }\n";
+  spit(other.path("shared.c"), edit);
+  ASSERT_TRUE(vprof::instr::restore({t.build()}).ok());
+  EXPECT_EQ(slurp(other.path("shared.c")), edit);
+  EXPECT_EQ(slurp(t.path("work.c")), kWork);
+}
