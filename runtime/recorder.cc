@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <vprof/vprof.h>
@@ -220,6 +221,19 @@ static void on_process_exit() {
     fprintf(stderr, "vprof: %llu threads of process %u got no trace file in %s; %llu records lost\n",
             (unsigned long long)threads, g.pid, g.dir,
             (unsigned long long)__atomic_load_n(g.loss.records, __ATOMIC_RELAXED));
+}
+
+// A process that leaves by _exit (a forked child, as servers' workers and
+// test harnesses do) runs no atexit handler: without this its threads'
+// files would read as killed. Marked as exited, unless the registry is
+// taken (_exit from a signal handler that interrupted it) or this is a
+// vfork child, which shares its parent's memory and must not touch it.
+static void mark_quick_exit() {
+  if (!on() || (uint32_t)getpid() != g.pid) return;
+  if (pthread_mutex_trylock(&g.registry_lock) != 0) return;
+  for (ThreadState *t = g.threads; t; t = t->next)
+    if (t->header) __atomic_fetch_or(&t->header->flags, VPROF_FLAG_PROCESS_EXITED, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&g.registry_lock);
 }
 
 static void before_fork() { pthread_mutex_lock(&g.registry_lock); }
@@ -529,3 +543,12 @@ void vprof_rt_sync_release_from(const void *obj, uint32_t role, const void *pc) 
 }
 
 }  // extern "C"
+
+// The program's _exit and _Exit (they interpose libc's: libvprof.so comes
+// before libc.so in the program's libraries). exit() runs the atexit
+// handler instead (libc calls its own _exit).
+extern "C" VPROF_API __attribute__((noreturn)) void _exit(int status) {
+  vprof::rt::mark_quick_exit();
+  for (;;) syscall(SYS_exit_group, status);
+}
+extern "C" VPROF_API __attribute__((noreturn)) void _Exit(int status) { _exit(status); }

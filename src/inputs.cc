@@ -15,6 +15,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analyzer/read/process_files.h"
 #include "analyzer/read/trace_stream.h"
@@ -72,6 +73,7 @@ Expected<std::unique_ptr<analyzer::Analysis>> analyze_dirs(const std::vector<std
                                                            const analyzer::AnalyzeOptions &opt,
                                                            const std::string &manifest) {
   std::vector<std::unique_ptr<analyzer::RunAnalysis>> runs;
+  std::set<std::string> first_programs;  // run 0's process names: runs of one program share one
   for (size_t i = 0; i < dirs.size(); ++i) {
     // Streamed: memory holds the merge's window, not the trace. A damaged
     // file costs its damaged part (the report's first line says what was
@@ -93,6 +95,18 @@ Expected<std::unique_ptr<analyzer::Analysis>> analyze_dirs(const std::vector<std
                    "vprof: warning: %s: %zu of %zu trace files damaged; their damaged parts are "
                    "left out (the report's first line says what was lost); first: %s\n",
                    dirs[i].c_str(), lost.damaged, lost.files, first.first.c_str());
+    }
+    std::set<std::string> programs;
+    for (const trace::ThreadStream &t : (*stream)->summary().threads)
+      if (!t.comm.empty()) programs.insert(t.comm);
+    if (i == 0) {
+      first_programs = programs;
+    } else if (!programs.empty() && !first_programs.empty() &&
+               std::none_of(programs.begin(), programs.end(), [&](const std::string &p) { return first_programs.count(p); })) {
+      auto list = [](const std::set<std::string> &s) { return fmt::format("{}", fmt::join(s, ", ")); };
+      return Error{fmt::format("{} and {}: traces of different programs ({}; {}): analyze merges runs of one "
+                               "program; compare two with vprof diff",
+                               dirs[0], dirs[i], list(first_programs), list(programs))};
     }
     runs.push_back(std::move(r).value());
   }

@@ -35,6 +35,12 @@ expect "run roundtrip" 0 'trace in .*\(2 thread files\)' -- "$vprof" run --trace
 expect "dump roundtrip" 0 '' -- "$vprof" dump "$tmp/t1"
 grep -q "interval_begin interval=1 type='NewOrder' client='alice'" "$tmp/out" && pass=$((pass + 1)) || {
   fail=$((fail + 1)); echo "FAIL dump content"; }
+# analyze A B merges runs of one program: two programs' traces are refused.
+cp "$workload" "$tmp/another-program"
+expect "run another program" 0 '' -- "$vprof" run --trace-dir "$tmp/t-other" -- "$tmp/another-program" roundtrip
+expect "analyze two programs" 2 "^vprof: error: $tmp/t1 and $tmp/t-other: traces of different programs \(.*; another-progr.*\): analyze merges runs of one program" -- \
+  "$vprof" analyze "$tmp/t1" "$tmp/t-other"
+expect "analyze two runs of one program" 0 '' -- "$vprof" analyze "$tmp/t1" "$tmp/t1"
 # analyze --html: one page; an output that cannot be written is one line
 # naming the file, before any analysis (issue 16).
 expect "analyze --html" 0 '' -- "$vprof" analyze "$tmp/t1" --html "$tmp/r.html"

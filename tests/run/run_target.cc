@@ -22,6 +22,9 @@
 //                             code does), then, as user nobody in a child (another
 //                             user of a shared trace directory), makes LINK a
 //                             symbolic link to TARGET; writes 1 pair.
+//   run_target forkexit M     forks a child that writes M pairs and leaves by
+//                             _exit(0), as servers' workers do; the parent
+//                             waits and writes 1 pair. 2*M + 2 records.
 //   run_target exhaust M      opens files until the fd limit, starts a thread
 //                             that writes M pairs (no descriptor left for its
 //                             trace file), closes them, writes M pairs itself.
@@ -205,6 +208,17 @@ static int plant(const char *manifest, const char *link, const char *target) {
 
 int main(int argc, char **argv) {
   std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "forkexit" && argc == 3) {
+    pid_t child = fork();
+    if (child == 0) {
+      pairs((uint32_t)std::strtoul(argv[2], nullptr, 10));
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    pairs(1);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 5;
+  }
   if (mode == "plant" && argc == 5) return plant(argv[2], argv[3], argv[4]);
   if (mode == "objects" && argc == 3) return objects((uint32_t)std::strtoul(argv[2], nullptr, 10));
   if (mode == "threads" && argc == 4)
@@ -219,6 +233,6 @@ int main(int argc, char **argv) {
     return 0;
   }
   std::fprintf(stderr, "usage: run_target threads N M | term FILE | hello FILE | dropuid USER M | reenter | exhaust M | objects N | "
-               "plant MANIFEST LINK TARGET\n");
+               "plant MANIFEST LINK TARGET | forkexit M\n");
   return 2;
 }
