@@ -21,6 +21,14 @@ const char *decision_word(const Suggestion &g) {
   return g.break_down ? "break down" : g.unreached ? "unreached" : "explained";
 }
 
+// The function holding a call site: named by the site's own manifest (ids
+// are renumbered by every instrumentation), else looked up in the run the
+// instance came from.
+static std::string caller_name(const analyzer::Analysis &a, const analyzer::CallSiteInfo &site, int run) {
+  if (!site.caller.empty()) return site.caller;
+  return a.runs[run]->names.function(site.function_id);
+}
+
 std::string caller_of(const analyzer::Analysis &a, const analyzer::Factor &f) {
   // Function ids are renumbered by every instrumentation: resolve the largest
   // call site in the run of the instance it came from.
@@ -28,7 +36,7 @@ std::string caller_of(const analyzer::Analysis &a, const analyzer::Factor &f) {
     if (!site.call_site) continue;
     for (const auto *inst : f.instances) {
       if (inst->label != site.label || inst->run < 0 || inst->run >= (int)a.runs.size()) continue;
-      return a.runs[inst->run]->names.function(site.call_site->function_id);
+      return caller_name(a, *site.call_site, inst->run);
     }
   }
   return "";
@@ -48,7 +56,7 @@ bool path_callers(const analyzer::Analysis &a, const analyzer::VarNode &n,
   if (&n == target) return true;
   for (const auto &c : n.children) {
     const bool named = c.call_site && c.run >= 0 && c.run < (int)a.runs.size();
-    if (named) path.push_back(a.runs[c.run]->names.function(c.call_site->function_id));
+    if (named) path.push_back(caller_name(a, *c.call_site, c.run));
     if (path_callers(a, c, target, path)) return true;
     if (named) path.pop_back();
   }
@@ -66,7 +74,7 @@ std::vector<std::string> callers_of(const analyzer::Analysis &a, const analyzer:
     if (!site.call_site || v < std::max(0.01, 0.1 * whole)) continue;
     for (const auto *inst : f.instances) {
       if (inst->label != site.label || inst->run < 0 || inst->run >= (int)a.runs.size()) continue;
-      add_once(out, a.runs[inst->run]->names.function(site.call_site->function_id));
+      add_once(out, caller_name(a, *site.call_site, inst->run));
       reached.push_back(inst);
       break;
     }
@@ -86,7 +94,7 @@ std::vector<std::string> cause_chain(const analyzer::Analysis &a, const analyzer
   for (const auto *inst : c.instances) {
     if (!analyzer::is_held_part(*inst)) continue;
     if (inst->call_site && inst->run >= 0 && inst->run < (int)a.runs.size())
-      add_once(out, a.runs[inst->run]->names.function(inst->call_site->function_id));
+      add_once(out, caller_name(a, *inst->call_site, inst->run));
     std::vector<std::string> path;  // the waiter's: down to the wait it held up
     if (!path_callers(a, a.tree, inst, path)) continue;
     for (const auto &f : path) add_once(out, f);
@@ -100,7 +108,7 @@ std::vector<std::string> cause_callers(const analyzer::Analysis &a, const analyz
     if (!inst->call_site || inst->run < 0 || inst->run >= (int)a.runs.size()) continue;
     // A Held part's site is the holder's call (in the holder's function);
     // a part of its own, its call site on the interval's path.
-    add_once(out, a.runs[inst->run]->names.function(inst->call_site->function_id));
+    add_once(out, caller_name(a, *inst->call_site, inst->run));
     if (analyzer::is_held_part(*inst)) continue;
     std::vector<std::string> path;
     if (!path_callers(a, a.tree, inst, path)) continue;

@@ -456,8 +456,16 @@ Expected<Outcome> Session::run() {
         if (b.holder || below) wanted.push_back(b.function);
       }
       for (const auto &f : wanted)
-        for (const auto &g : s_.chain(f))
+        for (const auto &g : s_.chain(f)) {
+          // An id no manifest named ("fn#78") is no function to instrument:
+          // a state saved by an older vprof may hold one (a merged report
+          // looked a caller's id up in another run's names).
+          if (g.rfind("fn#", 0) == 0 && g.size() > 3 && g.find_first_not_of("0123456789", 3) == std::string::npos) {
+            log(fmt::format("iteration {}: warning: {} names no function (an id no manifest named); left out", n, g));
+            continue;
+          }
           if (std::find(need.begin(), need.end(), g) == need.end()) need.push_back(g);
+        }
       s_.iterations.push_back({n, need, fmt::format("{}/iter-{}/trace", dir_, n), false, false, ""});
       Status saved = save_state(s_, state_path());
       if (!saved) return Error{saved.message()};

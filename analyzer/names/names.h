@@ -18,7 +18,7 @@
 namespace vprof::analyzer {
 
 struct CallSiteInfo {
-  uint32_t function_id = 0;  // the caller
+  uint32_t function_id = 0;  // the caller, by its id in this site's own manifest
   std::string callee;
   std::string file;
   int line = 0, column = 0;
@@ -34,6 +34,11 @@ struct CallSiteInfo {
   // direct call's is, and this is the pointer's expression (MariaDB's
   // os_file_sync_posix calls fdatasync through `func`).
   std::string through;
+  // The caller's name, resolved in that same manifest: ids are renumbered by
+  // every instrumentation, so a merged report must never look function_id up
+  // in another run's names (it read "fn#78" there, and a session died on
+  // `--function fn#78: no definition`).
+  std::string caller;
 };
 
 // {"file", "line", "column", "callee"[, "through"]}, or null: how every JSON output names a call site.

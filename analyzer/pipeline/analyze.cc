@@ -2,6 +2,7 @@
 
 #include "analyzer/names/symbols.h"
 
+#include <set>
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -75,6 +76,15 @@ Expected<std::unique_ptr<RunAnalysis>> finish_run(TracePaths tp, const trace::Tr
   r->read.reader_warnings = meta.count(trace::Severity::Warning);
   r->read.late_switches = meta.late_switches;
   r->read.off_intervals = meta.off_intervals;
+  // Ids no manifest names: a report of fn#ID and site#ID is no report of code.
+  std::set<std::pair<int, uint32_t>> unnamed;
+  for (size_t i = 0; i < r->trie.size(); ++i) {
+    const StackNode &n = r->trie[uint32_t(i)];
+    if ((n.kind == FrameKind::Function && !r->names.functions.count(n.id)) ||
+        (n.kind == FrameKind::Site && !r->names.sites.count(n.id)))
+      unnamed.insert({int(n.kind), n.id});
+  }
+  r->read.unnamed_ids = unnamed.size();
   r->files = meta.files;
   r->losses = meta.losses;
   for (const auto &d : meta.diagnostics) {

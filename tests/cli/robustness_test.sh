@@ -273,8 +273,17 @@ case25_13_pooled_ids() {
   expect "case27 --fail-on warning" 1 "^vprof: analyze: data quality is 'warning' \(--fail-on warning\)" -- \
     "$vprof" analyze "$tmp/c25-13" --fail-on warning --json "$tmp/c27.json"
   [ -s "$tmp/c27.json" ] && ok || bad "case27: --fail-on wrote no report"
-  expect "case27 --fail-on warning, clean trace" 0 '' -- "$vprof" analyze "$tmp/rt" --fail-on warning
+  # Clean: its ids named by a manifest (without one, fn#3 and site#4 name no
+  # code: unnamed_ids, a warning).
+  rm -rf "$tmp/rt-named" && cp -r "$tmp/rt" "$tmp/rt-named"
+  echo '{"functions": [{"id": 3, "name": "work", "file": "w.cc", "line": 1}],
+         "call_sites": [{"id": 4, "function_id": 3, "callee": "lock", "file": "w.cc", "line": 2, "column": 3}]}' \
+    >"$tmp/rt-named/manifest.json"
+  expect "case27 --fail-on warning, clean trace" 0 '' -- "$vprof" analyze "$tmp/rt-named" --fail-on warning
   grep -q "^data quality: ok" "$tmp/out" && ok || bad "case27: the clean trace is not ok"
+  expect "case27 --fail-on warning, names gone" 1 "data quality is 'warning'" -- \
+    "$vprof" analyze "$tmp/rt" --fail-on warning
+  grep -q "^data quality: warning: .*unnamed_ids" "$tmp/out" && ok || bad "case27: names gone, and data quality ok"
   expect "case27 --fail-on bogus" 2 "^vprof: error: --fail-on" -- "$vprof" analyze "$tmp/rt" --fail-on info
 }
 

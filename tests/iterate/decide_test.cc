@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "analyzer/pipeline/analyze.h"
 #include "iterate/decide.h"
 
 using namespace vprof;
@@ -461,4 +462,31 @@ TEST(Decide, Issue29_APointerCallsTargetsAreProbedInOneBatch) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_TRUE(out[0].break_down);
   EXPECT_EQ(out[0].functions, (std::vector<std::string>{"log_writer_resizing", "my_sha224_context_size"}));
+}
+
+// Ids are renumbered by every instrumentation: a call site's caller is named
+// by the site's own manifest, never by looking its id up in another run's
+// names (a function dropped for one iteration came back as id 78; the merged
+// report looked 78 up in run 1's names, read "fn#78", and the session died on
+// `--function fn#78: no definition`).
+TEST(Decide, ACallersNameComesFromItsSitesOwnManifest) {
+  analyzer::Analysis a;
+  for (int r = 0; r < 2; ++r) a.runs.push_back(std::make_unique<analyzer::RunAnalysis>());
+  a.runs[0]->names.functions[68] = {"worker_loop", "srv.c", 10};  // run 0: worker_loop is 68, no 78
+  a.runs[1]->names.functions[78] = {"worker_loop", "srv.c", 10};
+  analyzer::Factor f = factor("stall", "stall", 0.6, 1);
+  analyzer::FactorSite site;
+  site.label = "stall (srv.c:42)";
+  site.call_site = analyzer::CallSiteInfo{};
+  site.call_site->function_id = 78;
+  site.call_site->caller = "worker_loop";  // as load_manifest resolves it in run 1's manifest
+  site.call_site->callee = "stall";
+  site.contribution = 0.6;
+  f.call_sites.push_back(site);
+  analyzer::VarNode inst;
+  inst.label = site.label;
+  inst.run = 0;  // the merged tree's instance, placed at run 0's depth
+  f.instances.push_back(&inst);
+  EXPECT_EQ(iterate::caller_of(a, f), "worker_loop");
+  EXPECT_EQ(iterate::callers_of(a, f), std::vector<std::string>{"worker_loop"});
 }
