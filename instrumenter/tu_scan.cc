@@ -221,6 +221,11 @@ bool closure_safe(const CallExpr *ce) {
 
 Closure closure_of(const CallExpr *ce, ValueForm form, Lang lang) {
   if (lang != Lang::Cxx || !closure_safe(ce)) return Closure::None;
+  // An implicit conversion (`if (stop)` calls std::atomic<bool>::operator
+  // bool()) is spelled by its object alone: a closure around that text would
+  // return the object, not the call's value.
+  if (const auto *mc = dyn_cast<CXXMemberCallExpr>(ce))
+    if (isa_and_nonnull<CXXConversionDecl>(mc->getMethodDecl())) return Closure::None;
   switch (form) {
     case ValueForm::Void:
     case ValueForm::Prvalue: return Closure::Value;

@@ -175,7 +175,8 @@ int session_main(const IterateCli &o, const iterate::Config &cfg) {
   if (causes.held && !causes.ranked.empty() && causes.ranked.front().rank == 1) {
     const analyzer::Factor &c = causes.ranked.front();
     std::string held;
-    if (!c.held_up.empty()) {
+    // A wait it held up for 0.0 points is no wait to name.
+    if (!c.held_up.empty() && std::fabs(c.held_up.front().share) >= 0.0005) {
       const double others = c.share - c.own_share - c.held_up.front().share;
       held = fmt::format(", {:.1f} holding up {}", 100 * c.held_up.front().share, c.held_up.front().wait);
       if (std::fabs(others) >= 0.005) held += fmt::format(" and {:.1f} other waits", 100 * others);

@@ -113,7 +113,13 @@ std::string quality_lines(const Analysis &a) {
     if (!part.empty()) head += fmt::format("{}{}: {}", head.empty() ? "" : "; ", level_name(level), part);
   }
   if (head.empty()) return "\ndata quality: ok (no counter of a loss or a warning counted anything)\n";
-  return fmt::format("\ndata quality: {}\n{}", head, why);
+  // What the reader said, not only how often: "1 reader_warnings" alone hid
+  // that a worker was killed mid-run (the sentence was in the JSON only).
+  std::string said;
+  for (size_t i = 0; i < a.runs.size() && said.size() < 4000; ++i)
+    for (const std::string &d : a.runs[i]->first_diagnostics)
+      said += fmt::format("  {}{}\n", a.runs.size() > 1 ? fmt::format("run {}: ", i + 1) : std::string(), d);
+  return fmt::format("\ndata quality: {}\n{}{}", head, why, said);
 }
 
 std::string file_loss_line(const trace::FileLoss &l) {

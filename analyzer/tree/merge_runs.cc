@@ -1,5 +1,6 @@
 #include "analyzer/tree/merge_runs.h"
 
+#include <cstring>
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -127,6 +128,23 @@ bool names_the_holders_deeper(const VarNode &earlier, const VarNode &later) {
   return unnamed_before >= 0.01 && unnamed_after < 0.5 * unnamed_before;
 }
 
+// A call not broken down, split only into its running rest and the time it
+// was preempted or paused by the recorder (variance_tree.cc): as a leaf, a
+// run that breaks it down replaces it.
+bool time_split_only(const VarNode &n) {
+  auto ends = [](const std::string &k, const char *tail) {
+    const size_t m = std::strlen(tail);
+    return k.size() >= m && k.compare(k.size() - m, m, tail) == 0;
+  };
+  bool any = false;
+  for (const VarNode &c : n.children) {
+    if (c.kind == VarNode::Kind::Cov) continue;
+    if (!ends(c.key, "/notheld") && !ends(c.key, "/preempted") && !ends(c.key, "/recorder")) return false;
+    any = true;
+  }
+  return any;
+}
+
 void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &later,
            std::vector<Graft> *grafts, std::vector<std::string> &above) {
   if (n.kind == VarNode::Kind::Cov) return;
@@ -140,7 +158,7 @@ void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &l
   // instruments the function they sit in (the waits then deeper inside it)
   // breaks it down for real.
   const bool held = held_only(n);
-  if (n.children.empty() || pseudo || held) {
+  if (n.children.empty() || pseudo || held || time_split_only(n)) {
     auto it = later.find(n.key);
     // A later breakdown that still has such a part wins when it holds less
     // than half as much: on PostgreSQL, instrumenting the 45 targets of

@@ -114,7 +114,8 @@ class Builder {
       // (the wake-up latency, waits on this interval's own work, an
       // uncontended pass). Its factor is the call's: analyze ranks the wait
       // as a whole, and the part stays inside it (factors.cc).
-      v.label = f + " (not held)";
+      // (Beside (preempted) or (recorder) leaves alone: the call running.)
+      v.label = f + (has_child(s, FrameKind::Held) ? " (not held)" : " (running)");
       v.key = "notheld";
       v.factor = f;
       v.functions = {f};
@@ -317,8 +318,15 @@ class Builder {
     // lets a run that instruments the callee replace this breakdown).
     // A wait's Held parts are a breakdown of its blocked time, whatever its
     // callee: they are expanded.
+    // Unless the call was preempted (or paused by the recorder) inside: that
+    // time is the machine's, not the call's (a library call that wakes
+    // another thread is where a busy machine preempts the caller: sendmsg
+    // read 53% of Var, 21 of its 22 points preempted). The site then splits
+    // into its running rest, which keeps the call's factor, and those
+    // leaves, which are no cause; merge_runs lets a run that instruments the
+    // callee replace the split, as it replaces a leaf.
     if (s.kind == FrameKind::Site && s.callee_fn == 0 && !has_child(s, FrameKind::Function) &&
-        !has_child(s, FrameKind::Held))
+        !has_child(s, FrameKind::Held) && !has_child(s, FrameKind::Preempted) && !has_child(s, FrameKind::Recorder))
       return;
     // A wait's Held parts split such a site, but the calls in its arguments
     // (mysql_update(thd, ..., lim.get_select_limit(), ...), found on MariaDB)

@@ -51,6 +51,45 @@ TEST(PreemptedFactors, AConstantFunctionPreemptedCarriesNoShare) {
   EXPECT_GT(*share, 0.9);
 }
 
+// A call never broken down (its callee not instrumented) that is preempted
+// inside, as a library call that wakes another thread is on a busy machine:
+// the preemption is no part of the call's factor or cause. F(1) calls site 7
+// for 20 ns in every interval and is preempted inside it for 0 or 100·(i+1)
+// ns; G(2) runs 5 + i % 2 ns. Before, the site's node was a leaf holding the
+// preemption: its factor and cause carried nearly all of Var(L).
+TEST(PreemptedFactors, APreemptedCallThatIsNotBrokenDownCarriesOnlyItsRunningTime) {
+  TraceBuilder tb;
+  for (int i = 0; i < 8; ++i) {
+    int64_t t = i * 10000, p = (i % 2) * 100 * (i + 1);
+    auto &th = tb.thread(1).begin(t, i + 1).enter(t + 5, 1).site(t + 10, 7);
+    th.preempted(t + 30 + p, t + 15, t + 15 + p);
+    th.site_end(t + 30 + p, 7).exit(t + 35 + p, 1).enter(t + 35 + p, 2).exit(t + 40 + p + i % 2, 2)
+        .end(t + 40 + p + i % 2, i + 1);
+  }
+  AnalyzeOptions opt;
+  opt.factors.d = 0.0;
+  opt.factors.bootstrap = 0;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(tb.build(), Names{}, opt, 0).value());
+  auto a = combine(std::move(runs), opt);
+  const Factor *g = nullptr;
+  for (const auto &x : a->factors) {
+    EXPECT_EQ(x.name.find("preempted"), std::string::npos) << "(preempted) is no factor";
+    if (x.name == "fn#2") g = &x;
+    else EXPECT_LT(std::abs(x.share), 1e-9) << x.name << " carries preemption";
+  }
+  ASSERT_TRUE(g);
+  for (const auto &c : a->causes.ranked) {
+    if (c.name == "fn#2") continue;
+    EXPECT_LT(std::abs(c.share), 1e-9) << "cause " << c.name << " carries preemption";
+  }
+  ASSERT_FALSE(a->causes.ranked.empty());
+  EXPECT_EQ(a->causes.ranked.front().name, "fn#2");
+  auto share = preemption_share(*a->runs.front());
+  ASSERT_TRUE(share.has_value());
+  EXPECT_NEAR(*share + g->share, 1.0, 1e-9);
+}
+
 TEST(PreemptedFactors, WithoutProcessFilesOrLeavesPreemptionIsNotMeasured) {
   TraceBuilder tb;
   tb.thread(1).begin(0, 1).enter(5, 1).exit(35, 1).end(40, 1);

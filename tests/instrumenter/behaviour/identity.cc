@@ -1,5 +1,5 @@
 // behaviour: std=-std=c++11 std=-std=c++17 flags=-O0 flags=-O2,-fsanitize=address function=run function=consume
-// expect: enter=2 exit=2 site_begin=16 site_end=16
+// expect: enter=2 exit=2 site_begin=17 site_end=17
 // A call site's wrapping must not change the call's value category or the
 // identity of the object it makes: no copy, no move, no destruction of a
 // temporary that was not there before, and an exception through a wrapped
@@ -7,9 +7,10 @@
 //   a class that owns a buffer and has no copy constructor written (a copy
 //   frees it twice), a type that can be neither copied nor moved (C++17:
 //   returned by value all the same), lvalue and xvalue results, auto&&,
-//   a warn_unused_result call, a throw caught in the same function, and a
-//   value that refers to a temporary of the call's arguments.
-// The tally: run F1 and 15 call sites, consume F1 and 1 site (strlen);
+//   a warn_unused_result call, a throw caught in the same function, a
+//   value that refers to a temporary of the call's arguments, and an
+//   implicit conversion of an object that cannot be copied.
+// The tally: run F1 and 16 call sites, consume F1 and 1 site (strlen);
 //   site_end = site_begin: the throw's site ends too.
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +39,14 @@ Pinned pinned(int x) { return Pinned(x); }
 #else
 Buf pinned(int x) { return Buf(x); }
 #endif
+
+struct Flag {  // neither copied nor moved, read through its conversion
+  bool v;
+  explicit Flag(bool b) : v(b) {}
+  Flag(const Flag &) = delete;
+  operator bool() const { return v; }
+};
+static Flag ready(true);
 
 static int g = 1;
 int &slot() { return g; }
@@ -70,6 +79,7 @@ int run() {
   int &&x = std::move(s);                           // 1
   total += &x == &g;
   total += checked(1);                              // 1
+  if (ready) total += 1;                            // 1: an implicit conversion is a call
   total += length(view(std::string("abcdef"))) == 6;  // 2: the string lives to the statement's end
   try {
     fail(1);                                        // 1: leaves by exception, its site ends
@@ -81,4 +91,4 @@ int run() {
   return total;
 }
 
-int main() { return run() == 11 ? 0 : 1; }
+int main() { return run() == 12 ? 0 : 1; }
