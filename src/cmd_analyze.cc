@@ -2,6 +2,8 @@
 // and the top-k factors (docs/analyze.md). More than one trace directory
 // merges refinement runs by fractions, the first being the base run.
 
+#include <cerrno>
+#include <cstring>
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -56,7 +58,17 @@ Status check_outputs(const AnalyzeCliOptions &o) {
 // A report to its file, whole or not at all (analyzer/util/output_file.h), or to stdout.
 Status write_file(const std::string &path, const analyzer::Reporter &rep,
                   const analyzer::Analysis &a) {
-  if (path == "-") return rep.write(a, std::cout);
+  if (path == "-") {
+    // stdout: what failed is the write, and the system says why (/dev/full:
+    // "No space left on device"), in one line.
+    errno = 0;
+    Status s = rep.write(a, std::cout);
+    if (!s) {
+      const int err = errno;
+      return Error{fmt::format("stdout: cannot write: {}", err ? std::strerror(err) : s.message())};
+    }
+    return s;
+  }
   return write_output(path, [&](std::ostream &out) { return rep.write(a, out); });
 }
 
@@ -146,7 +158,7 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
       ->required()
       ->check(existing_directory());
   sub.add_option("--root", o->root, "root function (qualified name); default: the interval latency");
-  sub.add_option("-k", o->k, "report at most this many factors")->check(at_least(1));
+  sub.add_option("-k", o->k, "report at most this many factors")->check(whole_at_least(1));
   sub.add_option("-d", o->d, "minimum contribution of a reported factor, a fraction of Var(L)")
       ->check(between(0, 1));
   sub.add_option("-e,--exponent", o->e, "specificity exponent")->check(above(0));
@@ -160,15 +172,15 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
                  "JSON (ui.perfetto.dev, chrome://tracing)");
   sub.add_option("--perfetto-intervals", o->perfetto_intervals,
                  "with --perfetto: this many slowest intervals, and as many nearest the median")
-      ->check(between(1, 1000))
+      ->check(whole_between(1, 1000))
       ->needs(perfetto);
   sub.add_option("--manifest", o->manifest,
                  "the instrumenter's manifest (default: TRACE_DIR/manifest.json)");
   sub.add_option("--callgraph", o->callgraph, "`vprof callgraph --json` output, for heights");
   sub.add_option("--threads", o->threads, "worker threads: decoding, merge, critical paths, bootstrap")
-      ->check(between(1, 256));
+      ->check(whole_between(1, 256));
   sub.add_option("--bootstrap", o->bootstrap, "bootstrap resamples for ci95 (0: none)")
-      ->check(between(0, 100000));
+      ->check(whole_between(0, 100000));
   sub.add_option("--contribution", o->contribution,
                  "rank factors by `share` (Cov(X, L)/Var(L), adds up) or by the `paper`'s var/2cov terms")
       ->check(CLI::IsMember({"share", "paper"}));

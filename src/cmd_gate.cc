@@ -227,9 +227,9 @@ Registrar reg("gate", "CI gate: exit 1 when latency variance or p99 grew beyond 
                  "record the baseline's runs by running CMD (with VPROF_TRACE_DIR set), in turn with --head-cmd");
   sub.add_option("--head-cmd", o->head_cmd, "record the new build's runs by running CMD");
   sub.add_option("--min-runs", o->min_runs, "with --base-cmd: runs a side before the first verdict")
-      ->check(between(1, 1000));
+      ->check(whole_between(1, 1000));
   sub.add_option("--max-runs", o->max_runs, "with --base-cmd: runs a side at most, while inconclusive")
-      ->check(between(1, 1000));
+      ->check(whole_between(1, 1000));
   sub.add_option("--work-dir", o->work_dir, "with --base-cmd: where the runs' traces and logs go (default: a new "
                                             "directory in $TMPDIR)");
   add_diff_options(sub, o->common);

@@ -70,21 +70,21 @@ Registrar reg("init", clang_command_help("init"),
                 sub.add_option("--sync", o->c.sync_packs,
                                fmt::format("sync packs to wrap ({}; or a pack file's path); repeatable",
                                            fmt::join(iterate::sync_pack_names(vprof_dirs().annotations), ", ")));
-                sub.add_option("-k", o->c.k, "factors selected per iteration")->check(at_least(1));
+                sub.add_option("-k", o->c.k, "factors selected per iteration")->check(whole_at_least(1));
                 sub.add_option("-d", o->c.d, "minimum contribution of a selected factor")->check(between(0, 1));
                 sub.add_option("-m", o->c.m, "body share that makes a function explained")
                     ->check(number_check("greater than 0 and at most 1", [](double v) { return v > 0 && v <= 1; }));
                 sub.add_option("--exponent", o->c.exponent, "specificity exponent e")->check(at_least(0));
-                sub.add_option("--max-iterations", o->c.max_iterations, "the session stops after this many iterations")->check(at_least(1));
+                sub.add_option("--max-iterations", o->c.max_iterations, "the session stops after this many iterations")->check(whole_at_least(1));
                 sub.add_option("--sample", o->c.sample,
                                "windowed recording: each run records in windows covering about PCT percent of the "
                                "time (0: in full; docs/run.md)")
-                    ->check(between(0, 100))
+                    ->check(whole_between(0, 100))
                     ->type_name("PCT");
                 sub.add_option("--runs", o->c.runs,
                                "workload runs per iteration, into one trace (default: 1; under --sample PCT, "
                                "100/PCT rounded up, to keep a full recording's interval count)")
-                    ->check(between(1, iterate::kMaxRuns))
+                    ->check(whole_between(1, iterate::kMaxRuns))
                     ->each([o](const std::string &) { o->runs_given = true; });
                 sub.add_option("--session-dir", o->c.session_dir,
                                "where the session keeps its iterations and reports (relative to the config's directory)");

@@ -36,7 +36,11 @@ struct IterateCli {
 };
 
 std::atomic<bool> g_interrupted{false};
-void on_sigint(int) { g_interrupted = true; }
+std::atomic<int> g_signal{SIGINT};  // which one: the exit status is 128 + it (docs/cli.md)
+void on_sigint(int sig) {
+  g_signal = sig;
+  g_interrupted = true;
+}
 
 bool ask(std::vector<iterate::Suggestion> &sugg, const analyzer::Analysis &a) {
   analyzer::make_terminal_reporter()->write(a, std::cout);
@@ -161,8 +165,9 @@ int session_main(const IterateCli &o, const iterate::Config &cfg) {
   auto out = iterate::run_session(cfg, so, h);
   if (!out) {
     if (g_interrupted) {
-      std::fprintf(stderr, "vprof: interrupted; the tree is restored and `vprof iterate` resumes\n");
-      return kExitSignal + SIGINT;
+      std::fprintf(stderr, "vprof: interrupted (%s); the tree is restored and `vprof iterate` resumes\n",
+                   strsignal(g_signal.load()));
+      return kExitSignal + g_signal.load();
     }
     return fail(out.error().message);
   }

@@ -431,7 +431,7 @@ Registrar reg("run", "run a command with the recorder on", [](CLI::App &sub) -> 
   sub.add_option("--sample", o->sample,
                  "windowed recording: record in windows covering about PCT percent of the time, nothing "
                  "in between (sets VPROF_SAMPLE; 100: in full)")
-      ->check(between(1, 100))
+      ->check(whole_between(1, 100))
       ->type_name("PCT");
   sub.add_option("command", o->command, "the command and its arguments, after --")->required();
   std::string env_help = "\nRuntime settings (environment):\n";

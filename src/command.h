@@ -72,6 +72,18 @@ inline CLI::Validator number_check(std::string what, std::function<bool(double)>
       },
       what);
 }
+// For an option that takes a whole number: "must be a whole number between
+// 1 and 100, not 50.5" rather than CLI11's "Could not convert".
+inline CLI::Validator whole_check(std::string what, std::function<bool(double)> ok) {
+  return number_check("a whole number " + what, [ok](double v) { return v == static_cast<double>(static_cast<long long>(v)) && ok(v); });
+}
+inline CLI::Validator whole_at_least(double lo) {
+  return whole_check("at least " + num_text(lo), [lo](double v) { return v >= lo; });
+}
+inline CLI::Validator whole_between(double lo, double hi) {
+  return whole_check("between " + num_text(lo) + " and " + num_text(hi),
+                     [lo, hi](double v) { return v >= lo && v <= hi; });
+}
 inline CLI::Validator at_least(double lo) {
   return number_check("at least " + num_text(lo), [lo](double v) { return v >= lo; });
 }

@@ -12,16 +12,16 @@ namespace vprof::cli {
 void add_diff_options(CLI::App &sub, DiffCliOptions &o) {
   sub.add_option("--root", o.root, "root function for trace directories (a saved profile keeps its own)");
   sub.add_option("--bootstrap", o.diff.bootstrap, "bootstrap resamples per side for the intervals (0: none)")
-      ->check(between(0, 100000));
+      ->check(whole_between(0, 100000));
   sub.add_option("--confidence", o.diff.confidence, "level of every interval (two-sided)")
       ->check(number_check("between 0.5 and 0.999", [](double v) { return v >= 0.5 && v <= 0.999; }));
   sub.add_option("--seed", o.diff.seed, "bootstrap seed");
-  sub.add_option("-k", o.diff.k, "factors of the change to select")->check(at_least(1));
+  sub.add_option("-k", o.diff.k, "factors of the change to select")->check(whole_at_least(1));
   sub.add_option("-d", o.diff.d, "a selected factor's |change| is at least this fraction of Var_base")
       ->check(between(0, 1));
   sub.add_option("--threads", o.threads, "worker threads when a trace directory is analyzed")
-      ->check(between(1, 256));
-  sub.add_option("--nodes", o.nodes, "nodes listed in the table")->check(at_least(0));
+      ->check(whole_between(1, 256));
+  sub.add_option("--nodes", o.nodes, "nodes listed in the table")->check(whole_at_least(0));
   sub.add_option("--json", o.json, "write the JSON report to FILE ('-': stdout, and no table)");
   sub.add_option("--markdown", o.markdown,
                  "write a Markdown report to FILE (a PR comment, a CI summary; '-': stdout, no table)");

@@ -75,6 +75,20 @@ int exec_clang_command(int argc, char **argv) {
 
 }  // namespace vprof::cli
 
+// A report (or the help) that did not reach stdout (a full disk, /dev/full)
+// is a failure: the last buffer is written only now, and only now does its
+// error show. `rc` when it did.
+static int stdout_written(int rc) {
+  if (rc == vprof::cli::kExitBadInput) return rc;  // its one error line is out already
+  errno = 0;
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    int err = errno;
+    return vprof::cli::fail(fmt::format("stdout: cannot write: {}", err ? std::strerror(err) : "write error"));
+  }
+  return rc;
+}
+
 int main(int argc, char **argv) {
   using namespace vprof::cli;
   // Started with standard descriptors closed (a daemon's supervisor): the
@@ -129,11 +143,11 @@ int main(int argc, char **argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp &e) {
-    return app.exit(e);
+    return stdout_written(app.exit(e));
   } catch (const CLI::CallForAllHelp &e) {
-    return app.exit(e);
+    return stdout_written(app.exit(e));
   } catch (const CLI::CallForVersion &e) {
-    return app.exit(e);
+    return stdout_written(app.exit(e));
   } catch (const CLI::ParseError &e) {
     // CLI11 checks required arguments before it complains of unknown ones:
     // `analyze --nosuchflag` said "trace_dir is required", hiding the typo.
@@ -152,13 +166,5 @@ int main(int argc, char **argv) {
     }
   if (rc == kExitBadInput && std::none_of(runners.begin(), runners.end(), [](const auto &r) { return r.first->parsed(); }))
     return fail("no command given (try --help)");
-  // A report that did not reach stdout (a full disk, /dev/full) is a failure:
-  // the last buffer is written only now, and only now does its error show.
-  errno = 0;
-  std::cout.flush();
-  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    int err = errno;
-    return fail(fmt::format("stdout: cannot write: {}", err ? std::strerror(err) : "write error"));
-  }
-  return rc;
+  return stdout_written(rc);
 }

@@ -154,13 +154,19 @@ void ThreadBuilder::push(FrameKind kind, uint32_t id, int64_t ts) {
     if (!vouched && ((direct_ && direct_->calls_a_named_function(site.id)) ||
                      (sn.callee_fn != 0 && sn.callee_fn != id)))
       site.foreign = true;
+    // A call through a pointer (or a virtual call) that reaches another
+    // function than before is dispatch doing its job: info, not a warning.
+    auto mismatch = [&] {
+      if (direct_ && direct_->through_a_pointer(site.id)) ++counters.dispatch_changes;
+      else ++counters.callee_mismatches;
+    };
     if (sn.callee_fn == 0 || (vouched && !sn.vouched)) {
-      if (sn.callee_fn && sn.callee_fn != id) ++counters.callee_mismatches;
+      if (sn.callee_fn && sn.callee_fn != id) mismatch();
       sn.callee_fn = id;
       sn.vouched = sn.vouched || vouched;
       callee_set_.push_back(site.node);
     } else if (sn.callee_fn != id) {
-      ++counters.callee_mismatches;
+      mismatch();
     }
   } else {
     node = child(top(), kind, id);

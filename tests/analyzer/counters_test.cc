@@ -13,6 +13,7 @@
 
 #include "analyzer/pipeline/analyze.h"
 #include "analyzer/report/reporter.h"
+#include "tests/analyzer/trace_builder.h"
 
 namespace vprof::testing {
 namespace {
@@ -42,7 +43,42 @@ TEST(Counters, EveryCounterIsInTheDocsDataQualityList) {
     EXPECT_NE(entry.find(std::string(c.name) + "` (" + analyzer::level_name(c.level)), std::string::npos)
         << c.name << ": docs/analyze.md does not give its level, " << analyzer::level_name(c.level);
   });
-  EXPECT_EQ(names.size(), 35u);  // 9 of the reader, 10 of the walk, 16 of the merge
+  EXPECT_EQ(names.size(), 36u);  // 9 of the reader, 10 of the walk, 17 of the merge
+}
+
+// A call through a pointer that reaches one function in one interval and
+// another in the next is dispatch (a connection's first command through one
+// handler, later ones through another): info, not a warning. A direct call
+// site that enters another function than its callee still is one.
+TEST(Counters, DispatchToAnotherTargetIsInfoADirectCallsMismatchAWarning) {
+  auto run = [](bool indirect) {
+    TraceBuilder tb;
+    for (int i = 0; i < 4; ++i) {
+      const int64_t t = i * 1000;
+      const uint32_t target = i % 2 ? 2 : 3;
+      tb.thread(1).begin(t, i + 1).enter(t + 1, 1).site(t + 2, 7).enter(t + 3, target).exit(t + 10, target)
+          .site_end(t + 11, 7).exit(t + 12, 1).end(t + 13, i + 1);
+    }
+    analyzer::Names names;
+    for (uint32_t f : {1u, 2u, 3u}) names.functions[f] = {"f" + std::to_string(f), "a.c", int(f)};
+    analyzer::CallSiteInfo site;
+    site.function_id = 1;
+    site.callee = indirect ? "handler->fn" : "f2";
+    site.indirect = indirect;
+    if (indirect) site.targets = {"f2", "f3"};
+    names.sites[7] = site;
+    names.schema_version = 2;  // call sites say whether they are indirect
+    analyzer::AnalyzeOptions opt;
+    opt.factors.bootstrap = 0;
+    return analyzer::analyze_run(tb.build(), names, opt, 0).value();
+  };
+  auto indirect = run(true);
+  EXPECT_GT(indirect->merge.dispatch_changes, 0u);
+  EXPECT_EQ(indirect->merge.callee_mismatches, 0u);
+  EXPECT_NE(analyzer::worst_level(*indirect), Level::warning);
+  auto direct = run(false);
+  EXPECT_GT(direct->merge.callee_mismatches, 0u);
+  EXPECT_EQ(direct->merge.dispatch_changes, 0u);
 }
 
 // The verdict is the worst level that counted anything: info counters never

@@ -68,7 +68,7 @@ expect "perfetto: no such directory" 2 "^vprof: error: --perfetto $tmp/none/p.js
   "$vprof" analyze "$tmp/t1" --perfetto "$tmp/none/p.json"
 expect "perfetto: a directory" 2 "^vprof: error: --perfetto $tmp: is a directory$" -- "$vprof" analyze "$tmp/t1" --perfetto "$tmp"
 expect "perfetto: stdout" 2 '^vprof: error: --perfetto -: ' -- "$vprof" analyze "$tmp/t1" --perfetto -
-expect "perfetto: intervals 0" 2 '^vprof: error: --perfetto-intervals: must be between 1 and 1000, not 0$' -- \
+expect "perfetto: intervals 0" 2 '^vprof: error: --perfetto-intervals: must be a whole number between 1 and 1000, not 0$' -- \
   "$vprof" analyze "$tmp/t1" --perfetto "$tmp/q.json" --perfetto-intervals 0
 expect "perfetto: intervals alone" 2 '^vprof: error: --perfetto-intervals requires --perfetto$' -- \
   "$vprof" analyze "$tmp/t1" --perfetto-intervals 3

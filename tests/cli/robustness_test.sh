@@ -125,10 +125,12 @@ case14_clear_cli_messages() {
   expect "case14 unknown command, nothing close" 2 "^vprof: error: unknown command 'zzzzzz' \\(commands: " -- \
     "$vprof" zzzzzz
   expect "case14 no command" 2 "^vprof: error: no command given \\(commands: " -- "$vprof"
-  expect "case14 -k 0" 2 "^vprof: error: -k: must be at least 1, not 0$" -- "$vprof" analyze "$tmp/rt" -k 0
+  expect "case14 -k 0" 2 "^vprof: error: -k: must be a whole number at least 1, not 0$" -- "$vprof" analyze "$tmp/rt" -k 0
+  expect "run --sample 50.5" 2 "^vprof: error: --sample: must be a whole number between 1 and 100, not 50.5$" -- \
+    "$vprof" run --trace-dir "$tmp/s50" --sample 50.5 -- true
   expect "case14 -d 1.5" 2 "^vprof: error: -d: must be between 0 and 1, not 1.5$" -- "$vprof" analyze "$tmp/rt" -d 1.5
   expect "case14 -e 0" 2 "^vprof: error: --exponent: must be greater than 0, not 0$" -- "$vprof" analyze "$tmp/rt" -e 0
-  expect "case14 --threads 0" 2 "^vprof: error: --threads: must be between 1 and 256, not 0$" -- \
+  expect "case14 --threads 0" 2 "^vprof: error: --threads: must be a whole number between 1 and 256, not 0$" -- \
     "$vprof" analyze "$tmp/rt" --threads 0
   expect "case14 -k x" 2 "^vprof: error: -k: 'x' is not a number$" -- "$vprof" analyze "$tmp/rt" -k x
   # init runs in vprof-clang: only when this vprof was built with it.
@@ -141,7 +143,7 @@ case14_clear_cli_messages() {
     expect "case14 init --help" 0 '' -- "$vprof" init --help
     grep -- "--sync" "$tmp/out" | grep -q "pthreads, stdcxx" && ! grep -- "--sync" "$tmp/out" | grep -q "pthread," &&
       ok || { bad "case14: init --help packs"; grep -- "--sync" "$tmp/out"; }
-    expect "case14 init -k 0" 2 "^vprof: error: -k: must be at least 1, not 0$" -- \
+    expect "case14 init -k 0" 2 "^vprof: error: -k: must be a whole number at least 1, not 0$" -- \
       "$vprof" init --root f --build true --run true -k 0
     expect "case14 init --sync pthreads" 0 '' -- "$vprof" init --root f --build true --run true --sync pthreads
     grep -q '"pthreads"' vprof.json && ok || bad "case14: init did not write the pack"
@@ -244,6 +246,18 @@ case25_10_stdout_full() {
     local rc=$?
     [ "$rc" -eq 2 ] && grep -q "^vprof: error: stdout: cannot write: No space left on device" "$tmp/err" && ok ||
       { bad "case25-10 $cmd > /dev/full: rc=$rc"; cat "$tmp/err"; }
+  done
+  # A report asked for on stdout, and the help, the same: one line with the
+  # system's reason, exit 2 (--json - said "cannot write the JSON report" and
+  # a second line; --help exited 0).
+  local args
+  for args in "analyze $tmp/rt --json -" "analyze $tmp/rt --csv -" "--help" "analyze --help"; do
+    # shellcheck disable=SC2086
+    timeout 60 "$vprof" $args >/dev/full 2>"$tmp/err"
+    local rc=$?
+    [ "$rc" -eq 2 ] && [ "$(grep -c 'error' "$tmp/err")" -eq 1 ] &&
+      grep -q "^vprof: error: stdout: cannot write: No space left on device" "$tmp/err" && ok ||
+      { bad "case25-10 vprof $args > /dev/full: rc=$rc"; cat "$tmp/err"; }
   done
 }
 
