@@ -29,6 +29,7 @@ struct Opts {
   // alternately, until the verdict is decided or max_runs a side.
   std::string base_cmd, head_cmd, work_dir;
   int min_runs = 3, max_runs = 10;
+  int timeout = 0;  // seconds a workload run may take (0: no limit)
   std::string max_var = "10%", max_p99 = "5%", junit, name = "vprof gate";
   std::string inconclusive = "inconclusive";  // or "pass", "fail": what an unsure verdict becomes
   DiffCliOptions common;
@@ -80,14 +81,18 @@ Status write_junit(const std::string &path, const std::string &name, const char 
 
 // One run of `cmd` recording into WORK/SIDE-N (its output in WORK/SIDE-N.log): its profile.
 Expected<analyzer::Profile> record(const std::string &cmd, const char *side, int n, const std::string &work,
-                                   const DiffCliOptions &c) {
+                                   const DiffCliOptions &c, int timeout) {
   namespace fs = std::filesystem;
   const std::string trace = fmt::format("{}/{}-{}", work, side, n), log = trace + ".log";
   std::error_code ec;
   fs::remove_all(trace, ec);
   if (Status made = make_trace_dir(trace); !made) return Error{made.message()};
-  auto rc = run_shell(cmd, ".", log, {{"VPROF_TRACE_DIR", fs::absolute(trace).string()}});
+  auto rc = run_shell(cmd, ".", log, {{"VPROF_TRACE_DIR", fs::absolute(trace).string()}}, unsigned(timeout));
   if (!rc) return rc.error();
+  if (*rc == kTimedOut && timeout > 0)
+    return Error{fmt::format("--{}-cmd did not finish in {} s (--timeout) in its run {}; it was stopped; its output "
+                             "is in {}",
+                             side, timeout, n, log)};
   if (*rc != 0)
     return Error{fmt::format("--{}-cmd failed (exit {}) in its run {}; its output is in {}", side, *rc, n, log)};
   auto p = load_input(trace, c.root, c.threads);
@@ -106,7 +111,7 @@ Status run_workloads(const Opts &o, const analyzer::GateOptions &go, Sides &side
   for (int n = 1; n <= o.max_runs; ++n) {
     for (int k = 0; k < 2; ++k) {
       const bool base = (k == 0) == (n % 2 == 1);
-      auto p = record(base ? o.base_cmd : o.head_cmd, base ? "base" : "head", n, o.work_dir, o.common);
+      auto p = record(base ? o.base_cmd : o.head_cmd, base ? "base" : "head", n, o.work_dir, o.common, o.timeout);
       if (!p) return Error{p.error().message};
       (base ? sides.base : sides.head).push_back(std::move(*p));
     }
@@ -230,6 +235,11 @@ Registrar reg("gate", "CI gate: exit 1 when latency variance or p99 grew beyond 
       ->check(whole_between(1, 1000));
   sub.add_option("--max-runs", o->max_runs, "with --base-cmd: runs a side at most, while inconclusive")
       ->check(whole_between(1, 1000));
+  sub.add_option("--timeout", o->timeout,
+                 "with --base-cmd: seconds one workload run may take; past it the run is stopped (its whole "
+                 "process group: SIGTERM, then SIGKILL) and the gate fails saying so (0: no limit)")
+      ->check(whole_between(0, 86400))
+      ->type_name("SECONDS");
   sub.add_option("--work-dir", o->work_dir, "with --base-cmd: where the runs' traces and logs go (default: a new "
                                             "directory in $TMPDIR)");
   add_diff_options(sub, o->common);

@@ -119,8 +119,20 @@ int supervise(const std::string &build_dir, const std::string &source_root,
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
+  // This process is the subreaper of what the session starts: a daemon the
+  // workload started (a server that forks into the background) becomes its
+  // child when its first parent exits, and is reaped here when it ends, or
+  // it would stay a zombie of vprof until the session ended (a stop script's
+  // `kill -0` loop never saw it go).
   int st = 0;
-  while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
+  for (;;) {
+    int s = 0;
+    const pid_t got = waitpid(-1, &s, 0);
+    if (got == child) {
+      st = s;
+      break;
+    }
+    if (got < 0 && errno != EINTR) break;  // (ECHILD: none left; the session's status is lost then)
   }
   g_session = 0;
   if (WIFEXITED(st)) return WEXITSTATUS(st);

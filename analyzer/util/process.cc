@@ -1,5 +1,6 @@
 #include "analyzer/util/process.h"
 
+#include <sys/prctl.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <spawn.h>
@@ -90,10 +91,16 @@ Expected<pid_t> spawn(const std::vector<std::string> &argv, const SpawnOptions &
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
   }
   if (o.inherit_fd >= 0) posix_spawn_file_actions_adddup2(&fa, o.inherit_fd, o.inherit_fd);  // clears close-on-exec
+  short flags = 0;
   if (o.mask) {
     posix_spawnattr_setsigmask(&attr, o.mask);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+    flags |= POSIX_SPAWN_SETSIGMASK;
   }
+  if (o.new_group) {
+    posix_spawnattr_setpgroup(&attr, 0);
+    flags |= POSIX_SPAWN_SETPGROUP;
+  }
+  if (flags) posix_spawnattr_setflags(&attr, flags);
   std::vector<std::string> args = argv, env = environment(o.env);
   std::vector<char *> a = pointers(args), e = pointers(env);
   pid_t pid = 0;
@@ -130,13 +137,75 @@ Expected<int> run_program(const std::vector<std::string> &argv, const SpawnOptio
   return wait_exit(*pid);
 }
 
+namespace {
+
+// The guardian of a user's command line (run_shell): a fork of this process
+// that starts the shell in a process group of its own and waits for it. It
+// stays in this process's group, so a terminal's signals reach it, and hands
+// each on to the command's whole group; when this process dies, however it
+// dies (SIGKILL included: PR_SET_PDEATHSIG), it kills that group and exits:
+// no workload or build goes on writing into a session that is gone.
+volatile sig_atomic_t g_group = 0;
+volatile sig_atomic_t g_timed_out = 0;
+
+void forward_to_group(int sig) {
+  if (g_group > 0) killpg(g_group, sig);
+}
+void parent_died(int) {
+  if (g_group > 0) killpg(g_group, SIGKILL);
+  _exit(kSignalExitBase + SIGKILL);
+}
+void out_of_time(int) {
+  // SIGTERM first, SIGKILL if it is still there 5 s later.
+  if (g_group > 0) killpg(g_group, g_timed_out ? SIGKILL : SIGTERM);
+  g_timed_out = 1;
+  alarm(5);
+}
+
+[[noreturn]] void guard(const std::string &command, const SpawnOptions &o, pid_t parent, unsigned timeout_s) {
+  struct sigaction sa {};
+  sigemptyset(&sa.sa_mask);
+  sa.sa_handler = parent_died;
+  sigaction(SIGUSR2, &sa, nullptr);
+  prctl(PR_SET_PDEATHSIG, SIGUSR2);
+  if (getppid() != parent) _exit(kSignalExitBase + SIGKILL);  // it died before prctl
+  sa.sa_handler = forward_to_group;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
+  sa.sa_handler = out_of_time;
+  sigaction(SIGALRM, &sa, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  SpawnOptions so = o;
+  so.new_group = true;
+  so.mask = &none;
+  auto pid = spawn({"/bin/sh", "-c", command}, so);
+  if (!pid) _exit(127);
+  g_group = *pid;
+  if (timeout_s) alarm(timeout_s);
+  const int rc = wait_exit(*pid);
+  _exit(g_timed_out ? kTimedOut : rc);
+}
+
+}  // namespace
+
 Expected<int> run_shell(const std::string &command, const std::string &dir, const std::string &log,
-                        const std::vector<std::pair<std::string, std::string>> &env) {
+                        const std::vector<std::pair<std::string, std::string>> &env, unsigned timeout_s) {
   SpawnOptions o;
   o.dir = dir;
   o.output = log;
   o.env = env;
-  return run_program({"/bin/sh", "-c", command}, o);
+  // The log is made here, so that an unwritable one is this call's error.
+  {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return Error{fmt::format("{}: cannot write: {}", log, std::strerror(errno))};
+    close(fd);
+  }
+  const pid_t parent = getpid();
+  std::fflush(nullptr);
+  const pid_t guardian = fork();
+  if (guardian < 0) return Error{fmt::format("/bin/sh: cannot start: fork: {}", std::strerror(errno))};
+  if (guardian == 0) guard(command, o, parent, timeout_s);
+  return wait_exit(guardian);
 }
 
 std::string first_line_of(const std::vector<std::string> &argv) {

@@ -26,6 +26,7 @@ struct SpawnOptions {
   const sigset_t *mask = nullptr;  // the program's signal mask; nullptr for this thread's
   int inherit_fd = -1;            // a close-on-exec descriptor the program keeps anyway
   int stdout_fd = -1;             // stdout to this descriptor (output must be "")
+  bool new_group = false;         // the program leads a process group of its own
 };
 
 // The started program's pid, or an Error naming argv[0] and why it could not start.
@@ -44,9 +45,14 @@ int wait_exit(pid_t pid);
 // spawn, then wait_exit.
 Expected<int> run_program(const std::vector<std::string> &argv, const SpawnOptions &o = {});
 
-// A user's command line run by /bin/sh in `dir`, stdout and stderr to `log`.
+// A user's command line run by /bin/sh in `dir`, stdout and stderr to `log`:
+// its exit status. It runs in a process group of its own under a guardian
+// (process.cc) that hands it the signals this process's group gets, and
+// kills the whole group when this process dies, or `timeout_s` seconds after
+// it started (0: never; SIGTERM, then SIGKILL 5 s later): kTimedOut then.
+inline constexpr int kTimedOut = 124;  // as timeout(1) says it
 Expected<int> run_shell(const std::string &command, const std::string &dir, const std::string &log,
-                        const std::vector<std::pair<std::string, std::string>> &env);
+                        const std::vector<std::pair<std::string, std::string>> &env, unsigned timeout_s = 0);
 
 // The first line the program prints on stdout (stderr discarded), without its
 // newline; "" when it prints nothing or cannot start.

@@ -133,6 +133,21 @@ grep -q 'failures="1"' "$tmp/cmd.xml" && ok || bad "--base-cmd: junit"
 expect_rc "failing --base-cmd" 2 $?
 grep -qF "error: --base-cmd failed (exit 1) in its run 1; its output is in $tmp/runs-f/base-1.log" "$tmp/err" && ok ||
   bad "failing --base-cmd: $(cat "$tmp/err")"
+# --timeout: a run that hangs is stopped, with what it started in its process
+# group, and the gate fails naming it (there was no limit: a hung workload
+# held the gate, and SIGTERM left it running under pid 1).
+start=$(date +%s)
+"$vprof" gate --base-cmd "sleep 300 & echo \$! > $tmp/bg.pid; sleep 300" --head-cmd true --timeout 2 \
+  --work-dir "$tmp/runs-t" >/dev/null 2>"$tmp/err"
+expect_rc "--timeout" 2 $?
+grep -qF "error: --base-cmd did not finish in 2 s (--timeout) in its run 1; it was stopped" "$tmp/err" && ok ||
+  bad "--timeout: $(cat "$tmp/err")"
+[ $(( $(date +%s) - start )) -lt 30 ] && ok || bad "--timeout: the gate waited $(( $(date +%s) - start )) s"
+bgpid=$(cat "$tmp/bg.pid" 2>/dev/null)
+sleep 0.2
+if [ -n "$bgpid" ] && kill -0 "$bgpid" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$bgpid/status" 2>/dev/null; then
+  bad "--timeout: the workload's background child runs on"; kill -9 "$bgpid"
+else ok; fi
 # Runs replace WORK/base-N: a --work-dir that holds anything is refused, untouched.
 "$vprof" gate --base-cmd true --head-cmd true --work-dir "$tmp/runs" >/dev/null 2>"$tmp/err"
 expect_rc "non-empty --work-dir" 2 $?

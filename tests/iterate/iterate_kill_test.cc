@@ -137,3 +137,50 @@ TEST(IterateKill, Case25_2_ASessionThatCrashesIsRestoredByItsSupervisor) {
     EXPECT_FALSE(fs::exists(dir / ".vprof")) << "the journal is gone: restored";
   }
 }
+
+// `vprof iterate` killed outright (SIGKILL to the supervisor, as a CI job's
+// hard timeout does) while its workload runs: the workload goes too, with
+// whatever it started in its process group, instead of running on and
+// writing into the session's trace.
+TEST(IterateKill, AKilledSessionTakesItsWorkloadWithIt) {
+  vprof::iterate::Config c = vprof::testing::make_planted_target("orphan", "stage3", 5);
+  const fs::path dir = c.dir;
+  const fs::path pidfile = dir / "workload.pid", childfile = dir / "child.pid";
+  c.run_command = "sleep 300 & echo $! > " + childfile.string() + "; echo $$ > " + pidfile.string() +
+                  "; exec sleep 300";
+  ASSERT_TRUE(vprof::iterate::save_config(c, c.path).ok());
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(dir.c_str()) != 0) _exit(127);
+    freopen("/dev/null", "w", stdout);
+    freopen((dir / "orphan.log").c_str(), "w", stderr);
+    execl(VPROF_CLANG_BIN, VPROF_CLANG_BIN, "iterate", "--auto", "--fresh", "--config", c.path.c_str(),
+          static_cast<char *>(nullptr));
+    _exit(127);
+  }
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+  while (!(fs::exists(pidfile) && fs::exists(childfile) && fs::file_size(childfile) > 0) &&
+         std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(fs::exists(pidfile)) << "the workload never started: " << slurp((dir / "orphan.log").string());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const pid_t workload = std::stoi(slurp(pidfile.string())), child = std::stoi(slurp(childfile.string()));
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  // Gone (or a zombie no one has reaped yet: it runs nothing) within 5 s.
+  auto running = [](pid_t p) {
+    std::ifstream stat("/proc/" + std::to_string(p) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return false;
+    const size_t close = line.rfind(')');
+    return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+  };
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while ((running(workload) || running(child)) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(running(workload)) << "the workload runs on after its session was killed";
+  EXPECT_FALSE(running(child)) << "what the workload started in the background runs on";
+  if (running(workload)) kill(workload, SIGKILL);
+  if (running(child)) kill(child, SIGKILL);
+  sh(std::string(VPROF_CLANG_BIN) + " restore -p " + (dir / "b").string() + " >/dev/null 2>&1");
+}
