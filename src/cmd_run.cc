@@ -395,8 +395,28 @@ int run(const RunOptions &o) {
   sigprocmask(SIG_SETMASK, &mask, nullptr);
   int rc = wait_exit(*pid);
   g_child = 0;
+  // CMD's processes inherited the lock. Ours let go, a lock still held is
+  // theirs: CMD started a daemon (a server that forks into the background)
+  // that goes on recording here after CMD itself exited.
+  close(lock);
+  const bool still_recording = [&] {
+    int fd = open((dir / ".lock").c_str(), O_RDWR | tracedir::kReopen);
+    if (fd < 0) return false;
+    const bool held = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd);
+    return held;
+  }();
   TraceSummary sum = summarize_trace(dir);
   std::fprintf(stderr, "vprof: trace in %s %s\n", dir.c_str(), describe(sum).c_str());
+  if (still_recording) {
+    std::fprintf(stderr,
+                 "vprof: warning: %s exited, but processes it started still record in %s (a daemon): the "
+                 "figures above are only what was written so far; stop them (the server's own stop command), "
+                 "then `vprof analyze %s`. The previous trace is not kept\n",
+                 o.command[0].c_str(), dir.c_str(), dir.c_str());
+    fs::remove_all(dir / ".old", ec);
+    return rc;
+  }
   for (const std::string &line : trace::refused_lines(sum.processes, dir.string()))
     std::fprintf(stderr, "vprof: warning: %s\n", line.c_str());
   if (const std::string cause = trace::lost_records_cause(sum.dropped, sum.processes, dir.string()); !cause.empty())

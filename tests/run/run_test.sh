@@ -610,5 +610,20 @@ forked_child_that_exits_is_not_killed() {
   return 0
 }
 
+# A command that starts a daemon and exits at once: vprof run says that
+# processes it started still record there, instead of a summary that reads
+# as the whole run ("0 thread files").
+a_daemon_that_goes_on_recording_is_said() {
+  "$VPROF" run --trace-dir T -- sh -c "\"$TARGET\" hello ran; (sleep 2; \"$TARGET\" hello ran2) & exit 0" >out 2>err ||
+    fail "run: $(cat err)"
+  grep -q "^vprof: warning: sh exited, but processes it started still record in $PWD/T (a daemon)" err ||
+    fail "not said: $(cat err)"
+  sleep 3
+  [ -e ran2 ] || fail "the daemon did not run"
+  "$VPROF" run --trace-dir T -- "$TARGET" hello ran3 >out 2>err || fail "the next run: $(cat err)"
+  grep -q "still record" err && fail "said again: $(cat err)"
+  return 0
+}
+
 "$CASE"
 echo "PASS ($CASE)"
