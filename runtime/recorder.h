@@ -106,11 +106,6 @@ struct alignas(64) ThreadState {
   uint64_t made_word = 0;    // the last word this thread moved the state to
   bool made_capped = false;  // and whether that was the cap
   uint64_t made_tick = 0;    // and when (window_advance)
-  struct Counted {
-    uint64_t id;
-    uint32_t seq;  // its window's number; 0: a free entry
-  };
-  Counted counted[8] = {};  // intervals begun here that count
 };
 static_assert(offsetof(ThreadState, hot) == 0, "vprof_tls is a ThreadState*");
 static_assert(sizeof(vprof_thread) <= 64, "the probe's hot state is one cache line");

@@ -13,7 +13,11 @@
 namespace vprof::rt {
 namespace {
 
-// One page, shared with every process forked from this one.
+constexpr size_t kCountedSlots = 4096;  // counted intervals open at once that the table keeps
+constexpr size_t kProbes = 32;          // entries an id may be found in, from its hash
+constexpr uint64_t kFree = 0, kBusy = ~0ull;
+
+// Pages shared with every process forked from this one.
 struct Shared {
   alignas(64) std::atomic<uint64_t> word;
   // Counted intervals not yet ended, tagged with their window's number:
@@ -24,6 +28,17 @@ struct Shared {
   alignas(64) std::atomic<uint64_t> next_open;  // tick: OFF -> ON from here on
   std::atomic<uint64_t> open_tick;              // the current window's opening tick
   uint64_t window_ticks, period_ticks, cap_ticks, seed;
+  // The counted intervals, by id, with their window's number: an interval
+  // may end on another thread than the one that began it (a request handed
+  // from an acceptor to a worker), or in another process, and its end must
+  // still take it out of its window's count, or the window drains to the
+  // cap (a 10% sample recorded 79% of the time). Open addressing, a few
+  // probes from the id's hash; an entry of an earlier window is free.
+  struct Entry {
+    std::atomic<uint64_t> id;  // kFree, kBusy (being written), or the interval's id
+    std::atomic<uint32_t> seq;
+  };
+  Entry counted[kCountedSlots];
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared across processes");
 
@@ -40,6 +55,41 @@ bool count_add(uint32_t seq, int d) {
     if (count_seq(c) != seq || (d < 0 && (c & kCountMask) == 0)) return false;
   } while (!shared->open.compare_exchange_weak(c, c + (uint64_t)(int64_t)d));
   return true;
+}
+
+size_t slot_of(uint64_t id, size_t i) {
+  uint64_t z = id * 0x9e3779b97f4a7c15ull;
+  return (size_t)((z >> 40) + i) & (kCountedSlots - 1);
+}
+
+// Keeps a counted interval's (id, window number); false when its probes
+// are all taken by this window's intervals (it then holds the window until
+// the cap, as before).
+bool counted_put(uint64_t id, uint32_t seq) {
+  if (id == kFree || id == kBusy) return false;
+  for (size_t i = 0; i < kProbes; ++i) {
+    Shared::Entry &e = shared->counted[slot_of(id, i)];
+    uint64_t cur = e.id.load();
+    if (cur == kBusy || (cur != kFree && e.seq.load() == seq)) continue;
+    if (!e.id.compare_exchange_strong(cur, kBusy)) continue;
+    e.seq.store(seq);
+    e.id.store(id);
+    return true;
+  }
+  return false;
+}
+
+// Takes a counted interval out of the table: its window number, or 0.
+uint32_t counted_take(uint64_t id) {
+  if (id == kFree || id == kBusy) return 0;
+  for (size_t i = 0; i < kProbes; ++i) {
+    Shared::Entry &e = shared->counted[slot_of(id, i)];
+    uint64_t cur = e.id.load();
+    if (cur != id) continue;
+    const uint32_t seq = e.seq.load();
+    if (e.id.compare_exchange_strong(cur, kFree)) return seq;
+  }
+  return 0;
 }
 
 uint64_t make_word(uint32_t state, uint32_t seq, uint64_t tick) {
@@ -220,25 +270,16 @@ bool window_interval_begin(ThreadState *t, uint64_t id) {
     // closed meanwhile (this thread stopped: nothing more is written).
     return window_observe(t);
   }
-  // A free entry, or an earlier window's (ended on another thread, or
-  // capped). With none (more counted intervals open on this thread than it
-  // keeps) this one holds the window until the cap.
-  for (auto &c : t->counted)
-    if (c.seq != seq) {
-      c = {id, seq};
-      return true;
-    }
+  // In the shared table, so that its end is found wherever it happens. With
+  // no room this one holds the window until the cap.
+  counted_put(id, seq);
   return true;
 }
 
-void window_interval_end(ThreadState *t, uint64_t id) {
+void window_interval_end(ThreadState *, uint64_t id) {
   if (!shared) return;
-  for (auto &c : t->counted)
-    if (c.seq && c.id == id) {
-      count_add(c.seq, -1);  // a capped window's intervals are in no count now
-      c = {};
-      return;
-    }
+  // A capped window's intervals are in no count now: count_add refuses them.
+  if (const uint32_t seq = counted_take(id)) count_add(seq, -1);
 }
 
 bool window_stale_release(const ThreadState *t, uint32_t release_low, uint64_t now) {

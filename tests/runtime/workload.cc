@@ -37,6 +37,8 @@
 //   workload pooled T N         T threads x N intervals whose ids are the addresses of
 //                               request objects from malloc, freed when each ends (reused)
 //   workload sparse N           two threads of N intervals, ids 1..N and 100000001..
+//   workload passwindows N US   windowed recording: N intervals of US us, each begun on the
+//                               main thread and ended on another
 //   workload windows T N US     windowed recording (VPROF_SAMPLE): the parent and a forked
 //                               child each run T threads of N intervals, ids unique; each
 //                               interval is function 1 > site 2 > function 3 spinning US
@@ -324,6 +326,30 @@ static void window_process(uint64_t base, uint32_t threads, uint32_t n, uint32_t
   for (auto &t : ts) t.join();
 }
 
+// passwindows: n intervals, each begun on this thread (function 1 spinning
+// `us`) and ended on another, as a request handed from an acceptor to a
+// worker; one at a time.
+static void pass_windows(uint32_t n, uint32_t us) {
+  std::atomic<uint64_t> handed{0}, ended{0};
+  std::thread worker([&] {
+    for (uint64_t want = 1; want <= n; ++want) {
+      while (handed.load() != want) std::this_thread::yield();
+      vprof_interval_end(want);
+      ended.store(want);
+    }
+  });
+  for (uint64_t id = 1; id <= n; ++id) {
+    vprof_interval_begin(id);
+    vprof_fn_enter(1);
+    spin_us(us);
+    vprof_fn_exit(1);
+    vprof_interval_leave();
+    handed.store(id);
+    while (ended.load() != id) std::this_thread::yield();
+  }
+  worker.join();
+}
+
 // The window word as every thread reads it (its layout: runtime/window.h).
 static bool window_off() { return vprof::rt::window_state(*vprof_tls->window_word) == VPROF_WINDOW_OFF; }
 
@@ -472,6 +498,8 @@ int main(int argc, char **argv) {
     int st = 0;
     waitpid(pid, &st, 0);
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+  } else if (mode == "passwindows") {
+    pass_windows(arg(2), arg(3));
   } else if (mode == "straddle") {
     return straddle(arg(2));
   } else if (mode == "nestedwaits") {
