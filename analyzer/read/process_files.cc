@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <pwd.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -173,6 +174,15 @@ std::string lost_records_cause(uint64_t dropped, const ProcessFiles &p, const st
   // Records dropped in files that exist: a signal handler's probe that
   // interrupted a record (PostgreSQL's latch handler: 1-3 a run), the
   // budget, or a write that failed.
+  // A file size limit (ulimit -f, inherited by the command from this
+  // process): the runtime stops a file from growing past it, and its
+  // records are dropped as on a full disk; neither the budget nor the disk.
+  struct rlimit fsize {};
+  if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+      (dropped || p.lost_records))
+    return fmt::format("the file size limit (ulimit -f) is {} bytes here: trace files stopped growing there "
+                       "(ulimit -f unlimited, then run again)",
+                       static_cast<unsigned long long>(fsize.rlim_cur));
   if (dropped) {
     const Droppers dr = droppers(p, dir);
     const std::string reentered =

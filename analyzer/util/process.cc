@@ -162,7 +162,8 @@ void out_of_time(int) {
   alarm(5);
 }
 
-[[noreturn]] void guard(const std::string &command, const SpawnOptions &o, pid_t parent, unsigned timeout_s) {
+[[noreturn]] void guard(const std::string &command, const SpawnOptions &o, pid_t parent, unsigned timeout_s,
+                        int error_fd) {
   struct sigaction sa {};
   sigemptyset(&sa.sa_mask);
   sa.sa_handler = parent_died;
@@ -179,7 +180,12 @@ void out_of_time(int) {
   so.new_group = true;
   so.mask = &none;
   auto pid = spawn({"/bin/sh", "-c", command}, so);
-  if (!pid) _exit(127);
+  if (!pid) {  // why, for run_shell to return as its error
+    const std::string &why = pid.error().message;
+    (void)!write(error_fd, why.data(), why.size());
+    _exit(127);
+  }
+  close(error_fd);
   g_group = *pid;
   if (timeout_s) alarm(timeout_s);
   const int rc = wait_exit(*pid);
@@ -200,12 +206,31 @@ Expected<int> run_shell(const std::string &command, const std::string &dir, cons
     if (fd < 0) return Error{fmt::format("{}: cannot write: {}", log, std::strerror(errno))};
     close(fd);
   }
+  int errors[2];
+  if (pipe2(errors, O_CLOEXEC) != 0) return Error{fmt::format("/bin/sh: cannot start: pipe: {}", std::strerror(errno))};
   const pid_t parent = getpid();
   std::fflush(nullptr);
   const pid_t guardian = fork();
-  if (guardian < 0) return Error{fmt::format("/bin/sh: cannot start: fork: {}", std::strerror(errno))};
-  if (guardian == 0) guard(command, o, parent, timeout_s);
-  return wait_exit(guardian);
+  if (guardian < 0) {
+    const int err = errno;
+    close(errors[0]);
+    close(errors[1]);
+    return Error{fmt::format("/bin/sh: cannot start: fork: {}", std::strerror(err))};
+  }
+  if (guardian == 0) {
+    close(errors[0]);
+    guard(command, o, parent, timeout_s, errors[1]);
+  }
+  close(errors[1]);
+  const int rc = wait_exit(guardian);
+  std::string why;
+  char buf[512];
+  for (ssize_t n; (n = read(errors[0], buf, sizeof buf)) != 0;)
+    if (n > 0) why.append(buf, size_t(n));
+    else if (errno != EINTR) break;
+  close(errors[0]);
+  if (!why.empty()) return Error{why};
+  return rc;
 }
 
 std::string first_line_of(const std::vector<std::string> &argv) {

@@ -148,6 +148,18 @@ sleep 0.2
 if [ -n "$bgpid" ] && kill -0 "$bgpid" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$bgpid/status" 2>/dev/null; then
   bad "--timeout: the workload's background child runs on"; kill -9 "$bgpid"
 else ok; fi
+# SIGTERM to the gate while a run hangs: the gate ends, and the run with it
+# (it went on under pid 1).
+"$vprof" gate --base-cmd "echo \$\$ > $tmp/hang.pid; exec sleep 300" --head-cmd true \
+  --work-dir "$tmp/runs-s" >/dev/null 2>&1 &
+gpid=$!
+for _ in $(seq 100); do [ -s "$tmp/hang.pid" ] && break; sleep 0.1; done
+kill -TERM "$gpid"; wait "$gpid" 2>/dev/null
+hpid=$(cat "$tmp/hang.pid" 2>/dev/null)
+sleep 0.5
+if [ -n "$hpid" ] && kill -0 "$hpid" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$hpid/status" 2>/dev/null; then
+  bad "SIGTERM to the gate: its workload runs on"; kill -9 "$hpid"
+else ok; fi
 # Runs replace WORK/base-N: a --work-dir that holds anything is refused, untouched.
 "$vprof" gate --base-cmd true --head-cmd true --work-dir "$tmp/runs" >/dev/null 2>"$tmp/err"
 expect_rc "non-empty --work-dir" 2 $?

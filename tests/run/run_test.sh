@@ -423,6 +423,9 @@ case25_6_ulimit_f_does_not_kill() {
       fail "vprof run, writer $writer: summary: $(cat err)"
     [ $((records + dropped + lost_records)) -eq 120000 ] ||
       fail "vprof run, writer $writer: records + dropped + lost != 120000: $(cat err)"
+    # The loss line names the limit, not the budget or a full disk.
+    grep -q "records were lost: the file size limit (ulimit -f) is 65536 bytes here" err ||
+      fail "vprof run, writer $writer: the loss is not put on the file size limit: $(grep 'lost' err)"
   done
 }
 
