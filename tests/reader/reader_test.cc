@@ -218,6 +218,21 @@ TEST(Reader, NewerUnreadableVersionIsAnError) {
       << dump(*t);
 }
 
+// A file of this format relabelled as an old one (version 2, min_readable 2)
+// is read with that version's layout, and misread: it is said, not silent.
+TEST(Reader, AFileOlderThanAnyThisVprofWritesIsSaid) {
+  std::string dir = fresh_dir("relabelled");
+  SynthThread a(dir, 1, 11);
+  a.header().version = 2;
+  a.header().min_readable = 2;
+  a.fn_enter(5, 1);
+  a.close();
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(has_diag(*t, Severity::Warning, "t-1-11.vpt", 8, "format version 2, older than any this vprof writes"))
+      << dump(*t);
+}
+
 TEST(Reader, NewerButReadableVersionIsRead) {
   std::string dir = fresh_dir("compat");
   SynthThread a(dir, 1, 11);
