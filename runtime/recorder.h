@@ -173,8 +173,11 @@ struct ErrnoKeeper {
 ThreadState *current_thread();
 
 // Writes one record of 1 + n_ext slots at tick `now`. False when dropped.
+// A drop is counted (records + dropped is what the program asked to write),
+// unless `counted` is false: a record the program did not ask for (a label's
+// string, written with the interval that names it).
 bool emit_slots(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now,
-                const vprof_slot *ext, unsigned n_ext);
+                const vprof_slot *ext, unsigned n_ext, bool counted = true);
 
 // A RECORDER record at tick `began` for a pause of `ticks` (the recorder's
 // own work on the program's thread), when the ring has room.

@@ -22,6 +22,8 @@
 //                             code does), then, as user nobody in a child (another
 //                             user of a shared trace directory), makes LINK a
 //                             symbolic link to TARGET; writes 1 pair.
+//   run_target labelled N     N intervals, each begun with a type and one of 5 000
+//                             client labels, and ended: 2*N records.
 //   run_target forkexit M     forks a child that writes M pairs and leaves by
 //                             _exit(0), as servers' workers do; the parent
 //                             waits and writes 1 pair. 2*M + 2 records.
@@ -50,6 +52,7 @@
 #include <vector>
 
 #include <vprof/probes.h>
+#include <vprof/vprof.h>
 #include <vprof/trace_format.h>
 
 static void pairs(uint32_t m) {
@@ -208,6 +211,18 @@ static int plant(const char *manifest, const char *link, const char *target) {
 
 int main(int argc, char **argv) {
   std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "labelled" && argc == 3) {
+    // More clients than a thread's string table keeps: their names are
+    // written again and again, as a server's per-connection names are.
+    const uint64_t n = std::strtoull(argv[2], nullptr, 10);
+    std::vector<std::string> clients;
+    for (int c = 0; c < 5000; ++c) clients.push_back("client-" + std::to_string(c));
+    for (uint64_t id = 1; id <= n; ++id) {
+      vprof_interval_begin_labeled(id, "NewOrder", clients[id % clients.size()].c_str());
+      vprof_interval_end(id);
+    }
+    return 0;
+  }
   if (mode == "forkexit" && argc == 3) {
     pid_t child = fork();
     if (child == 0) {
@@ -233,6 +248,6 @@ int main(int argc, char **argv) {
     return 0;
   }
   std::fprintf(stderr, "usage: run_target threads N M | term FILE | hello FILE | dropuid USER M | reenter | exhaust M | objects N | "
-               "plant MANIFEST LINK TARGET | forkexit M\n");
+               "plant MANIFEST LINK TARGET | forkexit M | labelled N\n");
   return 2;
 }

@@ -628,5 +628,17 @@ a_daemon_that_goes_on_recording_is_said() {
   return 0
 }
 
+# At a budget that runs out, each record the program asked for is either in
+# the trace or counted as dropped, once: a labelled interval's begin whose
+# label strings could not be written was counted once per string too (records
+# + dropped read up to 87% more than were written, VPROF_BUFFER_MB=1).
+labelled_intervals_past_the_budget_add_up() {
+  VPROF_BUFFER_MB=1 VPROF_CHUNK_KB=64 "$VPROF" run --trace-dir T -- "$TARGET" labelled 200000 >out 2>err
+  read -r files records dropped lost_threads lost_records <<<"$(summary)"
+  [ "${dropped:-0}" -gt 0 ] || fail "nothing dropped: the budget was not reached: $(cat err)"
+  [ $((records + dropped + ${lost_records:-0})) -eq 400000 ] ||
+    fail "records + dropped + lost = $((records + dropped + ${lost_records:-0})), not 400000: $(cat err)"
+}
+
 "$CASE"
 echo "PASS ($CASE)"
