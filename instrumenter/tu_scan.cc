@@ -219,8 +219,11 @@ bool closure_safe(const CallExpr *ce) {
   return !h.found && !(h.temporary && may_refer(ce));
 }
 
-Closure closure_of(const CallExpr *ce, ValueForm form, Lang lang) {
-  if (lang != Lang::Cxx || !closure_safe(ce)) return Closure::None;
+Closure closure_of(const CallExpr *ce, ValueForm form, Lang lang, const LangOptions &lo) {
+  // C++03 has no lambdas: a unit built as such would keep the forms without
+  // one (and so would a header it shares with newer units: make_plan); the
+  // probes header itself needs C++11, though.
+  if (lang != Lang::Cxx || !lo.CPlusPlus11 || !closure_safe(ce)) return Closure::None;
   // An implicit conversion (`if (stop)` calls std::atomic<bool>::operator
   // bool()) is spelled by its object alone: a closure around that text would
   // return the object, not the call's value.
@@ -379,7 +382,7 @@ class SiteFinder : public EvaluatedVisitor<SiteFinder> {
     s.at = *at;
     s.form = value_form(ce, cx_.lang);
     s.lang = cx_.lang;
-    s.closure = closure_of(ce, s.form, s.lang);
+    s.closure = closure_of(ce, s.form, s.lang, cx_.ast.getLangOpts());
     s.discarded = s.lang == Lang::C && s.form == ValueForm::Prvalue && discarded(ce, cx_.ast);
     s.function_file = fn_.file;
     s.function_at = fn_.insert_at;
