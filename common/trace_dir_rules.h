@@ -55,15 +55,6 @@ inline bool refuse_trace_dir(const char *path, char *why, size_t cap) {
   return true;
 }
 
-// Whether the open file `fd` is the one a process of this user or root
-// made: files of other users in a shared directory are not vprof's.
-inline bool owned_by_us_or_root(int fd, uid_t *owner) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) return false;
-  *owner = st.st_uid;
-  return st.st_uid == geteuid() || st.st_uid == 0;
-}
-
 }  // namespace vprof::tracedir
 
 #endif

@@ -165,6 +165,8 @@ bool thread_safety_attrs(const FunctionDecl *fd) {
 // the temporary dies when the closure returns, not at the end of the
 // caller's full-expression.
 class ClosureHazards : public RecursiveASTVisitor<ClosureHazards> {
+  static bool guarded(const ValueDecl *d) { return d->hasAttr<GuardedByAttr>() || d->hasAttr<PtGuardedByAttr>(); }
+
  public:
   bool found = false, temporary = false;
   bool VisitMaterializeTemporaryExpr(MaterializeTemporaryExpr *) { return (temporary = true); }
@@ -177,8 +179,7 @@ class ClosureHazards : public RecursiveASTVisitor<ClosureHazards> {
   bool VisitAddrLabelExpr(AddrLabelExpr *) { return !(found = true); }
   bool VisitDeclRefExpr(DeclRefExpr *r) {
     const ValueDecl *d = r->getDecl();
-    if (isa<BindingDecl>(d) || d->getType()->isVariablyModifiedType()) return !(found = true);
-    if (d->hasAttr<GuardedByAttr>() || d->hasAttr<PtGuardedByAttr>()) return !(found = true);
+    if (isa<BindingDecl>(d) || d->getType()->isVariablyModifiedType() || guarded(d)) return !(found = true);
     // va_start and its kin name the enclosing function's arguments; alloca's
     // memory would be the closure's frame, gone when it returns.
     if (const auto *fd = dyn_cast<FunctionDecl>(d)) {
@@ -197,9 +198,8 @@ class ClosureHazards : public RecursiveASTVisitor<ClosureHazards> {
     return true;
   }
   bool VisitMemberExpr(MemberExpr *m) {
-    const ValueDecl *d = m->getMemberDecl();
-    if (d->hasAttr<GuardedByAttr>() || d->hasAttr<PtGuardedByAttr>()) return !(found = true);
-    return true;
+    if (guarded(m->getMemberDecl())) found = true;
+    return !found;
   }
   // A default argument is evaluated where the call is: inside the closure.
   bool VisitCXXDefaultArgExpr(CXXDefaultArgExpr *e) { return TraverseStmt(e->getExpr()); }

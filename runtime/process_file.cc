@@ -48,10 +48,11 @@ void process_file_thread_file_made() {
   const vprof_u32 me = (vprof_u32)geteuid();
   for (vprof_u32 &slot : h->thread_euids) {
     vprof_u32 seen = __atomic_load_n(&slot, __ATOMIC_RELAXED);
-    if (seen == me) return;
+    // A free slot taken, or (the exchange failed: `seen` is the winner's)
+    // this uid already there.
     if (seen == ~0u && __atomic_compare_exchange_n(&slot, &seen, me, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
       return;
-    if (seen == me) return;  // another thread of this uid took the slot first
+    if (seen == me) return;
   }
   __atomic_fetch_add(&h->thread_euids_more, 1, __ATOMIC_RELAXED);
 }

@@ -88,7 +88,7 @@ std::string fixed_string(const char *s, size_t n) { return analyzer::valid_utf8(
 // A thread file another user put in a trace directory that root shares
 // (docs/run.md) is not read: a link (it points at some other file), or a file
 // whose owner is none its process made thread files as (process files of
-// version 8 keep them: thread_file_owners).
+// version 8 keep them: ProcessFiles::thread_owners).
 bool written_by_its_process(const std::string &path, const vprof_file_header &h,
                             const std::map<uint32_t, std::set<uint32_t>> &owners, std::vector<Diagnostic> &diags) {
   struct stat st {};
@@ -136,7 +136,7 @@ Expected<OpenedTrace> open_trace(const std::string &dir, std::vector<Diagnostic>
   OpenedTrace out;
   out.listed = listed->size();
   std::vector<vprof_file_header> headers;
-  const auto owners = thread_file_owners(dir);
+  const auto owners = read_process_files(dir).thread_owners;
   for (const auto &path : *listed) {
     auto f = std::make_unique<MappedFile>(path);
     vprof_file_header h;

@@ -21,7 +21,7 @@ namespace vprof::trace {
 namespace {
 
 // "" when h was read and can be used, else why not.
-std::string read_one(const std::string &path, vprof_process_header &h) {
+std::string read_one(const std::string &path, vprof_process_header &h, uid_t *owner = nullptr) {
   // Never through a link: a process file is one a recording process made.
   int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return std::string("cannot read: ") + std::strerror(errno);
@@ -36,6 +36,7 @@ std::string read_one(const std::string &path, vprof_process_header &h) {
           std::to_string(h.min_readable) + ") is not one this reader knows (it reads " +
           std::to_string(VPROF_PROCESS_VERSION) + ")";
   close(fd);
+  if (owner) *owner = st.st_uid;
   return why;
 }
 
@@ -77,19 +78,28 @@ Droppers droppers(const ProcessFiles &p, const std::string &dir) {
 
 ProcessFiles read_process_files(const std::string &dir) {
   ProcessFiles out;
+  std::set<uint32_t> unchecked;  // pids whose threads used more uids than their files keep
   DIR *d = opendir(dir.c_str());
   if (!d) return out;
   while (dirent *e = readdir(d)) {
     std::string name = e->d_name;
     if (name.size() < 7 || name.compare(0, 2, "p-") != 0 || name.compare(name.size() - 4, 4, ".vpp") != 0) continue;
     vprof_process_header h;
-    if (std::string why = read_one(dir + "/" + name, h); !why.empty()) {
+    uid_t owner = 0;
+    if (std::string why = read_one(dir + "/" + name, h, &owner); !why.empty()) {
       out.warnings.push_back(dir + "/" + name + ": " + why +
                              "; not read (what threads without a trace file lost, and the program's "
                              "manifest, are unknown for its process)");
       continue;
     }
     ++out.files;
+    if (h.version >= 8 && h.pid) {  // a reused pid: its files' union
+      std::set<uint32_t> &owners = out.thread_owners[h.pid];
+      owners.insert(owner);
+      for (uint32_t u : h.thread_euids)
+        if (u != ~0u) owners.insert(u);
+      if (h.thread_euids_more) unchecked.insert(h.pid);
+    }
     out.lost_threads += h.lost_threads;
     out.lost_records += h.lost_records;
     if (h.version >= 6) out.ownership_misses += h.ownership_misses;
@@ -132,32 +142,7 @@ ProcessFiles read_process_files(const std::string &dir) {
     }
   }
   closedir(d);
-  return out;
-}
-
-std::map<uint32_t, std::set<uint32_t>> thread_file_owners(const std::string &dir) {
-  std::map<uint32_t, std::set<uint32_t>> out;
-  std::set<uint32_t> unchecked;
-  DIR *d = opendir(dir.c_str());
-  if (!d) return out;
-  while (dirent *e = readdir(d)) {
-    const std::string name = e->d_name;
-    if (name.size() < 7 || name.compare(0, 2, "p-") != 0 || name.compare(name.size() - 4, 4, ".vpp") != 0) continue;
-    const std::string path = dir + "/" + name;
-    vprof_process_header h;
-    struct stat st {};
-    if (!read_one(path, h).empty() || h.version < 8 || h.pid == 0 || lstat(path.c_str(), &st) != 0) continue;
-    if (h.thread_euids_more) {
-      unchecked.insert(h.pid);
-      continue;
-    }
-    std::set<uint32_t> &owners = out[h.pid];  // a reused pid: its files' union
-    owners.insert(st.st_uid);
-    for (uint32_t u : h.thread_euids)
-      if (u != ~0u) owners.insert(u);
-  }
-  closedir(d);
-  for (uint32_t pid : unchecked) out.erase(pid);
+  for (uint32_t pid : unchecked) out.thread_owners.erase(pid);
   return out;
 }
 
@@ -171,9 +156,6 @@ std::string lost_records_cause(uint64_t dropped, const ProcessFiles &p, const st
     return fmt::format("{} has {:.1f} MiB free: its file system filled up (a --trace-dir on a larger one, or "
                        "--sample to record in windows)",
                        dir, free_mib);
-  // Records dropped in files that exist: a signal handler's probe that
-  // interrupted a record (PostgreSQL's latch handler: 1-3 a run), the
-  // budget, or a write that failed.
   // A file size limit (ulimit -f, inherited by the command from this
   // process): the runtime stops a file from growing past it, and its
   // records are dropped as on a full disk; neither the budget nor the disk.
@@ -183,6 +165,9 @@ std::string lost_records_cause(uint64_t dropped, const ProcessFiles &p, const st
     return fmt::format("the file size limit (ulimit -f) is {} bytes here: trace files stopped growing there "
                        "(ulimit -f unlimited, then run again)",
                        static_cast<unsigned long long>(fsize.rlim_cur));
+  // Records dropped in files that exist: a signal handler's probe that
+  // interrupted a record (PostgreSQL's latch handler: 1-3 a run), the
+  // budget, or a write that failed.
   if (dropped) {
     const Droppers dr = droppers(p, dir);
     const std::string reentered =

@@ -49,16 +49,15 @@ struct ProcessFiles {
   // ("FILE: why"): not read, of a version this reader does not know, or
   // holding fewer ids than its program registered.
   std::vector<std::string> warnings;
+  // The owners a thread file of each process may have, from process files of
+  // version 8: the process file's own owner and the effective uids its
+  // threads made their files as (a server that drops root makes them as its
+  // new user). A pid that is missing has no such file, or one whose threads
+  // used more uids than it keeps: its thread files are not checked.
+  std::map<uint32_t, std::set<uint32_t>> thread_owners;
 };
 
 ProcessFiles read_process_files(const std::string &dir);
-
-// The owners a thread file of each process may have, from process files of
-// version 8: the process file's own owner and the effective uids its threads
-// made their files as (a server that drops root makes them as its new user).
-// A pid that is missing has no such file, or one whose threads used more
-// uids than it keeps: its thread files are not checked.
-std::map<uint32_t, std::set<uint32_t>> thread_file_owners(const std::string &dir);
 
 // One line per refusal in p: which process, which user, which directory,
 // why, and what to do.

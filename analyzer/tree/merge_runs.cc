@@ -1,6 +1,5 @@
 #include "analyzer/tree/merge_runs.h"
 
-#include <cstring>
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -126,23 +125,6 @@ bool names_the_holders_deeper(const VarNode &earlier, const VarNode &later) {
     for (const auto &f : before)
       if (!after.count(f)) return true;
   return unnamed_before >= 0.01 && unnamed_after < 0.5 * unnamed_before;
-}
-
-// A call not broken down, split only into its running rest and the time it
-// was preempted or paused by the recorder (variance_tree.cc): as a leaf, a
-// run that breaks it down replaces it.
-bool time_split_only(const VarNode &n) {
-  auto ends = [](const std::string &k, const char *tail) {
-    const size_t m = std::strlen(tail);
-    return k.size() >= m && k.compare(k.size() - m, m, tail) == 0;
-  };
-  bool any = false;
-  for (const VarNode &c : n.children) {
-    if (c.kind == VarNode::Kind::Cov) continue;
-    if (!ends(c.key, "/notheld") && !ends(c.key, "/preempted") && !ends(c.key, "/recorder")) return false;
-    any = true;
-  }
-  return any;
 }
 
 void graft(VarNode &n, const std::unordered_map<std::string, const VarNode *> &later,

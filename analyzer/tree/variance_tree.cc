@@ -466,19 +466,34 @@ bool is_held_part(const VarNode &n) {
   return n.key.compare(p == std::string::npos ? 0 : p + 1, 5, "held:") == 0;
 }
 
-bool held_only(const VarNode &n) {
-  auto ends = [](const std::string &k, const char *tail) {
-    size_t m = std::strlen(tail);
-    return k.size() >= m && k.compare(k.size() - m, m, tail) == 0;
+// A call's part that is no breakdown of its callee: the rest of the call
+// (its "(not held)" or "(running)" part), or time it was preempted or paused
+// by the recorder.
+static bool rest_of_call(const VarNode &c) {
+  auto ends = [&](const char *tail) {
+    const size_t m = std::strlen(tail);
+    return c.key.size() >= m && c.key.compare(c.key.size() - m, m, tail) == 0;
   };
+  return ends("/notheld") || ends("/preempted") || ends("/recorder");
+}
+
+bool held_only(const VarNode &n) {
   bool held = false;
   for (const VarNode &c : n.children) {
     if (is_held_part(c)) held = true;
-    else if (c.kind != VarNode::Kind::Cov && !ends(c.key, "/notheld") && !ends(c.key, "/preempted") &&
-             !ends(c.key, "/recorder"))
-      return false;
+    else if (c.kind != VarNode::Kind::Cov && !rest_of_call(c)) return false;
   }
   return held;
+}
+
+bool time_split_only(const VarNode &n) {
+  bool any = false;
+  for (const VarNode &c : n.children) {
+    if (c.kind == VarNode::Kind::Cov) continue;
+    if (!rest_of_call(c)) return false;
+    any = true;
+  }
+  return any;
 }
 
 double children_contribution(const VarNode &n) {

@@ -63,6 +63,10 @@ inline constexpr char kHeldOutsideKey[] = "held:outside";
 // (preempted) leaves and their covariances): no breakdown by calls, which a
 // later run that instruments the callee gives (merge_runs).
 bool held_only(const VarNode &n);
+// A call not broken down, split only into its running rest and the time it
+// was preempted or paused by the recorder: as a leaf, a run that breaks it
+// down replaces it (merge_runs).
+bool time_split_only(const VarNode &n);
 
 // Whether the node keyed `key` is `ancestor` itself or below it (a key is
 // its node's path from the root).

@@ -200,12 +200,8 @@ Expected<int> run_shell(const std::string &command, const std::string &dir, cons
   o.dir = dir;
   o.output = log;
   o.env = env;
-  // The log is made here, so that an unwritable one is this call's error.
-  {
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return Error{fmt::format("{}: cannot write: {}", log, std::strerror(errno))};
-    close(fd);
-  }
+  // spawn's error (an unwritable log, a missing directory) comes back through
+  // `errors` as this call's.
   int errors[2];
   if (pipe2(errors, O_CLOEXEC) != 0) return Error{fmt::format("/bin/sh: cannot start: pipe: {}", std::strerror(errno))};
   const pid_t parent = getpid();

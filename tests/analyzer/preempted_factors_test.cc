@@ -5,6 +5,7 @@
 
 #include "analyzer/pipeline/analyze.h"
 #include "analyzer/report/preemption.h"
+#include "tests/analyzer/test_util.h"
 #include "tests/analyzer/trace_builder.h"
 
 namespace vprof::testing {
@@ -69,9 +70,7 @@ TEST(PreemptedFactors, APreemptedCallThatIsNotBrokenDownCarriesOnlyItsRunningTim
   AnalyzeOptions opt;
   opt.factors.d = 0.0;
   opt.factors.bootstrap = 0;
-  std::vector<std::unique_ptr<RunAnalysis>> runs;
-  runs.push_back(analyze_run(tb.build(), Names{}, opt, 0).value());
-  auto a = combine(std::move(runs), opt);
+  auto a = analyze_one(tb.build(), Names{}, opt);
   const Factor *g = nullptr;
   for (const auto &x : a->factors) {
     EXPECT_EQ(x.name.find("preempted"), std::string::npos) << "(preempted) is no factor";

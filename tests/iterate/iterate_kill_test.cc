@@ -31,6 +31,21 @@ int sh(const std::string &cmd) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
+// `vprof iterate --auto --fresh` on the config at `config`, started in
+// `dir` with stdout discarded and stderr to `log` (appended when `append`).
+pid_t start_iterate(const fs::path &dir, const std::string &config, const fs::path &log, bool append) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(dir.c_str()) != 0) _exit(127);
+    freopen("/dev/null", "w", stdout);
+    freopen(log.c_str(), append ? "a" : "w", stderr);
+    execl(VPROF_CLANG_BIN, VPROF_CLANG_BIN, "iterate", "--auto", "--fresh", "--config", config.c_str(),
+          static_cast<char *>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
 }  // namespace
 
 TEST(IterateKill, Case1_KilledAtRandomMomentsTheTreeComesBack) {
@@ -49,15 +64,7 @@ TEST(IterateKill, Case1_KilledAtRandomMomentsTheTreeComesBack) {
     int delay_ms = std::uniform_int_distribution<int>(0, 6000)(rng);
     SCOPED_TRACE("seed " + std::to_string(seed) + " round " + std::to_string(round) + " signal " +
                  std::to_string(sig) + " after " + std::to_string(delay_ms) + " ms");
-    pid_t pid = fork();
-    if (pid == 0) {
-      if (chdir(dir.c_str()) != 0) _exit(127);
-      freopen("/dev/null", "w", stdout);
-      freopen((dir / "iterate.log").c_str(), "a", stderr);
-      execl(VPROF_CLANG_BIN, VPROF_CLANG_BIN, "iterate", "--auto", "--fresh", "--config", c.path.c_str(),
-            static_cast<char *>(nullptr));
-      _exit(127);
-    }
+    pid_t pid = start_iterate(dir, c.path, dir / "iterate.log", true);
     int status = 0;
     auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(delay_ms);
     bool exited = false;
@@ -103,15 +110,7 @@ TEST(IterateKill, Case25_2_ASessionThatCrashesIsRestoredByItsSupervisor) {
   for (int sig : {SIGSEGV, SIGABRT}) {
     SCOPED_TRACE("signal " + std::to_string(sig));
     fs::remove_all(dir / ".vprof-session");  // the last round's run.log is not this one's
-    pid_t pid = fork();
-    if (pid == 0) {
-      if (chdir(dir.c_str()) != 0) _exit(127);
-      freopen("/dev/null", "w", stdout);
-      freopen((dir / "crash.log").c_str(), "w", stderr);
-      execl(VPROF_CLANG_BIN, VPROF_CLANG_BIN, "iterate", "--auto", "--fresh", "--config", c.path.c_str(),
-            static_cast<char *>(nullptr));
-      _exit(127);
-    }
+    pid_t pid = start_iterate(dir, c.path, dir / "crash.log", false);
     // Wait for the first run to start: the tree is instrumented then.
     const fs::path started = dir / ".vprof-session" / "iter-1" / "run.log";
     int status = 0;
@@ -149,15 +148,7 @@ TEST(IterateKill, AKilledSessionTakesItsWorkloadWithIt) {
   c.run_command = "sleep 300 & echo $! > " + childfile.string() + "; echo $$ > " + pidfile.string() +
                   "; exec sleep 300";
   ASSERT_TRUE(vprof::iterate::save_config(c, c.path).ok());
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (chdir(dir.c_str()) != 0) _exit(127);
-    freopen("/dev/null", "w", stdout);
-    freopen((dir / "orphan.log").c_str(), "w", stderr);
-    execl(VPROF_CLANG_BIN, VPROF_CLANG_BIN, "iterate", "--auto", "--fresh", "--config", c.path.c_str(),
-          static_cast<char *>(nullptr));
-    _exit(127);
-  }
+  pid_t pid = start_iterate(dir, c.path, dir / "orphan.log", false);
   auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(3);
   while (!(fs::exists(pidfile) && fs::exists(childfile) && fs::file_size(childfile) > 0) &&
          std::chrono::steady_clock::now() < give_up)
