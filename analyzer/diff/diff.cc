@@ -111,6 +111,7 @@ double covariance(const std::vector<double> &x, const std::vector<double> &l) {
 
 // What one resample of a side gives.
 struct Sample {
+  bool drawn = false;  // false: the draw weighed under 2 intervals, nothing measured
   double mean = 0, var = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0;
   std::vector<double> cov;  // per requested column: Cov(X, L)
 };
@@ -162,6 +163,7 @@ std::vector<Sample> resample(const Side &side, const std::vector<std::string> &k
     }
     Sample &s = out[size_t(b)];
     if (W < 2) continue;
+    s.drawn = true;
     s.mean = ml + sl / W;
     s.var = (sll - sl * sl / W) / (W - 1);
     for (const auto &x : xc) {
@@ -375,6 +377,7 @@ Expected<Diff> diff_profiles(const std::vector<const Profile *> &base,
     if (!sb.empty()) {
       std::vector<double> v;
       for (size_t i = 0; i < sb.size(); ++i) {
+        if (!sb[i].drawn || !sh[i].drawn) continue;
         double x = sb[i].*m, y = sh[i].*m;
         v.push_back(sqrt_of ? std::sqrt(ratio(y, x)) : ratio(y, x));
       }
@@ -398,7 +401,7 @@ Expected<Diff> diff_profiles(const std::vector<const Profile *> &base,
     if (sb.empty()) return std::nullopt;
     std::vector<double> v;
     for (size_t i = 0; i < sb.size(); ++i) {
-      if (sb[i].var <= 0) continue;
+      if (!sb[i].drawn || !sh[i].drawn || sb[i].var <= 0) continue;
       double s = 0;
       for (const std::string &k : ks) {
         size_t c = col.at(k);

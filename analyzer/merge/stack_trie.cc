@@ -15,7 +15,18 @@ StackTrie::StackTrie() {
 uint32_t StackTrie::child(uint32_t parent, FrameKind kind, uint32_t id) {
   uint64_t key = (uint64_t{parent} << 35) | (uint64_t(kind) << 32) | id;
   auto [it, inserted] = index_.emplace(key, static_cast<uint32_t>(nodes_.size()));
-  if (inserted) nodes_.push_back({parent, kind, id, 0});
+  if (!inserted) return it->second;
+  // A frame already kRecursionShown times on the path folds into its nearest
+  // instance: the walk up runs once per new node, never per record, and it
+  // bounds the trie's depth (and so every walk of a tree made from it) by the
+  // number of distinct frames, not by the depth of a recursion.
+  if (kind == FrameKind::Function || kind == FrameKind::Site) {
+    uint32_t nearest = 0, seen = 0;
+    for (uint32_t a = parent; a >= 3 && seen < kRecursionShown; a = nodes_[a].parent)
+      if (nodes_[a].kind == kind && nodes_[a].id == id && seen++ == 0) nearest = a;
+    if (seen == kRecursionShown) return it->second = nearest;
+  }
+  nodes_.push_back({parent, kind, id, 0});
   return it->second;
 }
 

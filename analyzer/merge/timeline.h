@@ -156,6 +156,10 @@ class StackTrie {
                       const DirectCalls *direct = nullptr) const;
   static constexpr uint32_t kRoot = 0;
   static constexpr uint32_t kQueue = 1;
+  // A function (or call site) is shown at most this many times on one path:
+  // a deeper instance of a recursion is its nearest instance's node again (its
+  // body joins that body, its calls those calls). docs/method.md, "Recursion".
+  static constexpr uint32_t kRecursionShown = 4;
   static constexpr uint32_t kUntracked = 2;
 
  private:

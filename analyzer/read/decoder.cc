@@ -89,13 +89,24 @@ std::string fixed_string(const char *s, size_t n) { return analyzer::valid_utf8(
 // (docs/run.md) is not read: a link (it points at some other file), or a file
 // whose owner is none its process made thread files as (process files of
 // version 8 keep them: ProcessFiles::thread_owners).
-bool written_by_its_process(const std::string &path, const vprof_file_header &h,
-                            const std::map<uint32_t, std::set<uint32_t>> &owners, std::vector<Diagnostic> &diags) {
+// A thread file whose process left no process file, in a directory where
+// others did, is read but said at the loss level: another recording's file,
+// or one another user put here with a pid of its own.
+bool written_by_its_process(const std::string &path, const vprof_file_header &h, const trace::ProcessFiles &p,
+                            std::vector<Diagnostic> &diags) {
+  const auto &owners = p.thread_owners;
   struct stat st {};
   if (lstat(path.c_str(), &st) != 0) return true;  // gone meanwhile: the mapping says what it held
   std::string why;
   if (S_ISLNK(st.st_mode)) {
     why = "a symbolic link, not a file a recording process made; not read";
+  } else if (p.files > 0 && h.pid && !p.pids.count(h.pid)) {
+    diags.push_back({Severity::Warning, path, 0,
+                     fmt::format("no process file p-{}.vpp beside it, as every recording process leaves: "
+                                 "another recording's file, or one another user put here; read, but nothing "
+                                 "vouches that it belongs to this run",
+                                 h.pid)});
+    return true;
   } else if (auto it = owners.find(h.pid); it != owners.end() && !it->second.count(st.st_uid)) {
     std::string uids;
     for (uint32_t u : it->second) uids += (uids.empty() ? "" : ", ") + std::to_string(u);
@@ -136,11 +147,11 @@ Expected<OpenedTrace> open_trace(const std::string &dir, std::vector<Diagnostic>
   OpenedTrace out;
   out.listed = listed->size();
   std::vector<vprof_file_header> headers;
-  const auto owners = read_process_files(dir).thread_owners;
+  const trace::ProcessFiles processes = read_process_files(dir);
   for (const auto &path : *listed) {
     auto f = std::make_unique<MappedFile>(path);
     vprof_file_header h;
-    if (!check_header(path, *f, h, diags) || !written_by_its_process(path, h, owners, diags)) {
+    if (!check_header(path, *f, h, diags) || !written_by_its_process(path, h, processes, diags)) {
       FileLoss l;
       l.file = path;
       l.unreadable = true;

@@ -93,6 +93,7 @@ ProcessFiles read_process_files(const std::string &dir) {
       continue;
     }
     ++out.files;
+    if (h.pid) out.pids.insert(h.pid);
     if (h.version >= 8 && h.pid) {  // a reused pid: its files' union
       std::set<uint32_t> &owners = out.thread_owners[h.pid];
       owners.insert(owner);

@@ -55,6 +55,8 @@ struct ProcessFiles {
   // new user). A pid that is missing has no such file, or one whose threads
   // used more uids than it keeps: its thread files are not checked.
   std::map<uint32_t, std::set<uint32_t>> thread_owners;
+  // Every pid a process file was read for (any version).
+  std::set<uint32_t> pids;
 };
 
 ProcessFiles read_process_files(const std::string &dir);

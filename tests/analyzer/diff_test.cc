@@ -197,6 +197,21 @@ TEST(Diff, ChangesOfPartsAddUpToTheirNodeAndTheRootToDeltaVar) {
   EXPECT_EQ(d->moved + d->appeared + d->disappeared, 0u);
 }
 
+TEST(Diff, SidesOfAFewIntervalsAreComparedWithoutReadingAnEmptyDraw) {
+  // A bootstrap draw of 3 intervals often weighs under 2 of them and
+  // measures nothing; diff read such a head draw's covariances as if it had
+  // some and crashed (the hostile walk: `vprof diff` of two 3-interval traces,
+  // SIGSEGV). The interval is made from the draws both sides measured.
+  Profile b = profile_of(shaped(3, 50, 100, 4), names_at(10));
+  Profile h = profile_of(shaped(3, 50, 900, 5), names_at(10));
+  DiffOptions o;
+  o.bootstrap = 400;
+  auto d = diff_profiles({&b}, {&h}, o);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(d->dist.base_intervals, 3u);
+  EXPECT_GT(d->dist.variance.ratio, 1.0);
+}
+
 TEST(Diff, LinesInsertedAboveCallSitesAreMovedNodesNotNewOnes) {
   Profile b = profile_of(shaped(200, 50, 100, 6), names_at(10));
   // Head: 40 lines above, and a new function's site numbered first (ids shift).

@@ -512,5 +512,70 @@ TEST(Recursion, Issue14_RunsWhosePointerCallReachedOneOrTwoTargetsMergeTheSameSu
   EXPECT_GT(d->share, 0.0);
 }
 
+
+// A recursion as deep as a recursive server's worst request (issue 59): f
+// calls itself through site 1, `depth` deep, in one interval of many. The
+// analyzer walks no structure by recursion on the call depth: this runs on
+// the test's default stack, in time linear in the records.
+trace::Trace deep_recursion(int depth, int intervals) {
+  TraceBuilder tb;
+  auto &th = tb.thread(1);
+  int64_t t = 0;
+  for (int i = 0; i < intervals; ++i) {
+    const int d = i == intervals / 2 ? depth : 1 + i % 3;
+    th.begin(t, uint64_t(i) + 1);
+    for (int k = 0; k < d; ++k) {
+      th.enter(t, 1);
+      t += 3;
+      if (k + 1 < d) th.site(t, 1);
+    }
+    for (int k = d - 1; k >= 0; --k) {
+      t += 2;
+      th.exit(t, 1);
+      if (k > 0) th.site_end(t, 1);
+    }
+    th.end(t, uint64_t(i) + 1);
+    t += 100;
+  }
+  return tb.build();
+}
+
+TEST(Recursion, AMillionDeepRecursionIsAnalyzedOnTheDefaultStack) {
+  const int depth = 1000000, n = 200;
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 20;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(deep_recursion(depth, n), make_names({{1, "f"}}, {{1, 1, "f", 10}}), opt, 0).value());
+  const RunAnalysis &run = *runs[0];
+  ASSERT_EQ(run.paths.rows.size(), size_t(n));
+  expect_tiled_and_additive(run);
+  // The deep interval lasts depth·5 ns, all of it f's: f is the whole of Var.
+  EXPECT_EQ(run.paths.rows[n / 2].latency_ns, int64_t(depth) * 5);
+  // f is shown at most StackTrie::kRecursionShown times on a path (f, then
+  // its direct calls "f (t.cc:10)", each folded with its site); the deepest
+  // instance holds all the recursion below it: its total is the latency less
+  // the 3 + 2 ns of each f above it, so nothing is lost. The deepest site's
+  // own time (none here) is a leaf under it.
+  std::vector<const VarNode *> path;
+  for (const VarNode *v = run.tree.children.empty() ? nullptr : &run.tree.children[0]; v;) {
+    path.push_back(v);
+    const VarNode *next = nullptr;
+    for (const auto &c : v->children)
+      if (c.kind == VarNode::Kind::Var) next = &c;
+    v = next;
+  }
+  ASSERT_EQ(path.size(), size_t(StackTrie::kRecursionShown));
+  EXPECT_EQ(path[0]->label, "f");
+  for (size_t k = 1; k < path.size(); ++k) EXPECT_EQ(path[k]->label, "f (t.cc:10)");
+  const VarNode *deepest = path.back();
+  ASSERT_NE(find_label(*deepest, "f (body)"), nullptr);
+  EXPECT_EQ(run.columns.total.at(n / 2, deepest->a.node),
+            double(int64_t(depth - int(path.size()) + 1) * 5));
+  auto a = combine(std::move(runs), opt);
+  const Factor *f = factor(*a, "f");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->contribution, 1.0, 1e-9);
+}
+
 }  // namespace
 }  // namespace vprof::testing

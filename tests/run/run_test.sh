@@ -583,6 +583,15 @@ shared_dir_links_are_never_followed() {
   as_nobody cp "$f" "${f%.vpt}.7.vpt"
   "$VPROF" dump T >dump 2>derr
   grep -q "another user put it here; not read" dump derr || fail "the copied thread file was read: $(head -5 derr dump)"
+  # One of another recording (its process, another pid, left no process file
+  # here): said at the loss level, and the data quality is not ok.
+  rm -rf T2
+  "$VPROF" run --trace-dir T2 -- "$TARGET" threads 1 50 >out 2>err || fail "threads into T2: $(cat err)"
+  f=$(ls T2/t-*.vpt | head -1)
+  as_nobody cp "$f" "T/$(basename "$f")"
+  "$VPROF" analyze T >report 2>&1
+  grep -q "no process file p-[0-9]*.vpp beside it" report || fail "an orphan thread file was not said: $(head -20 report)"
+  grep -q "data quality: ok" report && fail "an orphan thread file left the data quality ok"
   [ -n "${BG_RESTORE_SYMLINKS:-}" ] && echo "$BG_RESTORE_SYMLINKS" > /proc/sys/fs/protected_symlinks
   return 0
 }
