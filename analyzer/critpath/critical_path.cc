@@ -169,11 +169,17 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
     for (size_t i = 0; i < held.size(); ++i) {
       const uint32_t holder = held[i].second;
       uint32_t id = kHeldUnrecorded;
-      if (is_place_holder(holder)) {
-        id = named(holder & ~kPlaceHolder);
+      if (holder == kRecorderHolder) {
+        id = kHeldRecorder;
       } else if (holder != kUnrecordedHolder) {
-        const StackNode &h = tl.trie[holder];
-        id = h.kind == FrameKind::Site ? h.id : h.kind == FrameKind::Function ? h.id | kHeldFunction : 0;
+        const uint32_t at = holder & ~kOffCpuHolder;
+        if (is_place_holder(at)) {
+          id = named(at & ~kPlaceHolder);
+        } else {
+          const StackNode &h = tl.trie[at];
+          id = h.kind == FrameKind::Site ? h.id : h.kind == FrameKind::Function ? h.id | kHeldFunction : 0;
+        }
+        if (holder & kOffCpuHolder) id |= kHeldPreempted;
       }
       held_node[i] = full.child(held[i].first, FrameKind::Held, id);
     }

@@ -43,8 +43,16 @@ constexpr uint32_t kUnrecordedHolder = 0x3fffffffu;
 // place it released (the rest is Segment::waker_place, 1 + an index into
 // Timeline::places). Trie nodes stay below it.
 constexpr uint32_t kPlaceHolder = 0x20000000u;
-// (kUnrecordedHolder has that bit too: tell them apart here only.)
-constexpr bool is_place_holder(uint32_t holder) { return holder != kUnrecordedHolder && (holder & kPlaceHolder); }
+// The holder node of a Held cell while the recorder paused the holder.
+constexpr uint32_t kRecorderHolder = 0x3ffffffeu;
+// A holder node (a trie node, or a place as above) with this bit: the holder
+// was there, but off its CPU (preempted) while holding.
+constexpr uint32_t kOffCpuHolder = 0x10000000u;
+// (kUnrecordedHolder and kRecorderHolder have that bit too: tell them apart
+// here only.)
+constexpr bool is_place_holder(uint32_t holder) {
+  return holder != kUnrecordedHolder && holder != kRecorderHolder && (holder & kPlaceHolder);
+}
 
 // What the walk tells a Rec besides the tiling (record_path): nothing, for the
 // analysis, so that its walk compiles to what it was without the hooks.
@@ -252,10 +260,28 @@ class Walker : public Rec {
     for (int64_t t = a; t < b;) {
       int64_t next = it == wt.stack.end() ? b : std::min(b, it->ts);
       const uint32_t holder = node == StackTrie::kRoot && place ? kPlaceHolder | place : node;
-      add_held_cell(held_cell(w, holder), next - t);
+      if (__builtin_expect(!wt.preempted.empty(), 0)) held_running(wt, w, holder, t, next);
+      else add_held_cell(held_cell(w, holder), next - t);
       t = next;
       if (it != wt.stack.end()) node = (it++)->node;
     }
+  }
+
+  // [a, b) of the holder at `holder`, less what it spent off its CPU: a
+  // preempted stretch is the holder's place marked off-CPU, a pause of the
+  // recorder's the recorder's; neither is the holder's code (issue 60: a
+  // maintenance thread preempted inside a 19.8 ms hold read as if it ran).
+  [[gnu::noinline]] void held_running(const ThreadTimeline &wt, uint32_t w, uint32_t holder, int64_t a, int64_t b) {
+    const Preemption *p = std::upper_bound(
+        wt.preempted.begin(), wt.preempted.end(), a,
+        [](int64_t v, const Preemption &x) { return v < x.in; });
+    int64_t off = 0;
+    for (; p != wt.preempted.end() && p->out < b; ++p) {
+      const int64_t ns = std::min(b, p->in) - std::max(a, p->out);
+      off += ns;
+      add_held_cell(held_cell(w, p->recorder ? kRecorderHolder : holder | kOffCpuHolder), ns);
+    }
+    if (b - a > off) add_held_cell(held_cell(w, holder), b - a - off);
   }
 
   // The Held cell index of (wait w, holder node); a holder's stretches come

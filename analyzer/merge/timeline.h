@@ -85,6 +85,16 @@ constexpr uint32_t kHeldUnrecorded = 0xffffffffu;
 // place it released at is known (WAKER_AT): this bit and the number
 // PathOptions::name_place gave that place's function (Names::places).
 constexpr uint32_t kHeldPlace = 0x40000000u;
+// With this bit, a Held leaf's id is the stretch its holder spent off its
+// CPU involuntarily while holding (preempted), at the place the rest of the
+// id names: the kernel's doing, no cause (docs/method.md, "Causes").
+constexpr uint32_t kHeldPreempted = 0x20000000u;
+// A Held leaf's id when the recorder paused the holder while it held (its
+// RECORDER records): the recorder's time, no cause.
+constexpr uint32_t kHeldRecorder = 0xfffffffeu;
+constexpr bool held_preempted(uint32_t id) {
+  return id != kHeldUnrecorded && id != kHeldRecorder && (id & kHeldPreempted);
+}
 
 struct StackNode {
   uint32_t parent = 0;

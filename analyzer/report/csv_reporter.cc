@@ -25,6 +25,20 @@ std::string quote(const std::string &raw) {
   return q + "\"";
 }
 
+std::string held_name(const Names &n, uint32_t id) {
+  if (id == 0) return "(held: outside)";
+  if (id == kHeldUnrecorded) return "(held: unrecorded thread)";
+  if (id == kHeldRecorder) return "(held: recorder)";
+  if (held_preempted(id)) {
+    std::string s = held_name(n, id & ~kHeldPreempted);
+    return s.insert(s.size() - 1, ", preempted");
+  }
+  if (id & kHeldFunction) return "(held: " + n.function(id & ~kHeldFunction) + ")";
+  if (id & kHeldPlace) return "(held: outside in " + n.place(id & ~kHeldPlace) + ")";
+  if (const CallSiteInfo *si = n.site(id)) return fmt::format("(held: {}@{}:{})", si->callee, si->file, si->line);
+  return "(held: " + n.callee(id) + ")";
+}
+
 std::string node_name(const Columns &c, const Names &n, int i) {
   const ShapeNode &s = c.nodes[i];
   switch (s.kind) {
@@ -33,14 +47,7 @@ std::string node_name(const Columns &c, const Names &n, int i) {
     case FrameKind::Untracked: return "(untracked)";
     case FrameKind::Preempted: return "(preempted)";
     case FrameKind::Recorder: return "(recorder)";
-    case FrameKind::Held:
-      if (s.id == 0) return "(held: outside)";
-      if (s.id == kHeldUnrecorded) return "(held: unrecorded thread)";
-      if (s.id & kHeldFunction) return "(held: " + n.function(s.id & ~kHeldFunction) + ")";
-      if (s.id & kHeldPlace) return "(held: outside in " + n.place(s.id & ~kHeldPlace) + ")";
-      if (const CallSiteInfo *si = n.site(s.id))
-        return fmt::format("(held: {}@{}:{})", si->callee, si->file, si->line);
-      return "(held: " + n.callee(s.id) + ")";
+    case FrameKind::Held: return held_name(n, s.id);
     case FrameKind::Function: return n.function(s.id);
     case FrameKind::Site:
       if (s.callee_fn && n.functions.count(s.callee_fn)) return n.function(s.callee_fn);

@@ -12,7 +12,8 @@ std::optional<double> preemption_share(const RunAnalysis &r) {
   Eigen::VectorXd p = Eigen::VectorXd::Zero(n);
   bool any = false;
   for (size_t i = 0; i < c.nodes.size(); ++i)
-    if (c.nodes[i].kind == FrameKind::Preempted) {
+    if (c.nodes[i].kind == FrameKind::Preempted ||
+        (c.nodes[i].kind == FrameKind::Held && held_preempted(c.nodes[i].id))) {
       c.total.add_into(int(i), 1.0, p);
       any = true;
     }

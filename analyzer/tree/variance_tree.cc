@@ -188,6 +188,19 @@ class Builder {
       v.key = "held:unrecorded";
       return;
     }
+    if (id == kHeldRecorder) {  // no cause: vprof's own pauses
+      v.label = "(recorder) pausing the holder";
+      v.key = "held:recorder";
+      return;
+    }
+    if (held_preempted(id)) {  // no cause: the kernel's doing, at that place
+      describe_held(id & ~kHeldPreempted, v);
+      v.label += ", preempted while holding";
+      v.key = "held:preempted:" + v.key.substr(v.key.find(':') + 1);
+      v.factor.clear();
+      v.body = false;
+      return;
+    }
     if (id & kHeldFunction) {
       std::string f = names_.function(id & ~kHeldFunction);
       v.label = "held by " + f + " (body)";

@@ -10,6 +10,7 @@
 #include "analyzer/diff/gate.h"
 #include "analyzer/pipeline/analyze.h"
 #include "analyzer/profile/profile.h"
+#include "analyzer/report/preemption.h"
 #include "analyzer/tree/merge_runs.h"
 #include "tests/analyzer/test_util.h"
 #include "tests/analyzer/trace_builder.h"
@@ -48,6 +49,64 @@ TEST(Held, TheBlockedStretchIsTiledByWhereTheHolderWas) {
   EXPECT_EQ(leaf_ns(cp, 1 - r, node_of(tl.trie, {{Fn, 3}, {Site, 5}})), 7);
   ASSERT_EQ(cp.blame.size(), 1u);
   EXPECT_EQ(cp.blame[0].ns, 30);  // blame still counts the whole stretch
+}
+
+TEST(Held, AHolderOffItsCpuWhileHoldingIsShownAsSuchAndIsNoCause) {
+  // The first test's shape, but B was preempted over [18,20) (inside site 5)
+  // and [25,30) (H's body), and the recorder paused it over [31,33): those
+  // 9 ns are no code of B's (issue 60: a maintenance thread preempted inside
+  // a 19.8 ms hold read as if it ran; the recorder's pauses while holding
+  // were credited to the stall).
+  TraceBuilder tb;
+  tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x10).wait_end(40, 0x10, 2, 36)
+      .site_end(41, 1).exit(45, 1).end(45, 1);
+  tb.thread(2).begin(0, 2).enter(0, 3).site(15, 5).site_end(22, 5).release(36, 0x10).exit(37, 3)
+      .end(37, 2).preempted(21, 18, 20).preempted(31, 25, 30).recorder(31, 33);
+  auto tl = compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
+  size_t r = cp.rows[0].id == 1 ? 0 : 1;
+  auto held = [&](uint32_t id) {
+    int64_t n = node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, id}});
+    return n < 0 ? int64_t(-1) : int64_t(leaf_ns(cp, r, n));
+  };
+  // H's body [10,15) + [22,36) = 19, less [25,30) and [31,33): 12; site 5
+  // [15,22) = 7, less [18,20): 5.
+  EXPECT_EQ(held(3 | kHeldFunction), 12);
+  EXPECT_EQ(held(5), 5);
+  EXPECT_EQ(held(3 | kHeldFunction | kHeldPreempted), 5);
+  EXPECT_EQ(held(5 | kHeldPreempted), 2);
+  EXPECT_EQ(held(kHeldRecorder), 2);
+  EXPECT_EQ(cp.counters.tiling_violations, 0u);
+}
+
+TEST(Held, OffCpuHoldingIsNamedAndCountsAsNoCause) {
+  // 400 intervals: A waits on B's lock, B holds it for 100 ns of its own and
+  // 0..300 ns (i % 4 · 100) preempted inside H: the whole variance is the
+  // preemption, no cause takes it, and the preemption figure counts it.
+  TraceBuilder tb;
+  auto &a = tb.thread(1);
+  auto &b = tb.thread(2);
+  for (int i = 0; i < 400; ++i) {
+    const int64_t t = int64_t(i) * 10000, off = (i % 4) * 100, rel = t + 10 + 100 + off;
+    a.begin(t, uint64_t(i) + 1).enter(t, 1).site(t + 10, 1).wait(t + 10, 0x10).wait_end(rel, 0x10, 2, rel)
+        .site_end(rel, 1).exit(rel + 5, 1).end(rel + 5, uint64_t(i) + 1);
+    b.enter(t, 3).release(rel, 0x10).exit(rel + 1, 3);
+    if (off) b.preempted(rel, t + 50, t + 50 + off);
+  }
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(tb.build(), make_names({{1, "F"}, {3, "H"}}, {{1, 1, "pthread_mutex_lock", 10}}), opt, 0).value());
+  const VarNode *p = find_label(runs[0]->tree, "held by H (body), preempted while holding");
+  ASSERT_NE(p, nullptr);
+  EXPECT_NEAR(p->share.value_or(0), 1.0, 1e-9);
+  EXPECT_TRUE(p->factor.empty());
+  auto share = preemption_share(*runs[0]);
+  ASSERT_TRUE(share.has_value());
+  EXPECT_NEAR(*share, 1.0, 1e-9);
+  auto merged = combine(std::move(runs), opt);
+  for (const Factor &c : merged->causes.ranked) EXPECT_LT(c.share, 0.01) << c.name;
+  EXPECT_NEAR(merged->causes.none, 1.0, 1e-9);
 }
 
 TEST(Held, AHolderThatWasItselfBlockedPassesTheStretchToWhatBlockedIt) {
