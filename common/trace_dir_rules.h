@@ -55,6 +55,19 @@ inline bool refuse_trace_dir(const char *path, char *why, size_t cap) {
   return true;
 }
 
+// Why a file found in a trace directory under a name vprof writes is not one
+// a vprof of this user (or root's) made there, or nullptr when it may be: not
+// a regular file (a FIFO would hang its reader), another user's, or one with
+// other hard links (another name of some file elsewhere, which writing it
+// would change: a root file another user linked in where protected_hardlinks
+// is off).
+inline const char *foreign_file(const struct stat &st) {
+  if (!S_ISREG(st.st_mode)) return "is not a regular file";
+  if (st.st_uid != geteuid() && st.st_uid != 0) return "belongs to another user";
+  if (st.st_nlink != 1) return "has other hard links (it is another name of some file elsewhere)";
+  return nullptr;
+}
+
 }  // namespace vprof::tracedir
 
 #endif

@@ -383,6 +383,14 @@ class SiteFinder : public EvaluatedVisitor<SiteFinder> {
     s.form = value_form(ce, cx_.lang);
     s.lang = cx_.lang;
     s.closure = closure_of(ce, s.form, s.lang, cx_.ast.getLangOpts());
+    // A class prvalue kept out of a closure (an argument temporary it may
+    // refer to, __func__, ...) takes the scope form: the value form's helper
+    // takes the value and returns it, a copy or a move the original never
+    // made (a class with a hand-written destructor and no copy constructor
+    // freed twice: the second hostile walk).
+    if (s.lang == Lang::Cxx && s.closure == Closure::None && s.form == ValueForm::Prvalue &&
+        ce->getType()->isRecordType())
+      s.form = ValueForm::Dependent;
     s.discarded = s.lang == Lang::C && s.form == ValueForm::Prvalue && discarded(ce, cx_.ast);
     s.function_file = fn_.file;
     s.function_at = fn_.insert_at;

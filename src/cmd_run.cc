@@ -177,10 +177,14 @@ int lock_trace_dir(const fs::path &dir, std::string &why) {
     return -1;
   }
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0)) {
+  if (fstat(fd, &st) != 0 || tracedir::foreign_file(st)) {
     close(fd);
-    why = fmt::format("{}: belongs to uid {}, not to you: not a lock vprof made here; remove it", path.string(),
-                      st.st_uid);
+    const char *what = tracedir::foreign_file(st);
+    why = st.st_uid != geteuid() && st.st_uid != 0
+              ? fmt::format("{}: belongs to uid {}, not to you: not a lock vprof made here; remove it",
+                            path.string(), st.st_uid)
+              : fmt::format("{}: {}: not a lock vprof made here; remove it", path.string(),
+                            what ? what : "cannot be read");
     return -1;
   }
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {

@@ -15,7 +15,10 @@
 #include <cstring>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "common/trace_dir_rules.h"
 
 namespace vprof::analyzer {
 
@@ -219,12 +222,31 @@ std::string Symbolizer::function(uint32_t pid, uint64_t pc) {
   return "";
 }
 
-std::vector<NamedPlace> load_places(const std::string &trace_dir) {
+std::vector<NamedPlace> load_places(const std::string &trace_dir, std::string *why) {
   std::vector<NamedPlace> out;
-  std::ifstream in(trace_dir + "/places.json");
-  if (!in) return out;
+  const std::string path = trace_dir + "/places.json";
+  // Never through a link, never a FIFO (it would hang), and only a file of
+  // this user's or root's: names another user wrote would be read as the
+  // program's (trace_dir_rules.h).
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | tracedir::kReopen);
+  if (fd < 0) {
+    if (errno != ENOENT && why) *why = fmt::format("{}: {}; not read", path, std::strerror(errno));
+    return out;
+  }
+  struct stat st {};
+  const char *foreign = fstat(fd, &st) == 0 ? tracedir::foreign_file(st) : "cannot be read";
+  std::string text;
+  if (!foreign) {
+    char buf[65536];
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) text.append(buf, size_t(n));
+  }
+  close(fd);
+  if (foreign) {
+    if (why) *why = fmt::format("{}: {}: not a file an analysis of yours made; not read", path, foreign);
+    return out;
+  }
   try {
-    nlohmann::json j = nlohmann::json::parse(in);
+    nlohmann::json j = nlohmann::json::parse(text);
     for (const auto &p : j.at("places"))
       out.push_back({p.at("pid").get<uint32_t>(), p.at("pc").get<uint64_t>(), p.at("function").get<std::string>()});
   } catch (const std::exception &) {
@@ -243,16 +265,19 @@ bool save_places(const std::string &trace_dir, const std::vector<NamedPlace> &pl
   j["places"] = nlohmann::json::array();
   for (const auto &p : places) j["places"].push_back({{"pid", p.pid}, {"pc", p.pc}, {"function", p.function}});
   {
-    std::ofstream out(tmp);
-    out << j.dump() << "\n";
-    if (!out.flush()) {
-      std::remove(tmp.c_str());
+    // New (O_EXCL, no link followed): never a file another user put there.
+    const int fd = open(tmp.c_str(), O_WRONLY | tracedir::kCreate, 0644);
+    if (fd < 0) return false;
+    const std::string text = j.dump() + "\n";
+    const bool written = write(fd, text.data(), text.size()) == ssize_t(text.size());
+    if (close(fd) != 0 || !written) {
+      unlink(tmp.c_str());
       return false;
     }
   }
   // Not over a file another analysis wrote meanwhile: link fails if it exists.
   const bool ok = link(tmp.c_str(), path.c_str()) == 0;
-  std::remove(tmp.c_str());
+  unlink(tmp.c_str());
   return ok;
 }
 

@@ -47,15 +47,17 @@ class Symbolizer {
 };
 
 // TRACE_DIR/places.json: {"places": [{"pid", "pc", "function"}]}, the names
-// an analysis gave the trace's release places. Load: empty when missing or
-// unreadable. Save: written whole (a temporary renamed), never over an
+// an analysis gave the trace's release places. Load: empty when missing,
+// unreadable or refused. Save: written whole (a temporary renamed), never over an
 // existing file; false when the directory refuses it (a read-only trace).
 struct NamedPlace {
   uint32_t pid;
   uint64_t pc;
   std::string function;
 };
-std::vector<NamedPlace> load_places(const std::string &trace_dir);
+// `why`: set when a places.json is there but refused (a link, not a regular
+// file, another user's, or a hard link: common/trace_dir_rules.h).
+std::vector<NamedPlace> load_places(const std::string &trace_dir, std::string *why = nullptr);
 bool save_places(const std::string &trace_dir, const std::vector<NamedPlace> &places);
 
 // A demangled name as the instrumenter's selections spell functions:

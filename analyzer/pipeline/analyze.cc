@@ -117,20 +117,21 @@ Expected<uint32_t> root_id(const Names &names, const AnalyzeOptions &opt, const 
 // named from the binaries is kept for the next, when the trace had none.
 struct PlaceNames {
   explicit PlaceNames(const std::string &dir) : dir(dir), symbols(dir) {
-    for (auto &p : load_places(dir)) kept.emplace(std::make_pair(p.pid, p.pc), std::move(p.function));
+    for (auto &p : load_places(dir, &refused)) kept.emplace(std::make_pair(p.pid, p.pc), std::move(p.function));
     had_file = !kept.empty();
   }
   // The names, numbered as the Held leaves' ids (Names::places); what was
   // named from the binaries is kept in the trace first (a read-only trace:
   // named again next time).
   std::vector<std::string> finish() {
-    if (!had_file && !named.empty()) (void)save_places(dir, named);
+    if (!had_file && refused.empty() && !named.empty()) (void)save_places(dir, named);
     return std::move(places);
   }
   std::string dir;
   Symbolizer symbols;
   std::map<std::pair<uint32_t, uint64_t>, std::string> kept;
   bool had_file = false;
+  std::string refused;  // a places.json there, not read (load_places)
   std::vector<NamedPlace> named;
   std::vector<std::string> places;
   std::unordered_map<std::string, uint32_t> number;
@@ -186,12 +187,20 @@ DirectCalls direct_calls(const Names &names) {
 // The merge and the walk, from streams or a trace in memory, with the
 // release places named into names.places.
 template <class Input>
-TracePaths paths_of(const Input &input, const std::string &dir, const AnalyzeOptions &opt, Names &names) {
+TracePaths paths_of(const Input &input, const std::string &dir, const AnalyzeOptions &opt, Names &names,
+                    std::string &places_refused) {
   const DirectCalls direct = direct_calls(names);
   PlaceNames places(dir);
   TracePaths tp = compute_critical_paths(input, path_options(opt, direct, places));
   names.places = places.finish();
+  places_refused = places.refused;
   return tp;
+}
+
+// A refused places.json is said first among what the reader said.
+Expected<std::unique_ptr<RunAnalysis>> said(Expected<std::unique_ptr<RunAnalysis>> r, const std::string &refused) {
+  if (r && !refused.empty()) (*r)->first_diagnostics.insert((*r)->first_diagnostics.begin(), refused);
+  return r;
 }
 
 }  // namespace
@@ -200,16 +209,18 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(trace::TraceStream &stream, N
                                                    const AnalyzeOptions &opt, int run) {
   auto root = root_id(names, opt, stream.dir());
   if (!root) return root.error();
-  TracePaths tp = paths_of(stream.sources(), stream.dir(), opt, names);
-  return finish_run(std::move(tp), stream.summary(), std::move(names), *root, opt, run);
+  std::string refused;
+  TracePaths tp = paths_of(stream.sources(), stream.dir(), opt, names, refused);
+  return said(finish_run(std::move(tp), stream.summary(), std::move(names), *root, opt, run), refused);
 }
 
 Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Names names,
                                                    const AnalyzeOptions &opt, int run) {
   auto root = root_id(names, opt, trace.dir);
   if (!root) return root.error();
-  TracePaths tp = paths_of(trace, trace.dir, opt, names);
-  return finish_run(std::move(tp), trace, std::move(names), *root, opt, run);
+  std::string refused;
+  TracePaths tp = paths_of(trace, trace.dir, opt, names, refused);
+  return said(finish_run(std::move(tp), trace, std::move(names), *root, opt, run), refused);
 }
 
 DataLost data_lost(const RunAnalysis &r) {

@@ -27,10 +27,16 @@
 //   run_target forkexit M     forks a child that writes M pairs and leaves by
 //                             _exit(0), as servers' workers do; the parent
 //                             waits and writes 1 pair. 2*M + 2 records.
+//   run_target held N         N intervals on the main thread, each waiting for a
+//                             mutex a background thread (in no instrumented
+//                             function) holds for 1 ms and releases in
+//                             background_release: a holder named by where it
+//                             released (places.json).
 //   run_target exhaust M      opens files until the fd limit, starts a thread
 //                             that writes M pairs (no descriptor left for its
 //                             trace file), closes them, writes M pairs itself.
 #include <fcntl.h>
+#include <pthread.h>
 #include <grp.h>
 #include <pwd.h>
 #include <sys/time.h>
@@ -209,6 +215,39 @@ static int plant(const char *manifest, const char *link, const char *target) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 5;
 }
 
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+static std::atomic<int> held_turn{0};
+__attribute__((noinline)) void background_release() {
+  vprof_sync_release(&held_mu, VPROF_SYNC_MUTEX);
+  pthread_mutex_unlock(&held_mu);
+}
+static int held(int n) {
+  std::thread bg([n] {
+    for (int i = 0; i < n; ++i) {
+      pthread_mutex_lock(&held_mu);
+      held_turn.store(i + 1);
+      usleep(1000);
+      background_release();
+      while (held_turn.load() != -(i + 1)) usleep(50);  // the interval took it
+    }
+  });
+  for (int i = 0; i < n; ++i) {
+    while (held_turn.load() != i + 1) usleep(20);
+    vprof_interval_begin(uint64_t(i) + 1);
+    vprof_fn_enter(1);
+    vprof_sync_wait_begin(&held_mu, VPROF_SYNC_MUTEX);
+    pthread_mutex_lock(&held_mu);
+    vprof_sync_wait_end(&held_mu, VPROF_SYNC_MUTEX, 1);
+    vprof_sync_release(&held_mu, VPROF_SYNC_MUTEX);
+    pthread_mutex_unlock(&held_mu);
+    vprof_fn_exit(1);
+    vprof_interval_end(uint64_t(i) + 1);
+    held_turn.store(-(i + 1));
+  }
+  bg.join();
+  return 0;
+}
+
 int main(int argc, char **argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "labelled" && argc == 3) {
@@ -241,6 +280,7 @@ int main(int argc, char **argv) {
   if (mode == "term" && argc == 3) return term(argv[2]);
   if (mode == "dropuid" && argc == 4) return dropuid(argv[2], (uint32_t)std::strtoul(argv[3], nullptr, 10));
   if (mode == "reenter" && argc == 2) return reenter();
+  if (mode == "held" && argc == 3) return held(std::atoi(argv[2]));
   if (mode == "exhaust" && argc == 3) return exhaust((uint32_t)std::strtoul(argv[2], nullptr, 10));
   if (mode == "hello" && argc == 3) {
     std::fclose(std::fopen(argv[2], "w"));
@@ -248,6 +288,6 @@ int main(int argc, char **argv) {
     return 0;
   }
   std::fprintf(stderr, "usage: run_target threads N M | term FILE | hello FILE | dropuid USER M | reenter | exhaust M | objects N | "
-               "plant MANIFEST LINK TARGET | forkexit M | labelled N\n");
+               "plant MANIFEST LINK TARGET | forkexit M | labelled N | held N\n");
   return 2;
 }

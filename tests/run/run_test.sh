@@ -649,5 +649,56 @@ labelled_intervals_past_the_budget_add_up() {
     fail "records + dropped + lost = $((records + dropped + ${lost_records:-0})), not 400000: $(cat err)"
 }
 
+# Names vprof writes in a shared directory, planted by another user where
+# the kernel's protections are off (the second hostile walk): a hard link to
+# a root file as .lock (root's run truncated it to its pid), links as the
+# temporary an analysis names its places in (the target was overwritten), a
+# FIFO as places.json (analyze hung), and a places.json of another user's
+# (its names were read as the program's).
+shared_dir_names_planted_by_another_user() {
+  [ "$(id -u)" = 0 ] || skip "needs root (the attacker is another user)"
+  command -v setpriv >/dev/null || skip "no setpriv"
+  local saved_h saved_s
+  saved_h=$(cat /proc/sys/fs/protected_hardlinks 2>/dev/null)
+  saved_s=$(cat /proc/sys/fs/protected_symlinks 2>/dev/null)
+  echo 0 > /proc/sys/fs/protected_hardlinks 2>/dev/null || skip "cannot turn protected_hardlinks off"
+  echo 0 > /proc/sys/fs/protected_symlinks 2>/dev/null || true
+  # shellcheck disable=SC2064
+  trap "echo $saved_h > /proc/sys/fs/protected_hardlinks; echo $saved_s > /proc/sys/fs/protected_symlinks" EXIT
+  chmod 0755 "$PWD"
+  mkdir -m 1777 S
+  printf "root's secret\n" > S/../secret && chmod 0600 secret
+  as_nobody ln "$PWD/secret" S/.lock || skip "nobody cannot hard-link root's file here"
+  expect_usage_error "S/.lock: has other hard links" run --trace-dir S -- "$TARGET" hello ran
+  [ "$(cat secret)" = "root's secret" ] || fail "the hard-linked .lock's file was written: $(cat secret)"
+  rm -f S/.lock
+  "$VPROF" run --trace-dir S -- "$TARGET" held 20 >out 2>err || fail "held: $(cat err)"
+  rm -f S/places.json
+  # Links, hard and symbolic, for the next pids' temporaries.
+  local next p
+  next=$(cat /proc/sys/kernel/ns_last_pid)
+  for p in $(seq $((next + 1)) $((next + 40))); do
+    if [ $((p % 2)) = 0 ]; then as_nobody ln "$PWD/secret" "S/places.json.$p.tmp"
+    else as_nobody ln -s "$PWD/secret" "S/places.json.$p.tmp"; fi
+  done
+  "$VPROF" analyze S >report 2>&1 || fail "analyze: $(head -3 report)"
+  [ "$(cat secret)" = "root's secret" ] || fail "a planted temporary's target was written: $(cat secret)"
+  grep -q "held by background_release" report || fail "the holder was not named: $(grep -m3 held report)"
+  rm -f S/places.json.*.tmp S/places.json
+  # A FIFO as places.json: read as no file, said, never waited on.
+  as_nobody mkfifo S/places.json
+  timeout 60 "$VPROF" analyze S >report 2>&1
+  local rc=$?
+  [ $rc -ne 124 ] || fail "analyze hung on a FIFO named places.json"
+  [ $rc -eq 0 ] || fail "analyze with a FIFO places.json: exit $rc: $(head -3 report)"
+  grep -q "places.json: is not a regular file" report || fail "the FIFO was not said: $(head -20 report)"
+  rm -f S/places.json
+  # Another user's places.json: its names are not read.
+  as_nobody sh -c 'echo "{\"places\": []}" > S/places.json'
+  "$VPROF" analyze S >report 2>&1 || fail "analyze: $(head -3 report)"
+  grep -q "places.json: belongs to another user" report || fail "nobody's places.json was not said: $(head -20 report)"
+  grep -q "held by background_release" report || fail "the holder was not named again: $(grep -m3 held report)"
+}
+
 "$CASE"
 echo "PASS ($CASE)"
