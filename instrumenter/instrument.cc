@@ -407,6 +407,7 @@ Expected<RestoreResult> restore(const RestoreOptions &o) {
   if (!done) return done.error();
   r.files_restored = done->files_written;
   r.returned = done->returned;
+  r.gone = done->gone;
   r.journal_dir = journal->dir;
   // A build inside the source tree (Apache's, PostgreSQL's) had the manifest
   // written into the tree: it goes too, so nothing of vprof's is left there

@@ -109,6 +109,7 @@ struct RestoreResult {
   bool found_nothing = false;           // no journal and no file with vprof's marker
   std::vector<std::string> left_alone;  // "path: why" (force, or no original to be found)
   std::vector<std::string> returned;    // held their originals already: kept in the journal
+  std::vector<std::string> gone;        // deleted since vprof wrote them: not made again
   std::vector<std::string> not_ours;    // "path: why": vprof's marker, but not a text vprof wrote there
   std::string journal_dir;
 };

@@ -336,6 +336,15 @@ Expected<CommitResult> commit(Journal &j, const std::map<std::string, std::strin
       res.returned.push_back(f.path);
       continue;
     }
+    // Gone since vprof wrote it: a restore never makes a file the user
+    // removed (the second hostile walk: one deleted file failed restore,
+    // --force, --forget and instrument alike, and the tree stayed stuck).
+    struct stat gone_st;
+    if (!readable && lstat(f.path.c_str(), &gone_st) != 0 && errno == ENOENT && !rewritten.count(f.path)) {
+      if (o.keep_returned && !j.pending) returned.push_back(f);
+      res.gone.push_back(f.path);
+      continue;
+    }
     if (readable && (sum == f.original_sha1 || is_ours(f, sum))) {
       current[f.path] = now;
       want[f.path] = originals.at(f.path);

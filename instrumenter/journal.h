@@ -83,6 +83,10 @@ struct CommitResult {
   size_t files_written = 0;
   std::vector<std::string> left_alone;  // with force: "path: why"
   std::vector<std::string> returned;    // with keep_returned: files kept in the journal
+  // Files vprof wrote that are gone (deleted, or a checkout of another
+  // branch): never made again; with keep_returned kept in the journal, as
+  // returned ones are, else dropped from it.
+  std::vector<std::string> gone;
 };
 
 // Whether vprof wrote exactly these bytes at this path (the journal's

@@ -83,7 +83,7 @@ int run(const DumpOptions &o) {
 Registrar reg("dump", "print the raw records of a trace directory", [](CLI::App &sub) -> Runner {
   auto o = std::make_shared<DumpOptions>();
   sub.add_option("trace_dir", o->dir, "the trace directory")->required();
-  sub.add_option("--limit", o->limit, "at most this many records per thread (0 = all)");
+  sub.add_option("--limit", o->limit, "at most this many records per thread (0 = all)")->check(whole_at_least(0));
   return [o] { return run(*o); };
 });
 

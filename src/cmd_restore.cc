@@ -29,6 +29,14 @@ int run(const instr::RestoreOptions &o) {
                  "or checkout?), e.g. %s: their journal stays in %s, so that restore can still tell vprof's text "
                  "if it comes back; `vprof restore --forget` drops it\n",
                  r->returned.size(), r->returned.front().c_str(), r->journal_dir.c_str());
+  if (!r->gone.empty())
+    std::fprintf(stderr,
+                 "vprof: %zu files vprof wrote are gone (deleted, or another branch checked out), e.g. %s: not made "
+                 "again; %s\n",
+                 r->gone.size(), r->gone.front().c_str(),
+                 o.forget ? "dropped from the journal"
+                          : ("their originals stay in " + r->journal_dir +
+                             " in case they come back; `vprof restore --forget` drops them").c_str());
   if (r->left_alone.empty()) return kExitOk;
   for (const auto &l : r->left_alone) std::fprintf(stderr, "vprof: not restored: %s\n", l.c_str());
   return fail(std::to_string(r->left_alone.size()) + " files not restored (listed above)");

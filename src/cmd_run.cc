@@ -270,8 +270,13 @@ bool write_file(const fs::path &path, const std::string &data) {
     if (n > 0) at += size_t(n);
     else if (!(n < 0 && errno == EINTR)) ok = false;
   }
+  const int write_err = ok ? 0 : errno;
   ok = close(fd) == 0 && ok && rename(tmp.c_str(), path.c_str()) == 0;
-  if (!ok) unlink(tmp.c_str());
+  if (!ok) {
+    const int err = write_err ? write_err : errno;
+    unlink(tmp.c_str());
+    errno = err;  // the caller says why
+  }
   return ok;
 }
 
@@ -361,6 +366,9 @@ int run(const RunOptions &o) {
   std::string manifest;
   if (!manifest_path.empty() && !read_file(manifest_path, manifest, why))
     return fail(fmt::format("{}: cannot read the manifest: {}", manifest_path, why));
+  // Checked before anything is recorded: the analysis would refuse it after.
+  if (!manifest_path.empty() && !nlohmann::json::accept(manifest))
+    return fail(fmt::format("{}: not a manifest: not valid JSON", manifest_path));
   std::error_code ec;
   if (Status made = make_trace_dir(o.trace_dir); !made) return fail(made.message());
   fs::path dir = fs::canonical(o.trace_dir, ec);
@@ -377,8 +385,10 @@ int run(const RunOptions &o) {
   }
   if (rename(probe.c_str(), (dir / "p-0.vpp").c_str()) != 0) unlink(probe.c_str());  // none: counts on stderr
   if (!manifest_path.empty() && !write_file(dir / "manifest.json", manifest)) {
+    const int err = errno;
     restore_old_trace(dir);
-    return fail(fmt::format("{}: cannot write the manifest", (dir / "manifest.json").string()));
+    return fail(fmt::format("{}: cannot write the manifest: {}", (dir / "manifest.json").string(),
+                            std::strerror(err)));
   }
   sigset_t forwarded = forwarded_set(), mask;
   sigprocmask(SIG_BLOCK, &forwarded, &mask);  // none is lost between the start and the handlers

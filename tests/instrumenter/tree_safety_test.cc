@@ -537,6 +537,43 @@ TEST(TreeSafety, FilesBackWithoutVprofKeepTheirJournal) {
   EXPECT_FALSE(fs::exists(t.src() + "/.vprof"));
 }
 
+// A file vprof wrote and the user then deleted (or a checkout of another
+// branch removed) is never made again: restore puts the others back and says
+// so, its journal stays unless --forget, and instrument goes on (the second
+// hostile walk: restore, --force, --forget and instrument all failed on it).
+TEST(TreeSafety, AFileDeletedSinceVprofWroteItIsNotMadeAgainAndStopsNothing) {
+  vprof::test::TestTree t;
+  two_files(t);
+  ASSERT_TRUE(vprof::instr::instrument(options(t.build(), {"work", "helper"})).ok());
+  const std::string helper = slurp(t.path("helper.c"));
+  ASSERT_TRUE(fs::remove(t.path("helper.c")));
+  auto r = vprof::instr::restore({t.build()});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->files_restored, 1u);
+  ASSERT_EQ(r->gone.size(), 1u);
+  EXPECT_EQ(slurp(t.path("work.c")), kWork);
+  EXPECT_FALSE(fs::exists(t.path("helper.c"))) << "a deleted file was made again";
+  EXPECT_TRUE(fs::exists(t.src() + "/.vprof/state.json")) << "the journal of a gone file was dropped";
+  // It comes back as vprof wrote it (a checkout back): restore knows it.
+  spit(t.path("helper.c"), helper);
+  auto back = vprof::instr::restore({t.build()});
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->files_restored, 1u);
+  EXPECT_EQ(slurp(t.path("work.c")), kWork);
+  EXPECT_FALSE(fs::exists(t.src() + "/.vprof"));
+  // Gone again: instrument goes on, and --forget drops what is gone.
+  ASSERT_TRUE(vprof::instr::instrument(options(t.build(), {"work", "helper"})).ok());
+  ASSERT_TRUE(fs::remove(t.path("helper.c")));
+  auto again = vprof::instr::instrument(options(t.build(), {"work"}));
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  vprof::instr::RestoreOptions forget{t.build()};
+  forget.forget = true;
+  auto f = vprof::instr::restore(forget);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(slurp(t.path("work.c")), kWork);
+  EXPECT_FALSE(fs::exists(t.src() + "/.vprof"));
+}
+
 // A source file with another hard link keeps it: rewritten in place, and
 // restored in place.
 TEST(TreeSafety, AHardLinkedSourceKeepsItsLink) {

@@ -62,6 +62,15 @@ case6_missing_manifest() {
     run --trace-dir T --manifest no-such-manifest.json -- "$TARGET" hello ran-new
   [ ! -e ran-new ] || fail "the command ran"
   old_trace_intact T
+  # One that is not JSON: refused before anything runs (the analysis refused
+  # it only after the recording).
+  echo 'not { json' > bad-manifest.json
+  expect_usage_error "bad-manifest.json: not a manifest: not valid JSON" \
+    run --trace-dir T --manifest bad-manifest.json -- "$TARGET" hello ran-new
+  [ ! -e ran-new ] || fail "the command ran with a bad manifest"
+  old_trace_intact T
+  # dump's --limit is a whole number, not a negative one read as "all".
+  expect_usage_error "limit" dump T --limit -1
 }
 
 case6_command_cannot_start() {
