@@ -110,6 +110,8 @@ double unnamed_outside(const VarNode &wait) {
 
 // Whether a later run's Held parts of the same wait name holders the
 // earlier's did not:
+// - the earlier named a holder by its call of F, not broken down, and the
+//   later names places inside F (the run that followed F as a cause);
 // - the earlier named a holder only by where it released outside
 //   instrumented code, and the later run instrumented that function
 //   (iterate follows such a cause), so its parts say where inside it the
@@ -118,7 +120,39 @@ double unnamed_outside(const VarNode &wait) {
 // - or the earlier could not name the holder at all (`held by (outside)`, a
 //   trace of a vprof before release places) and the later leaves less than
 //   half of that unnamed (a session resumed with this vprof).
+// The callees a wait's Held parts name as where their holders were, at a
+// call site not broken down ("held:site:CALLER>CALLEE#n": the part's function).
+std::set<std::string> held_callees(const VarNode &wait) {
+  std::set<std::string> out;
+  for (const auto &c : wait.children) {
+    const size_t at = c.key.rfind("/held:site:");
+    if (at != std::string::npos && c.key.find('/', at + 1) == std::string::npos && !c.functions.empty())
+      out.insert(c.functions.front());
+  }
+  return out;
+}
+
+// Whether one of the later run's Held parts names a place inside function f
+// (its body, or a call site in it): the run instrumented f.
+bool names_a_place_inside(const VarNode &wait, const std::string &f) {
+  const std::string site = "/held:site:" + f + ">", body = "/held:fn:" + f;
+  for (const auto &c : wait.children) {
+    const size_t at = c.key.rfind("/held:");
+    if (at == std::string::npos || c.key.find('/', at + 1) != std::string::npos) continue;
+    if (c.key.compare(at, site.size(), site) == 0 ||
+        (c.key.size() == at + body.size() && c.key.compare(at, body.size(), body) == 0))
+      return true;
+  }
+  return false;
+}
+
 bool names_the_holders_deeper(const VarNode &earlier, const VarNode &later) {
+  // A cause followed (issue 60: a stall whose own time the run that
+  // instrumented it broke down, while its waits kept the earlier run's Held
+  // parts, became two smaller causes): the later run names where inside the
+  // function the earlier named as the holder's callee the holder was.
+  for (const std::string &f : held_callees(earlier))
+    if (names_a_place_inside(later, f)) return true;
   const std::set<std::string> before = outside_places(earlier), after = outside_places(later);
   const double unnamed_before = unnamed_outside(earlier), unnamed_after = unnamed_outside(later);
   if (unnamed_after <= unnamed_before + 0.01)  // (not a run that names less: an older trace)

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/critpath/critical_path.h"
+#include "analyzer/factors/causes.h"
 #include "analyzer/diff/diff.h"
 #include "analyzer/diff/gate.h"
 #include "analyzer/pipeline/analyze.h"
@@ -323,6 +324,61 @@ TEST(Held, ALaterRunThatNamesTheOutsideHolderReplacesTheEarliersHeldParts) {
   EXPECT_NE(find_label(merged, "held by background at flush_log"), nullptr);
   merged = merge_runs({r1, r0});
   EXPECT_NE(find_label(merged, "held by background (outside instrumented code)"), nullptr);
+}
+
+// Issue 60, "a cause is a place with all that is under it": run 0 times the
+// stall as a call site of the worker (17.3% of Var its own) and the workers'
+// lock waits are held by it there (6.9%): one cause, 24.2%. Run 1 instruments
+// the stall (it spins on clock_gettime) and measures the waits beside it; the
+// merge took the stall's own time from run 1 and kept the waits' Held parts
+// of run 0, so the stall became two smaller causes (clock_gettime 16%, stall
+// 6.9%). The waits' Held parts are run 1's: one cause again.
+TEST(Held, AFollowedCauseStaysWholeInTheMergedReport) {
+  auto node = [](const std::string &key, const std::string &label, double share, int run,
+                 const std::string &factor) {
+    VarNode n = share_leaf(key, label, share, run);
+    n.factor = factor;
+    if (factor.find(" (") == std::string::npos) n.functions = {factor};
+    return n;
+  };
+  const std::string stall = "root/site:worker>stall#0", wait = "root/site:worker>pthread_mutex_lock#0";
+  auto run_tree = [&](int run, VarNode s, std::vector<VarNode> held) {
+    VarNode r = share_leaf("root", "worker", 1.0, run);
+    r.kind = VarNode::Kind::Var;
+    VarNode w = share_leaf(wait, "pthread_mutex_lock (w.c:9)", 0.079, run);
+    w.kind = VarNode::Kind::Var;
+    w.children = std::move(held);
+    w.children.push_back(node(wait + "/notheld", "pthread_mutex_lock (not held)", 0.010, run, "pthread_mutex_lock"));
+    r.children = {std::move(s), std::move(w), node("root/body", "worker (body)", 1.0 - 0.173 - 0.079, run, "worker (body)")};
+    return r;
+  };
+  VarNode r0 = run_tree(0, node(stall, "stall (w.c:5)", 0.173, 0, "stall"),
+                        {node(wait + "/held:site:worker>stall#0", "held by worker at stall", 0.069, 0, "stall")});
+  VarNode s1 = share_leaf(stall, "stall (w.c:5)", 0.173, 1);
+  s1.kind = VarNode::Kind::Var;
+  s1.children = {node(stall + "/site:stall>clock_gettime#0", "clock_gettime (s.c:3)", 0.160, 1, "clock_gettime"),
+                 node(stall + "/body", "stall (body)", 0.013, 1, "stall (body)")};
+  VarNode r1 = run_tree(1, s1,
+                        {node(wait + "/held:site:stall>clock_gettime#0", "held by stall at clock_gettime", 0.065, 1,
+                              "clock_gettime"),
+                         node(wait + "/held:site:worker>stall#0", "held by worker at stall", 0.004, 1, "stall")});
+  VarNode merged = merge_runs({r0, r1});
+  const VarNode *held = find_label(merged, "held by stall at clock_gettime");
+  ASSERT_NE(held, nullptr) << "the waits kept run 0's Held parts";
+  EXPECT_EQ(held->run, 1);
+  FactorOptions fo;
+  Causes causes = rank_causes(merged, fo);
+  auto cause = [&](const std::string &name) -> const Factor * {
+    for (const Factor &c : causes.ranked)
+      if (c.name == name) return &c;
+    return nullptr;
+  };
+  const Factor *whole = cause("clock_gettime");
+  ASSERT_NE(whole, nullptr);
+  EXPECT_NEAR(whole->share, 0.160 + 0.065, 1e-9);
+  EXPECT_NEAR(whole->own_share, 0.160, 1e-9);
+  const Factor *rest = cause("stall");
+  EXPECT_TRUE(!rest || rest->share < 0.01) << "the stall is split: " << rest->share;
 }
 
 // Found on minidb's planted-delay session: run 0 times execute_step as a call
