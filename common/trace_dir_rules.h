@@ -27,6 +27,31 @@ namespace vprof::tracedir {
 constexpr int kCreate = O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
 constexpr int kReopen = O_NOFOLLOW | O_CLOEXEC;
 
+// Whether a directory on the way to `path` (not path itself) is a symbolic
+// link another user (not this one, not root) owns: its owner chooses where
+// the trace goes (the second hostile walk: --trace-dir /tmp/pub/link/T, the
+// link -> a root directory, made T there, 1777). The kernel's
+// protected_symlinks stops following such a link in a sticky directory;
+// containers often turn it off. Checked before a trace directory is made.
+inline bool foreign_link_above(const char *path, char *why, size_t cap) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s", path);
+  const uid_t me = geteuid();
+  for (size_t n = p[0] == '/' ? 1 : 0; p[n]; ++n) {
+    if (p[n] != '/') continue;
+    p[n] = '\0';
+    struct stat up;
+    const bool foreign = lstat(p, &up) == 0 && S_ISLNK(up.st_mode) && up.st_uid != me && up.st_uid != 0;
+    if (foreign)
+      snprintf(why, cap, "goes through %s, a symbolic link of uid %u, not yours nor root's: its owner chooses where "
+                         "the trace goes (name the real path)",
+               p, (unsigned)up.st_uid);
+    p[n] = '/';
+    if (foreign) return true;
+  }
+  return false;
+}
+
 // Whether `path` (an existing directory) may hold a trace written by this
 // process: true, with `why` ("is a symbolic link ..."), when it is a link,
 // another user's (not root's), or writable by all without the sticky bit.
@@ -40,6 +65,7 @@ inline bool refuse_trace_dir(const char *path, char *why, size_t cap) {
     return true;
   }
   const uid_t me = geteuid();
+  if (foreign_link_above(p, why, cap)) return true;
   if (S_ISLNK(st.st_mode))
     snprintf(why, cap, "is a symbolic link; vprof records only into the directory itself (name its target)");
   else if (!S_ISDIR(st.st_mode))

@@ -282,7 +282,9 @@ Expected<Journal> read_journal(const std::string &dir) {
       j.files.push_back(std::move(e));
     }
   } catch (const std::exception &e) {
-    return Error{state_path(dir) + ": damaged: " + e.what()};
+    return Error{state_path(dir) + ": damaged: " + e.what() + "; nothing was changed. Move it aside (mv " +
+                 state_path(dir) + " " + state_path(dir) + ".damaged) and run restore again: without it, restore "
+                 "takes back the files whose text vprof wrote (its written log), from their markers"};
   }
   return j;
 }

@@ -141,6 +141,9 @@ Status write_output(const std::string &path, const std::function<Status(std::ost
 }
 
 Status make_trace_dir(const std::string &dir) {
+  char why[512];
+  if (tracedir::foreign_link_above(dir.c_str(), why, sizeof why))  // before anything is made there
+    return Error{fmt::format("{}: refused as a trace directory: it {}", dir, why)};
   std::error_code ec;
   const bool existed = std::filesystem::exists(dir, ec);
   std::filesystem::create_directories(dir, ec);
@@ -148,7 +151,6 @@ Status make_trace_dir(const std::string &dir) {
   if (!existed && geteuid() == 0 && chmod(dir.c_str(), VPROF_TRACE_DIR_MODE_AS_ROOT) != 0)
     return Error{fmt::format("{}: cannot make the trace directory writable by all: {}", dir,
                              std::strerror(errno))};
-  char why[256];
   if (tracedir::refuse_trace_dir(dir.c_str(), why, sizeof why))
     return Error{fmt::format("{}: refused as a trace directory: it {}", dir, why)};
   return Status::Ok();

@@ -574,6 +574,26 @@ TEST(TreeSafety, AFileDeletedSinceVprofWroteItIsNotMadeAgainAndStopsNothing) {
   EXPECT_FALSE(fs::exists(t.src() + "/.vprof"));
 }
 
+// A journal cut short (a disk that filled, a hand edit) changes nothing and
+// says the way out; taken aside, restore takes back what vprof wrote from
+// the markers and the written log.
+TEST(TreeSafety, ADamagedJournalSaysTheWayOutAndItWorks) {
+  vprof::test::TestTree t;
+  two_files(t);
+  ASSERT_TRUE(vprof::instr::instrument(options(t.build(), {"work"})).ok());
+  const std::string state = t.src() + "/.vprof/state.json";
+  fs::resize_file(state, 50);
+  auto r = vprof::instr::restore({t.build()});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("damaged"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("Move it aside"), std::string::npos) << r.error().message;
+  EXPECT_NE(slurp(t.path("work.c")), kWork) << "a failed restore changed the tree";
+  fs::rename(state, state + ".damaged");
+  auto again = vprof::instr::restore({t.build()});
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(slurp(t.path("work.c")), kWork);
+}
+
 // A source file with another hard link keeps it: rewritten in place, and
 // restored in place.
 TEST(TreeSafety, AHardLinkedSourceKeepsItsLink) {

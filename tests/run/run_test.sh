@@ -707,6 +707,12 @@ shared_dir_names_planted_by_another_user() {
   "$VPROF" analyze S >report 2>&1 || fail "analyze: $(head -3 report)"
   grep -q "places.json: belongs to another user" report || fail "nobody's places.json was not said: $(head -20 report)"
   grep -q "held by background_release" report || fail "the holder was not named again: $(grep -m3 held report)"
+  # A trace directory whose path goes through another user's link: refused
+  # before anything is made where the link points.
+  mkdir -m 0700 rootonly
+  as_nobody ln -s "$PWD/rootonly" S/link
+  expect_usage_error "goes through S/link, a symbolic link of uid 65534" run --trace-dir S/link/T -- "$TARGET" hello ran
+  [ -z "$(ls rootonly)" ] || fail "a trace directory was made through another user's link: $(ls rootonly)"
 }
 
 "$CASE"
