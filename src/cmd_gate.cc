@@ -18,35 +18,11 @@
 #include "analyzer/util/process.h"
 #include "inputs.h"
 #include "diff_common.h"
+#include "gate_history.h"
 
 namespace vprof::cli {
-namespace {
 
-struct Opts {
-  std::string first_baseline;
-  std::vector<std::string> baseline, head;
-  // The gate runs the workloads itself (issue 30, part 3): both builds
-  // alternately, until the verdict is decided or max_runs a side.
-  std::string base_cmd, head_cmd, work_dir;
-  int min_runs = 3, max_runs = 10;
-  int timeout = 0;  // seconds a workload run may take (0: no limit)
-  std::string max_var = "10%", max_p99 = "5%", junit, name = "vprof gate";
-  std::string inconclusive = "inconclusive";  // or "pass", "fail": what an unsure verdict becomes
-  DiffCliOptions common;
-};
-
-// "10%", "10" (percent) -> 0.10; what was wrong otherwise.
-Expected<double> percent(const std::string &flag, const std::string &text) {
-  std::string t = text;
-  if (!t.empty() && t.back() == '%') t.pop_back();
-  char *end = nullptr;
-  double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || end == t.c_str() || *end != '\0' || !(v >= 0))
-    return Error{fmt::format("{}: '{}' is not a percentage (as 10% or 10)", flag, text)};
-  return v / 100;
-}
-
-std::string xml_escape(const std::string &s) {
+static std::string xml_escape(const std::string &s) {
   std::string out;
   for (char c : s) switch (c) {
       case '&': out += "&amp;"; break;
@@ -77,6 +53,36 @@ Status write_junit(const std::string &path, const std::string &name, const char 
   f << "  </testcase>\n</testsuite></testsuites>\n";
   return Status::Ok();
   });
+}
+
+namespace {
+
+struct Opts {
+  std::string first_baseline;
+  std::vector<std::string> baseline, head;
+  // The gate runs the workloads itself (issue 30, part 3): both builds
+  // alternately, until the verdict is decided or max_runs a side.
+  std::string base_cmd, head_cmd, work_dir;
+  int min_runs = 3, max_runs = 10;
+  int timeout = 0;  // seconds a workload run may take (0: no limit)
+  std::string max_var = "10%", max_p99 = "5%", junit, name = "vprof gate";
+  std::string inconclusive = "inconclusive";  // or "pass", "fail": what an unsure verdict becomes
+  DiffCliOptions common;
+  // Against a history of main (gate_history.h).
+  std::string history, alpha = "1%";
+  size_t history_runs = 20, history_keep = 60;
+  bool record = false, changes = false;
+};
+
+// "10%", "10" (percent) -> 0.10; what was wrong otherwise.
+Expected<double> percent(const std::string &flag, const std::string &text) {
+  std::string t = text;
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  char *end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || end == t.c_str() || *end != '\0' || !(v >= 0))
+    return Error{fmt::format("{}: '{}' is not a percentage (as 10% or 10)", flag, text)};
+  return v / 100;
 }
 
 // One run of `cmd` recording into WORK/SIDE-N (its output in WORK/SIDE-N.log): its profile.
@@ -133,6 +139,37 @@ int run(Opts o) {
     return fail(m);
   };
   if (o.junit == "-") return fail("--junit -: the JUnit file is for CI to read; name a file");
+  if ((o.record || o.changes) && o.history.empty())
+    return fail(fmt::format("gate: {} goes with --history DIR", o.record ? "--record" : "--changes"));
+  if (!o.history.empty()) {
+    if (!o.baseline.empty() || !o.base_cmd.empty() || !o.head_cmd.empty())
+      return fail("gate: --history is the baseline: give no --baseline, --baseline-runs, --base-cmd or --head-cmd "
+                  "beside it");
+    auto mv = percent("--max-var-increase", o.max_var);
+    if (!mv) return fail(mv.error().message);
+    auto mp = percent("--max-p99-increase", o.max_p99);
+    if (!mp) return fail(mp.error().message);
+    auto alpha = percent("--alpha", o.alpha);
+    if (!alpha) return fail(alpha.error().message);
+    if (!(*alpha > 0 && *alpha < 0.5)) return fail(fmt::format("--alpha: '{}' is not between 0% and 50%", o.alpha));
+    HistoryCliOptions h;
+    h.dir = o.history;
+    h.head = o.head;
+    h.stats.history_runs = o.history_runs;
+    h.stats.alpha = *alpha;
+    h.stats.max_var_increase = *mv;
+    h.stats.max_p99_increase = *mp;
+    h.stats.seed = o.common.diff.seed;
+    h.keep = o.history_keep;
+    h.record = o.record;
+    h.changes = o.changes;
+    h.json = o.common.json;
+    h.junit = o.junit;
+    h.name = o.name;
+    h.root = o.common.root;
+    h.threads = o.common.threads;
+    return run_history(h);
+  }
   if (o.common.json == "-" && o.common.markdown == "-")
     return fail("--json - and --markdown -: each writes to stdout; at most one report may be '-'");
   // Before any work, and before any JUnit file is written: outputs that
@@ -242,6 +279,20 @@ Registrar reg("gate", "CI gate: exit 1 when latency variance or p99 grew beyond 
       ->type_name("SECONDS");
   sub.add_option("--work-dir", o->work_dir, "with --base-cmd: where the runs' traces and logs go (default: a new "
                                             "directory in $TMPDIR)");
+  sub.add_option("--history", o->history,
+                 "judge the new runs against a history of main's runs kept in DIR (each a saved profile), "
+                 "their noise learned from its run-to-run spread (docs/gate.md)")
+      ->type_name("DIR");
+  sub.add_option("--history-runs", o->history_runs, "with --history: the last N runs of the history are the "
+                                                     "reference")
+      ->check(whole_between(3, 100000));
+  sub.add_option("--history-keep", o->history_keep, "with --record: the history keeps its newest N runs")
+      ->check(whole_between(3, 100000));
+  sub.add_flag("--record", o->record, "with --history: add the new runs to the history after judging them (on main)");
+  sub.add_flag("--changes", o->changes,
+               "with --history: list the runs where p90, p99 or variance stepped along the history, and the factor "
+               "that moved");
+  sub.add_option("--alpha", o->alpha, "with --history: the false-alarm rate of one decision (default 1%)");
   add_diff_options(sub, o->common);
   return [o] { return run(*o); };
 });

@@ -189,5 +189,36 @@ expect_err "bad threshold" "--max-var-increase: 'ten' is not a percentage"
 "$vprof" gate "$tmp/slow" >/dev/null 2>"$tmp/err"
 expect_rc "no baseline" 2 $?
 
+# Against a history (issue 61): four same-build runs recorded into it, then a
+# same-build run passes and a planted one fails naming the delay; the history
+# keeps --history-keep runs; --changes lists steps; misuse is exit 2.
+for k in 5 6 7 8 9; do record "h$k" --seed "$k"; done
+"$vprof" gate --history "$tmp/H" --record --runs "$tmp/h5" "$tmp/h6" "$tmp/h7" "$tmp/h8" >"$tmp/out" 2>"$tmp/err"
+expect_rc "history: first record" 0 $?
+grep -q "nothing to judge against yet" "$tmp/out" && ok || bad "history: first record: $(cat "$tmp/out")"
+[ "$(ls "$tmp/H" | wc -l)" = 4 ] && ok || bad "history: $(ls "$tmp/H")"
+"$vprof" gate --history "$tmp/H" --runs "$tmp/slow" "$tmp/slow2" --json "$tmp/hv.json" >"$tmp/out" 2>"$tmp/err"
+expect_rc "history: planted delay" 1 $?
+grep -q "REGRESSION: p90 .*p99 .*against the last 4 runs of the history" "$tmp/err" && ok || bad "history: planted: $(cat "$tmp/err" "$tmp/out")"
+grep -q "with 2 runs against 4, a p90 increase of" "$tmp/out" && ok || bad "history: detectable: $(cat "$tmp/out")"
+grep -q '"verdict": "regression"' "$tmp/hv.json" && ok || bad "history: json"
+"$vprof" gate --history "$tmp/H" --record --history-keep 4 --runs "$tmp/h9" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 0 ] || [ "$rc" = 1 ] && ok || bad "history: same build: exit $rc"
+[ "$(ls "$tmp/H" | wc -l)" = 4 ] && [ -e "$tmp/H/run-000005.vprof" ] && [ ! -e "$tmp/H/run-000001.vprof" ] && ok ||
+  bad "history: --history-keep 4: $(ls "$tmp/H")"
+"$vprof" gate --history "$tmp/nohist" --runs "$tmp/slow" >/dev/null 2>"$tmp/err"
+expect_rc "history: missing" 2 $?
+expect_err "history: missing" "$tmp/nohist: no such history"
+"$vprof" gate --record --runs "$tmp/slow" >/dev/null 2>"$tmp/err"
+expect_rc "--record alone" 2 $?
+expect_err "--record alone" "--record goes with --history DIR"
+"$vprof" gate --history "$tmp/H" --baseline "$tmp/base.vprof" "$tmp/slow" >/dev/null 2>"$tmp/err"
+expect_rc "history and baseline" 2 $?
+expect_err "history and baseline" "--history is the baseline"
+"$vprof" gate --history "$tmp/H" --changes >/dev/null 2>"$tmp/err"
+expect_rc "--changes: too short" 2 $?
+expect_err "--changes: too short" "change points need at least 8"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,114 @@
+// The gate against a history of main (`vprof gate --history DIR`, docs/gate.md,
+// "Against a history"): each main run's saved profile is kept in DIR, and a
+// head's few runs are judged against the last N of them. Each quantity's
+// noise is the history's own run-to-run spread, so a head needs few runs,
+// and what a decision could catch is said beside it:
+//   with 3 runs against 20, a p99 increase of 12% or more would be caught
+// A run is summarized by its mean, p50, p90, p99 and p99.9 latency and its
+// variance (change points: on a log scale), and the covariance with the latency of each factor (its terminal
+// parts, grouped by factor name), which names what moved.
+//
+// Two uses:
+//   judge          the head's m runs against the history's last N: each
+//                  statistic of a run (p90, p99 gated; variance, p50, mean,
+//                  p99.9 reported) on a log scale, the head's median over
+//                  its runs against the history's median, the noise the
+//                  history's MAD (on minidb one run in six or seven has a
+//                  stall burst that doubles its p99: medians and the MAD do
+//                  not follow one such run, a mean and a standard deviation
+//                  do). Regression when the head's median is beyond the
+//                  history's by z(1 − alpha/gated) standard errors (a
+//                  family-wise false-alarm rate `alpha`) and its change
+//                  beyond the threshold; else pass.
+//                  No "inconclusive": what the runs could not catch is
+//                  printed as the detectable change.
+//   change_points  when a quantity stepped along the history (binary
+//                  segmentation: the split with the largest rank-sum
+//                  statistic, its significance by permutation, each side
+//                  again), with
+//                  the step, its p-value, the run it happened at (its build's
+//                  commit) and the factor whose covariance moved most.
+#ifndef VPROF_ANALYZER_DIFF_HISTORY_H
+#define VPROF_ANALYZER_DIFF_HISTORY_H
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analyzer/profile/profile.h"
+
+namespace vprof::analyzer {
+
+// One run as the history keeps it.
+struct RunSummary {
+  std::string source;  // the profile it came from
+  std::string commit;  // its build's (BuildInfo::commit; "" when unknown)
+  size_t intervals = 0;
+  double mean = 0, var = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0;  // latency, ns and ns²
+  std::map<std::string, double> cov;  // factor -> Cov(its parts, L), ns²
+};
+
+// The summary of each run of a profile (a saved profile holds one run, or
+// several: a merged analysis).
+std::vector<RunSummary> summarize(const Profile &p);
+
+struct HistoryOptions {
+  size_t history_runs = 20;         // the last N runs of the history are the reference
+  double alpha = 0.01;              // family-wise false-alarm rate of one decision
+  double max_var_increase = 0.10;   // a change smaller than this is never a regression
+  double max_p99_increase = 0.05;
+  int permutations = 999;           // change points: permutations per split
+  size_t min_segment = 4;           // change points: runs on each side of a step, at least
+  uint64_t seed = 1;
+};
+
+struct HistoryCheck {
+  std::string what;         // "p90", "p99", "variance", ...
+  bool gated = false;       // p90, p99 and variance decide; the others are reported
+  double history = 0;       // the median of the history's runs (ns, or ns²)
+  double head = 0;          // the median of the head's runs
+  double change = 0;        // head / history − 1
+  double p = 1;             // one-sided p-value of the head's median (robust normal model)
+  double limit = 0;         // a regression is above it (at alpha/gated)
+  double detectable = 0;    // the smallest increase these runs would catch (relative)
+  double threshold = 0;     // the change a regression also needs
+  bool regression = false;
+};
+
+struct FactorMove {
+  std::string factor;
+  double history = 0, head = 0;  // mean Cov(factor, L), ns²
+  double part = 0;               // (head − history) / the variance's change
+};
+
+struct HistoryVerdict {
+  bool regression = false;
+  size_t history_runs = 0, head_runs = 0;
+  std::vector<HistoryCheck> checks;
+  std::vector<FactorMove> moved;  // the factors whose covariance grew most, largest first
+  std::string summary;            // one line: the verdict and why
+  std::string detectable;         // "with 3 runs against 20, a p99 increase of 12% or more ..."
+};
+
+// history in the order the runs were recorded (oldest first); its last
+// o.history_runs are used. At least 3 history runs and 1 head run (else an
+// error the caller says).
+Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std::vector<RunSummary> &head,
+                               const HistoryOptions &o);
+
+struct ChangePoint {
+  size_t at = 0;           // the first run after the step (index in the history)
+  std::string commit;      // that run's
+  std::string what;        // "p99", "variance"
+  double step = 0;         // after / before − 1 (the medians of the two sides)
+  double p = 1;            // permutation p-value of the split
+  std::string factor;      // the factor whose covariance moved most across it
+  double factor_part = 0;  // its part of the variance's change there
+};
+
+// The steps of p99 and variance along the whole history, by run index.
+std::vector<ChangePoint> change_points(const std::vector<RunSummary> &history, const HistoryOptions &o);
+
+}  // namespace vprof::analyzer
+
+#endif  // VPROF_ANALYZER_DIFF_HISTORY_H

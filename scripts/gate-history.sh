@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Issue 61's acceptance, by hand (figures in docs/performance.md, gate_figures):
+# `vprof gate --history` on examples/minidb's contended preset, one build.
+#   1. pools of runs, interleaved: SAME (the build as it is), P14 and P40
+#      (a delay planted in run_transaction by minidb's fault injection,
+#      DELAY14 and DELAY40, chosen to move the pooled p99 by about +14% and
+#      +40%; the script prints what they moved it by here);
+#   2. a history of HISTORY (20) same-build runs, recorded first;
+#   3. DECISIONS (20) decisions each: the same build at 3 head runs, P14 at
+#      5, P40 at 3 (every head run used once), and whether the planted
+#      delay (minidb::inject_delay, or run_transaction) is named first;
+#   4. --changes on 10 histories of 40 runs with one step (SAME runs, then
+#      P40 runs from a random run 12-28 on): found within one run of it, and
+#      the planted function named; and on 10 without one: any step reported.
+# Prints the gate_figures line. Usage: scripts/gate-history.sh [WORK_DIR]
+#   env: VPROF (build/src/vprof), DECISIONS (20), HISTORY (20),
+#        DELAY14 (exp:230us), DELAY40 (exp:400us)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-${TMPDIR:-/tmp}/vprof-gate-history}
+vprof=${VPROF:-$root/build/src/vprof}
+decisions=${DECISIONS:-20}
+history=${HISTORY:-20}
+delay14=${DELAY14:-exp:230us}
+delay40=${DELAY40:-exp:400us}
+source "$root/scripts/lib/minidb-gate.sh"
+
+start=$(date +%s)
+rm -rf "$work"
+mkdir -p "$work/data" "$work/same" "$work/p14" "$work/p40"
+minidb_gate_build "$root/examples/minidb" "$work/build"
+n_same=$((history + 3 * decisions + 40)) n14=$((5 * decisions)) n40=$((3 * decisions + 40))
+seed=0
+for k in $(seq 1 "$n_same"); do
+  seed=$((seed + 1))
+  minidb_gate_run "$work/build" "$work/same/$k.vprof" "$work/data" --seed "$seed"
+  if [ "$k" -le "$n14" ]; then
+    seed=$((seed + 1))
+    minidb_gate_run "$work/build" "$work/p14/$k.vprof" "$work/data" --seed "$seed" \
+      --inject-delay "run_transaction=$delay14"
+  fi
+  if [ "$k" -le "$n40" ]; then
+    seed=$((seed + 1))
+    minidb_gate_run "$work/build" "$work/p40/$k.vprof" "$work/data" --seed "$seed" \
+      --inject-delay "run_transaction=$delay40"
+  fi
+done
+echo "gate-history: $n_same same, $n14 +14%, $n40 +40% runs in $(( $(date +%s) - start )) s"
+
+python3 - "$vprof" "$work" "$history" "$decisions" "$delay14" "$delay40" <<'PY'
+import json, os, random, shutil, subprocess, sys
+vprof, work, H, D = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+delay14, delay40 = sys.argv[5], sys.argv[6]
+pool = lambda name: sorted((os.path.join(work, name, f) for f in os.listdir(os.path.join(work, name))),
+                           key=lambda p: int(os.path.basename(p).split('.')[0]))
+same, p14, p40 = pool('same'), pool('p14'), pool('p40')
+
+def gate(hist_dir, runs, *extra):
+    out = os.path.join(work, 'verdict.json')
+    r = subprocess.run([vprof, 'gate', '--history', hist_dir, '--json', out, *extra, '--runs', *runs],
+                       capture_output=True, text=True)
+    if r.returncode not in (0, 1):
+        sys.exit(f'gate failed ({r.returncode}): {r.stderr}')
+    return json.load(open(out))
+
+def make_history(name, runs):
+    d = os.path.join(work, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    for i, p in enumerate(runs, 1):
+        shutil.copy(p, os.path.join(d, f'run-{i:06d}.vprof'))
+    return d
+
+hist = make_history('history', same[:H])
+rest = same[H:]
+def named(v):
+    m = v.get('moved') or []
+    return bool(m) and ('inject_delay' in m[0]['factor'] or 'run_transaction' in m[0]['factor'])
+
+def decide(runs, per):
+    reg, first, det, changes = 0, 0, [], []
+    for d in range(D):
+        v = gate(hist, runs[d * per:(d + 1) * per])
+        reg += v['verdict'] == 'regression'
+        first += v['verdict'] == 'regression' and named(v)
+        p99 = next(c for c in v['checks'] if c['quantity'] == 'p99')
+        det.append(p99['detectable'])
+        changes.append(p99['change'])
+    return reg, first, sorted(det)[len(det) // 2], sorted(changes)[len(changes) // 2]
+
+same_reg, _, same_det, same_chg = decide(rest, 3)
+p14_reg, p14_named, p14_det, _ = decide(p14, 5)
+p40_reg, p40_named, p40_det, _ = decide(p40, 3)
+# The planted pools' pooled change against the history, as measured here.
+pooled = lambda runs: next(c for c in gate(hist, runs)['checks'] if c['quantity'] == 'p99')['change']
+c14, c40 = pooled(p14), pooled(p40[:3 * D])
+print(f'same build, 3 runs against {H}: regression {same_reg}/{D} (median p99 change {same_chg:+.1%}, '
+      f'detectable {same_det:+.0%})')
+print(f'{delay14} (pooled p99 {c14:+.1%}), 5 runs: regression {p14_reg}/{D}, delay named first {p14_named}; '
+      f'detectable at 5 runs {p14_det:+.0%}')
+print(f'{delay40} (pooled p99 {c40:+.1%}), 3 runs: regression {p40_reg}/{D}, delay named first {p40_named}; '
+      f'detectable at 3 runs {p40_det:+.0%}')
+
+rng = random.Random(61)
+found = false_steps = named_cp = 0
+spare_same, spare_p40 = same[H:], p40[3 * D:] + p40[:3 * D]
+for h in range(10):
+    at = rng.randint(12, 28)
+    runs = rng.sample(spare_same, at) + rng.sample(spare_p40, 40 - at)
+    d = make_history(f'steps-{h}', runs)
+    r = subprocess.run([vprof, 'gate', '--history', d, '--changes', '--json', os.path.join(work, 'cp.json')],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f'--changes failed: {r.stderr}')
+    cps = json.load(open(os.path.join(work, 'cp.json')))['changes']
+    hit = [c for c in cps if abs(c['run'] - 1 - at) <= 1]
+    found += bool(hit)
+    named_cp += any('inject_delay' in c['factor'] or 'run_transaction' in c['factor'] for c in hit)
+    print(f'  history {h}: step at run {at + 1}: {[(c["run"], c["quantity"], round(c["step"], 3)) for c in cps]}')
+    flat = make_history(f'flat-{h}', rng.sample(spare_same, 40))
+    subprocess.run([vprof, 'gate', '--history', flat, '--changes', '--json', os.path.join(work, 'cp.json')],
+                   capture_output=True, text=True, check=True)
+    fcps = json.load(open(os.path.join(work, 'cp.json')))['changes']
+    false_steps += bool(fcps)
+    if fcps:
+        print(f'  flat history {h}: {[(c["run"], c["quantity"], round(c["step"], 3)) for c in fcps]}')
+print(f'changes: found {found}/10 (planted function named {named_cp}), reported in flat histories {false_steps}/10')
+print(f'gate_figures: same_pass={D - same_reg}/{D} same_regression={same_reg}/{D} planted14_regression={p14_reg}/{D} '
+      f'planted40_regression={p40_reg}/{D} changes_found={found}/10 changes_false={false_steps}/10')
+PY
+echo "gate-history: done in $(( $(date +%s) - start )) s"

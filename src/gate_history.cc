@@ -1,0 +1,180 @@
+// vprof gate --history DIR (gate_history.h).
+#include "gate_history.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "analyzer/util/output_file.h"
+#include "command.h"
+#include "inputs.h"
+#include "outputs.h"
+
+namespace vprof::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The history's files, oldest first: DIR/run-NNNNNN.vprof.
+std::vector<std::pair<long, std::string>> history_files(const std::string &dir) {
+  std::vector<std::pair<long, std::string>> out;
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() != 16 || name.compare(0, 4, "run-") != 0 || name.compare(10, 6, ".vprof") != 0) continue;
+    char *end = nullptr;
+    const long n = std::strtol(name.c_str() + 4, &end, 10);
+    if (end != name.c_str() + 10) continue;
+    out.push_back({n, e.path().string()});
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Expected<std::vector<analyzer::RunSummary>> load_history(const std::string &dir, size_t last) {
+  std::vector<analyzer::RunSummary> out;
+  auto files = history_files(dir);
+  const size_t from = files.size() > last ? files.size() - last : 0;
+  for (size_t i = from; i < files.size(); ++i) {
+    auto p = analyzer::load_profile(files[i].second);
+    if (!p) return Error{fmt::format("{}: {}", files[i].second, p.error().message)};
+    for (auto &s : analyzer::summarize(*p)) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// Copies the head's profiles into the history after its newest, then keeps
+// the newest `keep`. Each is written whole under a temporary name first.
+Status record(const std::string &dir, const std::vector<analyzer::Profile> &head, size_t keep) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error{fmt::format("{}: cannot create the history: {}", dir, ec.message())};
+  auto files = history_files(dir);
+  long next = files.empty() ? 1 : files.back().first + 1;
+  for (const analyzer::Profile &p : head) {
+    const std::string path = fmt::format("{}/run-{:06d}.vprof", dir, next++);
+    if (Status s = analyzer::save_profile(p, path); !s) return s;
+  }
+  files = history_files(dir);
+  for (size_t i = 0; i + keep < files.size(); ++i) fs::remove(files[i].second, ec);
+  return Status::Ok();
+}
+
+std::string pct(double x) { return fmt::format("{:+.1f}%", 100 * x); }
+
+std::string short_commit(const std::string &c) { return c.empty() ? "?" : c.substr(0, 12); }
+
+int changes(const HistoryCliOptions &o) {
+  auto h = load_history(o.dir, SIZE_MAX);
+  if (!h) return fail(h.error().message);
+  if (h->size() < 2 * o.stats.min_segment)
+    return fail(fmt::format("{}: the history holds {} runs: change points need at least {}", o.dir, h->size(),
+                            2 * o.stats.min_segment));
+  const auto cps = analyzer::change_points(*h, o.stats);
+  std::printf("vprof gate: %zu runs in %s, %zu change point%s (alpha %.3g)\n", h->size(), o.dir.c_str(),
+              cps.size(), cps.size() == 1 ? "" : "s", o.stats.alpha);
+  for (const auto &c : cps) {
+    std::printf("  run %zu (commit %s): %s %s (p %.3f)", c.at + 1, short_commit(c.commit).c_str(), c.what.c_str(),
+                pct(c.step).c_str(), c.p);
+    if (!c.factor.empty())
+      std::printf("; %.0f%% of the variance's change from %s", 100 * c.factor_part, c.factor.c_str());
+    std::printf("\n");
+  }
+  if (!o.json.empty()) {
+    nlohmann::json j;
+    j["runs"] = h->size();
+    j["changes"] = nlohmann::json::array();
+    for (const auto &c : cps)
+      j["changes"].push_back({{"run", c.at + 1}, {"commit", c.commit}, {"quantity", c.what}, {"step", c.step},
+                              {"p", c.p}, {"factor", c.factor}, {"factor_part", c.factor_part}});
+    if (Status s = write_output(o.json, [&](std::ostream &f) {
+          f << j.dump(2) << "\n";
+          return Status::Ok();
+        });
+        !s)
+      return fail(s.message());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_history(const HistoryCliOptions &o) {
+  if (o.changes) return changes(o);
+  std::vector<std::string> inputs = o.head;
+  inputs.push_back(o.dir);
+  if (Status s = check_outputs({{"--json", o.json}, {"--junit", o.junit}}, inputs); !s) return fail(s.message());
+  if (o.head.empty()) return fail("gate: --history: nothing to judge: give the new build's runs (--runs FILE...)");
+  std::vector<analyzer::Profile> head;
+  std::vector<analyzer::RunSummary> head_runs;
+  for (const std::string &path : o.head) {
+    auto p = load_input(path, o.root, o.threads);
+    if (!p) return fail(p.error().message);
+    for (auto &s : analyzer::summarize(*p)) head_runs.push_back(std::move(s));
+    head.push_back(std::move(*p));
+  }
+  std::error_code ec;
+  if (!fs::exists(o.dir, ec) && !o.record)
+    return fail(fmt::format("{}: no such history (make it with --record on main's runs)", o.dir));
+  auto history = load_history(o.dir, o.stats.history_runs);
+  if (!history) return fail(history.error().message);
+  int rc = kExitOk;
+  if (history->size() < 3 && o.record) {
+    std::printf("vprof gate: the history %s holds %zu runs: nothing to judge against yet; recording %zu\n",
+                o.dir.c_str(), history->size(), head.size());
+  } else {
+    auto v = analyzer::judge(*history, head_runs, o.stats);
+    if (!v) return fail(fmt::format("{}: {}", o.dir, v.error().message));
+    std::printf("vprof gate: %zu new run%s against the last %zu of %s\n", v->head_runs, v->head_runs == 1 ? "" : "s",
+                v->history_runs, o.dir.c_str());
+    std::printf("  %-9s %14s %14s %9s %7s %14s %11s\n", "quantity", "history", "new", "change", "p", "limit",
+                "detectable");
+    for (const auto &c : v->checks)
+      std::printf("  %-9s %14.4g %14.4g %9s %7.3f %14.4g %11s%s\n", c.what.c_str(), c.history, c.head,
+                  pct(c.change).c_str(), c.p, c.limit, pct(c.detectable).c_str(),
+                  c.gated ? (c.regression ? "  REGRESSION" : "") : "  (reported, not gated)");
+    for (const auto &m : v->moved)
+      std::printf("  moved: %s: Cov with the latency %.4g -> %.4g ns^2 (%.0f%% of the variance's change)\n",
+                  m.factor.c_str(), m.history, m.head, 100 * m.part);
+    std::printf("%s\n%s\n", v->summary.c_str(), v->detectable.c_str());
+    rc = v->regression ? kExitFinding : kExitOk;
+    if (!o.json.empty()) {
+      nlohmann::json j;
+      j["verdict"] = v->regression ? "regression" : "pass";
+      j["history_runs"] = v->history_runs;
+      j["head_runs"] = v->head_runs;
+      j["summary"] = v->summary;
+      j["detectable"] = v->detectable;
+      for (const auto &c : v->checks)
+        j["checks"].push_back({{"quantity", c.what}, {"gated", c.gated}, {"history", c.history}, {"new", c.head},
+                               {"change", c.change}, {"p", c.p}, {"limit", c.limit},
+                               {"detectable", c.detectable}, {"threshold", c.threshold},
+                               {"regression", c.regression}});
+      for (const auto &m : v->moved)
+        j["moved"].push_back({{"factor", m.factor}, {"history", m.history}, {"new", m.head}, {"part", m.part}});
+      if (Status s = write_output(o.json, [&](std::ostream &f) {
+            f << j.dump(2) << "\n";
+            return Status::Ok();
+          });
+          !s)
+        return fail(s.message());
+    }
+    if (Status s = write_junit(o.junit, o.name, rc == kExitFinding ? "failure" : "pass", v->summary, v->summary); !s)
+      return fail(s.message());
+    if (rc == kExitFinding) std::fprintf(stderr, "vprof: %s\n", v->summary.c_str());
+  }
+  if (o.record) {
+    if (Status s = record(o.dir, head, o.keep); !s) return fail(s.message());
+    std::fprintf(stderr, "vprof: gate: recorded %zu run%s into the history %s\n", head.size(),
+                 head.size() == 1 ? "" : "s", o.dir.c_str());
+  }
+  return rc;
+}
+
+}  // namespace vprof::cli

@@ -1,0 +1,138 @@
+// The gate against a history of main (analyzer/diff/history.h), on runs with
+// known noise: runs of 1000 intervals, log-normal, each run's level off by a
+// few percent, and one run in fifteen with a stall burst (its p99 doubles, as
+// in minidb's runs). A head of the same build passes, a planted step is caught and
+// named, and change points land where a step was planted.
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "analyzer/diff/history.h"
+
+namespace vprof::testing {
+namespace {
+
+using namespace analyzer;
+
+// One run: every interval's latency times `scale`; "slow" is the factor a
+// planted step adds to (`extra` of each interval), "rest" the remainder.
+RunSummary run(std::mt19937_64 &rng, double scale = 1.0, double extra = 0.0, const std::string &commit = "") {
+  std::normal_distribution<double> z(0, 1);
+  std::uniform_real_distribution<double> u(0, 1);
+  const double level = std::exp(0.03 * z(rng));
+  const bool burst = u(rng) < 1.0 / 15;
+  RunSummary r;
+  r.commit = commit;
+  // A planted delay: exponential, of mean `extra` of the median latency.
+  std::exponential_distribution<double> delay(1.0 / std::max(extra * 1e6, 1.0));
+  std::vector<double> slow, lat;
+  for (int i = 0; i < 1000; ++i) {
+    double l = 1e6 * level * scale * std::exp(0.3 * z(rng));
+    if (burst && u(rng) < 0.02) l *= 5;
+    const double e = extra > 0 ? delay(rng) : 0.0;
+    slow.push_back(e);
+    lat.push_back(l + e);
+  }
+  const double n = double(lat.size());
+  double mean = 0;
+  for (double l : lat) mean += l / n;
+  double var = 0, cs = 0;
+  for (size_t i = 0; i < lat.size(); ++i) {
+    var += (lat[i] - mean) * (lat[i] - mean) / (n - 1);
+    cs += slow[i] * (lat[i] - mean) / (n - 1);
+  }
+  r.mean = mean;
+  r.var = var;
+  r.cov["slow"] = cs;
+  r.cov["rest"] = var - cs;
+  std::vector<double> s = lat;
+  std::sort(s.begin(), s.end());
+  r.p50 = s[499];
+  r.p90 = s[899];
+  r.p99 = s[989];
+  r.p999 = s[998];
+  return r;
+}
+
+TEST(History, TheSameBuildPassesAndWhatTheRunsCouldCatchIsSaid) {
+  std::mt19937_64 rng(7);
+  std::vector<RunSummary> history;
+  for (int i = 0; i < 20; ++i) history.push_back(run(rng));
+  int regressions = 0;
+  std::string detectable;
+  for (int d = 0; d < 100; ++d) {
+    std::vector<RunSummary> head{run(rng), run(rng), run(rng)};
+    HistoryOptions o;
+    o.seed = uint64_t(d) + 1;
+    auto v = judge(history, head, o);
+    ASSERT_TRUE(v.ok()) << v.error().message;
+    regressions += v->regression;
+    detectable = v->detectable;
+  }
+  // alpha 1% over the three gated statistics, against one fixed history
+  // (whose own draw of runs may sit low): a few in 100 at most.
+  EXPECT_LE(regressions, 3);
+  EXPECT_NE(detectable.find("with 3 runs against 20, a p90 increase of"), std::string::npos) << detectable;
+}
+
+TEST(History, APlantedStepIsCaughtAndItsFactorNamed) {
+  std::mt19937_64 rng(11);
+  std::vector<RunSummary> history;
+  for (int i = 0; i < 20; ++i) history.push_back(run(rng));
+  int caught = 0, named = 0;
+  for (int d = 0; d < 30; ++d) {
+    // A delay of mean 40% of the median latency in every interval: "slow".
+    std::vector<RunSummary> head{run(rng, 1.0, 0.4), run(rng, 1.0, 0.4), run(rng, 1.0, 0.4)};
+    auto v = judge(history, head, HistoryOptions{});
+    ASSERT_TRUE(v.ok());
+    caught += v->regression;
+    if (v->regression) {
+      ASSERT_FALSE(v->moved.empty());
+      // Named first, unless two of the three runs had a stall burst (their
+      // bursts then outgrow the delay in "rest": one time in 60 or so).
+      named += v->moved.front().factor == "slow" && v->summary.find("from slow") != std::string::npos;
+    }
+  }
+  EXPECT_EQ(caught, 30);
+  EXPECT_GE(named, 27);
+}
+
+TEST(History, TooShortAHistoryIsSaid) {
+  std::mt19937_64 rng(1);
+  std::vector<RunSummary> history{run(rng), run(rng)};
+  auto v = judge(history, {run(rng)}, HistoryOptions{});
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.error().message.find("at least 3"), std::string::npos);
+}
+
+TEST(History, ChangePointsLandOnThePlantedStepAndNowhereWithoutOne) {
+  int found = 0, false_steps = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<RunSummary> stepped, flat;
+    const size_t at = 12 + seed % 17;  // somewhere in the middle of 40
+    for (size_t i = 0; i < 40; ++i) {
+      stepped.push_back(run(rng, 1.0, i >= at ? 0.4 : 0.0, "c" + std::to_string(i)));
+      flat.push_back(run(rng));
+    }
+    HistoryOptions o;
+    o.seed = seed;
+    bool here = false;
+    for (const auto &c : change_points(stepped, o))
+      if (c.at + 1 >= at && c.at <= at + 1) {
+        here = true;
+        EXPECT_GT(c.step, 0.2) << c.what;
+        EXPECT_EQ(c.commit, "c" + std::to_string(c.at));
+        EXPECT_EQ(c.factor, "slow");
+      }
+    found += here;
+    false_steps += !change_points(flat, o).empty();
+  }
+  EXPECT_GE(found, 9);
+  EXPECT_LE(false_steps, 1);
+}
+
+}  // namespace
+}  // namespace vprof::testing
