@@ -375,6 +375,8 @@ int run(const RunOptions &o) {
   if (ec) return fail(fmt::format("{}: {}", o.trace_dir, ec.message()));
   int lock = lock_trace_dir(dir, why);
   if (lock < 0) return fail(why);
+  struct stat dir_at_start {};
+  (void)stat(dir.c_str(), &dir_at_start);
   fs::path probe = dir / fmt::format(".vprof-probe-{}", getpid());
   if (why = make_probe(probe); !why.empty())
     return fail(fmt::format("{}: cannot write in the trace directory: {}", dir.string(), why));
@@ -420,6 +422,19 @@ int run(const RunOptions &o) {
     close(fd);
     return held;
   }();
+  // The directory renamed or replaced while CMD ran (the second hostile
+  // walk: "0 thread files", exit 0, while the trace went on under the new
+  // name): what is there now is not what CMD wrote, and it is said.
+  struct stat dir_now {};
+  if (stat(dir.c_str(), &dir_now) != 0 || dir_now.st_dev != dir_at_start.st_dev ||
+      dir_now.st_ino != dir_at_start.st_ino) {
+    std::fprintf(stderr,
+                 "vprof: warning: %s was moved or replaced while the command ran: what was recorded before is in "
+                 "the directory under its new name, files made after it could not be (that path was gone); "
+                 "nothing here is summarized\n",
+                 dir.c_str());
+    return rc;
+  }
   TraceSummary sum = summarize_trace(dir);
   std::fprintf(stderr, "vprof: trace in %s %s\n", dir.c_str(), describe(sum).c_str());
   if (still_recording) {

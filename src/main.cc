@@ -78,8 +78,18 @@ int exec_clang_command(int argc, char **argv) {
 // A report (or the help) that did not reach stdout (a full disk, /dev/full)
 // is a failure: the last buffer is written only now, and only now does its
 // error show. `rc` when it did.
-static int stdout_written(int rc) {
+static bool g_stdout_closed = false;  // vprof started with descriptor 1 closed (main)
+
+static int stdout_written(int rc, const std::string &command = "") {
   if (rc == vprof::cli::kExitBadInput) return rc;  // its one error line is out already
+  // A report's only place is stdout: with it closed, what was printed went
+  // to /dev/null (main) and the run "succeeded" (the second hostile walk:
+  // `vprof analyze T >&-` exited 0). The commands that say what they did on
+  // stderr (run, iterate, instrument, restore, init) are not concerned.
+  static const char *const quiet[] = {"run", "iterate", "instrument", "restore", "init"};
+  if (g_stdout_closed && std::none_of(std::begin(quiet), std::end(quiet), [&](const char *q) { return command == q; }))
+    return vprof::cli::fail("stdout: closed when vprof started: what it printed there is lost (give it a file: "
+                            "> FILE)");
   errno = 0;
   std::cout.flush();
   if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
@@ -95,7 +105,10 @@ int main(int argc, char **argv) {
   // first files vprof opens would take their numbers, and the command it
   // runs would write its output into them (a trace directory's .lock).
   for (int fd = 0; fd < 3; ++fd)
-    if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) < 0) return 2;
+    if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) < 0) return 2;
+      if (fd == 1) g_stdout_closed = true;
+    }
 #ifdef VPROF_CLANG_PROGRAM
   if (int rc = exec_clang_command(argc, argv); rc >= 0) return rc;
   // Listed by --help like the others; never parsed here.
@@ -159,12 +172,14 @@ int main(int argc, char **argv) {
     return fail(e.what());
   }
   int rc = kExitBadInput;
+  std::string command;
   for (auto &[sub, run] : runners)
     if (sub->parsed()) {
+      command = sub->get_name();
       rc = run();
       break;
     }
   if (rc == kExitBadInput && std::none_of(runners.begin(), runners.end(), [](const auto &r) { return r.first->parsed(); }))
     return fail("no command given (try --help)");
-  return stdout_written(rc);
+  return stdout_written(rc, command);
 }

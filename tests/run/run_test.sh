@@ -611,6 +611,13 @@ closed_stdout_writes_nothing_into_the_lock() {
   "$VPROF" run --trace-dir T -- sh -c 'echo into-the-lock; echo into-the-lock >&2' >&- 2>&-
   [ -f T/.lock ] || fail "no lock made"
   grep -q into-the-lock T/.lock && fail "the command's output went into T/.lock"
+  # A report with nowhere to go is a failure, not exit 0 (the second hostile
+  # walk); vprof run itself (above) says what it did on stderr.
+  "$VPROF" run --trace-dir T -- "$TARGET" threads 1 10 >out 2>err || fail "run: $(cat err)"
+  local rc=0
+  "$VPROF" dump T >&- 2>err || rc=$?
+  [ "$rc" = 2 ] || fail "dump with stdout closed: exit $rc"
+  grep -q "stdout: closed when vprof started" err || fail "dump with stdout closed: $(cat err)"
   return 0
 }
 
@@ -713,6 +720,17 @@ shared_dir_names_planted_by_another_user() {
   as_nobody ln -s "$PWD/rootonly" S/link
   expect_usage_error "goes through S/link, a symbolic link of uid 65534" run --trace-dir S/link/T -- "$TARGET" hello ran
   [ -z "$(ls rootonly)" ] || fail "a trace directory was made through another user's link: $(ls rootonly)"
+}
+
+# The trace directory renamed while the command runs: its summary said "0
+# thread files" (exit 0); now it says where the trace went is not here.
+trace_dir_moved_during_the_run_is_said() {
+  mkdir T
+  (sleep 0.5; mv T T-moved) &
+  "$VPROF" run --trace-dir T -- sh -c "sleep 1.5; '$TARGET' hello ran" >out 2>err || fail "run: $(cat err)"
+  wait
+  grep -q "T was moved or replaced while the command ran" err || fail "the move was not said: $(cat err)"
+  grep -q "0 thread files" err && fail "a summary of what is not there: $(cat err)"
 }
 
 "$CASE"
