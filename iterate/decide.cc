@@ -225,6 +225,21 @@ bool break_down_through(Suggestion &g, const analyzer::Factor &f, const Way &w, 
   return true;
 }
 
+// The share of Var(root) the recorder's own pauses hold under f's instances:
+// its (recorder) leaves, and the Held parts of a holder it paused.
+double recorder_share(const analyzer::Factor &f) {
+  double out = 0;
+  std::vector<const analyzer::VarNode *> todo(f.instances.begin(), f.instances.end());
+  while (!todo.empty()) {
+    const analyzer::VarNode *v = todo.back();
+    todo.pop_back();
+    if (ends_with(v->key, "/recorder") || ends_with(v->key, "/held:recorder")) out += v->share.value_or(0.0);
+    for (const auto &c : v->children)
+      if (c.kind != analyzer::VarNode::Kind::Cov) todo.push_back(&c);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, double m,
@@ -282,6 +297,21 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
           g.reason = p.why_not.empty() ? "it has calls to break down" : p.why_not;
           if (g.break_down) g.functions = {g.function};
         }
+      }
+    }
+    // Where the recorder's own pauses already hold as much as the code's
+    // time, a level deeper would time vprof (issue 60: following a stall into
+    // its spin loop timed every clock_gettime, the trace grew 46 -> 267 MB and
+    // the pauses held up to 10% of Var under it): not broken down.
+    if (g.break_down && !f.covariance) {
+      const double rec = recorder_share(f);
+      if (rec > 0 && rec >= std::fabs(f.share)) {
+        g.break_down = false;
+        g.functions.clear();
+        g.reason = fmt::format("the recorder's own pauses under it hold {:.1f}% of Var(root), as much as its "
+                               "code's {:.1f}%: a level deeper would time vprof, not the program (larger rings, "
+                               "VPROF_CHUNK_KB, or a faster disk under the trace, lower them)",
+                               100 * rec, 100 * f.share);
       }
     }
     return g;

@@ -469,6 +469,36 @@ TEST(Decide, Issue29_APointerCallsTargetsAreProbedInOneBatch) {
 // names (a function dropped for one iteration came back as id 78; the merged
 // report looked 78 up in run 1's names, read "fn#78", and the session died on
 // `--function fn#78: no definition`).
+// Issue 60, bounded perturbation: a factor whose (recorder) leaves already
+// hold as much of Var as its code is not broken down a level deeper (that
+// level would time vprof); one with a sliver of recorder time is.
+TEST(Decide, WhereTheRecorderHoldsAsMuchAsTheCodeItIsNotBrokenDown) {
+  analyzer::VarNode site;
+  site.key = "root/site:stall>spin#0";
+  site.kind = analyzer::VarNode::Kind::Var;
+  analyzer::VarNode running, recorder;
+  running.key = site.key + "/running";
+  running.share = 0.20;
+  recorder.key = site.key + "/recorder";
+  recorder.share = 0.25;
+  site.children = {running, recorder};
+  analyzer::Analysis a;
+  a.factors.push_back(factor("spin", "spin", 0.20, 1));
+  a.factors[0].instances = {&site};
+  iterate::State s;
+  auto can = [](const std::string &) { return std::string(); };
+  auto out = iterate::suggest(a, s, 0.5, can);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FALSE(out[0].break_down);
+  EXPECT_TRUE(out[0].functions.empty());
+  EXPECT_NE(out[0].reason.find("the recorder's own pauses under it hold 25.0% of Var(root)"), std::string::npos)
+      << out[0].reason;
+  site.children[1].share = 0.01;
+  out = iterate::suggest(a, s, 0.5, can);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].break_down);
+}
+
 TEST(Decide, ACallersNameComesFromItsSitesOwnManifest) {
   analyzer::Analysis a;
   for (int r = 0; r < 2; ++r) a.runs.push_back(std::make_unique<analyzer::RunAnalysis>());
