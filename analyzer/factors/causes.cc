@@ -73,6 +73,62 @@ Causes rank_causes(const VarNode &tree, const FactorOptions &o) {
   return out;
 }
 
+namespace {
+
+// The ranked causes of each run's own tree (where a cause is measured).
+std::vector<Causes> causes_by_run(const std::vector<const VarNode *> &run_trees, const FactorOptions &o) {
+  std::vector<Causes> by_run(run_trees.size());
+  for (size_t r = 0; r < run_trees.size(); ++r)
+    if (run_trees[r]) by_run[r] = rank_causes(*run_trees[r], o);
+  return by_run;
+}
+
+// Where cause c is measured: the run its largest part came from first (the
+// merged tree's [run N]): a later run may hold a sliver of the same name
+// (PostgreSQL's scale-16 session: XLogWrite held up 52% of Var in run 6,
+// where the wait was broken down, and 0.1% in run 19, whose "if fixed" read
+// -0.0%); else the latest run whose own tree has a cause of that name.
+void place_cause(Factor &c, const std::vector<Causes> &by_run) {
+  auto place = [&](size_t r) {
+    if (r >= by_run.size()) return false;
+    auto it = std::find_if(by_run[r].ranked.begin(), by_run[r].ranked.end(),
+                           [&](const Factor &x) { return x.name == c.name; });
+    if (it == by_run[r].ranked.end()) return false;
+    c.run = int(r);
+    c.run_instances = it->instances;  // into run_trees[r]
+    c.run_value = it->share;
+    return true;
+  };
+  const VarNode *largest = nullptr;
+  for (const VarNode *v : c.instances)
+    if (!largest || v->share.value_or(0) > largest->share.value_or(0)) largest = v;
+  if (largest && place(size_t(largest->run))) return;
+  for (size_t r = by_run.size(); r-- > 0;)
+    if (place(r)) return;
+}
+
+}  // namespace
+
+std::vector<Factor *> place_own_causes(Causes &causes, const std::vector<Factor> &factors,
+                                       const std::vector<const VarNode *> &run_trees, FactorOptions o) {
+  std::vector<Factor *> out;
+  if (!causes.held || o.paper) return out;
+  std::vector<Causes> by_run;
+  for (Factor &c : causes.ranked) {
+    if (!c.candidate) continue;
+    // A cause with no Held part may be a factor's twin (assess_causes): that
+    // is known only once the factors are ranked again; it waits.
+    const bool maybe_twin = c.held_up.empty() && std::any_of(factors.begin(), factors.end(), [&](const Factor &f) {
+                              return f.name == c.name;
+                            });
+    if (maybe_twin) continue;
+    if (by_run.empty()) by_run = causes_by_run(run_trees, o);
+    place_cause(c, by_run);
+    out.push_back(&c);
+  }
+  return out;
+}
+
 void assess_causes(Causes &causes, const std::vector<Factor> &factors,
                    const std::vector<const VarNode *> &run_trees, const std::vector<const Columns *> &columns,
                    FactorOptions o) {
@@ -100,31 +156,13 @@ void assess_causes(Causes &causes, const std::vector<Factor> &factors,
     c.instances = std::move(cause.instances);
     c.nested_with.clear();
   }
-  // The rest in the latest run whose own tree has a cause of that name.
-  std::vector<Causes> by_run(run_trees.size());
-  for (size_t r = 0; r < run_trees.size(); ++r)
-    if (run_trees[r]) by_run[r] = rank_causes(*run_trees[r], o);
-  // The run its largest part came from first (the merged tree's [run N]):
-  // a later run may hold a sliver of the same name (PostgreSQL's scale-16
-  // session: XLogWrite held up 52% of Var in run 6, where the wait was
-  // broken down, and 0.1% in run 19, whose "if fixed" read -0.0%).
-  auto place = [&](Factor *c, size_t r) {
-    if (r >= by_run.size()) return false;
-    auto it = std::find_if(by_run[r].ranked.begin(), by_run[r].ranked.end(),
-                           [&](const Factor &x) { return x.name == c->name; });
-    if (it == by_run[r].ranked.end()) return false;
-    c->run = int(r);
-    c->run_instances = it->instances;  // into run_trees[r]
-    c->run_value = it->share;
-    return true;
-  };
+  // Each where it is measured (place_own_causes placed and assessed most
+  // already, in the factors' pass).
+  std::vector<Causes> by_run;
   for (Factor *c : own) {
-    const VarNode *largest = nullptr;
-    for (const VarNode *v : c->instances)
-      if (!largest || v->share.value_or(0) > largest->share.value_or(0)) largest = v;
-    if (largest && place(c, size_t(largest->run))) continue;
-    for (size_t r = run_trees.size(); r-- > 0;)
-      if (place(c, r)) break;
+    if (c->assessed) continue;
+    if (by_run.empty()) by_run = causes_by_run(run_trees, o);
+    place_cause(*c, by_run);
   }
   std::vector<Factor> mine;  // assessed in one pass per run, then put back
   for (Factor *c : own) mine.push_back(std::move(*c));

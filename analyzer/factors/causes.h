@@ -47,6 +47,14 @@ Causes rank_causes(const VarNode &tree, const FactorOptions &o);
 // quantity (a call site not broken down, a body): it takes the factor's
 // assessment instead of columns of its own (three causes' columns cost 25% of
 // an analysis on the 16x benchmark). Shares whatever o.paper says.
+// The candidate causes that cannot be a factor's twin (a Held part, or no
+// factor of that name), each placed in the run that measures it: their
+// bootstrap can share the factors' pass (bootstrap_factors on both lists:
+// one set of weights, one root column). Empty unless some Held part exists,
+// and with o.paper (the factors' pass then ranks by contributions).
+std::vector<Factor *> place_own_causes(Causes &causes, const std::vector<Factor> &factors,
+                                       const std::vector<const VarNode *> &run_trees, FactorOptions o);
+
 void assess_causes(Causes &causes, const std::vector<Factor> &factors,
                    const std::vector<const VarNode *> &run_trees, const std::vector<const Columns *> &columns,
                    FactorOptions o);

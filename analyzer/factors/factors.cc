@@ -309,6 +309,13 @@ void concentration(const Matrix &x, Eigen::Index first, const std::vector<Factor
 
 void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
                        const FactorOptions &o) {
+  std::vector<Factor *> all;
+  for (Factor &f : factors) all.push_back(&f);
+  bootstrap_factors(all, c, run, o);
+}
+
+void bootstrap_factors(const std::vector<Factor *> &factors, const Columns &c, int run,
+                       const FactorOptions &o) {
   const Eigen::Index n = c.rows();
   if (n < 2) return;
   // Gather every column the selected factors need, plus the root, once.
@@ -328,7 +335,8 @@ void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
   // If fixed (tail.h): a variance factor's X is the sum of its instances'
   // columns, these slots (none for a covariance).
   std::vector<std::vector<Eigen::Index>> fixed_x;
-  for (auto &f : factors) {
+  for (Factor *fp : factors) {
+    Factor &f = *fp;
     if (!f.candidate || f.run != run || f.assessed) continue;
     f.assessed = true;
     std::vector<Term> t;

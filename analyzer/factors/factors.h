@@ -152,6 +152,10 @@ inline double ranked_value(const FactorSite &s, bool paper) { return paper ? s.c
 // only the concentration is filled.
 void bootstrap_factors(std::vector<Factor> &factors, const Columns &c, int run,
                        const FactorOptions &o);
+// The same over factors of several lists (the factors' and the causes'
+// candidates in one pass: one set of weights, one root column).
+void bootstrap_factors(const std::vector<Factor *> &factors, const Columns &c, int run,
+                       const FactorOptions &o);
 
 }  // namespace vprof::analyzer
 
