@@ -29,7 +29,7 @@ constexpr int kReopen = O_NOFOLLOW | O_CLOEXEC;
 
 // Whether a directory on the way to `path` (not path itself) is a symbolic
 // link another user (not this one, not root) owns: its owner chooses where
-// the trace goes (the second hostile walk: --trace-dir /tmp/pub/link/T, the
+// the trace goes (--trace-dir /tmp/pub/link/T, the
 // link -> a root directory, made T there, 1777). The kernel's
 // protected_symlinks stops following such a link in a sticky directory;
 // containers often turn it off. Checked before a trace directory is made.

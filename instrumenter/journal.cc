@@ -339,7 +339,7 @@ Expected<CommitResult> commit(Journal &j, const std::map<std::string, std::strin
       continue;
     }
     // Gone since vprof wrote it: a restore never makes a file the user
-    // removed (the second hostile walk: one deleted file failed restore,
+    // removed (one deleted file failed restore,
     // --force, --forget and instrument alike, and the tree stayed stuck).
     struct stat gone_st;
     if (!readable && lstat(f.path.c_str(), &gone_st) != 0 && errno == ENOENT && !rewritten.count(f.path)) {

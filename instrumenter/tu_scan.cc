@@ -387,7 +387,7 @@ class SiteFinder : public EvaluatedVisitor<SiteFinder> {
     // refer to, __func__, ...) takes the scope form: the value form's helper
     // takes the value and returns it, a copy or a move the original never
     // made (a class with a hand-written destructor and no copy constructor
-    // freed twice: the second hostile walk).
+    // freed twice).
     if (s.lang == Lang::Cxx && s.closure == Closure::None && s.form == ValueForm::Prvalue &&
         ce->getType()->isRecordType())
       s.form = ValueForm::Dependent;

@@ -300,7 +300,7 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
       }
     }
     // Where the recorder's own pauses already hold as much as the code's
-    // time, a level deeper would time vprof (issue 60: following a stall into
+    // time, a level deeper would time vprof (following a stall into
     // its spin loop timed every clock_gettime, the trace grew 46 -> 267 MB and
     // the pauses held up to 10% of Var under it): not broken down.
     if (g.break_down && !f.covariance) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 61's acceptance, by hand (figures in docs/performance.md, gate_figures):
+# The history gate's acceptance, by hand (figures in docs/performance.md, gate_figures):
 # `vprof gate --history` on examples/minidb's contended preset, one build.
 #   1. pools of runs, interleaved: SAME (the build as it is), P14 and P40
 #      (a delay planted in run_transaction by minidb's fault injection,

@@ -21,17 +21,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The history's files, oldest first: DIR/run-NNNNNN.vprof.
+// A history run's file name, DIR/run-NNNNNN.vprof: the one rule both the
+// writer and the reader keep.
+std::string history_name(long n) { return fmt::format("run-{:06d}.vprof", n); }
+
+// The history's files, oldest first.
 std::vector<std::pair<long, std::string>> history_files(const std::string &dir) {
   std::vector<std::pair<long, std::string>> out;
   std::error_code ec;
   for (const auto &e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.size() != 16 || name.compare(0, 4, "run-") != 0 || name.compare(10, 6, ".vprof") != 0) continue;
-    char *end = nullptr;
-    const long n = std::strtol(name.c_str() + 4, &end, 10);
-    if (end != name.c_str() + 10) continue;
-    out.push_back({n, e.path().string()});
+    const long n = name.size() > 4 ? std::strtol(name.c_str() + 4, nullptr, 10) : 0;
+    if (n > 0 && name == history_name(n)) out.push_back({n, e.path().string()});
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -58,7 +59,7 @@ Status record(const std::string &dir, const std::vector<analyzer::Profile> &head
   auto files = history_files(dir);
   long next = files.empty() ? 1 : files.back().first + 1;
   for (const analyzer::Profile &p : head) {
-    const std::string path = fmt::format("{}/run-{:06d}.vprof", dir, next++);
+    const std::string path = dir + "/" + history_name(next++);
     if (Status s = analyzer::save_profile(p, path); !s) return s;
   }
   files = history_files(dir);
@@ -106,10 +107,11 @@ int changes(const HistoryCliOptions &o) {
 }  // namespace
 
 int run_history(const HistoryCliOptions &o) {
-  if (o.changes) return changes(o);
+  // Before any work, in both uses: no output is an input or inside the history.
   std::vector<std::string> inputs = o.head;
   inputs.push_back(o.dir);
   if (Status s = check_outputs({{"--json", o.json}, {"--junit", o.junit}}, inputs); !s) return fail(s.message());
+  if (o.changes) return changes(o);
   if (o.head.empty()) return fail("gate: --history: nothing to judge: give the new build's runs (--runs FILE...)");
   std::vector<analyzer::Profile> head;
   std::vector<analyzer::RunSummary> head_runs;

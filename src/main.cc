@@ -83,7 +83,7 @@ static bool g_stdout_closed = false;  // vprof started with descriptor 1 closed 
 static int stdout_written(int rc, const std::string &command = "") {
   if (rc == vprof::cli::kExitBadInput) return rc;  // its one error line is out already
   // A report's only place is stdout: with it closed, what was printed went
-  // to /dev/null (main) and the run "succeeded" (the second hostile walk:
+  // to /dev/null (main) and the run "succeeded" (
   // `vprof analyze T >&-` exited 0). The commands that say what they did on
   // stderr (run, iterate, instrument, restore, init) are not concerned.
   static const char *const quiet[] = {"run", "iterate", "instrument", "restore", "init"};

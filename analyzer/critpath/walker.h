@@ -162,16 +162,26 @@ class Walker : public Rec {
   // goes to the node's (preempted) leaf, and the recorder's pauses, to its
   // (recorder) leaf: each ns still in exactly one leaf.
   void add_running(const ThreadTimeline &th, uint32_t node, int64_t a, int64_t b) {
+    const int64_t off = off_cpu(th, a, b, [&](bool recorder, int64_t ns) {
+      add_off(node | (recorder ? kRecorderMark : kPreemptedMark), ns);
+    });
+    add(node, b - a - off);
+  }
+
+  // Calls off(recorder, ns) for each stretch of [a, b) th spent off its CPU
+  // (preempted, or paused by the recorder); returns their sum.
+  template <class Off>
+  static int64_t off_cpu(const ThreadTimeline &th, int64_t a, int64_t b, Off &&off) {
     const Preemption *p = std::upper_bound(
         th.preempted.begin(), th.preempted.end(), a,
         [](int64_t v, const Preemption &x) { return v < x.in; });
-    int64_t off = 0;
+    int64_t sum = 0;
     for (; p != th.preempted.end() && p->out < b; ++p) {
       const int64_t ns = std::min(b, p->in) - std::max(a, p->out);
-      off += ns;
-      add_off(node | (p->recorder ? kRecorderMark : kPreemptedMark), ns);
+      sum += ns;
+      off(p->recorder, ns);
     }
-    add(node, b - a - off);
+    return sum;
   }
 
   // ns of the marked leaf `leaf` in this interval.
@@ -269,18 +279,12 @@ class Walker : public Rec {
 
   // [a, b) of the holder at `holder`, less what it spent off its CPU: a
   // preempted stretch is the holder's place marked off-CPU, a pause of the
-  // recorder's the recorder's; neither is the holder's code (issue 60: a
-  // maintenance thread preempted inside a 19.8 ms hold read as if it ran).
+  // recorder's the recorder's; neither is the holder's code (a maintenance
+  // thread preempted inside a 19.8 ms hold read as if it ran).
   [[gnu::noinline]] void held_running(const ThreadTimeline &wt, uint32_t w, uint32_t holder, int64_t a, int64_t b) {
-    const Preemption *p = std::upper_bound(
-        wt.preempted.begin(), wt.preempted.end(), a,
-        [](int64_t v, const Preemption &x) { return v < x.in; });
-    int64_t off = 0;
-    for (; p != wt.preempted.end() && p->out < b; ++p) {
-      const int64_t ns = std::min(b, p->in) - std::max(a, p->out);
-      off += ns;
-      add_held_cell(held_cell(w, p->recorder ? kRecorderHolder : holder | kOffCpuHolder), ns);
-    }
+    const int64_t off = off_cpu(wt, a, b, [&](bool recorder, int64_t ns) {
+      add_held_cell(held_cell(w, recorder ? kRecorderHolder : holder | kOffCpuHolder), ns);
+    });
     if (b - a > off) add_held_cell(held_cell(w, holder), b - a - off);
   }
 

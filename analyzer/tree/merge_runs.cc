@@ -147,7 +147,7 @@ bool names_a_place_inside(const VarNode &wait, const std::string &f) {
 }
 
 bool names_the_holders_deeper(const VarNode &earlier, const VarNode &later) {
-  // A cause followed (issue 60: a stall whose own time the run that
+  // A cause followed (a stall whose own time the run that
   // instrumented it broke down, while its waits kept the earlier run's Held
   // parts, became two smaller causes): the later run names where inside the
   // function the earlier named as the holder's callee the holder was.

@@ -200,7 +200,7 @@ TEST(Diff, ChangesOfPartsAddUpToTheirNodeAndTheRootToDeltaVar) {
 TEST(Diff, SidesOfAFewIntervalsAreComparedWithoutReadingAnEmptyDraw) {
   // A bootstrap draw of 3 intervals often weighs under 2 of them and
   // measures nothing; diff read such a head draw's covariances as if it had
-  // some and crashed (the hostile walk: `vprof diff` of two 3-interval traces,
+  // some and crashed (`vprof diff` of two 3-interval traces,
   // SIGSEGV). The interval is made from the draws both sides measured.
   Profile b = profile_of(shaped(3, 50, 100, 4), names_at(10));
   Profile h = profile_of(shaped(3, 50, 900, 5), names_at(10));

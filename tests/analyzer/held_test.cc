@@ -55,7 +55,7 @@ TEST(Held, TheBlockedStretchIsTiledByWhereTheHolderWas) {
 TEST(Held, AHolderOffItsCpuWhileHoldingIsShownAsSuchAndIsNoCause) {
   // The first test's shape, but B was preempted over [18,20) (inside site 5)
   // and [25,30) (H's body), and the recorder paused it over [31,33): those
-  // 9 ns are no code of B's (issue 60: a maintenance thread preempted inside
+  // 9 ns are no code of B's (a maintenance thread preempted inside
   // a 19.8 ms hold read as if it ran; the recorder's pauses while holding
   // were credited to the stall).
   TraceBuilder tb;
@@ -326,7 +326,7 @@ TEST(Held, ALaterRunThatNamesTheOutsideHolderReplacesTheEarliersHeldParts) {
   EXPECT_NE(find_label(merged, "held by background (outside instrumented code)"), nullptr);
 }
 
-// Issue 60, "a cause is a place with all that is under it": run 0 times the
+// A cause is a place with all that is under it: run 0 times the
 // stall as a call site of the worker (17.3% of Var its own) and the workers'
 // lock waits are held by it there (6.9%): one cause, 24.2%. Run 1 instruments
 // the stall (it spins on clock_gettime) and measures the waits beside it; the

@@ -189,7 +189,7 @@ expect_err "bad threshold" "--max-var-increase: 'ten' is not a percentage"
 "$vprof" gate "$tmp/slow" >/dev/null 2>"$tmp/err"
 expect_rc "no baseline" 2 $?
 
-# Against a history (issue 61): four same-build runs recorded into it, then a
+# Against a history : four same-build runs recorded into it, then a
 # same-build run passes and a planted one fails naming the delay; the history
 # keeps --history-keep runs; --changes lists steps; misuse is exit 2.
 for k in 5 6 7 8 9; do record "h$k" --seed "$k"; done

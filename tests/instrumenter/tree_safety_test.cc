@@ -539,8 +539,8 @@ TEST(TreeSafety, FilesBackWithoutVprofKeepTheirJournal) {
 
 // A file vprof wrote and the user then deleted (or a checkout of another
 // branch removed) is never made again: restore puts the others back and says
-// so, its journal stays unless --forget, and instrument goes on (the second
-// hostile walk: restore, --force, --forget and instrument all failed on it).
+// so, its journal stays unless --forget, and instrument goes on (before,
+// restore, --force, --forget and instrument all failed on it).
 TEST(TreeSafety, AFileDeletedSinceVprofWroteItIsNotMadeAgainAndStopsNothing) {
   vprof::test::TestTree t;
   two_files(t);

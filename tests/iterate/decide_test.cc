@@ -469,7 +469,7 @@ TEST(Decide, Issue29_APointerCallsTargetsAreProbedInOneBatch) {
 // names (a function dropped for one iteration came back as id 78; the merged
 // report looked 78 up in run 1's names, read "fn#78", and the session died on
 // `--function fn#78: no definition`).
-// Issue 60, bounded perturbation: a factor whose (recorder) leaves already
+// Bounded perturbation: a factor whose (recorder) leaves already
 // hold as much of Var as its code is not broken down a level deeper (that
 // level would time vprof); one with a sliver of recorder time is.
 TEST(Decide, WhereTheRecorderHoldsAsMuchAsTheCodeItIsNotBrokenDown) {

@@ -666,7 +666,7 @@ labelled_intervals_past_the_budget_add_up() {
 }
 
 # Names vprof writes in a shared directory, planted by another user where
-# the kernel's protections are off (the second hostile walk): a hard link to
+# the kernel's protections are off: a hard link to
 # a root file as .lock (root's run truncated it to its pid), links as the
 # temporary an analysis names its places in (the target was overwritten), a
 # FIFO as places.json (analyze hung), and a places.json of another user's
