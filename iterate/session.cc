@@ -18,8 +18,9 @@
 
 #include "analyzer/names/names.h"
 #include "analyzer/profile/profile.h"
-#include "analyzer/read/process_files.h"
-#include "analyzer/read/trace_reader.h"
+#include "analyzer/pipeline/trace_dirs.h"
+#include "analyzer/read/recording.h"
+#include "analyzer/read/trace_dir.h"
 #include "analyzer/report/preemption.h"
 #include "analyzer/report/reporter.h"
 #include "analyzer/util/output_file.h"
@@ -124,7 +125,8 @@ class Session {
   Status run_iteration(Iteration &it);
   // Runs the workload `count` times into the iteration's trace, numbered
   // from `first`.
-  Status run_workload(Iteration &it, int first, int count);
+  Status run_workload(Iteration &it, const std::vector<std::pair<std::string, std::string>> &env, int first,
+                      int count);
   Expected<std::unique_ptr<analyzer::Analysis>> analyze() const;
   // stem.{json,txt,vprof}; with `session` (the final reports) also stem.html,
   // and the JSON and the page carry the session's iterations.
@@ -309,16 +311,21 @@ Status Session::run_iteration(Iteration &it) {
 
   std::error_code ec;
   fs::remove_all(it.trace_dir, ec);
-  if (Status made = make_trace_dir(it.trace_dir); !made) return made;
-  fs::copy_file(ir->manifest_path, it.trace_dir + "/manifest.json",
-                fs::copy_options::overwrite_existing, ec);
-  if (ec) return Error{fmt::format("{}: cannot copy the manifest: {}", ir->manifest_path, ec.message())};
-  if (Status ran = run_workload(it, 1, c_.runs); !ran) return ran;
+  // Prepared, locked and summed up as `vprof run` does (analyzer/read/recording.h),
+  // with this iteration's manifest.
+  auto rec = trace::Recording::start(it.trace_dir, ir->manifest_path);
+  if (!rec) return Error{rec.error().message};
+  if (Status ran = run_workload(it, (*rec)->env(c_.sample), 1, c_.runs); !ran) return ran;
+  const trace::Recording::Outcome out =
+      (*rec)->finish([&](const std::string &line) { log(fmt::format("iteration {}: {}", it.number, line)); });
+  if (out.moved) return Error{fmt::format("{}: moved or replaced while the workload ran", it.trace_dir)};
   // Probes of another iteration's instrumentation would be read under this
   // one's names: stop, saying why, rather than analyse them.
   auto names = analyzer::load_manifest(it.trace_dir + "/manifest.json");
   if (!names) return Error{names.error().message};
-  const trace::ProcessFiles procs = trace::read_process_files(it.trace_dir);
+  auto dir = trace::TraceDir::open(it.trace_dir);
+  if (!dir) return dir.error();
+  const trace::ProcessFiles &procs = (*dir)->processes();
   if (std::string e = trace::build_mismatch(procs, it.trace_dir, names->ids); !e.empty()) return Error{e};
   // A server that dropped root and could not write its threads' files: say
   // which process, as whom, before an analysis finds nothing to read.
@@ -328,10 +335,9 @@ Status Session::run_iteration(Iteration &it) {
   return Status::Ok();
 }
 
-Status Session::run_workload(Iteration &it, int first, int count) {
+Status Session::run_workload(Iteration &it, const std::vector<std::pair<std::string, std::string>> &env, int first,
+                             int count) {
   const std::string idir = fmt::format("{}/iter-{}", dir_, it.number);
-  std::vector<std::pair<std::string, std::string>> env{{"VPROF_TRACE_DIR", it.trace_dir}};
-  add_sample_env(env, c_.sample);
   // `runs` runs (vprof.json), one after another into the one trace directory:
   // their processes' files side by side, read as one run's.
   const int last = first + count - 1;
@@ -360,22 +366,13 @@ Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze() const {
   opt.threads = 2;
   analyzer::Workers pool(opt.threads);  // one for every stage of every run
   opt.workers = &pool;
-  std::vector<std::unique_ptr<analyzer::RunAnalysis>> runs;
-  int run = 0;
-  for (const auto &it : s_.iterations) {
-    if (!it.analyzed) continue;
-    auto stream = trace::TraceStream::open(it.trace_dir);
-    if (!stream) return Error{stream.error().message};
-    if (std::string e = (*stream)->first_error(); !e.empty()) return Error{e};
-    auto names = analyzer::load_manifest(it.trace_dir + "/manifest.json");
-    if (!names) return Error{names.error().message};
-    auto ra = analyzer::analyze_run(**stream, std::move(*names), opt, run++);
-    if (std::string e = (*stream)->first_error(); !e.empty()) return Error{e};
-    if (!ra) return Error{ra.error().message};
-    runs.push_back(std::move(*ra));
-  }
-  if (runs.empty()) return Error{fmt::format("{}: no analyzed run in this session", dir_)};
-  return analyzer::combine(std::move(runs), opt);
+  std::vector<std::string> dirs;
+  for (const auto &it : s_.iterations)
+    if (it.analyzed) dirs.push_back(it.trace_dir);
+  if (dirs.empty()) return Error{fmt::format("{}: no analyzed run in this session", dir_)};
+  // As `vprof analyze` reads them (analyzer/pipeline/trace_dirs.h): each
+  // run's own manifest.json names it, damage is said and left out.
+  return analyzer::analyze_dirs(dirs, opt, "", [this](const std::string &line) { log(line); });
 }
 
 Status Session::write_reports(const analyzer::Analysis &a, const std::string &stem, bool session) const {
@@ -507,7 +504,10 @@ Expected<Outcome> Session::run() {
                       "running {} more",
                       it.number, done, done == 1 ? "run" : "runs",
                       analyzer::intervals_left_out(*analysis->runs.back()), c_.runs));
-      if (Status ran = run_workload(it, done + 1, c_.runs); !ran) {
+      auto rec = trace::Recording::add_to(it.trace_dir);
+      Status ran = rec ? run_workload(it, (*rec)->env(c_.sample), done + 1, c_.runs) : Status(rec.error());
+      if (rec) (void)(*rec)->finish([&](const std::string &line) { log(fmt::format("iteration {}: {}", it.number, line)); });
+      if (!ran) {
         it.analyzed = false;
         (void)save_state(s_, state_path());
         return Error{ran.message()};
@@ -544,7 +544,7 @@ Expected<Outcome> Session::run() {
     // Why, as `vprof run` says it, with the budget the program read.
     if (const analyzer::RunAnalysis &r = *analysis->runs.back(); r.read.dropped_records) {
       const std::string cause =
-          trace::lost_records_cause(r.read.dropped_records, trace::read_process_files(it.trace_dir), it.trace_dir);
+          trace::lost_records_cause(r.read.dropped_records, r.processes, it.trace_dir);
       log(fmt::format("iteration {}: the run dropped {} records and kept {} intervals{}{}", it.number,
                       r.read.dropped_records, r.paths.rows.size(), cause.empty() ? "" : ": ", cause));
     }

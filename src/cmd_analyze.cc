@@ -106,7 +106,7 @@ int run(const AnalyzeCliOptions &o) {
     cg = std::move(*g);
     opt.callgraph = &cg;
   }
-  auto analysis = analyze_dirs(o.dirs, opt, o.manifest);
+  auto analysis = analyze_dirs(o.dirs, opt, o.manifest, say_on_stderr);
   if (!analysis) return fail(analysis.error().message);
   auto a = std::move(analysis).value();
   if (!o.json.empty()) {

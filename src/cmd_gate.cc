@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/read/recording.h"
 #include "analyzer/util/output_file.h"
 #include "analyzer/util/process.h"
 #include "inputs.h"
@@ -92,9 +93,15 @@ Expected<analyzer::Profile> record(const std::string &cmd, const char *side, int
   const std::string trace = fmt::format("{}/{}-{}", work, side, n), log = trace + ".log";
   std::error_code ec;
   fs::remove_all(trace, ec);
-  if (Status made = make_trace_dir(trace); !made) return Error{made.message()};
-  auto rc = run_shell(cmd, ".", log, {{"VPROF_TRACE_DIR", fs::absolute(trace).string()}}, unsigned(timeout));
+  // Prepared, locked and summed up as `vprof run` does (analyzer/read/recording.h).
+  auto rec = trace::Recording::start(trace);
+  if (!rec) return rec.error();
+  auto rc = run_shell(cmd, ".", log, (*rec)->env(), unsigned(timeout));
   if (!rc) return rc.error();
+  const trace::Recording::Outcome out = (*rec)->finish(say_on_stderr);
+  if (out.moved)
+    return Error{fmt::format("{}: moved or replaced while --{}-cmd's run {} recorded; its output is in {}", trace,
+                             side, n, log)};
   if (*rc == kTimedOut && timeout > 0)
     return Error{fmt::format("--{}-cmd did not finish in {} s (--timeout) in its run {}; it was stopped; its output "
                              "is in {}",

@@ -1,6 +1,6 @@
-// What several commands read: a trace directory's manifest, the analysis of
-// trace directories, and the inputs of `diff` and `gate` (a trace directory
-// or a saved profile).
+// What several commands read: the inputs of `diff` and `gate` (a trace
+// directory or a saved profile); trace directories are analyzed by the
+// analyzer's pipeline (analyzer/pipeline/trace_dirs.h).
 #ifndef VPROF_SRC_INPUTS_H
 #define VPROF_SRC_INPUTS_H
 
@@ -12,22 +12,16 @@
 
 #include "analyzer/names/names.h"
 #include "analyzer/pipeline/analyze.h"
+#include "analyzer/pipeline/trace_dirs.h"
 #include "analyzer/profile/profile.h"
 
 namespace vprof::cli {
 
-// An input given by name must be a regular file: a FIFO would block the read.
-Status regular_input(const std::string &path);
+using analyzer::analyze_dirs;
+using analyzer::regular_input;
 
-// The manifest of a run (docs/analyze.md, --manifest).
-Expected<analyzer::Names> names_for(const std::string &dir, const std::string &explicit_file);
-
-// Analyzes trace directories (several: refinement runs, the first the base),
-// streamed; damage is a warning on stderr, never an error unless nothing of
-// a directory can be read.
-Expected<std::unique_ptr<analyzer::Analysis>> analyze_dirs(const std::vector<std::string> &dirs,
-                                                           const analyzer::AnalyzeOptions &opt,
-                                                           const std::string &manifest);
+// A line said on the way (analyzer::Say), printed as "vprof: LINE" on stderr.
+void say_on_stderr(const std::string &line);
 
 // A saved profile, or a trace directory analyzed on the spot (with `root`).
 Expected<analyzer::Profile> load_input(const std::string &path, const std::string &root,

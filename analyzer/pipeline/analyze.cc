@@ -46,7 +46,7 @@ namespace {
 // Everything after the walk: the root, the matrices, the tree, and what the
 // report shows of the trace (`meta`: the trace's data without its events).
 Expected<std::unique_ptr<RunAnalysis>> finish_run(TracePaths tp, const trace::Trace &meta,
-                                                  Names names, uint32_t root_fn,
+                                                  const trace::ProcessFiles &processes, Names names, uint32_t root_fn,
                                                   const AnalyzeOptions &opt, int run) {
   auto r = std::make_unique<RunAnalysis>();
   r->dir = meta.dir;
@@ -67,7 +67,7 @@ Expected<std::unique_ptr<RunAnalysis>> finish_run(TracePaths tp, const trace::Tr
   r->overhead = meta.overhead;
   r->labels = meta.labels;
   for (const auto &t : meta.threads) r->tid_pid.emplace(t.tid, t.pid);
-  r->processes = trace::read_process_files(meta.dir);
+  r->processes = processes;
   r->read.dropped_records = meta.dropped_records;
   r->read.lost_threads = r->processes.lost_threads;
   r->read.lost_records = r->processes.lost_records;
@@ -211,7 +211,9 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(trace::TraceStream &stream, N
   if (!root) return root.error();
   std::string refused;
   TracePaths tp = paths_of(stream.sources(), stream.dir(), opt, names, refused);
-  return said(finish_run(std::move(tp), stream.summary(), std::move(names), *root, opt, run), refused);
+  return said(finish_run(std::move(tp), stream.summary(), stream.trace_dir().processes(), std::move(names), *root, opt,
+                         run),
+              refused);
 }
 
 Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Names names,
@@ -220,7 +222,8 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Na
   if (!root) return root.error();
   std::string refused;
   TracePaths tp = paths_of(trace, trace.dir, opt, names, refused);
-  return said(finish_run(std::move(tp), trace, std::move(names), *root, opt, run), refused);
+  return said(finish_run(std::move(tp), trace, trace::read_process_files(trace.dir), std::move(names), *root, opt, run),
+              refused);
 }
 
 DataLost data_lost(const RunAnalysis &r) {

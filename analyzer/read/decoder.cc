@@ -92,13 +92,11 @@ std::string fixed_string(const char *s, size_t n) { return analyzer::valid_utf8(
 // A thread file whose process left no process file, in a directory where
 // others did, is read but said at the loss level: another recording's file,
 // or one another user put here with a pid of its own.
-bool written_by_its_process(const std::string &path, const vprof_file_header &h, const trace::ProcessFiles &p,
-                            std::vector<Diagnostic> &diags) {
+bool written_by_its_process(const std::string &path, const MappedFile &f, const vprof_file_header &h,
+                            const trace::ProcessFiles &p, std::vector<Diagnostic> &diags) {
   const auto &owners = p.thread_owners;
-  struct stat st {};
-  if (lstat(path.c_str(), &st) != 0) return true;  // gone meanwhile: the mapping says what it held
   std::string why;
-  if (S_ISLNK(st.st_mode)) {
+  if (f.link()) {
     why = "a symbolic link, not a file a recording process made; not read";
   } else if (p.files > 0 && h.pid && !p.pids.count(h.pid)) {
     diags.push_back({Severity::Warning, path, 0,
@@ -107,32 +105,16 @@ bool written_by_its_process(const std::string &path, const vprof_file_header &h,
                                  "vouches that it belongs to this run",
                                  h.pid)});
     return true;
-  } else if (auto it = owners.find(h.pid); it != owners.end() && !it->second.count(st.st_uid)) {
+  } else if (auto it = owners.find(h.pid); it != owners.end() && !it->second.count(f.owner())) {
     std::string uids;
     for (uint32_t u : it->second) uids += (uids.empty() ? "" : ", ") + std::to_string(u);
     why = fmt::format("belongs to uid {}, but its process (pid {}) made its files as uid {}: another user "
                       "put it here; not read",
-                      st.st_uid, h.pid, uids);
+                      f.owner(), h.pid, uids);
   }
   if (why.empty()) return true;
   diags.push_back({Severity::Error, path, 0, why});
   return false;
-}
-
-Expected<std::vector<std::string>> list_trace_files(const std::string &dir) {
-  DIR *d = opendir(dir.c_str());
-  if (!d) return Error{fmt::format("{}: cannot open trace directory: {}", dir, std::strerror(errno))};
-  std::vector<std::string> files;
-  while (dirent *ent = readdir(d)) {
-    std::string name = ent->d_name;
-    if (name.size() > 6 && name.rfind("t-", 0) == 0 && name.substr(name.size() - 4) == ".vpt")
-      files.push_back(dir + "/" + name);
-  }
-  closedir(d);
-  if (files.empty())
-    return Error{fmt::format("{}: no trace files (t-*.vpt) in this directory", dir)};
-  std::sort(files.begin(), files.end());
-  return files;
 }
 
 double median(std::vector<double> v) {
@@ -141,17 +123,20 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-Expected<OpenedTrace> open_trace(const std::string &dir, std::vector<Diagnostic> &diags) {
-  auto listed = list_trace_files(dir);
-  if (!listed) return listed.error();
+Expected<OpenedTrace> open_trace(const TraceDir &dir, std::vector<Diagnostic> &diags) {
+  if (dir.thread_files().empty())
+    return Error{fmt::format("{}: no trace files (t-*.vpt) in this directory", dir.path())};
   OpenedTrace out;
-  out.listed = listed->size();
+  out.listed = dir.thread_files().size();
   std::vector<vprof_file_header> headers;
-  const trace::ProcessFiles processes = read_process_files(dir);
-  for (const auto &path : *listed) {
-    auto f = std::make_unique<MappedFile>(path);
-    vprof_file_header h;
-    if (!check_header(path, *f, h, diags) || !written_by_its_process(path, h, processes, diags)) {
+  for (const std::string &name : dir.thread_files()) {
+    const std::string path = dir.path() + "/" + name;
+    auto f = std::make_unique<MappedFile>(dir.fd(), name);
+    vprof_file_header h{};
+    // A link is refused before its header is read: what it points to is no
+    // file of this run's.
+    if ((!f->link() && !check_header(path, *f, h, diags)) ||
+        !written_by_its_process(path, *f, h, dir.processes(), diags)) {
       FileLoss l;
       l.file = path;
       l.unreadable = true;

@@ -19,29 +19,24 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analyzer/read/trace_dir.h"
 #include "analyzer/read/trace_reader.h"
 
 namespace vprof::trace::detail {
 
-// A read-only mapping of one regular file, unmapped on scope exit. Anything
-// else (a FIFO, a directory, a device) is an error before it is opened: a
-// FIFO's open() would wait for a writer. Opened O_NONBLOCK and checked again,
-// should the name be replaced in between.
+// A read-only mapping of one regular file of a directory, unmapped on scope
+// exit. Opened relative to the directory, never through a link (link() says
+// it was one), O_NONBLOCK: anything but a regular file (a FIFO, a directory,
+// a device) is an error, and a FIFO's open() does not wait for a writer.
 class MappedFile {
  public:
-  explicit MappedFile(const std::string &path) {
+  MappedFile(int dir, const std::string &name) {
+    int fd = openat(dir, name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
     struct stat st;
-    if (stat(path.c_str(), &st) != 0) {
-      error_ = std::strerror(errno);
-      return;
-    }
-    if (!S_ISREG(st.st_mode)) {
-      error_ = not_regular(st.st_mode);
-      return;
-    }
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
-      error_ = std::strerror(errno);
+      const int err = errno;
+      link_ = err == ELOOP && fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+      error_ = std::strerror(err);
       return;
     }
     if (fstat(fd, &st) != 0) {
@@ -54,6 +49,7 @@ class MappedFile {
       close(fd);
       return;
     }
+    owner_ = st.st_uid;
     size_ = static_cast<size_t>(st.st_size);
     if (size_ > 0) {
       void *p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -74,6 +70,8 @@ class MappedFile {
   const uint8_t *data() const { return data_; }
   size_t size() const { return size_; }
   const std::string &error() const { return error_; }
+  bool link() const { return link_; }   // not opened: a symbolic link
+  uid_t owner() const { return owner_; }
 
  private:
   // A file's holes (the runtime punches a finished ring's unused tail) read
@@ -113,11 +111,9 @@ class MappedFile {
   const uint8_t *data_ = nullptr;
   size_t size_ = 0;
   std::string error_;
+  bool link_ = false;
+  uid_t owner_ = 0;
 };
-
-// The trace files (t-*.vpt) of a directory, sorted by name; an Error when the
-// directory cannot be read or holds none.
-Expected<std::vector<std::string>> list_trace_files(const std::string &dir);
 
 double median(std::vector<double> v);
 
@@ -281,7 +277,7 @@ struct OpenedTrace {
   double ticks_per_ns = 1.0;
   Overhead overhead;
 };
-Expected<OpenedTrace> open_trace(const std::string &dir, std::vector<Diagnostic> &diags);
+Expected<OpenedTrace> open_trace(const TraceDir &dir, std::vector<Diagnostic> &diags);
 
 }  // namespace vprof::trace::detail
 

@@ -1,5 +1,7 @@
 #include "analyzer/read/trace_reader.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -69,7 +71,7 @@ using detail::MappedFile;
 }  // namespace
 
 bool read_trace_file(const std::string &path, ThreadStream &out, std::vector<Diagnostic> &diags) {
-  MappedFile f(path);
+  MappedFile f(AT_FDCWD, path);  // a path as given: relative to here, or absolute
   vprof_file_header h;
   if (!detail::check_header(path, f, h, diags)) return false;
   Clock clock{h.clock_source == VPROF_CLOCK_MONOTONIC ? 1.0 : h.ticks_per_ns, h.anchor0_ticks,

@@ -18,6 +18,7 @@ using detail::MappedFile;
 
 struct TraceStream::Impl {
   std::string dir;
+  std::shared_ptr<const TraceDir> trace_dir;
   std::vector<std::unique_ptr<FileSource>> files;  // (pid, tid) order
   std::vector<std::pair<uint32_t, const FileSource *>> by_tid;  // sorted by tid, then file
   std::vector<Diagnostic> diagnostics;
@@ -275,11 +276,18 @@ int64_t TraceStream::Impl::waker_ns(uint32_t waker_tid, uint64_t tick, int64_t w
 TraceStream::~TraceStream() = default;
 
 Expected<std::unique_ptr<TraceStream>> TraceStream::open(const std::string &dir) {
+  auto d = TraceDir::open(dir);
+  if (!d) return d.error();
+  return open(std::shared_ptr<const TraceDir>(std::move(*d)));
+}
+
+Expected<std::unique_ptr<TraceStream>> TraceStream::open(std::shared_ptr<const TraceDir> dir) {
   std::unique_ptr<TraceStream> ts(new TraceStream);
   ts->impl_ = std::make_unique<Impl>();
   Impl &im = *ts->impl_;
-  im.dir = dir;
-  auto opened = detail::open_trace(dir, im.diagnostics);
+  im.dir = dir->path();
+  im.trace_dir = dir;
+  auto opened = detail::open_trace(*dir, im.diagnostics);
   if (!opened) return opened.error();
   im.ticks_per_ns = opened->ticks_per_ns;
   im.overhead = opened->overhead;
@@ -298,6 +306,7 @@ Expected<std::unique_ptr<TraceStream>> TraceStream::open(const std::string &dir)
 }
 
 const std::string &TraceStream::dir() const { return impl_->dir; }
+const TraceDir &TraceStream::trace_dir() const { return *impl_->trace_dir; }
 
 std::string TraceStream::first_error() const {
   // In summary()'s order: files by name, each in the order found.

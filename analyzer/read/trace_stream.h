@@ -16,6 +16,7 @@
 
 #include "common/expected.h"
 
+#include "analyzer/read/trace_dir.h"
 #include "analyzer/read/trace_reader.h"
 
 namespace vprof::trace {
@@ -70,14 +71,17 @@ class FileSource;
 
 class TraceStream {
  public:
-  // Opens every t-*.vpt file and checks its header; decodes nothing. Fails
-  // only as read_trace_dir does (directory unreadable, no trace file).
+  // Opens every thread file `dir` lists and checks its header; decodes
+  // nothing. Fails only as read_trace_dir does (no trace file).
+  static Expected<std::unique_ptr<TraceStream>> open(std::shared_ptr<const TraceDir> dir);
+  // The same, with the directory opened first (fails too when it cannot be).
   static Expected<std::unique_ptr<TraceStream>> open(const std::string &dir);
   ~TraceStream();
   TraceStream(const TraceStream &) = delete;
   TraceStream &operator=(const TraceStream &) = delete;
 
   const std::string &dir() const;
+  const TraceDir &trace_dir() const;  // its process files, its listing
   // One per readable file, in (pid, tid) order.
   std::vector<EventSource *> sources();
   // The first Error found so far, as one line ("(and N more errors)" when

@@ -1,4 +1,4 @@
-#include "trace_summary.h"
+#include "analyzer/read/trace_dir.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -6,24 +6,26 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
 #include <vprof/trace_format.h>
 
-namespace vprof::cli {
+#include "common/trace_dir_rules.h"
+
+namespace vprof::trace {
 namespace {
 
 // Reads with pread, never a mapping: on a full tmpfs, a read fault on a hole
 // (the ring's unused tail) must allocate a page, and fails with SIGBUS.
 class File {
  public:
-  explicit File(const std::string &path) : fd_(open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+  File(int dir, const std::string &name) : fd_(openat(dir, name.c_str(), O_RDONLY | O_NONBLOCK | tracedir::kReopen)) {
     struct stat st;
-    if (fd_ >= 0 && fstat(fd_, &st) == 0) size_ = static_cast<uint64_t>(st.st_size);
+    if (fd_ >= 0 && fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) size_ = static_cast<uint64_t>(st.st_size);
   }
   ~File() {
     if (fd_ >= 0) close(fd_);
@@ -76,8 +78,8 @@ uint64_t count_chunk(const File &f, uint64_t off, uint64_t len, std::vector<vpro
   return n;
 }
 
-void add_thread_file(const std::string &path, TraceSummary &s) {
-  File f(path);
+void add_thread_file(int dir, const std::string &name, RecordCount &s) {
+  File f(dir, name);
   vprof_file_header h;
   if (f.size() < sizeof h || !f.read(&h, sizeof h, 0) ||
       std::memcmp(h.magic, VPROF_TRACE_MAGIC, 8) != 0 || h.chunk_bytes == 0) {
@@ -98,37 +100,51 @@ void add_thread_file(const std::string &path, TraceSummary &s) {
   if (h.ring_valid) s.records += count_chunk(f, VPROF_HEADER_BYTES + cur * h.chunk_bytes, h.chunk_bytes, block);
 }
 
-bool has(const std::string &name, const char *prefix, const char *suffix) {
-  size_t p = std::strlen(prefix), x = std::strlen(suffix);
-  return name.size() > p + x && name.compare(0, p, prefix) == 0 &&
-         name.compare(name.size() - x, x, suffix) == 0;
+bool is_thread_file(const std::string &name) {
+  return name.size() > 6 && name.compare(0, 2, "t-") == 0 && name.compare(name.size() - 4, 4, ".vpt") == 0;
 }
 
 }  // namespace
 
-TraceSummary summarize_trace(const std::string &dir) {
-  TraceSummary s;
-  DIR *d = opendir(dir.c_str());
-  if (!d) return s;
-  while (dirent *ent = readdir(d)) {
-    std::string name = ent->d_name;
-    if (has(name, "t-", ".vpt")) add_thread_file(dir + "/" + name, s);
+Expected<std::unique_ptr<TraceDir>> TraceDir::open(const std::string &dir) {
+  std::unique_ptr<TraceDir> t(new TraceDir);
+  t->path_ = dir;
+  t->fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (t->fd_ < 0) return Error{fmt::format("{}: cannot open trace directory: {}", dir, std::strerror(errno))};
+  const int listing = dup(t->fd_);  // closedir closes what fdopendir was given
+  DIR *d = listing >= 0 ? fdopendir(listing) : nullptr;
+  if (!d) {
+    if (listing >= 0) close(listing);
+    return Error{fmt::format("{}: cannot open trace directory: {}", dir, std::strerror(errno))};
   }
+  while (dirent *ent = readdir(d))
+    if (is_thread_file(ent->d_name)) t->thread_files_.emplace_back(ent->d_name);
   closedir(d);
-  s.processes = trace::read_process_files(dir);
+  std::sort(t->thread_files_.begin(), t->thread_files_.end());
+  t->processes_ = read_process_files(dir);
+  return t;
+}
+
+TraceDir::~TraceDir() {
+  if (fd_ >= 0) close(fd_);
+}
+
+RecordCount TraceDir::count() const {
+  RecordCount s;
+  for (const std::string &name : thread_files_) add_thread_file(fd_, name, s);
   return s;
 }
 
-std::string describe(const TraceSummary &s) {
+std::string describe(const RecordCount &s, const ProcessFiles &p) {
   std::string out = fmt::format("({} thread files): {} records, {} dropped", s.thread_files,
                                 s.records, s.dropped);
-  if (s.processes.lost_threads || s.processes.lost_records)
-    out += fmt::format(", {} threads without a file ({} records lost)", s.processes.lost_threads,
-                       s.processes.lost_records);
-  if (s.processes.ownership_misses)
+  if (p.lost_threads || p.lost_records)
+    out += fmt::format(", {} threads without a file ({} records lost)", p.lost_threads,
+                       p.lost_records);
+  if (p.ownership_misses)
     out += fmt::format(", {} waits or signals on objects without a slot in the ownership map (their wake-ups name no waker: "
                        "raise VPROF_OWNERSHIP_SLOTS)",
-                       s.processes.ownership_misses);
+                       p.ownership_misses);
   if (s.unreadable) out += fmt::format(", {} unreadable files", s.unreadable);
   if (s.late_switches)
     out += fmt::format(", {} ring switches appended by their thread (the writer lagged: every core busy)",
@@ -136,4 +152,4 @@ std::string describe(const TraceSummary &s) {
   return out;
 }
 
-}  // namespace vprof::cli
+}  // namespace vprof::trace

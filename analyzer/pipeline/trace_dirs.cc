@@ -1,0 +1,104 @@
+#include "analyzer/pipeline/trace_dirs.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "analyzer/read/trace_stream.h"
+
+namespace vprof::analyzer {
+
+// An input given by name must be a regular file: a FIFO would block the read.
+Status regular_input(const std::string &path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return Error{path + ": not a regular file; not read"};
+  return Status::Ok();
+}
+
+Expected<Names> names_for(const trace::TraceDir &d, const std::string &explicit_file, const Say &say) {
+  const std::string &dir = d.path();
+  const trace::ProcessFiles &processes = d.processes();
+  for (const std::string &w : processes.warnings) say("warning: " + w);
+  if (std::string e = trace::build_mismatch(processes, dir); !e.empty()) return Error{e};
+  const auto &registered = processes.manifests;
+  std::string path = explicit_file;
+  if (path.empty()) {
+    std::string in_dir = (std::filesystem::path(dir) / "manifest.json").string();
+    if (std::filesystem::exists(in_dir)) path = in_dir;
+  }
+  if (path.empty()) {
+    const std::set<std::string> paths = trace::manifest_paths(processes);
+    if (paths.size() != 1 || !std::filesystem::exists(*paths.begin())) return Names{};
+    path = *paths.begin();
+    auto names = load_manifest(path);
+    // Rewritten since by another instrumentation: no names rather than wrong ones.
+    if (!names || trace::listed(processes, names->ids) == trace::Listed::None) return Names{};
+    if (std::string e = trace::build_mismatch(processes, dir, names->ids); !e.empty()) return Error{e};
+    say("names from " + path + ", the manifest the program was built with");
+    return names;
+  }
+  if (Status s = regular_input(path); !s.ok()) return Error{s.message()};
+  auto names = load_manifest(path);
+  if (!names) return names;
+  if (registered.empty() || names->ids.empty()) return names;  // nothing to check against
+  if (trace::listed(processes, names->ids) == trace::Listed::None)
+    return Error{path + ": manifest of another instrumentation (id " + names->manifest_id +
+                 ") than the one the traced program was built with (its code registered " +
+                 trace::unlisted(processes, names->ids) + ", none of them this manifest's; its manifest was written to " +
+                 registered.begin()->second + "); pass that one with --manifest, or rebuild and rerun"};
+  if (std::string e = trace::build_mismatch(processes, dir, names->ids); !e.empty()) return Error{e};
+  return names;
+}
+
+Expected<std::unique_ptr<Analysis>> analyze_dirs(const std::vector<std::string> &dirs, const AnalyzeOptions &opt,
+                                                 const std::string &manifest, const Say &say) {
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  std::set<std::string> first_programs;  // run 0's process names: runs of one program share one
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    // Streamed: memory holds the merge's window, not the trace. A damaged
+    // file costs its damaged part (the report's first line says what was
+    // lost, a warning here says where); the run fails only when nothing of
+    // it could be read.
+    auto dir = trace::TraceDir::open(dirs[i]);
+    if (!dir) return dir.error();
+    std::shared_ptr<const trace::TraceDir> d = std::move(*dir);
+    auto stream = trace::TraceStream::open(d);
+    if (!stream) return stream.error();
+    if ((*stream)->sources().empty()) return Error{(*stream)->first_error()};
+    auto names = names_for(*d, i == 0 ? manifest : std::string(), say);
+    if (!names) return names.error();
+    auto r = analyze_run(**stream, std::move(*names), opt, int(i));
+    if (!r) return r.error();
+    DataLost lost = data_lost(**r);
+    if (lost.any()) {
+      if ((*stream)->summary().total_records == 0) return Error{(*stream)->first_error()};
+      const trace::FileLoss &first = *std::find_if(
+          (*r)->losses.begin(), (*r)->losses.end(), [](const auto &l) { return l.lost_anything(); });
+      say(fmt::format("warning: {}: {} of {} trace files damaged; their damaged parts are left out (the report's "
+                      "first line says what was lost); first: {}",
+                      dirs[i], lost.damaged, lost.files, first.first));
+    }
+    std::set<std::string> programs;
+    for (const trace::ThreadStream &t : (*stream)->summary().threads)
+      if (!t.comm.empty()) programs.insert(t.comm);
+    if (i == 0) {
+      first_programs = programs;
+    } else if (!programs.empty() && !first_programs.empty() &&
+               std::none_of(programs.begin(), programs.end(), [&](const std::string &p) { return first_programs.count(p); })) {
+      auto list = [](const std::set<std::string> &s) { return fmt::format("{}", fmt::join(s, ", ")); };
+      return Error{fmt::format("{} and {}: traces of different programs ({}; {}): analyze merges runs of one "
+                               "program; compare two with vprof diff",
+                               dirs[0], dirs[i], list(first_programs), list(programs))};
+    }
+    runs.push_back(std::move(r).value());
+  }
+  return combine(std::move(runs), opt);
+}
+
+}  // namespace vprof::analyzer

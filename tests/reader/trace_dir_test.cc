@@ -1,0 +1,170 @@
+// The one owner of a trace directory: reading (TraceDir, the stream and the
+// pipeline's analyze_dirs all list and open through it) and recording
+// (Recording: lock, the previous trace kept until a run records, a second
+// run into the same directory refused, runs added to a trace).
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "analyzer/pipeline/trace_dirs.h"
+#include "analyzer/read/recording.h"
+#include "analyzer/read/trace_dir.h"
+#include "analyzer/read/trace_stream.h"
+#include "tests/support/synth_trace.h"
+#include "tests/support/temp_dir.h"
+
+namespace fs = std::filesystem;
+namespace trace = vprof::trace;
+using vprof::testing::SynthThread;
+
+namespace {
+
+std::string fresh(const std::string &name) { return vprof::testing::fresh_dir("vprof-tracedir", name); }
+
+// One thread, `n` intervals of one function: 4 program records each.
+void write_thread(const std::string &dir, uint32_t pid, uint32_t tid, int n) {
+  SynthThread t(dir, pid, tid);
+  for (int i = 0; i < n; ++i) {
+    const uint64_t ts = 1000 + uint64_t(i) * 100;
+    t.interval_begin(ts, uint64_t(tid) * 1000 + uint64_t(i) + 1);
+    t.fn_enter(ts + 10, 1);
+    t.fn_exit(ts + 60, 1);
+    t.interval_end(ts + 80, uint64_t(tid) * 1000 + uint64_t(i) + 1);
+  }
+  t.close();
+}
+
+std::vector<std::string> listing(const std::string &dir) {
+  std::vector<std::string> out;
+  for (const auto &e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(TraceDir, ListsThreadFilesOnceSortedAndCountsTheProgramsRecords) {
+  const std::string dir = fresh("count");
+  write_thread(dir, 7, 12, 10);
+  write_thread(dir, 7, 11, 5);
+  std::ofstream(dir + "/notes.txt") << "not a trace file";
+  auto d = trace::TraceDir::open(dir);
+  ASSERT_TRUE(d) << d.error().message;
+  EXPECT_EQ((*d)->thread_files(), (std::vector<std::string>{"t-7-11.vpt", "t-7-12.vpt"}));
+  const trace::RecordCount c = (*d)->count();
+  EXPECT_EQ(c.thread_files, 2u);
+  EXPECT_EQ(c.unreadable, 0u);
+  EXPECT_EQ(c.records, 15u * 4);  // the thread-exit records are the runtime's, not counted
+}
+
+TEST(TraceDir, AThreadFileThatIsALinkIsNeitherCountedNorDecoded) {
+  const std::string dir = fresh("link"), elsewhere = fresh("link-target");
+  write_thread(dir, 7, 11, 3);
+  write_thread(elsewhere, 7, 12, 50);
+  fs::create_symlink(elsewhere + "/t-7-12.vpt", dir + "/t-7-12.vpt");
+  auto d = trace::TraceDir::open(dir);
+  ASSERT_TRUE(d);
+  const trace::RecordCount c = (*d)->count();
+  EXPECT_EQ(c.thread_files, 1u);
+  EXPECT_EQ(c.unreadable, 1u);
+  EXPECT_EQ(c.records, 12u);
+  auto s = trace::TraceStream::open(std::shared_ptr<const trace::TraceDir>(std::move(*d)));
+  ASSERT_TRUE(s);
+  EXPECT_EQ((*s)->sources().size(), 1u);
+  EXPECT_NE((*s)->first_error().find("a symbolic link, not a file a recording process made; not read"),
+            std::string::npos)
+      << (*s)->first_error();
+}
+
+TEST(TraceDir, ADirectoryThatCannotBeOpenedIsOneLineNamingIt) {
+  auto d = trace::TraceDir::open("/nonexistent/vprof-trace");
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.error().message, "/nonexistent/vprof-trace: cannot open trace directory: No such file or directory");
+}
+
+TEST(Recording, ASecondRecordingIntoTheSameDirectoryIsRefusedWhileTheFirstHoldsIt) {
+  const std::string dir = fresh("lock");
+  auto first = trace::Recording::start(dir);
+  ASSERT_TRUE(first) << first.error().message;
+  auto second = trace::Recording::start(dir);
+  ASSERT_FALSE(second);
+  EXPECT_NE(second.error().message.find("another vprof run (pid " + std::to_string(getpid()) + ") is recording here"),
+            std::string::npos)
+      << second.error().message;
+  auto added = trace::Recording::add_to(dir);  // the lock is the lock, whatever the run
+  EXPECT_FALSE(added);
+  (*first)->finish([](const std::string &) {});
+  EXPECT_TRUE(trace::Recording::start(dir)) << "finished: the lock is free";
+}
+
+TEST(Recording, ThePreviousTraceIsKeptUntilARunRecordsAndGoesOnceOneDoes) {
+  const std::string dir = fresh("old");
+  write_thread(dir, 7, 11, 4);
+  {
+    auto r = trace::Recording::start(dir);
+    ASSERT_TRUE(r);
+    EXPECT_EQ((*r)->env(), (std::vector<std::pair<std::string, std::string>>{{"VPROF_TRACE_DIR", (*r)->dir()}}));
+    EXPECT_TRUE(fs::exists(dir + "/.old/t-7-11.vpt"));
+    EXPECT_TRUE(fs::exists(dir + "/p-0.vpp")) << "the probe becomes the process file of no process";
+    const auto out = (*r)->finish([](const std::string &) {});  // the command recorded nothing
+    EXPECT_EQ(out.count.records, 0u);
+    EXPECT_EQ(out.kept_old, (*r)->dir() + "/.old");
+  }
+  {
+    auto r = trace::Recording::start(dir);  // the previous trace is put back first, then retired again
+    ASSERT_TRUE(r);
+    EXPECT_TRUE(fs::exists(dir + "/.old/t-7-11.vpt"));
+    write_thread(dir, 8, 21, 2);  // this run's command
+    const auto out = (*r)->finish([](const std::string &) {});
+    EXPECT_EQ(out.count.records, 8u);
+    EXPECT_EQ(out.kept_old, "");
+    EXPECT_FALSE(fs::exists(dir + "/.old"));
+  }
+  EXPECT_EQ(listing(dir), (std::vector<std::string>{".lock", "p-0.vpp", "t-8-21.vpt"}));
+}
+
+TEST(Recording, ARunAddedToATraceKeepsWhatIsThere) {
+  const std::string dir = fresh("add");
+  {
+    auto r = trace::Recording::start(dir);
+    ASSERT_TRUE(r);
+    write_thread(dir, 8, 21, 2);
+    (*r)->finish([](const std::string &) {});
+  }
+  auto r = trace::Recording::add_to(dir);
+  ASSERT_TRUE(r);
+  write_thread(dir, 9, 31, 3);
+  const auto out = (*r)->finish([](const std::string &) {});
+  EXPECT_EQ(out.count.records, 20u);
+  EXPECT_EQ(listing(dir), (std::vector<std::string>{".lock", "p-0.vpp", "t-8-21.vpt", "t-9-31.vpt"}));
+}
+
+TEST(Recording, AManifestThatIsNotJsonIsRefusedBeforeAnythingMoves) {
+  const std::string dir = fresh("manifest");
+  write_thread(dir, 7, 11, 4);
+  std::ofstream(dir + "/m.json") << "{ not json";
+  auto r = trace::Recording::start(dir, dir + "/m.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, dir + "/m.json: not a manifest: not valid JSON");
+  EXPECT_EQ(listing(dir), (std::vector<std::string>{"m.json", "t-7-11.vpt"}));
+}
+
+TEST(AnalyzeDirs, WhatTheReadersSayGoesToTheCallerNotToStderr) {
+  const std::string dir = fresh("say");
+  write_thread(dir, 7, 11, 20);
+  std::ofstream(dir + "/p-9.vpp") << "short";  // a damaged process file
+  std::vector<std::string> said;
+  vprof::analyzer::AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  auto a = vprof::analyzer::analyze_dirs({dir}, opt, "", [&](const std::string &l) { said.push_back(l); });
+  ASSERT_TRUE(a) << a.error().message;
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0].rfind("warning: " + dir + "/p-9.vpp: truncated", 0), 0u) << said[0];
+}
+
+}  // namespace
