@@ -70,7 +70,46 @@ namespace vprof::analyzer {
 // blocked stretch, tiled by where the waker (the holder or signaller) was
 // while the waiter waited (docs/method.md, "The critical path": blame); its id
 // names that place (held_id below), the walk makes them too.
-enum class FrameKind : uint8_t { Root, Function, Site, Queue, Untracked, Preempted, Held, Recorder };
+//
+// One table of the kinds, X(Kind, label, key): a leaf that stands for no code
+// has one label and one key in every writer (the tree, CSV, terminal, HTML,
+// Perfetto); a kind whose label is its code's (Function, Site) or its
+// holder's (Held) has none here.
+#define VPROF_FRAME_KINDS(X)                   \
+  X(Root, "(outside)", "outside")              \
+  X(Function, nullptr, nullptr)                \
+  X(Site, nullptr, nullptr)                    \
+  X(Queue, "(queue wait)", "queue")            \
+  X(Untracked, "(untracked)", "untracked")     \
+  X(Preempted, "(preempted)", "preempted")     \
+  X(Held, nullptr, nullptr)                    \
+  X(Recorder, "(recorder)", "recorder")
+
+enum class FrameKind : uint8_t {
+#define VPROF_FRAME_ENUM_(kind, label, key) kind,
+  VPROF_FRAME_KINDS(VPROF_FRAME_ENUM_)
+#undef VPROF_FRAME_ENUM_
+};
+
+// A leaf's label and key when its kind stands for no code, else nullptr.
+constexpr const char *frame_label(FrameKind k) {
+  switch (k) {
+#define VPROF_FRAME_LABEL_(kind, label, key) \
+  case FrameKind::kind: return label;
+    VPROF_FRAME_KINDS(VPROF_FRAME_LABEL_)
+#undef VPROF_FRAME_LABEL_
+  }
+  return nullptr;
+}
+constexpr const char *frame_key(FrameKind k) {
+  switch (k) {
+#define VPROF_FRAME_KEY_(kind, label, key) \
+  case FrameKind::kind: return key;
+    VPROF_FRAME_KINDS(VPROF_FRAME_KEY_)
+#undef VPROF_FRAME_KEY_
+  }
+  return nullptr;
+}
 
 // A Held leaf's id: the holder's innermost frame, by manifest ids (stable
 // across runs and builds, unlike trie numbers): a call site's id, a

@@ -28,7 +28,7 @@ std::string function_of(const StackTrie &trie, const Names &names, uint32_t node
       if (si && si->function_id) return names.function(si->function_id);
     }
   }
-  return "(outside)";
+  return frame_label(FrameKind::Root);
 }
 
 std::string site_label(const StackTrie &trie, const Names &names, uint32_t node) {

@@ -292,14 +292,13 @@ bool Decoder::next_chunk() {
   return true;
 }
 
-// A record of one slot that changes nothing but the wait it may open: every
-// kind but the labeled begin, strings, drops and the thread's exit. One bit
-// per kind: a test per record, where six comparisons were.
-constexpr uint32_t kPlainKinds =
-    ((1u << VPROF_K_MAX_) - 1) & ~((1u << VPROF_K_NONE) | (1u << VPROF_K_IV_BEGIN_LABELED) |
-                                   (1u << VPROF_K_PREEMPTED) | (1u << VPROF_K_STRING) | (1u << VPROF_K_DROP_BEGIN) |
-                                   (1u << VPROF_K_THREAD_EXIT) | (1u << VPROF_K_SITE_SPAN) |
-                                   (1u << VPROF_K_RECORDER));
+// A record of one slot the reader takes as it is (the kinds table's
+// VPROF_READ_PLAIN: it changes nothing but the wait it may open). One bit per
+// kind: a test per record, where six comparisons were.
+constexpr uint32_t kPlainKinds = 0u
+#define VPROF_PLAIN_BIT_(NAME, value, slots, writer, read, name) | ((read) == VPROF_READ_PLAIN ? 1u << (value) : 0u)
+    VPROF_RECORD_KINDS(VPROF_PLAIN_BIT_);
+#undef VPROF_PLAIN_BIT_
 static_assert(VPROF_K_MAX_ <= 32, "kPlainKinds holds one bit per kind");
 inline bool is_plain(uint32_t kind) { return kind < 32 && ((kPlainKinds >> kind) & 1u); }
 
@@ -439,8 +438,7 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
     }
     tick = h_.tsc_base + (s.w0 >> VPROF_TS_SHIFT);
     if (tick - last_tick_ > kMaxStep && !odd_step(s, kind, off, tick)) {
-      off_ = off + (kind == VPROF_K_IV_BEGIN_LABELED || kind == VPROF_K_PREEMPTED ? 2 : 1) *
-                       VPROF_SLOT_BYTES;
+      off_ = off + vprof_record_slots(s.w0, s.arg) * VPROF_SLOT_BYTES;
       continue;  // a corrupt time: the record is dropped (counted)
     }
     last_tick_ = tick;

@@ -68,11 +68,7 @@ uint64_t count_chunk(const File &f, uint64_t off, uint64_t len, std::vector<vpro
     uint32_t kind = static_cast<uint32_t>(s.w0 & VPROF_KIND_MASK);
     const uint64_t slots = vprof_record_slots(s.w0, s.arg);
     if (slots == 0) break;
-    // The program's records: not the runtime's own (strings, markers,
-    // switches, its pauses).
-    if (kind != VPROF_K_STRING && kind != VPROF_K_DROP_BEGIN && kind != VPROF_K_THREAD_EXIT &&
-        kind != VPROF_K_PREEMPTED && kind != VPROF_K_RECORDER)
-      ++n;
+    if (vprof_kind_by_program(kind)) ++n;  // not the runtime's own (the kinds table's writer)
     i += slots;
   }
   return n;

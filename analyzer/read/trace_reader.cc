@@ -13,26 +13,11 @@
 namespace vprof::trace {
 
 const char *kind_name(Kind k) {
-  switch (k) {
-    case Kind::FuncEnter: return "func_enter";
-    case Kind::FuncExit: return "func_exit";
-    case Kind::SiteBegin: return "site_begin";
-    case Kind::SiteEnd: return "site_end";
-    case Kind::IntervalBegin: return "interval_begin";
-    case Kind::IntervalEnd: return "interval_end";
-    case Kind::IntervalJoin: return "interval_join";
-    case Kind::IntervalLeave: return "interval_leave";
-    case Kind::WaitBegin: return "wait_begin";
-    case Kind::WaitEnd: return "wait_end";
-    case Kind::Release: return "release";
-    case Kind::TaskEnqueue: return "task_enqueue";
-    case Kind::TaskDequeue: return "task_dequeue";
-    case Kind::DropBegin: return "drop_begin";
-    case Kind::ThreadExit: return "thread_exit";
-    case Kind::Preempted: return "preempted";
-    case Kind::Recorder: return "recorder";
-    case Kind::Window: return "window";
-    case Kind::WakerAt: return "waker_at";
+  switch (static_cast<uint32_t>(k)) {  // the kinds table's names (trace_format.h)
+#define VPROF_KIND_NAME_(NAME, value, slots, writer, read, name) \
+  case value: return name;
+    VPROF_RECORD_KINDS(VPROF_KIND_NAME_)
+#undef VPROF_KIND_NAME_
   }
   return "?";
 }

@@ -41,26 +41,18 @@ std::string held_name(const Names &n, uint32_t id) {
 
 std::string node_name(const Columns &c, const Names &n, int i) {
   const ShapeNode &s = c.nodes[i];
-  switch (s.kind) {
-    case FrameKind::Root: return "";
-    case FrameKind::Queue: return "(queue wait)";
-    case FrameKind::Untracked: return "(untracked)";
-    case FrameKind::Preempted: return "(preempted)";
-    case FrameKind::Recorder: return "(recorder)";
-    case FrameKind::Held: return held_name(n, s.id);
-    case FrameKind::Function: return n.function(s.id);
-    case FrameKind::Site:
-      if (s.callee_fn && n.functions.count(s.callee_fn)) return n.function(s.callee_fn);
-      if (const CallSiteInfo *si = n.site(s.id))
-        return fmt::format("{}@{}:{}", si->callee, si->file, si->line);
-      return n.callee(s.id);
-  }
-  return "";
+  if (s.kind == FrameKind::Root) return "";  // a path's outermost frame is no column of it
+  if (const char *label = frame_label(s.kind)) return label;  // the frame kinds' table
+  if (s.kind == FrameKind::Held) return held_name(n, s.id);
+  if (s.kind == FrameKind::Function) return n.function(s.id);
+  if (s.callee_fn && n.functions.count(s.callee_fn)) return n.function(s.callee_fn);
+  if (const CallSiteInfo *si = n.site(s.id)) return fmt::format("{}@{}:{}", si->callee, si->file, si->line);
+  return n.callee(s.id);
 }
 
 std::string leaf_label(const Columns &c, const Names &n, int i) {
   const ShapeNode &s = c.nodes[i];
-  if (i == 0 && s.kind == FrameKind::Root) return "(outside)";
+  if (i == 0 && s.kind == FrameKind::Root) return frame_label(FrameKind::Root);
   if (s.kind == FrameKind::Queue || s.kind == FrameKind::Untracked) return node_name(c, n, i);
   std::string path;
   for (int p = i; p >= 0; p = c.nodes[p].parent) {

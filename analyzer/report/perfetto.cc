@@ -254,8 +254,8 @@ class Writer {
     if (std::string cl = label_text(ch.client_label); !cl.empty()) args["client"] = cl;
     async(th, c.info.begin_ts, c.info.end_ts, id, name, "interval", std::move(args), false);
     for (const PathPiece &p : c.path.pieces) {
-      std::string on = p.thread == PathPiece::kQueue       ? "(queue wait)"
-                       : p.thread == PathPiece::kUntracked ? "(untracked)"
+      std::string on = p.thread == PathPiece::kQueue       ? frame_label(FrameKind::Queue)
+                       : p.thread == PathPiece::kUntracked ? frame_label(FrameKind::Untracked)
                                                            : thread_text(uint32_t(p.thread));
       async(th, p.begin, p.end, id, "critical path", "critical", {{"on", on}, {"interval", ch.id}},
             true);

@@ -352,7 +352,7 @@ class TerminalReporter : public Reporter {
     if (preempted && *preempted >= kPreemptionTopCause && !a.paper)
       o += fmt::format("  {:>4}  {:<36} {}  not a factor (of Var(latency)): more runnable threads than cores; in "
                        "the shares of call sites not broken down yet, not in broken-down functions'\n",
-                       "-", "(preempted)", pct(*preempted));
+                       "-", frame_label(FrameKind::Preempted), pct(*preempted));
     o += a.paper ? "  (contrib = the factor's var/2cov terms over Var(L);"
                  : "  (share = Cov(factor, L) / Var(L): shares of parts add up to their whole's;";
     o += fmt::format(

@@ -36,7 +36,7 @@ class Builder {
   Builder(const Columns &c, const Names &names, int run) : c_(c), names_(names), run_(run) {
     // A call site's identity is (caller, callee, which call of that callee in
     // the caller), not its file and line: an edit above it, or a build of
-    // another commit, keeps it the same node (issue 15). Ids run in source
+    // another commit, keeps it the same node. Ids run in source
     // order (the manifest's), so the ordinal is the rank among equal pairs.
     std::vector<uint32_t> ids;
     for (const auto &[id, site] : names_.sites) ids.push_back(id);
@@ -97,16 +97,12 @@ class Builder {
     const ShapeNode &s = c_.nodes[p.node];
     v.a = p;
     v.run = run_;
-    switch (s.kind) {
-      case FrameKind::Root: v.label = "(outside)"; v.key = "outside"; return;
-      case FrameKind::Queue: v.label = "(queue wait)"; v.key = "queue"; return;
-      case FrameKind::Untracked: v.label = "(untracked)"; v.key = "untracked"; return;
-      case FrameKind::Preempted: v.label = "(preempted)"; v.key = "preempted"; return;
-      case FrameKind::Recorder: v.label = "(recorder)"; v.key = "recorder"; return;
-      case FrameKind::Held: describe_held(s.id, v); return;
-      case FrameKind::Function:
-      case FrameKind::Site: break;
+    if (const char *label = frame_label(s.kind)) {  // a leaf of no code (the frame kinds' table)
+      v.label = label;
+      v.key = frame_key(s.kind);
+      return;
     }
+    if (s.kind == FrameKind::Held) return describe_held(s.id, v);
     std::string f = fn_name(p.node);
     v.functions = {f};
     if (p.self && s.kind == FrameKind::Site && s.callee_fn == 0 && !has_child(s, FrameKind::Function)) {
@@ -378,7 +374,7 @@ class Builder {
     // one term, so the children still add up to the node's variance. Two
     // thousand parts made two million terms; a late MariaDB run's tree had
     // 140 630 terms, 139 580 of them under 0.001% of Var(root), and they
-    // were most of the analysis's memory (issue 29).
+    // were most of the analysis's memory.
     std::vector<std::pair<uint32_t, uint32_t>> pairs;
     size_t notable = 0;  // pairs[0, notable) are not negligible
     const double negligible = kNegligibleCov * var_root_;

@@ -68,9 +68,8 @@
  * probes.h (and so this header) on the first line of every file it rewrites,
  * before the file's own feature-test macros (_GNU_SOURCE, _XOPEN_SOURCE,
  * _FILE_OFFSET_BITS). <stdint.h> there would make glibc fix its feature set
- * first: siginfo_t gone under -std=c99, a 32-bit off_t on a 32-bit build
- * (issue 32). The fixed-width types come from the compiler's predefined
- * macros, which name the very types <stdint.h> does (vprof_u64 is uint64_t;
+ * first: siginfo_t gone under -std=c99, a 32-bit off_t on a 32-bit build.
+ * The fixed-width types come from the compiler's predefined macros, which name the very types <stdint.h> does (vprof_u64 is uint64_t;
  * tests/headers check it), so C++ signatures and layouts are unchanged. */
 #if !defined(__UINT8_TYPE__) || !defined(__UINT16_TYPE__) || !defined(__UINT32_TYPE__) || \
     !defined(__UINT64_TYPE__)
@@ -91,74 +90,126 @@ typedef __UINT64_TYPE__ vprof_u64;
 #define VPROF_HEADER_BYTES 4096u
 #define VPROF_SLOT_BYTES 16u
 
-/* Record kinds (the low byte of slot word 0). */
+/* Record kinds (the low byte of slot word 0): one table, from which the enum
+ * below, vprof_record_slots, the reader's names and its checks and the
+ * summary's count are all made. A new kind is one row here (and its meaning
+ * at the enum); nothing else lists the kinds.
+ *   X(NAME, value, slots, writer, read, name)
+ *   slots:  the record's size in slots, its first included; 0 for a STRING
+ *           (1 + its payload's, from its length);
+ *   writer: VPROF_BY_PROGRAM for what the program's code records (its probes,
+ *           sync wrappers, the interval API), VPROF_BY_RUNTIME for the
+ *           runtime's own records (strings, markers, switches, its pauses,
+ *           windows, waker addresses): `vprof run` counts the program's;
+ *   read:   VPROF_READ_PLAIN for a one-slot record the reader takes as it is
+ *           (its time and arg), VPROF_READ_OWN for one it decodes by a rule of
+ *           its own (analyzer/read/decoder.cc);
+ *   name:   what `vprof dump` calls it. */
+#define VPROF_BY_PROGRAM 1
+#define VPROF_BY_RUNTIME 0
+#define VPROF_READ_PLAIN 1
+#define VPROF_READ_OWN 0
+#define VPROF_RECORD_KINDS(X)                                                          \
+  X(FUNC_ENTER, 1, 1, VPROF_BY_PROGRAM, VPROF_READ_PLAIN, "func_enter")               \
+  X(FUNC_EXIT, 2, 1, VPROF_BY_PROGRAM, VPROF_READ_PLAIN, "func_exit")                 \
+  X(SITE_BEGIN, 3, 1, VPROF_BY_PROGRAM, VPROF_READ_PLAIN, "site_begin")               \
+  X(SITE_END, 4, 1, VPROF_BY_PROGRAM, VPROF_READ_PLAIN, "site_end")                   \
+  X(IV_BEGIN, 5, 1, VPROF_BY_PROGRAM, VPROF_READ_PLAIN, "interval_begin")             \
+  X(IV_BEGIN_LABELED, 6, 2, VPROF_BY_PROGRAM, VPROF_READ_OWN, "interval_begin")       \
+  X(IV_END, 7, 1, VPROF_BY_PROGRAM, VPROF_READ_PLAIN, "interval_end")                 \
+  X(IV_JOIN, 8, 1, VPROF_BY_PROGRAM, VPROF_READ_PLAIN, "interval_join")               \
+  X(IV_LEAVE, 9, 1, VPROF_BY_PROGRAM, VPROF_READ_PLAIN, "interval_leave")             \
+  X(WAIT_BEGIN, 10, 1, VPROF_BY_PROGRAM, VPROF_READ_PLAIN, "wait_begin")              \
+  X(WAIT_END, 11, 1, VPROF_BY_PROGRAM, VPROF_READ_PLAIN, "wait_end")                  \
+  X(RELEASE, 12, 1, VPROF_BY_PROGRAM, VPROF_READ_PLAIN, "release")                    \
+  X(TASK_ENQUEUE, 13, 1, VPROF_BY_PROGRAM, VPROF_READ_PLAIN, "task_enqueue")          \
+  X(TASK_DEQUEUE, 14, 1, VPROF_BY_PROGRAM, VPROF_READ_PLAIN, "task_dequeue")          \
+  X(STRING, 15, 0, VPROF_BY_RUNTIME, VPROF_READ_OWN, "string")                        \
+  X(DROP_BEGIN, 16, 1, VPROF_BY_RUNTIME, VPROF_READ_OWN, "drop_begin")                \
+  X(THREAD_EXIT, 17, 1, VPROF_BY_RUNTIME, VPROF_READ_OWN, "thread_exit")              \
+  X(PREEMPTED, 18, 2, VPROF_BY_RUNTIME, VPROF_READ_OWN, "preempted")                  \
+  X(SITE_SPAN, 19, 1, VPROF_BY_PROGRAM, VPROF_READ_OWN, "site_span")                  \
+  X(RECORDER, 20, 1, VPROF_BY_RUNTIME, VPROF_READ_OWN, "recorder")                    \
+  X(WINDOW, 21, 1, VPROF_BY_RUNTIME, VPROF_READ_PLAIN, "window")                      \
+  X(WAKER_AT, 22, 1, VPROF_BY_RUNTIME, VPROF_READ_PLAIN, "waker_at")
+
+/* What each kind's time and arg hold:
+ *   NONE: never written: end of data
+ *   FUNC_ENTER: arg: function id
+ *   FUNC_EXIT: arg: function id
+ *   SITE_BEGIN: arg: call-site id
+ *   SITE_END: arg: call-site id
+ *   IV_BEGIN: arg: interval id
+ *   IV_BEGIN_LABELED: arg: interval id; +1 extension slot: w0 = type string id,
+ *     arg = client string id (0 = none)
+ *   IV_END: arg: interval id
+ *   IV_JOIN: arg: interval id
+ *   IV_LEAVE: arg: 0
+ *   WAIT_BEGIN: arg: role<<56 | object address (low 56 bits)
+ *   WAIT_END: arg: waker tid (low 32) | (uint32)(this tick - the waker's release
+ *     tick) (high 32; modular: the reader matches it against the waker's
+ *     RELEASE record on the same object). Waker tid 0 = none (the map had
+ *     no other thread's release). VPROF_WAIT_NOT_ACQUIRED (bit 31) set:
+ *     the wait did not get the object (try-lock failed, timed out). The
+ *     object is the one of this thread's preceding WAIT_BEGIN.
+ *   RELEASE: arg: role<<56 | object address
+ *   TASK_ENQUEUE: arg: task pointer
+ *   TASK_DEQUEUE: arg: task pointer
+ *   STRING: arg: string id (low 32) | byte length (high 32); followed by
+ *     ceil(len/16) payload slots holding the bytes (no terminator)
+ *   DROP_BEGIN: arg: 0. The budget ran out here: records after this time are lost
+ *     and counted in FileHeader.dropped_records
+ *   THREAD_EXIT: arg: 0. The thread ended cleanly; nothing follows
+ *   PREEMPTED: arg: CLOCK_MONOTONIC ns when the kernel switched the thread out
+ *     involuntarily (perf's SWITCH_OUT_PREEMPT); +1 extension slot:
+ *     w0 = CLOCK_MONOTONIC ns when it switched back in, arg = 0. The
+ *     record's own time is when the runtime drained the switches (at
+ *     interval end, a full ring, thread exit): the off-CPU stretch
+ *     lies before it, among records already written
+ *   SITE_SPAN: a whole call at a call site, in one slot: the site's begin turned
+ *     into this when its end came next (nothing recorded in between,
+ *     the call shorter than 2^32 ticks). Time: the begin; arg: call-site
+ *     id (low 32) | ticks from begin to end (high 32). Read as a
+ *     SITE_BEGIN and a SITE_END
+ *   RECORDER: the recorder's own pause on the program's thread: its file made
+ *     (the thread's first record), a ring switched, a ring appended
+ *     because the writer lagged. Time: when the pause began (the
+ *     record that paid for it has the same time; this one follows it);
+ *     arg: the pause's length in ticks. The program's code did not run
+ *     in it: the analysis shows it as a (recorder) leaf
+ *   WINDOW: windowed recording (VPROF_SAMPLE): this thread saw the recording
+ *     window change. arg: VPROF_WINDOW_* fields below. Time: when the
+ *     change happened (the thread recorded nothing since). To OFF:
+ *     nothing more is recorded until a WINDOW record to ON or DRAIN.
+ *     That one says UNKNOWN (version 8): the thread's stack is not
+ *     known. Each frame open at its time is read from the exit that
+ *     ends it before the thread's next WINDOW record to OFF; a wait
+ *     begun meanwhile gets its WAIT_BEGIN at the record's time, written
+ *     by its end. Up to version 7 it said instead how many frames of the
+ *     stack at the stop ended meanwhile (`pops`), and was followed by a
+ *     FUNC_ENTER, SITE_BEGIN or WAIT_BEGIN at its own time for each
+ *     frame begun meanwhile and still open, outermost first.
+ *     An interval counts only if its IV_BEGIN comes while the thread's
+ *     last WINDOW record says ON
+ *   WAKER_AT: arg: the return address at the waker's release (an address in
+ *     the code that released or signalled the object, in the waker's
+ *     process: p-<pid>.maps says which file). Right after the WAIT_END
+ *     whose waker it names, at the same time; written only when the
+ *     ownership map knew the place. Said of every named waker: a waker
+ *     outside instrumented code (no frame of its own) is read as the
+ *     function holding this address
+ */
 enum vprof_kind {
-  VPROF_K_NONE = 0,          /* never written: end of data */
-  VPROF_K_FUNC_ENTER = 1,    /* arg: function id */
-  VPROF_K_FUNC_EXIT = 2,     /* arg: function id */
-  VPROF_K_SITE_BEGIN = 3,    /* arg: call-site id */
-  VPROF_K_SITE_END = 4,      /* arg: call-site id */
-  VPROF_K_IV_BEGIN = 5,      /* arg: interval id */
-  VPROF_K_IV_BEGIN_LABELED = 6, /* arg: interval id; +1 extension slot: w0 = type string id,
-                                    arg = client string id (0 = none) */
-  VPROF_K_IV_END = 7,        /* arg: interval id */
-  VPROF_K_IV_JOIN = 8,       /* arg: interval id */
-  VPROF_K_IV_LEAVE = 9,      /* arg: 0 */
-  VPROF_K_WAIT_BEGIN = 10,   /* arg: role<<56 | object address (low 56 bits) */
-  VPROF_K_WAIT_END = 11,     /* arg: waker tid (low 32) | (uint32)(this tick - the waker's release
-                                 tick) (high 32; modular: the reader matches it against the waker's
-                                 RELEASE record on the same object). Waker tid 0 = none (the map had
-                                 no other thread's release). VPROF_WAIT_NOT_ACQUIRED (bit 31) set:
-                                 the wait did not get the object (try-lock failed, timed out). The
-                                 object is the one of this thread's preceding WAIT_BEGIN. */
-  VPROF_K_RELEASE = 12,      /* arg: role<<56 | object address */
-  VPROF_K_TASK_ENQUEUE = 13, /* arg: task pointer */
-  VPROF_K_TASK_DEQUEUE = 14, /* arg: task pointer */
-  VPROF_K_STRING = 15,       /* arg: string id (low 32) | byte length (high 32); followed by
-                                 ceil(len/16) payload slots holding the bytes (no terminator) */
-  VPROF_K_DROP_BEGIN = 16,   /* arg: 0. The budget ran out here: records after this time are lost
-                                 and counted in FileHeader.dropped_records */
-  VPROF_K_THREAD_EXIT = 17,  /* arg: 0. The thread ended cleanly; nothing follows */
-  VPROF_K_PREEMPTED = 18,    /* arg: CLOCK_MONOTONIC ns when the kernel switched the thread out
-                                 involuntarily (perf's SWITCH_OUT_PREEMPT); +1 extension slot:
-                                 w0 = CLOCK_MONOTONIC ns when it switched back in, arg = 0. The
-                                 record's own time is when the runtime drained the switches (at
-                                 interval end, a full ring, thread exit): the off-CPU stretch
-                                 lies before it, among records already written */
-  VPROF_K_SITE_SPAN = 19,    /* a whole call at a call site, in one slot: the site's begin turned
-                                 into this when its end came next (nothing recorded in between,
-                                 the call shorter than 2^32 ticks). Time: the begin; arg: call-site
-                                 id (low 32) | ticks from begin to end (high 32). Read as a
-                                 SITE_BEGIN and a SITE_END */
-  VPROF_K_RECORDER = 20,     /* the recorder's own pause on the program's thread: its file made
-                                 (the thread's first record), a ring switched, a ring appended
-                                 because the writer lagged. Time: when the pause began (the
-                                 record that paid for it has the same time; this one follows it);
-                                 arg: the pause's length in ticks. The program's code did not run
-                                 in it: the analysis shows it as a (recorder) leaf */
-  VPROF_K_WINDOW = 21,       /* windowed recording (VPROF_SAMPLE): this thread saw the recording
-                                 window change. arg: VPROF_WINDOW_* fields below. Time: when the
-                                 change happened (the thread recorded nothing since). To OFF:
-                                 nothing more is recorded until a WINDOW record to ON or DRAIN.
-                                 That one says UNKNOWN (version 8): the thread's stack is not
-                                 known. Each frame open at its time is read from the exit that
-                                 ends it before the thread's next WINDOW record to OFF; a wait
-                                 begun meanwhile gets its WAIT_BEGIN at the record's time, written
-                                 by its end. Up to version 7 it said instead how many frames of the
-                                 stack at the stop ended meanwhile (`pops`), and was followed by a
-                                 FUNC_ENTER, SITE_BEGIN or WAIT_BEGIN at its own time for each
-                                 frame begun meanwhile and still open, outermost first.
-                                 An interval counts only if its IV_BEGIN comes while the thread's
-                                 last WINDOW record says ON */
-  VPROF_K_WAKER_AT = 22,     /* arg: the return address at the waker's release (an address in
-                                 the code that released or signalled the object, in the waker's
-                                 process: p-<pid>.maps says which file). Right after the WAIT_END
-                                 whose waker it names, at the same time; written only when the
-                                 ownership map knew the place. Said of every named waker: a waker
-                                 outside instrumented code (no frame of its own) is read as the
-                                 function holding this address */
-  VPROF_K_MAX_ = 23
+  VPROF_K_NONE = 0, /* never written: end of data */
+#define VPROF_KIND_ENUM_(NAME, value, slots, writer, read, name) VPROF_K_##NAME = value,
+  VPROF_RECORD_KINDS(VPROF_KIND_ENUM_)
+#undef VPROF_KIND_ENUM_
+  VPROF_K_MAX_ /* one past the last kind */
 };
+/* The table's values run 1, 2, ... without a gap: as many rows as kinds. */
+#define VPROF_KIND_ROW_(NAME, value, slots, writer, read, name) +1
+typedef char vprof_kind_rows_without_a_gap_[(0 VPROF_RECORD_KINDS(VPROF_KIND_ROW_)) == VPROF_K_MAX_ - 1 ? 1 : -1];
+#undef VPROF_KIND_ROW_
 /* A WINDOW record's argument. State: what recording is from the record's time. */
 #define VPROF_WINDOW_OFF 0u      /* nothing recorded: a probe is its inline test */
 #define VPROF_WINDOW_ON 1u       /* everything recorded; an interval begun now counts */
@@ -216,11 +267,29 @@ static inline int vprof_release_recorded_by_default(vprof_u32 role) {
  * never makes a reader skip further than a string can reach. */
 static inline vprof_u64 vprof_record_slots(vprof_u64 w0, vprof_u64 arg) {
   vprof_u64 kind = w0 & VPROF_KIND_MASK, len = arg >> 32;
-  if (kind == VPROF_K_NONE || kind >= VPROF_K_MAX_) return 0;
-  if (kind == VPROF_K_IV_BEGIN_LABELED || kind == VPROF_K_PREEMPTED) return 2;
-  if (kind != VPROF_K_STRING) return 1;
-  if (len > VPROF_STRING_MAX_BYTES) len = VPROF_STRING_MAX_BYTES;
+  switch (kind) {
+#define VPROF_KIND_SLOTS_(NAME, value, slots, writer, read, name) \
+  case value:                                                     \
+    if (slots) return slots;                                      \
+    break;
+    VPROF_RECORD_KINDS(VPROF_KIND_SLOTS_)
+#undef VPROF_KIND_SLOTS_
+    default: return 0;
+  }
+  if (len > VPROF_STRING_MAX_BYTES) len = VPROF_STRING_MAX_BYTES;  /* a STRING */
   return 1 + (len + VPROF_SLOT_BYTES - 1) / VPROF_SLOT_BYTES;
+}
+
+/* Whether a record of this kind is the program's (the table's writer), and
+ * whether the reader takes it as it is (its `read`): 0 for an unknown kind. */
+static inline int vprof_kind_by_program(vprof_u64 kind) {
+  switch (kind) {
+#define VPROF_KIND_BY_(NAME, value, slots, writer, read, name) \
+  case value: return writer;
+    VPROF_RECORD_KINDS(VPROF_KIND_BY_)
+#undef VPROF_KIND_BY_
+    default: return 0;
+  }
 }
 
 enum vprof_clock_source {
