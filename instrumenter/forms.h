@@ -66,7 +66,7 @@
 // size_t or NULL): the preamble comes before the file's own feature-test
 // macros (_GNU_SOURCE, _FILE_OFFSET_BITS), which must still be the first to
 // reach glibc's <features.h>, and a C file need not include <stdint.h> for
-// its probes to compile (issue 32; tests/instrumenter/isolation_test.cc).
+// its probes to compile (tests/instrumenter/isolation_test.cc).
 #ifndef VPROF_INSTRUMENTER_FORMS_H
 #define VPROF_INSTRUMENTER_FORMS_H
 
@@ -117,7 +117,7 @@ Wrap site_wrap_both(uint32_t id, const std::string &call, uint32_t callee_fn = 0
 enum class SyncOp { Acquire, Release, Scoped };
 enum class Success { Always, Zero, True };
 
-// An acquire tried first (issue 28): `expr` takes the object without
+// An acquire tried first: `expr` takes the object without
 // waiting when it can and is true then, and the call's value is then `value`
 // ("" for a call whose value is not used). Only when it fails is the call
 // made, and timed: an uncontended acquire reads no clock and records

@@ -55,7 +55,7 @@ struct FileChange {
 // or it is defined outside the source tree), found by a dry run: why, and
 // the functions defined in the tree that its body calls directly or may
 // reach through a pointer or a virtual call. Instrumenting those times
-// what it does (issue 26: Apache's ap_run_handler and its handlers).
+// what it does (Apache's ap_run_handler and its handlers).
 struct OpaqueFunction {
   std::string name;
   std::string pattern;  // the --function text it matched

@@ -64,7 +64,7 @@ struct SyncIntent {
 // A selected function vprof cannot open (its body's '{' comes from a macro,
 // as APR's hook dispatchers are written, or it is defined outside the
 // source tree): what its body calls, so that a session can reach below it
-// by instrumenting those (issue 26).
+// by instrumenting those.
 struct OpaqueIntent {
   std::string name, pattern;
   std::string where;  // file:line

@@ -1,7 +1,6 @@
-// The scans of translation units, kept between instruments (issue 29:
-// MariaDB's ~1,000 translation units took every `iterate` iteration a full
-// parse with the sync packs everywhere, though only a handful of its files
-// changed selection).
+// The scans of translation units, kept between instruments (MariaDB's ~1,000
+// translation units took every `iterate` iteration a full parse with the sync
+// packs everywhere, though only a handful of its files changed selection).
 //
 // A unit's scan depends on the unit's command, the bytes of every file the
 // unit read (sources as originally fetched: the journal's originals for a

@@ -241,7 +241,7 @@ Closure closure_of(const CallExpr *ce, ValueForm form, Lang lang, const LangOpti
 // an if's or a loop's body, a label's), a for's init or increment, or the
 // left of a comma. Its value form is a statement expression, which clang's
 // -Wunused-value (on by default) reports as "expression result unused" where
-// the plain call was quiet: a -Werror build then fails (issue 32).
+// the plain call was quiet: a -Werror build then fails.
 bool discarded(const CallExpr *ce, ASTContext &ast) {
   const Stmt *s = ce;
   for (;;) {

@@ -358,7 +358,7 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
       if (!dead_end) break;
     }
   }
-  // Causes (issue 31): a wait the sync packs name is explained by its Held
+  // Causes: a wait the sync packs name is explained by its Held
   // parts, but what they name may be no deeper than the holder's call site
   // (minidb: "held by run_transaction at Database::commit"). A cause that
   // held up d of Var(root) in others' waits is followed: its place is broken

@@ -72,7 +72,7 @@ struct Probe {
   std::string why_not;  // "" when f can be broken down
   // f cannot be instrumented (why_not says why: a macro's body, outside the
   // tree, no definition): true, with the functions of the tree its body
-  // calls or may reach through pointers, the way below it (issue 26).
+  // calls or may reach through pointers, the way below it.
   bool opaque = false;
   std::vector<std::string> reaches;
 };

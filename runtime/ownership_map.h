@@ -14,7 +14,7 @@
 // A slot also counts the threads timing a wait on its object (wait_begins,
 // wait_ends). Recording in full, a release is written only while that count
 // is not zero (put_if_waited): a lock nobody waits for costs its release a
-// load, not a clock read and a write to a line other cores read (issue 28).
+// load, not a clock read and a write to a line other cores read.
 // A release that the count missed (it began after the release looked) ends a
 // wait of a few ns, which the recorder takes back as uncontended.
 //
@@ -27,7 +27,7 @@
 // The table's size is the runtime's VPROF_OWNERSHIP_SLOTS. Every lookup
 // lands on a random page of it: at a million slots (32 MiB) PostgreSQL's
 // pgbench lost 18% of its throughput recording, at 128 Ki (4 MiB) 8%
-// (issue 28, docs/performance.md).
+// (docs/performance.md).
 #ifndef VPROF_RUNTIME_OWNERSHIP_MAP_H
 #define VPROF_RUNTIME_OWNERSHIP_MAP_H
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What vprof's probes cost PostgreSQL 15 under pgbench (issue 14), side by
+# What vprof's probes cost PostgreSQL 15 under pgbench, side by
 # side with uftrace; scripts/bench-overhead.sh runs it after its db_bench part.
 # TPC-B (one compound query per transaction, as `postgres.sh profile` runs it),
 # CLIENTS clients x TXNS transactions, against one database (synchronous_commit
@@ -20,7 +20,7 @@
 #   V:P0       variant V run with VPROF_PREEMPT=0 (no context-switch events):
 #              what recording preemptions costs, by difference
 #   V:S10      variant V recording in windows over 10% of the time
-#              (VPROF_SAMPLE=10, issue 28): vprof-sess100, vprof-sess500, vprof-100
+#              (VPROF_SAMPLE=10): vprof-sess100, vprof-sess500, vprof-100
 #   V:S10:P0   both (the suffixes combine)
 #   V:off      variant V's build run without vprof (no trace directory): what
 #              the instrumentation costs while nothing records (ONLY only)
@@ -397,7 +397,7 @@ if "vprof-100" in tps or "vprof-500" in tps:
 print(f"the sessions' sets: iteration 3 {loss('vprof-sess100'):.1f}% in full, "
       f"{loss('vprof-sess100:S10'):.1f}% at 10%; iteration 19 {loss('vprof-sess500'):.1f}% in full, "
       f"{loss('vprof-sess500:S10'):.1f}% at 10%")
-# The goals' figures (issue 28): the sets a session instruments, as a session records them.
+# The overhead goals' figures: the sets a session instruments, as a session records them.
 if normalized:
     nz = lambda v: normalized.get(v, float("nan"))
     print(f"postgres's CPU added, in yardsticks: iteration 3 {nz('vprof-sess100'):.1f}% in full, "

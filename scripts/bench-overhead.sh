@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What vprof's probes cost a real server, side by side with uftrace (issue 14):
+# What vprof's probes cost a real server, side by side with uftrace:
 # db_bench fillrandom (one thread, µs operations, so every probe shows) built
 #   plain      no instrumentation (vprof's flags, libvprof linked, recorder off)
 #   vprof-N    instrumented at three sizes, chosen from `vprof callgraph` below
@@ -29,7 +29,7 @@
 # iteration-3 set in full and at 10% (windowed recording) and by the
 # breadth-first ~100 set at 10% (scripts/bench-overhead-pgbench.sh), and x = (uftrace's added µs/op) / (vprof's
 # added µs/op) on the same functions (vprof-write), both over the plain build,
-# as issue 14 counts it (uftrace needs the -pg build; its recording alone,
+# as the overhead goal counts it (uftrace needs the -pg build; its recording alone,
 # over the -pg build, is printed too). A part not run prints n/a.
 # Usage: scripts/bench-overhead.sh [WORK_DIR]   (default /tmp/vprof-overhead)
 # Env:   VPROF (build/src/vprof)  RUNS (5)  BENCH_NUM (200000)  JOBS (2)
@@ -189,7 +189,7 @@ for v, r in res.items():
     per = add * 1000 / probes if probes == probes and probes > 0 and ":S" not in v else float("nan")
     print(f"{v:<14} {sites.get(v, ''):>6} {med[v]:>13.3f} {min(us):>7.3f} {max(us):>7.3f} "
           f"{add:>12.3f} {span:>26} {probes:>10.1f} {per:>9.1f} {dropped[v]:>10}")
-# uftrace's added time over the plain build (as issue 14 counts it: uftrace
+# uftrace's added time over the plain build (as the overhead goal counts it: uftrace
 # needs the -pg build) and over -pg (its recording alone), against vprof's on
 # the same functions. A ratio over an added time whose interval reaches zero
 # says nothing: "unresolved".
@@ -206,7 +206,7 @@ print(f"uftrace adds {u_plain:.3f} us/op over the plain build ({u_pg:.3f} over i
 if "vprof-iv:S10" in med:
     print(f"with one interval per write: vprof-iv adds {added('vprof-iv')[0]:.3f} us/op in full "
           f"(against uftrace: {ratio(u_plain, 'vprof-iv')[1]}), {added('vprof-iv:S10')[0]:.3f} at 10% "
-          f"({ratio(u_plain, 'vprof-iv:S10')[1]}; issue 28's goal: 100x less), "
+          f"({ratio(u_plain, 'vprof-iv:S10')[1]}; the goal: 100x less than uftrace), "
           f"{added('vprof-iv:off')[0] if 'vprof-iv:off' in res else float('nan'):.3f} not recording")
 print(f"dbbench_uftrace_over_vprof={'unresolved' if write is None else f'{write:.1f}'}")
 EOF

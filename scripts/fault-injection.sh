@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long version of issue 12's fault-injection tests: kill `vprof instrument`
+# The long version of the suite's fault-injection tests: kill `vprof instrument`
 # and `vprof restore` at 200 random moments in their write windows (SIGKILL,
 # SIGINT, SIGTERM, on a 30-file tree), and whole `vprof iterate` sessions at 30
 # random moments; after each, the tree must be pristine or `vprof restore` must
@@ -14,7 +14,7 @@ iterate_rounds=${2:-30}
 cmake --build "$build" --target instrumenter_tests iterate_kill_tests vprof-clang >/dev/null
 start=$SECONDS
 VPROF_FAULT_ROUNDS=$rounds "$build/tests/instrumenter/instrumenter_tests" \
-  --gtest_filter='TreeSafety.Case1_KilledAtRandomMomentsTheTreeAlwaysComesBack' | grep -E 'fault injection|OK|FAILED|Failure' 
+  --gtest_filter=TreeSafety.KilledAtRandomMomentsTheTreeAlwaysComesBack | grep -E 'fault injection|OK|FAILED|Failure' 
 echo "instrument/restore: $((SECONDS - start)) s"
 start=$SECONDS
 VPROF_FAULT_ROUNDS=$iterate_rounds "$build/tests/iterate/iterate_kill_tests" | grep -E 'fault injection|OK|FAILED|Failure'

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 15's acceptance, the long version (by hand; figures in
+# Does vprof gate pass a build against itself, catch a planted regression and
+# pass a refactor? The long version (by hand; figures in
 # docs/performance.md "vprof gate"): vprof gate on examples/minidb's contended
 # preset, DECISIONS decisions of RUNS interleaved runs a side, default
 # thresholds (variance +10%, p99 +5%, confidence 0.95).
@@ -13,12 +14,12 @@
 #   calibrate  for each delay of DELAYS (DIST planted in FUNC, or FUNC=DIST),
 #           CAL_RUNS interleaved runs a side gated together: the p99 (and
 #           variance) change a delay makes, to choose DELAY for a p99 move of
-#           a given size (issue 30)
+#           a given size
 # Every verdict is counted (pass, regression, inconclusive: `vprof gate`
 # exits 0, 1, 3). With FOLLOW=1 (the default) an inconclusive decision that
 # says "about N runs a side would decide" gets N − RUNS more runs a side
 # (interleaved, N <= FOLLOW_MAX) and is decided again on all N: is it then
-# decided? (Issue 30, part 2.)
+# decided?
 # Usage: scripts/gate-acceptance.sh [false|detect|refactor|all|calibrate] [WORK_DIR]
 #   env: VPROF (default build/src/vprof), DECISIONS (20), RUNS (5),
 #        FUNC (Database::commit), DELAY (DIST in FUNC, or FUNC=DIST, e.g.

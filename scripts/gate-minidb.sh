@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI (issue 15, part 6): vprof gate on examples/minidb. Base: minidb as of the
+# CI: vprof gate on examples/minidb. Base: minidb as of the
 # merge-base of HEAD and BASE_BRANCH (main); head: this tree's. Both are
 # instrumented by this vprof at the same functions (scripts/lib/minidb-gate.sh)
 # and run RUNS times each, interleaved (base, head, base, ...), on the

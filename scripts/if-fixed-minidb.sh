@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# "If fixed" against a fix (issue 30, part 4; figures in docs/performance.md):
+# "If fixed" against a fix (figures in docs/performance.md):
 # minidb instrumented as the gate scripts do, one connection (no lock waits),
 # with a delay planted in Database::commit and without, per seed. analyze's
 # prediction for the delay's factor (its time at its mean) is set against the

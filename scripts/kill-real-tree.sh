@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Kills `vprof instrument` and `vprof restore` at random moments on a real
 # tree (LevelDB, PostgreSQL) and checks after each kill that `vprof restore`
-# gives back the pristine sources, byte for byte (issue 12, case 1, on real
-# code rather than the suite's 30-file tree).
+# gives back the pristine sources, byte for byte (the suite's fault-injection
+# test, TreeSafety.KilledAtRandomMomentsTheTreeAlwaysComesBack, on real code
+# rather than its 30-file tree).
 #   scripts/kill-real-tree.sh BUILD_DIR SRC_DIR ROUNDS [INSTRUMENT ARGS...]
 # e.g. scripts/kill-real-tree.sh /tmp/vprof-ci-leveldb/build /tmp/vprof-ci-leveldb/src 40 \
 #        --sync leveldb --function leveldb::DBImpl::Write --function leveldb::DBImpl::Get

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Issue 13's acceptance, long: the planted server (tests/runtime/planted_server.cc)
+# Does the planted function rank first under load? The long version: the planted
+# server (tests/runtime/planted_server.cc)
 # RUNS times under load, with preemption recorded and without (VPROF_PREEMPT=0),
 # alternating; prints per run the first function in the ranking and the
 # preemption share, and per setting how often the planted fn#4 came first.

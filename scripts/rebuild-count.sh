@@ -4,8 +4,8 @@
 # after A), and count the compiled units whose recorded dependencies (ninja
 # -t deps, from the last real build) include a file the second instrument
 # rewrote. With KEEP=1 the second instrument keeps the first's ids
-# (`--keep-ids`, what `vprof iterate` does); KEEP=0 numbers them afresh (vprof
-# before issue 29's fix). The tree is restored at the end, however it ends.
+# (`--keep-ids`, what `vprof iterate` does); KEEP=0 numbers them afresh (what
+# vprof did before `--keep-ids`). The tree is restored at the end, however it ends.
 # Usage: scripts/rebuild-count.sh WORK_DIR FILE_A FILE_B
 #   WORK_DIR holds vprof.json (its build_dir has build.ninja and .ninja_deps:
 #   built at least once); FILE_A, FILE_B list functions one a line (an

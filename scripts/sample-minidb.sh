@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Windowed recording against a full recording on minidb (issue 28's "same
-# answer", by hand; figures in docs/performance.md): RUNS interleaved pairs of
+# Windowed recording against a full recording on minidb (does it give the same
+# answer? By hand; figures in docs/performance.md): RUNS interleaved pairs of
 # the contended preset, one recorded in full and one with `vprof run --sample
 # PCT`, each analyzed; prints per run the wall time, the trace's size, the
 # counted intervals, the latency line and the top factors with their ci95.

@@ -61,7 +61,7 @@ namespace {
 struct Opts {
   std::string first_baseline;
   std::vector<std::string> baseline, head;
-  // The gate runs the workloads itself (issue 30, part 3): both builds
+  // The gate runs the workloads itself: both builds
   // alternately, until the verdict is decided or max_runs a side.
   std::string base_cmd, head_cmd, work_dir;
   int min_runs = 3, max_runs = 10;

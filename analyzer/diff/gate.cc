@@ -106,7 +106,7 @@ GateResult decide(const Diff &d, const GateOptions &o) {
   }
   g.verdict = g.regression ? Verdict::Regression : unsure ? Verdict::Inconclusive : Verdict::Pass;
   if (g.verdict != Verdict::Inconclusive) g.runs_needed = 0;
-  // One run a side is never a sure verdict (issue 30). Its intervals come
+  // One run a side is never a sure verdict. Its intervals come
   // from resampling that run's intervals alone, so they cannot include how
   // whole runs differ (the machine's load over minutes): minidb's same build
   // against itself at one run a side said regression 7 times in 20 and pass

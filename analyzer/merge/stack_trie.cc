@@ -81,8 +81,8 @@ StackTrie StackTrie::canonical(std::vector<uint32_t> &old_to_new,
     // Only the site's own callee: a site that met another function too had a
     // call that was not direct even where no close counted it (a call whose
     // end fell between recording windows, or after the thread's data ended):
-    // folding that function in put its time under the other's name (issue 28,
-    // `Windows.Issue28_FramesOpen...`: 5% of runs).
+    // folding that function in put its time under the other's name (5% of runs of
+    // `Windows.FramesOpenWhenAWindowOpensAreRebuiltFromTheirExits`).
     bool direct_call = s.kind == FrameKind::Function && s.parent >= 3 &&
                        p.kind == FrameKind::Site && p.not_direct == 0 && p.callee_fn == s.id &&
                        !(direct && direct->through_a_pointer(p.id));

@@ -13,8 +13,8 @@
 //               each run's columns are one CBOR byte string of zigzag
 //               LEB128 varints, column after column: its count of cells, then
 //               per cell the step from the last one's row and the value.
-// Versions: 1 (issue 15) the first, every interval's value of every column
-// (read still); 2 (issue 29) the cells only: a MariaDB session's 22 runs
+// Versions: 1 the first, every interval's value of every column (read
+// still); 2 the cells only: a MariaDB session's 22 runs
 // (~7 000 parts x 40 000 intervals a run) took 24 GB to save densely.
 #ifndef VPROF_ANALYZER_PROFILE_PROFILE_H
 #define VPROF_ANALYZER_PROFILE_PROFILE_H
@@ -52,7 +52,7 @@ struct ProfileRun {
   std::vector<std::string> type_names;  // type_names[0] == ""
   // Node n's time per interval, ns, kept where it is not zero (rows
   // ascending): a wide tree's nodes are each in a few intervals, and dense,
-  // saving the wide benchmark's profile took 1.8 GB (issue 29). cols[0] is
+  // saving the wide benchmark's profile took 1.8 GB. cols[0] is
   // the root, the latency. The file stores every cell (format unchanged).
   struct Column {
     std::vector<uint32_t> row;

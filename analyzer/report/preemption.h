@@ -23,8 +23,8 @@ std::optional<double> preemption_share(const RunAnalysis &r);
 std::optional<double> root_share(const RunAnalysis &r);
 
 // From this share of Var(latency) on, preemption is a top cause and reports
-// say so beside the factors (issue 26: 31-55% on Apache's ~75 workers on 2
-// cores, never listed): more runnable threads than cores. It is no
+// say so beside the factors (31-55% on Apache's ~75 workers on 2 cores was
+// never listed): more runnable threads than cores. It is no
 // function's doing, so it is shown, not ranked (docs/method.md).
 inline constexpr double kPreemptionTopCause = 0.10;
 // "preemption: 45.3% of Var(latency), ..." with what it means when it is a

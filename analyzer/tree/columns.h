@@ -33,7 +33,7 @@ struct ShapeNode {
 // Intervals × nodes, kept by column and only where a cell is not zero: an
 // interval's critical path touches a few of a large tree's nodes. Dense, a late
 // MariaDB session's run (≈ 40 000 intervals × 11 600 nodes: Held parts multiply
-// the nodes) took 3.7 GB, and the analysis keeps every run's (issue 29).
+// the nodes) took 3.7 GB, and the analysis keeps every run's.
 // Column c's cells are row[begin[c] .. begin[c+1]), rows ascending, with their
 // values; a cell is an integer number of ns, so sums and differences are exact.
 struct NodeTotals {

@@ -17,7 +17,7 @@
 // node (one that instruments the callee, or a pointer call's targets), or no
 // more of it while it shows a function called there that the earlier does
 // not and that is not on the path above (what a re-entered callee hid: a
-// filter chain's recursion through one pointer call, Apache's, issue 26).
+// filter chain's recursion through one pointer call, Apache's).
 #ifndef VPROF_ANALYZER_TREE_MERGE_RUNS_H
 #define VPROF_ANALYZER_TREE_MERGE_RUNS_H
 

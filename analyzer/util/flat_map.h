@@ -12,7 +12,7 @@
 // one after another) in neighbouring slots, which the cache and prefetcher
 // like; but two runs far apart (per-thread id ranges, a pid in the high bits)
 // can land on each other, and linear probing then walks the pile-up on every
-// insert (issue 25: two threads' ids 1.. and 100000001.., 2 x 200 000, took
+// insert (two threads' ids 1.. and 100000001.., 2 x 200 000, took
 // 10.3 s to analyze). The first probe longer than kLongProbe switches the
 // table to the second hash, a full mix, for good: its cost no longer depends
 // on the keys' values.

@@ -131,8 +131,8 @@ VPROF_API vprof_u64 vprof_rt_clock_ns(void);
  * of a probe (the fast path and the slow path) is out of line, one copy of each probe in each file: inline at every call site it
  * was ~490 bytes a site (PostgreSQL's exec_simple_query grew from 1.9 to
  * 32 KB), and the instrumented functions' hot code missed the instruction
- * cache, recording or not (docs/performance.md, "Issue 28: the probes out of
- * line, counted by cachegrind"). */
+ * cache, recording or not (docs/performance.md: the probes out of line,
+ * counted by cachegrind). */
 #define VPROF_INLINE static inline __attribute__((always_inline))
 #define VPROF_OUT_OF_LINE static __attribute__((noinline, unused))
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # vprof on Apache httpd 2.4 (Debian's apache2 source; by hand, not CI: the
-# build and the runs take long). Issue 26.
+# build and the runs take long). docs/case-studies/apache.md has the runs.
 #   build (default): fetch (apt-get source apache2; pristine.sha1: the fetched
 #   sources' sums, taken before any build writes into the tree) -> configure
 #   against the system APR (apr-1-config, apu-1-config), event MPM, every

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# vprof on MariaDB 10.11 / InnoDB under sysbench (issue 29; by hand, not CI: the
+# vprof on MariaDB 10.11 / InnoDB under sysbench (by hand, not CI: the
 # first build takes long on 2 cores). docs/case-studies/mariadb.md has the runs.
 #   build (default): fetch Debian's source (apt-get source mariadb; pristine.sha1:
 #     the fetched sources' sums, taken before anything else), configure a

@@ -1,5 +1,5 @@
 // The data-quality counters come from one list each (read_counters.def,
-// merge_counters.def, path_counters.def; issue 27, item 1): the JSON reports
+// merge_counters.def, path_counters.def): the JSON reports
 // every one, docs/analyze.md's `data_quality` entry names every one (a
 // counter added to a list and not to the page fails here), and each
 // counter's level sets the report's verdict, the terminal's "data quality:"

@@ -404,7 +404,7 @@ TEST(Merge, AnIntervalThatNeverEndsIsAbandonedBeyondTheWindowLimit) {
 }
 
 
-// Issue 25 item 13: servers mark requests by a pointer to a pooled request
+// Servers mark requests by a pointer to a pooled request
 // object, reused for the next request once the last one ended. 4 threads of
 // 3 000 intervals whose ids come from a pool of 5 addresses read as 12 000
 // intervals, each with its own latency and tiling, not as 5 merged ones.

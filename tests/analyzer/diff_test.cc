@@ -1,4 +1,4 @@
-// vprof diff and vprof gate (issue 15, parts 2-4): the saved profile keeps
+// vprof diff and vprof gate: the saved profile keeps
 // what a comparison needs, byte-exact times; ΔVar(L) is attributed to nodes
 // so that the parts of every node add up to it; moved call sites are one node;
 // bad inputs are refused with a message naming the file; the gate fails only
@@ -133,12 +133,12 @@ TEST(Profile, AnotherFormatVersionIsRefusedNamingTheFile) {
   std::remove(path.c_str());
 }
 
-// Issue 29: version 2 keeps each column's cells, not every interval's value
+// Version 2 keeps each column's cells, not every interval's value
 // (a MariaDB session's 22 runs, ~7 000 parts x 40 000 intervals a run, took
 // 24 GB to save densely, and the OOM killer ended the session). A version-1
 // file, written by the vprof before (tests/analyzer/data/profile-v1.vprof:
 // this very profile), still reads the same.
-TEST(Profile, Issue29_AVersion1ProfileStillReadsAsTheSameProfile) {
+TEST(Profile, AVersion1ProfileStillReadsAsTheSameProfile) {
   Profile p = profile_of(shaped(20, 5, 5, 2), names_at(10));
   auto old = load_profile(VPROF_SOURCE_DIR "/tests/analyzer/data/profile-v1.vprof");
   ASSERT_TRUE(old.ok()) << old.error().message;
@@ -339,11 +339,11 @@ TEST(Diff, AnotherRootOrNoNodeInCommonIsAnErrorNamingBoth) {
       << d.error().message;
 }
 
-// Issue 25, case 8: two programs whose intervals both spend time outside
+// Two programs whose intervals both spend time outside
 // any instrumented function share the (outside) leaf, and only that: the
 // gate passed (exit 0) where a baseline of another program must be refused.
 // Latency alone (nothing instrumented on either side) is still comparable.
-TEST(Diff, Case25_8_AnotherProgramSharingOnlyTheOutsideLeafIsAnError) {
+TEST(Diff, AnotherProgramSharingOnlyTheOutsideLeafIsAnError) {
   auto program = [](uint32_t fn, uint64_t seed, bool instrumented) {
     TraceBuilder tb;
     auto &th = tb.thread(1);
@@ -410,7 +410,7 @@ TEST(Gate, APlantedSpreadFailsAndNamesTheFunction) {
 // The same build twice: never a regression. One run a side of 600 intervals
 // cannot rule out +10% of variance (its interval reaches above, even for the
 // same run against itself: each side is resampled): that is inconclusive,
-// not a pass (issue 30). Nor is a pass at one run a side sure.
+// not a pass. Nor is a pass at one run a side sure.
 TEST(Gate, TheSameBuildTwiceIsNoRegression) {
   Diff d = diff_of(shaped(600, 100, 300, 11), shaped(600, 100, 300, 12));
   GateResult g = decide(d, GateOptions{});  // points into d
@@ -425,7 +425,7 @@ TEST(Gate, TheSameBuildTwiceIsNoRegression) {
   EXPECT_EQ(s.verdict, Verdict::Inconclusive) << s.summary;
   EXPECT_GT(s.runs_needed, 1) << s.summary;
   // With a wide enough threshold the same data passes at two runs a side;
-  // at one run a side that pass is not sure (issue 30): inconclusive.
+  // at one run a side that pass is not sure: inconclusive.
   GateResult wide = decide(same, GateOptions{1.0, 1.0});
   EXPECT_EQ(wide.verdict, Verdict::Inconclusive) << wide.summary;
   EXPECT_TRUE(wide.one_run);
@@ -438,12 +438,12 @@ TEST(Gate, TheSameBuildTwiceIsNoRegression) {
   EXPECT_EQ(wide2.summary.rfind("pass: variance", 0), 0u) << wide2.summary;
 }
 
-// Issue 30: one run a side is never a sure verdict while there are
+// One run a side is never a sure verdict while there are
 // intervals: they come from that run's intervals alone and cannot include
 // how runs differ (minidb's same build against itself said regression 7
 // times in 20 at one run a side). A 9x spread, sure at two runs a side, is
 // inconclusive at one, its change and interval still said.
-TEST(Gate, Issue30_OneRunASideIsInconclusiveHoweverLargeTheChange) {
+TEST(Gate, OneRunASideIsInconclusiveHoweverLargeTheChange) {
   const trace::Trace base = shaped(600, 100, 100, 9), head = shaped(600, 100, 900, 10);
   Diff d = diff_of(base, head);
   ASSERT_TRUE(d.dist.variance.ci.has_value());
@@ -477,11 +477,11 @@ TEST(Gate, Issue30_OneRunASideIsInconclusiveHoweverLargeTheChange) {
   EXPECT_FALSE(points.one_run);
 }
 
-// Issue 30: p99 +40% [-2%, +143%] passed, since only a lower end above the
+// p99 +40% [-2%, +143%] passed, since only a lower end above the
 // threshold was a regression. An interval on both sides of a threshold is
 // inconclusive, and the gate says how many runs a side would decide: the
 // half-width facing the threshold shrinks as 1/sqrt(runs).
-TEST(Gate, Issue30_AnIntervalOnBothSidesIsInconclusiveAndSaysHowManyRuns) {
+TEST(Gate, AnIntervalOnBothSidesIsInconclusiveAndSaysHowManyRuns) {
   Diff d;
   d.dist.variance = {100, 101, 1.01, std::make_pair(0.95, 1.08)};  // surely below +10%
   d.dist.p99 = {100, 140.2, 1.402, std::make_pair(0.984, 2.43)};
@@ -541,8 +541,9 @@ TEST(Gate, OnlyALowerBoundAboveTheThresholdIsARegression) {
 
 // Several runs a side: the runs are resampled too, so two runs of a side
 // that disagree widen the interval (machine noise is not a regression). One
-// run a side's interval lies above the threshold: a false alarm that issue
-// 30's rule turns into inconclusive.
+// run a side's interval lies above the threshold: a false alarm that the
+// one-run rule (never a sure verdict at one run a side) turns into
+// inconclusive.
 TEST(Gate, RunsThatDisagreeWidenTheInterval) {
   Profile b1 = profile_of(shaped(400, 100, 100, 13), names_at(10));
   Profile b2 = profile_of(shaped(400, 100, 600, 14), names_at(10));

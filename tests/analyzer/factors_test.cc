@@ -278,7 +278,7 @@ TEST(Factors, TailShareAndTypeSplit) {
   EXPECT_NEAR(*fb->tail99, 9.9 / 19.7, 1e-12);
   EXPECT_NEAR(*fa->tail99, 9.8 / 19.7, 1e-12);
   EXPECT_NEAR(*fa->tail99 + *fb->tail99, 1.0, 1e-12);
-  // What a fix would buy (issue 30, part 4): L' = L - X + E[X].
+  // What a fix would buy: L' = L - X + E[X].
   // Var(L): squares about 40.7: 50 x 19.7^2 + 49 x 0.3^2 + 970.3^2 = 960 891 (over 99).
   // B at its mean 19.9: L' = 30.9 (51 intervals, A = 10) or 50.9 (49): mean
   // 40.7, squares 51 x 9.8^2 + 49 x 10.2^2 = 9 996; p99 (99th smallest) 50.9.

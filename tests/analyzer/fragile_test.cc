@@ -1,4 +1,4 @@
-// Fragile answers and per-run confidence (issue 13, parts 3 and 5): a factor
+// Fragile answers and per-run confidence: a factor
 // carried by one interval is flagged and ranked at half its score; a factor
 // grafted from a later run gets its interval and tail from that run alone.
 #include <algorithm>
@@ -87,7 +87,7 @@ Names outlier_names() {
                     {{1, 1, "A", 10}, {2, 1, "B", 20}, {3, 1, "D", 30}});
 }
 
-TEST(Fragile, Case3_PlantedSingleOutlierIsFragileAndRankedBelowAStableFactor) {
+TEST(Fragile, PlantedSingleOutlierIsFragileAndRankedBelowAStableFactor) {
   const int n = 2000;
   Outlier t = outlier_trace(n);
   AnalyzeOptions opt;
@@ -142,7 +142,7 @@ TEST(Fragile, Case3_PlantedSingleOutlierIsFragileAndRankedBelowAStableFactor) {
   EXPECT_NE(text.str().find("fragile"), std::string::npos);
 }
 
-TEST(Fragile, Case3_AStableFactorJustOutsideTheTopKReplacesAFragileOne) {
+TEST(Fragile, AStableFactorJustOutsideTheTopKReplacesAFragileOne) {
   // k = 2: by score D and B are selected, A is third. B is fragile, so A (its
   // score more than half B's) is assessed too and takes B's place.
   Outlier t = outlier_trace(2000);
@@ -162,7 +162,7 @@ TEST(Fragile, Case3_AStableFactorJustOutsideTheTopKReplacesAFragileOne) {
   EXPECT_TRUE(a->ci95 && a->tail99) << "the selected factor was assessed";
 }
 
-TEST(Fragile, Case3_AFragileFactorWithMoreThanTwiceTheScoreStillRanksFirst) {
+TEST(Fragile, AFragileFactorWithMoreThanTwiceTheScoreStillRanksFirst) {
   // The same outlier made four times as heavy: Var(B) ≈ 20000²/2000 = 200000,
   // twenty times A's, so half of B's score is still well above A's and D's.
   Outlier t;
@@ -220,7 +220,7 @@ Names deep_names() {
   return make_names({{1, "R"}, {2, "A"}, {3, "C"}}, {{1, 1, "A", 10}, {3, 2, "C", 30}});
 }
 
-TEST(Fragile, Case5_DeepFactorFromALaterRunGetsThatRunsIntervalAndTail) {
+TEST(Fragile, DeepFactorFromALaterRunGetsThatRunsIntervalAndTail) {
   AnalyzeOptions opt;
   opt.root = "R";
   opt.factors.k = 3;
@@ -312,7 +312,7 @@ Names split_names() {
 // MariaDB's session 6: buf_page_get_gen's call sites were first timed in
 // different runs, no one run held them all, and its ci95, p99 and top.1%
 // read "-" with nothing in the legend to say why.
-TEST(Fragile, Issue29_AFactorNoOneRunHoldsSaysWhyItsColumnsAreEmpty) {
+TEST(Fragile, AFactorNoOneRunHoldsSaysWhyItsColumnsAreEmpty) {
   AnalyzeOptions opt;
   opt.root = "R";
   opt.factors.k = 3;

@@ -29,7 +29,7 @@ void churn() {
 
 }  // namespace
 
-TEST(FreedMemory, Issue29_AnAnalysisDroppedInALongProcessGivesItsMemoryBack) {
+TEST(FreedMemory, AnAnalysisDroppedInALongProcessGivesItsMemoryBack) {
 #ifndef __GLIBC__
   GTEST_SKIP() << "keep_freed_memory() tunes glibc's allocator only";
 #endif

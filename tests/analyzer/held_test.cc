@@ -244,9 +244,10 @@ Profile profile_of(const trace::Trace &t) {
   return p;
 }
 
-// Issue 15's detection case in small: the holder's d spreads 6x wider, which
-// lengthens the waiter's lock waits as much. The gate (two runs a side: at
-// one no verdict is sure) names d in H first, not the lock wait it made longer.
+// The gate's detection of a planted change, in small: the holder's d spreads
+// 6x wider, which lengthens the waiter's lock waits as much. The gate (two
+// runs a side: at one no verdict is sure) names d in H first, not the lock
+// wait it made longer.
 TEST(Held, TheGateNamesTheHoldersCodeNotTheWaitItLengthened) {
   Profile b1 = profile_of(holder_and_waiter(600, 100, 5)), h1 = profile_of(holder_and_waiter(600, 600, 6));
   Profile b2 = profile_of(holder_and_waiter(600, 100, 7)), h2 = profile_of(holder_and_waiter(600, 600, 8));
@@ -261,7 +262,7 @@ TEST(Held, TheGateNamesTheHoldersCodeNotTheWaitItLengthened) {
   // Both halves, the holder's own d and the waits it held, are d's: the
   // factor carries (nearly) all of the increase.
   EXPECT_GT(g.grew.front()->part, 0.95) << g.summary;
-  // Issue 31: the message names d as a cause, its own change and the waits
+  // The message names d as a cause, its own change and the waits
   // it held up apart; the cause is exactly the sum of its two nodes' changes
   // (the holder's own d and the waiter's "held by H at d").
   ASSERT_TRUE(d->causes_held);

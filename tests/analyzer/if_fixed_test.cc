@@ -1,4 +1,4 @@
-// "If fixed" and its intervals (analyzer/factors/tail.h, issue 30 part 4):
+// "If fixed" and its intervals (analyzer/factors/tail.h):
 // the latency's variance and p99 with a factor's time at its mean in every
 // interval, and the 95% bootstrap intervals of both, drawn from the same
 // resamples as the shares' ci95.

@@ -1,5 +1,5 @@
 // A call site's node is keyed by (caller, callee, ordinal of that callee in
-// the caller), not by file and line (issue 15, part 1): the same code built
+// the caller), not by file and line: the same code built
 // from another commit, with lines inserted above its call sites, gives the
 // same keys, and two calls of one callee in one caller stay apart.
 #include <functional>
@@ -40,7 +40,7 @@ std::map<std::string, std::string> keys_by_label(const VarNode &root) {
   return out;
 }
 
-TEST(NodeIdentity, Case15_SitesKeepTheirKeysWhenLinesMoveAndIdsShift) {
+TEST(NodeIdentity, SitesKeepTheirKeysWhenLinesMoveAndIdsShift) {
   AnalyzeOptions opt;
   opt.factors.bootstrap = 0;
   // Base: sites 1, 2 (g) and 3 (h) on lines 10, 12, 14.

@@ -1,4 +1,4 @@
-// Recursion and sometimes-entered callees (issue 13): a call site whose callee
+// Recursion and sometimes-entered callees: a call site whose callee
 // enters instrumented code in some calls and not others keeps its own time in
 // the site ("<callee> (uninstrumented part)"), never in a nested function's
 // body, in every interval; recursive instances are counted once
@@ -70,7 +70,7 @@ struct FgfShape {
 
 Names fgf_names() { return make_names({{1, "f"}}, {{1, 1, "g", 10}}); }
 
-TEST(Recursion, Case13_UninstrumentedCalleeReenteringTheRootStaysInItsSite) {
+TEST(Recursion, UninstrumentedCalleeReenteringTheRootStaysInItsSite) {
   // Bug: site 1 took f's name when g re-entered f (in 1 of 10 000 intervals),
   // and g's own time became "f (body)" in every interval.
   // With N = 10 000, planted (sample statistics, n - 1):
@@ -142,7 +142,7 @@ TEST(Recursion, Case13_UninstrumentedCalleeReenteringTheRootStaysInItsSite) {
   EXPECT_NEAR(factor(*a, "f (body)")->contribution, var_b / var_l, 1e-9);
 }
 
-TEST(Recursion, Case13_RootFunctionCountsItsRecursionOnce) {
+TEST(Recursion, RootFunctionCountsItsRecursionOnce) {
   // --root f: the same tree under the root f (no outside time here); the
   // re-entered f is inside the root, so it is no factor of its own.
   FgfShape s;
@@ -172,7 +172,7 @@ TEST(Recursion, Case13_RootFunctionCountsItsRecursionOnce) {
 
 trace::Trace mutual();
 
-TEST(Recursion, Case13_EpochsAndThreadsDoNotChangeWhatASiteIs) {
+TEST(Recursion, EpochsAndThreadsDoNotChangeWhatASiteIs) {
   // Whether a site's calls were all direct is summed over epochs and
   // threads: any epoch size gives the one-epoch result (timeline.h, I5).
   FgfShape s;
@@ -214,7 +214,7 @@ TEST(Recursion, Case13_EpochsAndThreadsDoNotChangeWhatASiteIs) {
   EXPECT_GE(node_of(ref.trie, {{FrameKind::Function, 1}, {FrameKind::Site, 1}, {FrameKind::Function, 1}}), 0);
 }
 
-TEST(Recursion, Case13_LostRecordsDoNotMakeADirectCallLookReentered) {
+TEST(Recursion, LostRecordsDoNotMakeADirectCallLookReentered) {
   // Site 1 calls f2 directly twice; after records were lost at 45, a third
   // call shows no enter (it was lost) and a fourth is still open when the
   // data ends. Neither says the site's callee is anything but f2.
@@ -247,7 +247,7 @@ trace::Trace mutual() {
   return tb.build();
 }
 
-TEST(Recursion, Case13_MutualRecursionThroughInstrumentedFunctions) {
+TEST(Recursion, MutualRecursionCountsTheInnerInstanceOnce) {
   // f body a = {2,4,2,4}: mean 3, d = ∓1          -> Var 4/3
   // g body c = {10,10,20,20}: mean 15, d = ∓5     -> Var 100/3
   // f again d = {0,6,0,6}: mean 3, d = ∓3         -> Var 36/3 = 12
@@ -303,7 +303,7 @@ trace::Trace through_pointer(bool always) {
   return tb.build();
 }
 
-TEST(Recursion, Case13_RecursionThroughAFunctionPointer) {
+TEST(Recursion, ARecursivePointerCallIsNamedByThePointerUnlessEveryCallReenters) {
   // The site's own time u = {30, 2, 50, 2}: mean 21, d = 9,-19,29,-19
   //   -> Σd² = 81+361+841+361 = 1644, Var 548;
   // f through the pointer n = {0, 8, 0, 12}: mean 5, d = -5,3,-5,7 -> 108/3 = 36;
@@ -335,7 +335,7 @@ TEST(Recursion, Case13_RecursionThroughAFunctionPointer) {
   EXPECT_EQ(find_label(always->tree, "fp (uninstrumented part)"), nullptr);
 }
 
-TEST(Recursion, Case13_ARunThatInstrumentsTheCalleeReplacesTheSitesOwnPart) {
+TEST(Recursion, ARunThatInstrumentsTheCalleeReplacesTheSitesOwnPart) {
   // Run 0 is the f-g-f shape on 8 intervals (g not instrumented); run 1
   // instruments g (2): site 1 always enters it, g's own time is g's body, and
   // g calls f through its site 2 where run 0 saw the re-entry. The merged
@@ -373,7 +373,7 @@ TEST(Recursion, Case13_ARunThatInstrumentsTheCalleeReplacesTheSitesOwnPart) {
   EXPECT_NEAR(children_contribution(*g), g->contribution, 1e-9);
 }
 
-TEST(Recursion, Case13_ANamedCalleeThatReentersInEveryCallIsNeverTakenForTheSitesCallee) {
+TEST(Recursion, ANamedCalleeThatReentersInEveryCallIsNeverTakenForTheSitesCallee) {
   // through_pointer(true) with site 3 a direct call of g (not instrumented),
   // as a manifest of schema 2 says: g enters f in every call. Before, every
   // call looked like a direct call of f and g's own 2 ns became f's body.
@@ -398,8 +398,8 @@ TEST(Recursion, Case13_ANamedCalleeThatReentersInEveryCallIsNeverTakenForTheSite
 
   // The same site marked indirect (a call through a pointer): every call
   // entered f once, yet f stays a node under the site, as it would if
-  // another run's calls reached a second target (issue 14: runs must key
-  // f's subtree the same way, whatever else the pointer reached).
+  // another run's calls reached a second target (runs must key f's subtree
+  // the same way, whatever else the pointer reached).
   names.sites[3].indirect = true;
   auto indirect = analyze_run(through_pointer(true), names, opt, 0).value();
   expect_tiled_and_additive(*indirect);
@@ -426,7 +426,7 @@ trace::Trace two_targets(bool two_threads) {
   return tb.build();
 }
 
-TEST(Recursion, Case13_APointerCallReachingTwoFunctionsKeepsThemApart) {
+TEST(Recursion, APointerCallReachingTwoFunctionsKeepsThemApart) {
   // Each call enters one function once, but not always the same one: folding
   // them into the site would mix a's and b's breakdowns under one name.
   // a = {10,0,20,0,30,0}, b = {0,40,0,60,0,20}; the site is their sum.
@@ -481,7 +481,7 @@ trace::Trace pointer_then_deeper(bool second) {
   return tb.build();
 }
 
-TEST(Recursion, Issue14_RunsWhosePointerCallReachedOneOrTwoTargetsMergeTheSameSubtree) {
+TEST(Recursion, RunsWhosePointerCallReachedOneOrTwoTargetsMergeTheSameSubtree) {
   // PostgreSQL: `node->ExecProcNode` reached ExecModifyTable alone in one
   // run and also ExecProcNodeFirst in the next. The first run folded the
   // call into ExecModifyTable's and keyed its parts under the site; the
@@ -513,7 +513,7 @@ TEST(Recursion, Issue14_RunsWhosePointerCallReachedOneOrTwoTargetsMergeTheSameSu
 }
 
 
-// A recursion as deep as a recursive server's worst request (issue 59): f
+// A recursion as deep as a recursive server's worst request: f
 // calls itself through site 1, `depth` deep, in one interval of many. The
 // analyzer walks no structure by recursion on the call depth: this runs on
 // the test's default stack, in time linear in the records.

@@ -283,13 +283,13 @@ TEST(Report, ThroughTraceFilesAndManifest) {
   fs::remove_all(dir);
 }
 
-// Issue 29, MariaDB session 5: os_file_sync_posix calls fdatasync through a
+// Found in MariaDB session 5: os_file_sync_posix calls fdatasync through a
 // local `func`, the only value the tree stores there (manifest: stored_in,
 // one target). The session's top cause read "func", the expression; it is
 // fdatasync, as a direct call's is its callee, and the JSON keeps the
 // expression. A pointer with two stored targets, or targets by type, keeps
 // its expression's name.
-TEST(Report, Issue29_ACallThroughAPointerTheTreeSetsToOneFunctionIsNamedByIt) {
+TEST(Report, ACallThroughAPointerTheTreeSetsToOneFunctionIsNamedByIt) {
   namespace fs = std::filesystem;
   fs::path dir = vprof::testing::fresh_dir("vprof-an", "stored");
   SynthThread a(dir.string(), 1, 11);

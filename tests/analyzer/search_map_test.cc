@@ -86,7 +86,7 @@ TEST(FlatMap, ValuesDoNotMoveWhenItGrows) {
 }
 
 
-// Issue 25 item 1: the cost of a lookup must not depend on the ids' values.
+// The cost of a lookup must not depend on the ids' values.
 // Two runs of ids far apart (per-thread ranges, a pid in the high bits,
 // pointers from malloc) stepped over tens of thousands of slots a lookup
 // with a hash that kept the keys' order (2 x 200 000 ids took 10-47 s to

@@ -1,4 +1,4 @@
-// Covariance shares (issue 13, part 4; docs/method.md, "The variance tree"):
+// Covariance shares (docs/method.md, "The variance tree"):
 // share(X) = Cov(X, L)/Var(L). They add up over any tiling, a function over its
 // call sites is the sum of them, and factors are ranked by share × specificity.
 #include <cmath>

@@ -231,13 +231,13 @@ TEST(VarianceTree, MatrixLimitIsAnErrorNotACrash) {
       << run.error().message;
 }
 
-// MariaDB session 5 (issue 29) stopped at iteration 19: 40 000 intervals x
+// MariaDB session 5 stopped at iteration 19: 40 000 intervals x
 // 6 960 nodes were refused as 4.1 GiB of dense matrices, though the totals
 // are kept by cell and a path reaches few of a wide tree's nodes. Here each
 // interval calls one of 20 functions: dense, 20 intervals x 24 nodes (3 of
 // the trie's own, R, its 20 sites) x 16 bytes were 7 680 bytes; the cells a
 // path reaches are 20 x 3 (the root, R, one site), 720 bytes.
-TEST(VarianceTree, Issue29_TheLimitCountsTheCellsAPathReachesNotTheWholeTree) {
+TEST(VarianceTree, TheLimitCountsTheCellsAPathReachesNotTheWholeTree) {
   TraceBuilder tb;
   Names names = make_names({{1, "R"}}, {});
   for (uint32_t i = 0; i < 20; ++i) {
@@ -469,13 +469,13 @@ TEST(VarianceTree, UninstrumentedCalleeIsALeafSoALaterRunsBreakdownWins) {
   EXPECT_NEAR(children_contribution(*b), b->contribution, 1e-9);
 }
 
-// Issue 14, found on PostgreSQL: run 0 timed the pointer call
+// Found on PostgreSQL: run 0 timed the pointer call
 // node->ExecProcNode with its callees not instrumented; they re-entered
 // instrumented code, so the site's own time was "(uninstrumented part)",
 // 82.5% of Var. Run 1 instrumented the 45 functions the pointer may reach,
 // which left a sliver of uninstrumented part (a call reaching none of them).
 // The merge kept run 0's breakdown, and the session stopped on it.
-TEST(VarianceTree, Issue14_ALaterBreakdownWithAMuchSmallerUninstrumentedPartWins) {
+TEST(VarianceTree, ALaterBreakdownWithAMuchSmallerUninstrumentedPartWins) {
   auto node = share_leaf;
   const std::string site = "root/site:ExecProcNode>node->ExecProcNode#0";
   auto tree = [&](int run, double uninstrumented, double target) {
@@ -501,12 +501,12 @@ TEST(VarianceTree, Issue14_ALaterBreakdownWithAMuchSmallerUninstrumentedPartWins
   EXPECT_NE(find_label(merged, "ExecProcNode"), nullptr);
 }
 
-// Issue 29, found on MariaDB: runs 22-25 measured lock.rd_lock (a template's
+// Found on MariaDB: runs 22-25 measured lock.rd_lock (a template's
 // call) with manifests saying "a call through a pointer, no targets"; run 26,
 // with a vprof that lists what such a call may reach, measured it too, not
 // broken down further. The merged node keeps run 0's numbers and takes the
 // newest manifest's word on what the site is.
-TEST(VarianceTree, Issue29_AMergedSiteSaysWhatTheNewestManifestSaysItIs) {
+TEST(VarianceTree, AMergedSiteSaysWhatTheNewestManifestSaysItIs) {
   const std::string site = "root/site:sux_lock::s_lock>lock.rd_lock#0";
   auto tree = [&](int run, std::vector<std::string> targets) {
     VarNode root = share_leaf("root", "sux_lock::s_lock", 1.0, run);
@@ -531,14 +531,14 @@ TEST(VarianceTree, Issue29_AMergedSiteSaysWhatTheNewestManifestSaysItIs) {
   EXPECT_EQ(m->call_site->dependent_name, "rd_lock");
 }
 
-// Issue 26, found on Apache httpd: ap_pass_brigade calls the next output
+// Found on Apache httpd: ap_pass_brigade calls the next output
 // filter through a pointer, and each filter calls ap_pass_brigade again. Run
 // 0 instrumented ap_pass_brigade alone: the pointer call's breakdown was
 // ap_pass_brigade re-entered, with a sliver (~0%) of uninstrumented part.
 // Run 1 instrumented the filters, leaving a sliver as well: "less than half
 // of that sliver" is noise, and in 3 sessions of 4 the run that named the
 // filter never reached the merged tree.
-TEST(VarianceTree, Issue26_ALaterBreakdownThatInstrumentsWhatARecursiveSiteCallsWins) {
+TEST(VarianceTree, ALaterBreakdownThatInstrumentsWhatARecursiveSiteCallsWins) {
   const std::string site = "root/site:ap_pass_brigade>out_func#0";
   auto tree = [&](int run, double uninstrumented, const std::string &entered) {
     VarNode root = share_leaf("root", "ap_pass_brigade", 1.0, run);
@@ -565,7 +565,7 @@ TEST(VarianceTree, Issue26_ALaterBreakdownThatInstrumentsWhatARecursiveSiteCalls
   EXPECT_EQ(m->run, 0);
 }
 
-// Issue 29, found on MariaDB: mysql_execute_command calls
+// Found on MariaDB: mysql_execute_command calls
 // mysql_update(thd, ..., unit->lim.get_select_limit(), ...), whose row-lock
 // wait (not instrumented in that run) had Held parts, so the site was
 // expanded; the argument's call site came along as a child, the node no
@@ -573,7 +573,7 @@ TEST(VarianceTree, Issue26_ALaterBreakdownThatInstrumentsWhatARecursiveSiteCalls
 // pseudo-breakdown over every later run that instrumented mysql_update: the
 // session decided "already broken down" on it for ever. An argument's call
 // folds into the wait's "(not held)" part, as it folds into a leaf site.
-TEST(VarianceTree, Issue29_AnArgumentsCallDoesNotMakeAHeldSplitABreakdown) {
+TEST(VarianceTree, AnArgumentsCallDoesNotMakeAHeldSplitABreakdown) {
   // Run 0: R(1) calls B at site 1 (B not instrumented) with an argument call
   // A (site 5); inside B, a wait on 0x10 held by thread 2 in H(3).
   TraceBuilder t0;

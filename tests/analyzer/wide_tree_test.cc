@@ -1,6 +1,6 @@
 // A wide tree (a server's hundreds of Held parts or callees under one node,
-// each in a few intervals) costs its paths, not intervals × nodes (issue 29:
-// a late MariaDB run took 3.7 GB and 14 s): the node totals are kept by column,
+// each in a few intervals) costs its paths, not intervals × nodes (a late
+// MariaDB run took 3.7 GB and 14 s): the node totals are kept by column,
 // only the cells a critical path touches (analyzer/tree/columns.h); sparse
 // parts' covariances come from their cells, and a wide node keeps its largest
 // covariance terms and sums the rest in one (variance_tree.cc).
@@ -59,7 +59,7 @@ std::unique_ptr<RunAnalysis> analyzed(int intervals, int width = kCallees) {
   return analyze_run(wide_trace(intervals, width), wide_names(), opt, 0).value();
 }
 
-TEST(Columns, Issue29_AWideTreeKeepsOnlyTheCellsItsPathsTouch) {
+TEST(Columns, AWideTreeKeepsOnlyTheCellsItsPathsTouch) {
   const int n = 3000;
   auto run = analyzed(n);
   const Columns &c = run->columns;
@@ -119,7 +119,7 @@ const VarNode *node_of(const VarNode &n, const std::string &label) {
   return nullptr;
 }
 
-TEST(VarianceTree, Issue29_SparsePartsCovariancesAreTheDenseProducts) {
+TEST(VarianceTree, SparsePartsCovariancesAreTheDenseProducts) {
   // Six callees, each in a sixth of the intervals: sparse parts (< 1/4),
   // beside R's body, a dense one. Every pair is kept (7 parts, 21 pairs).
   const int n = 600;
@@ -146,7 +146,7 @@ TEST(VarianceTree, Issue29_SparsePartsCovariancesAreTheDenseProducts) {
   EXPECT_EQ(covs, 21);
 }
 
-TEST(VarianceTree, Issue29_AWideNodeKeepsItsLargestCovariancesAndSumsTheRest) {
+TEST(VarianceTree, AWideNodeKeepsItsLargestCovariancesAndSumsTheRest) {
   const int n = 1200, width = 60;  // 61 parts: 1 830 pairs, 244 kept
   auto run = analyzed(n, width);
   const Columns &c = run->columns;
@@ -204,7 +204,7 @@ TEST(VarianceTree, Issue29_AWideNodeKeepsItsLargestCovariancesAndSumsTheRest) {
 // few ns at random. Only one pair's covariance is more than 0.01% of Var(L):
 // (1, 2). Every other pair is summed into one term (a late MariaDB run's tree
 // had 139 580 terms under 0.001% of Var(L), most of the analysis's memory).
-TEST(VarianceTree, Issue29_NegligibleCovariancesAreSummedNotKeptOneByOne) {
+TEST(VarianceTree, NegligibleCovariancesAreSummedNotKeptOneByOne) {
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> heavy(100, 100000), small(0, 20);
   TraceBuilder tb;

@@ -1,4 +1,4 @@
-// Windowed recording (issue 28, part 1; trace format v6 WINDOW records): an
+// Windowed recording (trace format v6 WINDOW records): an
 // interval counts when it begins in a window's ON part, whatever its length;
 // the frames a thread ended and began while nothing recorded are put right
 // when recording resumes, as traces up to format 7 say them (`pops` and the
@@ -52,7 +52,7 @@ TraceBuilder straddle() {
   return tb;
 }
 
-TEST(Windows, Issue28_AHeavyIntervalStraddlingTheWindowsEndCountsWhole) {
+TEST(Windows, AHeavyIntervalStraddlingTheWindowsEndCountsWhole) {
   TraceBuilder tb = straddle();
   analyzer::AnalyzeOptions opt;
   opt.factors.bootstrap = 0;
@@ -83,7 +83,7 @@ TEST(Windows, Issue28_AHeavyIntervalStraddlingTheWindowsEndCountsWhole) {
 // the second case, and g(2) begins: recording resumes at 200 with g entered
 // at 200. Interval 9 over [210, 260) is all g's: 50 ns at root > g, nothing
 // under f.
-TEST(Windows, Issue28_FramesEndedAndBegunBetweenWindowsArePutRight) {
+TEST(Windows, FramesEndedAndBegunBetweenWindowsArePutRight) {
   for (bool waiting : {false, true}) {
     TraceBuilder tb;
     auto &t = tb.thread(1);
@@ -108,7 +108,7 @@ TEST(Windows, Issue28_FramesEndedAndBegunBetweenWindowsArePutRight) {
 // both waits end (pops 2), then g(2) begins. Both pops are the waits: the
 // site and f stay open, g goes on top of them, and nothing is unmatched
 // (before, the second pop closed the site: 1 unmatched on PostgreSQL).
-TEST(Windows, Issue28_NestedWaitsEndedBetweenWindowsPopNoFrame) {
+TEST(Windows, NestedWaitsEndedBetweenWindowsPopNoFrame) {
   TraceBuilder tb;
   auto &t = tb.thread(1);
   t.window(0, ON, 1, true).enter(10, 1).site(20, 5).wait(30, 0x77).wait(35, 0x78);
@@ -127,7 +127,7 @@ TEST(Windows, Issue28_NestedWaitsEndedBetweenWindowsPopNoFrame) {
 
 // More frames ended between windows than the records began (a thread whose
 // earlier records were lost): counted, and the stack is emptied.
-TEST(Windows, Issue28_MorePopsThanFramesAreCounted) {
+TEST(Windows, MorePopsThanFramesAreCounted) {
   TraceBuilder tb;
   auto &t = tb.thread(1);
   t.window(0, ON, 1, true).enter(10, 1).window(50, OFF, 1, true);
@@ -153,7 +153,7 @@ TEST(Windows, Issue28_MorePopsThanFramesAreCounted) {
 // windows, ended at 1060; 2 over [1100, 1150) and 3 over [1160, 1190).
 // Counted: A's 1 (10 ns) and 7 (40 ns), B's 2 (50 ns) and 3 (30 ns); left
 // out: A's 2 and first 7, B's 1 (its begin is in B's header, not here).
-TEST(Windows, Issue28_OneSideOfAnIntervalUnrecordedIsNoDuplicateNorAReuse) {
+TEST(Windows, OneSideOfAnIntervalUnrecordedIsNoDuplicateNorAReuse) {
   TraceBuilder tb;
   auto &a = tb.thread(1, 100);
   a.window(0, OFF, 0).window(100, ON, 1, true).begin(110, 1).end(120, 1);
@@ -181,7 +181,7 @@ TEST(Windows, Issue28_OneSideOfAnIntervalUnrecordedIsNoDuplicateNorAReuse) {
 
 // Recorded in full, an id begun again while open stays ambiguous, and one
 // reused in the same process is counted as before.
-TEST(Windows, Issue28_RecordedInFullADuplicateBeginIsStillOne) {
+TEST(Windows, RecordedInFullADuplicateBeginIsStillOne) {
   TraceBuilder tb;
   tb.thread(1, 100).begin(10, 1).begin(20, 1).end(30, 1).begin(40, 1).end(50, 1);
   auto tl = analyzer::compute_critical_paths(tb.build());
@@ -196,7 +196,7 @@ TEST(Windows, Issue28_RecordedInFullADuplicateBeginIsStillOne) {
 // ignored as a duplicate begin) and A's is incomplete. Two processes at
 // once that number their ids alike stay ambiguous: C (pid 300) begins 5 at
 // 200 and ends it at 230, D (pid 400) begins 5 at 210 while C still records.
-TEST(Windows, Issue28_AnIntervalLeftOpenByAnEndedProcessIsNotTheNextRunsDuplicate) {
+TEST(Windows, AnIntervalLeftOpenByAnEndedProcessIsNotTheNextRunsDuplicate) {
   TraceBuilder tb;
   tb.thread(1, 100).begin(10, 1).enter(12, 1).exit(20, 1);
   tb.thread(2, 200).begin(100, 1).end(150, 1);
@@ -223,9 +223,9 @@ TEST(Windows, Issue28_AnIntervalLeftOpenByAnEndedProcessIsNotTheNextRunsDuplicat
 // call never closed in the data (the thread's records end inside it, as a
 // call whose end falls between windows): no close counted it as not direct,
 // and h was folded into the site that names g, so interval 9's 50 ns read as
-// g's (the 5% flake of the runtime's Issue28_FramesOpen... test). h keeps
+// g's (the 5% flake of the runtime's Windows.FramesOpen... test). h keeps
 // its own node.
-TEST(Windows, Issue28_AFunctionIsNotFoldedIntoASiteThatNamesAnother) {
+TEST(Windows, AFunctionIsNotFoldedIntoASiteThatNamesAnother) {
   TraceBuilder tb;
   tb.thread(1).enter(10, 1).site(20, 5).enter(30, 20).exit(40, 20).site_end(50, 5);
   tb.thread(1).site(60, 5).enter(70, 3).begin(80, 9).end(130, 9);

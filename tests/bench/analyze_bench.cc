@@ -43,7 +43,7 @@ namespace {
 // then hands work to a worker through a queue and waits on its signal (a
 // created-by edge and a wake-up edge). About 32 records per interval.
 // How the generated intervals are numbered: the analysis' cost must not
-// depend on it (issue 25: two threads' ranges 1.. and 100000001.. took 30x
+// depend on it (two threads' ranges 1.. and 100000001.. took 30x
 // longer than contiguous ids).
 enum class Ids { Contiguous, Sparse, Pointer, Pooled };
 const char *ids_name(Ids i) {
@@ -63,7 +63,7 @@ struct Gen {
   Ids ids = Ids::Contiguous;
   // wide > 0: interval i's parse() goes through one of `wide` sites, each to
   // its own function (ids from 1000), a tree as wide as a large server's
-  // (issue 29: ~11 600 nodes on MariaDB) where each path touches few nodes.
+  // (~11 600 nodes on MariaDB) where each path touches few nodes.
   uint32_t wide = 0;
 
   // Interval i's id: counting up; per request thread, in ranges 10^8 apart;

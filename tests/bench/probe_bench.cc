@@ -15,11 +15,12 @@
 // its callee (VPROF_SITE_CALLS), whose enter and end read no clock.
 // lock_bare_ns, lock_timed_ns, lock_tried_ns (a line of their own): an
 // uncontended pthread mutex taken and given back, bare; wrapped as the sync
-// pack wrapped it before issue 28 (wait begin, lock, wait end, release,
-// unlock); and tried first, as it is now (trylock; the release; unlock).
+// pack wrapped it before acquires were tried first (wait begin, lock, wait
+// end, release, unlock); and tried first, as it is now (trylock; the
+// release; unlock).
 // neighbour_ratio: the same ratio measured again while a neighbour process
 // writes a file with fsync on the trace's file system and streams through
-// 1 GiB of memory (issue 14: a DBMS does I/O all the time).
+// 1 GiB of memory (a DBMS does I/O all the time).
 // Usage: vprof_bench_probe [pairs_per_batch]   (default 1000000)
 #include <fcntl.h>
 #include <pthread.h>
@@ -115,7 +116,7 @@ static double batch(What w, uint32_t n, double tpn) {
         pthread_mutex_unlock(&mutex);
       }
       break;
-    case What::LockTimed:  // the pthreads pack's text before issue 28
+    case What::LockTimed:  // the pthreads pack's text before acquires were tried first
       for (uint32_t i = 0; i < n; ++i) {
         (vprof_sync_wait_begin(&mutex, VPROF_SYNC_MUTEX), pthread_mutex_lock(&mutex),
          vprof_sync_wait_end(&mutex, VPROF_SYNC_MUTEX, 1));

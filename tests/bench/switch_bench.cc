@@ -11,7 +11,7 @@
 // the switch event), alternately (the runtime reads its environment at
 // start-up, so each measurement re-executes this program). The same two
 // again between recording windows (VPROF_SAMPLE=1 with windows of an hour,
-// which never open here: issue 28 closes the event between windows). Last line:
+// which never open here: the event is closed between windows). Last line:
 //   switch_ns=<plain ns a switch> preempt_event_ns=<ns the event adds a switch> ratio=<x>
 //   off_window_event_ns=<ns the event adds a switch between windows>
 // Usage: vprof_bench_switch [round_trips]   (default 100000)

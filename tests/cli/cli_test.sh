@@ -42,7 +42,7 @@ expect "analyze two programs" 2 "^vprof: error: $tmp/t1 and $tmp/t-other: traces
   "$vprof" analyze "$tmp/t1" "$tmp/t-other"
 expect "analyze two runs of one program" 0 '' -- "$vprof" analyze "$tmp/t1" "$tmp/t1"
 # analyze --html: one page; an output that cannot be written is one line
-# naming the file, before any analysis (issue 16).
+# naming the file, before any analysis.
 expect "analyze --html" 0 '' -- "$vprof" analyze "$tmp/t1" --html "$tmp/r.html"
 grep -q '<script type="application/json" id="vprof-data">' "$tmp/r.html" && pass=$((pass + 1)) || {
   fail=$((fail + 1)); echo "FAIL analyze --html wrote no page"; }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# vprof analyze --save, vprof diff and vprof gate on real runs of minidb_bench
-# (issue 15): a saved profile compares like its trace, a planted delay fails
+# vprof analyze --save, vprof diff and vprof gate on real runs of minidb_bench:
+# a saved profile compares like its trace, a planted delay fails
 # the gate at two runs a side (exit 1, naming the change) and is inconclusive
-# at one (exit 3: one run a side is never a sure verdict, issue 30), the same
+# at one (exit 3: one run a side is never a sure verdict), the same
 # run is inconclusive, and bad baselines are exit 2 with one line naming the
 # file and what was wrong.
 # The delay (exp, mean 3 ms per transaction, on a run whose transactions
@@ -41,7 +41,7 @@ expect_rc "analyze --save" 0 $?
 # intervals a side cannot rule out +10% of variance (each side resampled; a
 # few long transactions make the variance's interval span orders of
 # magnitude), so the gate says it cannot tell: exit 3, how many runs would
-# decide, a <skipped> JUnit case (issue 30). --inconclusive maps it.
+# decide, a <skipped> JUnit case. --inconclusive maps it.
 "$vprof" gate --baseline "$tmp/base.vprof" "$tmp/base" --junit "$tmp/unsure.xml" --json "$tmp/unsure.json" \
   --markdown "$tmp/unsure.md" >"$tmp/out" 2>"$tmp/err"
 expect_rc "same run" 3 $?
@@ -83,7 +83,7 @@ assert any(n["key"] == "root/outside" for n in d["nodes"])
 PY
 grep -q "^### vprof gate: .* regression" "$tmp/gate.md" && ok || bad "markdown: $(head -3 "$tmp/gate.md")"
 
-# The same delay at one run a side: never a sure verdict (issue 30): its
+# The same delay at one run a side: never a sure verdict: its
 # intervals come from that run's intervals alone and miss how runs differ
 # (minidb's same build against itself said regression 7 times in 20 so).
 # Inconclusive, exit 3, with the change and its interval and the reason;
@@ -116,7 +116,7 @@ expect_rc "runs" 1 $?
 grep -q "(2 runs, 800 intervals) -> head" <("$vprof" diff "$tmp/base" "$tmp/slow" 2>/dev/null; \
   "$vprof" gate --baseline-runs "$tmp/base" "$tmp/base" --runs "$tmp/slow" 2>/dev/null) && ok || bad "runs: intervals pooled"
 
-# The gate runs the workloads itself (issue 30, part 3): base and head in
+# The gate runs the workloads itself: base and head in
 # turn, deciding from --min-runs a side on, until decided or --max-runs. At
 # --min-runs 1 the first decision is inconclusive (one run a side), the
 # second decides.

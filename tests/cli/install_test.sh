@@ -3,7 +3,7 @@
 # annotated C program, with the link flags before the objects or after; its
 # pkg-config file and CMake package (vprof::runtime,
 # vprof_add_gate_test) build one too, and the package's gate test passes
-# against its own baseline and fails against a missing one (issue 15, part 5).
+# against its own baseline and fails against a missing one.
 # Usage: install_test.sh BUILD_DIR
 set -euo pipefail
 build=$1
@@ -31,7 +31,7 @@ cc -std=c99 "$tmp/app.c" $cflags $libs -o "$tmp/app"
 "$vprof" run --trace-dir "$tmp/trace" -- "$tmp/app" 2>/dev/null
 "$vprof" dump "$tmp/trace" | grep -q "interval_end   interval=1"
 
-# The link flags work wherever a build puts them (issue 32): Redis puts its
+# The link flags work wherever a build puts them: Redis puts its
 # LDFLAGS before the objects, and a linker with --as-needed (Debian's gcc's
 # default; said here for every distribution) dropped -lvprof named there:
 # "undefined reference to vprof_interval_begin_labeled". After the objects

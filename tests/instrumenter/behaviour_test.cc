@@ -139,8 +139,8 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
     }
   EXPECT_EQ(t->dropped_records, 0u);
   for (const auto &[kind, n] : p.expect) EXPECT_EQ(got[kind], n) << kind << " events in " << p.file;
-  // The program told the runtime which manifest names its ids (issue 13,
-  // part 6): each rewritten file its own id, all listed (issue 29).
+  // The program told the runtime which manifest names its ids: each
+  // rewritten file its own id, all listed.
   const nlohmann::json manifest = nlohmann::json::parse(slurp(r->manifest_path));
   std::set<std::string> listed;
   for (const auto &f : manifest.at("files")) listed.insert(f.at("id").get<std::string>());

@@ -11,7 +11,7 @@
 
 using vprof::test::slurp;
 
-TEST(Cancel, Issue29_ACancelledInstrumentStopsBeforeTheNextUnitAndWritesNothing) {
+TEST(Cancel, ACancelledInstrumentStopsBeforeTheNextUnitAndWritesNothing) {
   vprof::test::TestTree t;
   for (int i = 0; i < 6; ++i) {
     const std::string f = "u" + std::to_string(i) + ".c";

@@ -1,4 +1,4 @@
-// Calls through pointers and virtual calls (issue 13): the manifest marks them
+// Calls through pointers and virtual calls: the manifest marks them
 // `indirect` and lists the functions in the tree each may reach, so that
 // `iterate` can break such a call down. Targets of a pointer call: functions
 // of its type whose address the tree takes; of a virtual call: the method's
@@ -45,11 +45,11 @@ void expect_targets(const nlohmann::json &m, const std::string &callee_text, con
 
 }  // namespace
 
-// Issue 14, PostgreSQL: ExecScan's access method is passed with a cast,
+// PostgreSQL: ExecScan's access method is passed with a cast,
 // (ExecScanAccessMtd) IndexNext, as IndexNext takes an IndexScanState *. A
 // function cast to the call's pointer type is one of its targets; one cast
 // to another type is not.
-TEST(Indirect, Issue14_AFunctionCastToThePointersTypeIsATarget) {
+TEST(Indirect, AFunctionCastToThePointersTypeIsATarget) {
   vprof::test::TestTree t;
   t.add("scan.c",
         "typedef struct ScanState { int n; } ScanState;\n"
@@ -70,7 +70,7 @@ TEST(Indirect, Issue14_AFunctionCastToThePointersTypeIsATarget) {
   expect_targets(m, "(*accessMtd)(node)", {"BitmapNext", "IndexNext", "SeqNext"});
 }
 
-TEST(Indirect, Case13_PointerCallListsTheFunctionsOfItsTypeWhoseAddressIsTaken) {
+TEST(Indirect, PointerCallListsTheFunctionsOfItsTypeWhoseAddressIsTaken) {
   vprof::test::TestTree t;
   // The table is in another file than the call; `twice` has the type but its
   // address is never taken; `other` is address-taken with another type; `scan`
@@ -104,7 +104,7 @@ TEST(Indirect, Case13_PointerCallListsTheFunctionsOfItsTypeWhoseAddressIsTaken) 
   EXPECT_EQ(m.at("schema_version"), 2);
 }
 
-TEST(Indirect, Case13_VirtualCallListsTheMethodAndItsOverriders) {
+TEST(Indirect, VirtualCallListsTheMethodAndItsOverriders) {
   vprof::test::TestTree t;
   t.add("plan.cc",
         "struct Node { virtual ~Node() {} virtual long exec(long x) = 0; };\n"
@@ -117,7 +117,7 @@ TEST(Indirect, Case13_VirtualCallListsTheMethodAndItsOverriders) {
   expect_targets(m, "n->exec(1)", {"HashJoin::exec", "Join::exec", "Node::exec", "Scan::exec"});
 }
 
-// Issue 29, MariaDB: InnoDB's page latch is sux_lock<ssux>, whose s_lock()
+// MariaDB: InnoDB's page latch is sux_lock<ssux>, whose s_lock()
 // calls lock.rd_lock() on its ssux member. In the template's own code clang
 // names no callee, and the site read as a call through a pointer that may
 // reach nothing: "lock.rd_lock" carried 20-26% of a session's variance,
@@ -125,7 +125,7 @@ TEST(Indirect, Case13_VirtualCallListsTheMethodAndItsOverriders) {
 // calls, in any class (which instantiations a unit has depends on the unit,
 // and which units are parsed on the scan cache: the name does not). With
 // one of them instrumented too, the tree compiles and runs.
-TEST(Indirect, Issue29_ADependentCallInATemplateMayReachTheTreesFunctionsOfItsName) {
+TEST(Indirect, ADependentCallInATemplateMayReachTheTreesFunctionsOfItsName) {
   vprof::test::TestTree t;
   t.add("latch.cc",
         "template <bool spin> struct ssux_lock_impl {\n"
@@ -165,7 +165,7 @@ TEST(Indirect, Issue29_ADependentCallInATemplateMayReachTheTreesFunctionsOfItsNa
 // The same for a function template's call of a dependent argument's member,
 // and for a free function found when the argument's type is known (f(l)):
 // whether a unit instantiates the template or not.
-TEST(Indirect, Issue29_DependentCallsOfFunctionTemplatesMayReachTheFunctionsOfTheirName) {
+TEST(Indirect, DependentCallsOfFunctionTemplatesMayReachTheFunctionsOfTheirName) {
   vprof::test::TestTree t;
   t.add("guard.h",
         "struct Mutex { int n = 0; void acquire() { ++n; } };\n"
@@ -188,14 +188,14 @@ TEST(Indirect, Issue29_DependentCallsOfFunctionTemplatesMayReachTheFunctionsOfTh
   }
 }
 
-// Issue 29, MariaDB: os_file_sync_posix calls `func`, a local set to
+// MariaDB: os_file_sync_posix calls `func`, a local set to
 // fdatasync, and log_write_up_to calls log_sys.writer(), a field set to
 // log_writer or log_writer_resizing. By type they listed five and nine
 // functions (my_md5_context_size among them). A call through a variable or a
 // field of the tree reaches what the tree stores there, when that is only
 // named functions (whether the tree defines them or not: fdatasync is the
 // system's), and the site says where they were stored.
-TEST(Indirect, Issue29_ACallThroughAVariableOrFieldReachesWhatTheTreeStoresThere) {
+TEST(Indirect, ACallThroughAVariableOrFieldReachesWhatTheTreeStoresThere) {
   vprof::test::TestTree t;
   t.add("log.h",
         "struct log_t { long (*writer)(); int lsn = 0; };\n"
@@ -241,7 +241,7 @@ TEST(Indirect, Issue29_ACallThroughAVariableOrFieldReachesWhatTheTreeStoresThere
 // initializers, designated or in order, are stores too. A holder that is
 // also given another pointer (a parameter), or whose address is taken, may
 // hold anything of its type: its targets stay its type's.
-TEST(Indirect, Issue29_AnAggregatesInitializersAreStoresAndAnUnknownValueFallsBackToTheType) {
+TEST(Indirect, AnAggregatesInitializersAreStoresAndAnUnknownValueFallsBackToTheType) {
   vprof::test::TestTree t;
   t.add("ops.c",
         "struct ops { int (*read)(int); int (*write)(int); int (*flush)(int); };\n"

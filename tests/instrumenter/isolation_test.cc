@@ -1,4 +1,4 @@
-// Issue 32, item 1: what the instrumenter inserts at the top of a file (the
+// What the instrumenter inserts at the top of a file (the
 // marker line's #include <vprof/probes.h>, the C++ helpers, the manifest's
 // constructor) comes before the file's own feature-test macros. It must not
 // change what the file's includes see: probes.h and everything it includes

@@ -54,7 +54,7 @@ void compile_in_both_and_run(vprof::test::TestTree &t, int code) {
   }
 }
 
-TEST(MixedLang, Issue29_AValueWrappedInAHeaderOfCAndCxxUnitsCompilesInBoth) {
+TEST(MixedLang, AValueWrappedInAHeaderOfCAndCxxUnitsCompilesInBoth) {
   vprof::test::TestTree t;
   t.add("lock.h",
         "#include <pthread.h>\n"
@@ -79,7 +79,7 @@ TEST(MixedLang, Issue29_AValueWrappedInAHeaderOfCAndCxxUnitsCompilesInBoth) {
 // translation units, which need different probe code"). The function probe
 // is C's cleanup variable in both languages; the call, a statement expression
 // with __typeof__ of its text. Both units compile with both compilers and run.
-TEST(MixedLang, Issue29_AFunctionOfAHeaderOfCAndCxxUnitsIsInstrumented) {
+TEST(MixedLang, AFunctionOfAHeaderOfCAndCxxUnitsIsInstrumented) {
   vprof::test::TestTree t;
   t.add("lock.h",
         "#include <pthread.h>\n"

@@ -1,4 +1,4 @@
-// Issue 26: functions vprof cannot open. Apache's ap_run_* hooks are written
+// Functions vprof cannot open. Apache's ap_run_* hooks are written
 // whole by APR's macros (their '{' comes from the macro), and their names are
 // pasted together (ap_run_##name), so the file that defines one never spells
 // its name. A dry run reports such a function with what it reaches (the
@@ -49,7 +49,7 @@ int serve(int r) {
 
 }  // namespace
 
-TEST(Opaque, Case26_ADryRunReportsAMacroMadeFunctionWithWhatItReaches) {
+TEST(Opaque, ADryRunReportsAMacroMadeFunctionWithWhatItReaches) {
   vprof::test::TestTree t;
   t.add("hooks.c", kHooks);
   t.add("modules.c", kModules);
@@ -106,7 +106,7 @@ TEST(Opaque, Case26_ADryRunReportsAMacroMadeFunctionWithWhatItReaches) {
 // A call through a pointer that a macro spells whole (APR's apr_bucket_read(e,
 // ...) is (e)->type->read(e, ...)) had no callee text: Apache's report named
 // the factor "site#130". The manifest names it by the macro.
-TEST(Opaque, Case26_APointerCallAMacroSpellsIsNamedByTheMacro) {
+TEST(Opaque, APointerCallAMacroSpellsIsNamedByTheMacro) {
   vprof::test::TestTree t;
   t.add("bucket.c", R"(struct bucket;
 struct bucket_type { int (*read)(struct bucket *); };
@@ -139,7 +139,7 @@ int main(void) {
 
 // A selected constexpr function is found and left alone, with a note: not
 // "no definition" (its pattern was matched by a string search in the notes
-// once; issue 27, item 10: a typed skip now).
+// once; a typed skip now).
 TEST(Opaque, AConstexprFunctionIsFoundAndLeftAloneNotUndefined) {
   vprof::test::TestTree t;
   t.add("c.cc", "constexpr int twice(int x) { return 2 * x; }\nint use(int y) { return twice(y) + 1; }\n");

@@ -98,7 +98,7 @@ TEST(Safety, RestoreOfAMissingBuildDirIsAnError) {
       << back.error().message;
   EXPECT_FALSE(fs::exists(t.build() + "/no-such-dir"));
   // A build directory with no compile db and no journal above it is not a
-  // tree vprof knows (issue 12, case 13: it said "restored 0 files").
+  // tree vprof knows (it said "restored 0 files").
   auto clean = vprof::instr::restore({t.build()});
   ASSERT_FALSE(clean.ok());
   EXPECT_NE(clean.error().message.find("nothing vprof made is here"), std::string::npos) << clean.error().message;

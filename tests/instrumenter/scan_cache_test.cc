@@ -1,4 +1,4 @@
-// The scan cache (instrumenter/scan_cache.h, issue 29): a unit is parsed
+// The scan cache (instrumenter/scan_cache.h): a unit is parsed
 // again only when a file it read changed, or a function it defines was
 // selected or let go; what a cached scan wraps is byte for byte what a parse
 // wraps.
@@ -187,7 +187,7 @@ Outcome instrument_of(const vprof::test::TestTree &t, std::vector<std::string> f
 
 }  // namespace
 
-// Issue 29, MariaDB session 5, iteration 19: every one of the server's 664
+// MariaDB session 5, iteration 19: every one of the server's 664
 // units was rebuilt for two functions of two InnoDB files, because
 // mysql_thread.h changed. psi_noop.c defines HAVE_PSI_INTERFACE and so sees
 // inline_mysql_cond_wait (a header's function, selected since iteration 8)
@@ -197,7 +197,7 @@ Outcome instrument_of(const vprof::test::TestTree &t, std::vector<std::string> f
 // stored scan now holds only for the patterns it was made with that name a
 // function the unit shows: the header is wrapped as every unit shows it from
 // the iteration that selects it, and keeps its bytes after.
-TEST(ScanCache, Issue29_AHeadersFunctionIsWrappedAsEveryUnitShowsItFromTheFirstTime) {
+TEST(ScanCache, AHeadersFunctionIsWrappedAsEveryUnitShowsItFromTheFirstTime) {
   vprof::test::TestTree t;
   t.add("wait.h",
         "int spin(int *p);\n"
@@ -239,7 +239,7 @@ TEST(ScanCache, Issue29_AHeadersFunctionIsWrappedAsEveryUnitShowsItFromTheFirstT
 // scan holds for the selection now come from the cache, and the one that
 // defines the name is parsed. With --all-files, a scan of that unit stored
 // before hid the definition: the instrument failed with "no definition".
-TEST(ScanCache, Issue29_ANameAMacroPastesIsLookedForInTheCachedScansFirst) {
+TEST(ScanCache, ANameAMacroPastesIsLookedForInTheCachedScansFirst) {
   vprof::test::TestTree t;
   make_tree(t);
   t.add("m.c", "#define SIZE_OF(n) n##_size\nint SIZE_OF(my_sha)(int x) { return x + 1; }\n");

@@ -28,7 +28,7 @@ std::string add_a_and_a_generated_source(vprof::test::TestTree &t) {
   return gen;
 }
 
-TEST(SourceRoot, Issue29_ARelativeRootEditsOnlyBelowIt) {
+TEST(SourceRoot, ARelativeRootEditsOnlyBelowIt) {
   vprof::test::TestTree t;
   const std::string gen = add_a_and_a_generated_source(t);
   const std::string a_before = slurp(t.path("a.c")), gen_before = slurp(gen);
@@ -67,7 +67,7 @@ TEST(SourceRoot, Issue29_ARelativeRootEditsOnlyBelowIt) {
 // lists the generated file), and the journal is below it, in src/.vprof:
 // restore looked only at and above the common root, found nothing, and left
 // MariaDB's 59 rewritten files instrumented.
-TEST(SourceRoot, Issue29_RestoreFromTheBuildDirFindsAJournalBelowTheCompileDbsRoot) {
+TEST(SourceRoot, RestoreFromTheBuildDirFindsAJournalBelowTheCompileDbsRoot) {
   vprof::test::TestTree t;
   add_a_and_a_generated_source(t);
   const std::string a_before = slurp(t.path("a.c"));
@@ -96,7 +96,7 @@ TEST(SourceRoot, Issue29_RestoreFromTheBuildDirFindsAJournalBelowTheCompileDbsRo
 // Two journals below the compile db's root (two trees of one compile db
 // instrumented from two build directories; here the second is a copy of the
 // first): which one is meant is the user's to say, and nothing is touched.
-TEST(SourceRoot, Issue29_TwoJournalsBelowTheRootAreNamedNotGuessed) {
+TEST(SourceRoot, TwoJournalsBelowTheRootAreNamedNotGuessed) {
   vprof::test::TestTree t;
   t.add("one/a.c", "int target(int x) { return x + 1; }\n");
   t.add("two/b.c", "int other(int x) { return x + 2; }\n");

@@ -1,5 +1,5 @@
 // A file with sync wraps alone is rewritten to the same bytes whatever
-// functions are selected (issue 29): MariaDB's mysql_thread.h, which nearly
+// functions are selected: MariaDB's mysql_thread.h, which nearly
 // every unit includes, carried the manifest's id (a hash of the whole
 // selection) in its preamble, so every iteration of a session changed it and
 // recompiled the whole server (13 min on 2 cores) with no compiler-cache hit.
@@ -38,7 +38,7 @@ std::string instrument(const vprof::test::TestTree &t, const std::string &fn, st
 
 }  // namespace
 
-TEST(StableText, Issue29_ASyncOnlyHeaderIsTheSameBytesForEverySelection) {
+TEST(StableText, ASyncOnlyHeaderIsTheSameBytesForEverySelection) {
   vprof::test::TestTree t;
   t.add("lock.h", "#include <pthread.h>\n"
                   "static inline int take(pthread_mutex_t *m) { return pthread_mutex_lock(m); }\n");
@@ -90,13 +90,13 @@ std::string id_of(const nlohmann::json &manifest, const std::string &path) {
 
 }  // namespace
 
-// Issue 29: MariaDB's session selected TABLE::delete_row, defined in table.h.
+// MariaDB's session selected TABLE::delete_row, defined in table.h.
 // Ids were numbered over the whole selection, so a function added in any
 // file sorted before table.h renumbered its probes, and the manifest's id
 // (a hash of the whole selection) was in its text: 236-303 units rebuilt
 // every iteration. With the earlier manifest's ids kept and an id of its own
 // per file, a header whose own selection did not change is the same bytes.
-TEST(StableText, Issue29_AHeaderWhoseSelectionDidNotChangeKeepsItsBytes) {
+TEST(StableText, AHeaderWhoseSelectionDidNotChangeKeepsItsBytes) {
   vprof::test::TestTree t;
   t.add("lib.h", "int leaf(int x);\n"
                  "static inline int helper(int x) { return leaf(x) + 1; }\n");
@@ -138,7 +138,7 @@ TEST(StableText, Issue29_AHeaderWhoseSelectionDidNotChangeKeepsItsBytes) {
 
 // A manifest to keep ids from that is not one: one error naming it, and
 // nothing changed.
-TEST(StableText, Issue29_AnUnreadableManifestToKeepIdsFromIsAnError) {
+TEST(StableText, AnUnreadableManifestToKeepIdsFromIsAnError) {
   vprof::test::TestTree t;
   t.add("a.c", "int leaf(int x) { return x * 2; }\nint first(int x) { return leaf(x); }\n");
   t.compile("a.c", "-std=c11");

@@ -1,6 +1,7 @@
-// Issue 12, source damage: the journal next to the sources, vprof's marker,
-// the tree lock, restore --force, byte order marks, and vprof killed at random
-// moments. Each test is named after the case of the issue it covers.
+// Source damage: the journal next to the sources, vprof's marker, the tree
+// lock, restore --force, byte order marks, and vprof killed at random
+// moments. Each test is named after the behaviour it checks; the comment
+// above it says what went wrong before.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -77,9 +78,9 @@ std::string clang_bin() { return VPROF_CLANG_BIN; }
 
 }  // namespace
 
-// Case 2: the originals lived only in BUILD_DIR/.vprof; after `rm -rf build`
+// The originals lived only in BUILD_DIR/.vprof; after `rm -rf build`
 // and a reconfigure, restore reported success and did nothing.
-TEST(TreeSafety, Case2_RestoreAfterTheBuildDirIsRemovedAndReconfigured) {
+TEST(TreeSafety, RestoreFindsTheOriginalsAfterTheBuildDirIsRemovedAndReconfigured) {
   vprof::test::TestTree t;
   two_files(t);
   auto pristine = snapshot(t.src());
@@ -95,8 +96,8 @@ TEST(TreeSafety, Case2_RestoreAfterTheBuildDirIsRemovedAndReconfigured) {
   EXPECT_FALSE(fs::exists(t.src() + "/.vprof")) << "a restored tree keeps nothing of vprof's";
 }
 
-// Case 2: with the build directory gone for good, restore from the sources.
-TEST(TreeSafety, Case2_RestoreFromTheSourceTreeWhenTheBuildDirIsGone) {
+// With the build directory gone for good, restore from the sources.
+TEST(TreeSafety, RestoreRunsFromTheSourceTreeWhenTheBuildDirIsGone) {
   vprof::test::TestTree t;
   t.add("a/work.c", kWork);
   t.compile("a/work.c", "-std=c99");
@@ -113,9 +114,9 @@ TEST(TreeSafety, Case2_RestoreFromTheSourceTreeWhenTheBuildDirIsGone) {
   EXPECT_EQ(snapshot(t.src()), pristine);
 }
 
-// Case 2: a second build directory of the same tree doubled the probes
+// A second build directory of the same tree doubled the probes
 // (`redeclaration of vprof_fn_`).
-TEST(TreeSafety, Case2_SecondBuildDirDoesNotDoubleTheProbes) {
+TEST(TreeSafety, SecondBuildDirDoesNotDoubleTheProbes) {
   vprof::test::TestTree t;
   t.add("work.c", kWork);
   t.compile("work.c", "-std=c99");
@@ -135,9 +136,9 @@ TEST(TreeSafety, Case2_SecondBuildDirDoesNotDoubleTheProbes) {
   EXPECT_EQ(snapshot(t.src()), pristine);
 }
 
-// Case 2 / markers: a file carrying vprof's marker that no journal lists is
+// Markers: a file carrying vprof's marker that no journal lists is
 // refused by instrument, and restore finds it from the marker alone.
-TEST(TreeSafety, Case2_MarkedFileWithNoJournalIsRefusedThenRestoredFromItsMarker) {
+TEST(TreeSafety, MarkedFileWithNoJournalIsRefusedThenRestoredFromItsMarker) {
   vprof::test::TestTree t;
   t.add("work.c", kWork);
   t.compile("work.c", "-std=c99");
@@ -157,9 +158,9 @@ TEST(TreeSafety, Case2_MarkedFileWithNoJournalIsRefusedThenRestoredFromItsMarker
   EXPECT_EQ(slurp(t.path("work.c")), kWork);
 }
 
-// Case 3: two `instrument` runs at once left files no state records. One vprof
+// Two `instrument` runs at once left files no state records. One vprof
 // holds the tree; another process is refused, naming the holder, and changes nothing.
-TEST(TreeSafety, Case3_SecondVprofIsRefusedWhileTheTreeIsLocked) {
+TEST(TreeSafety, SecondVprofIsRefusedWhileTheTreeIsLocked) {
   vprof::test::TestTree t;
   t.add("work.c", kWork);
   t.compile("work.c", "-std=c99");
@@ -179,9 +180,9 @@ TEST(TreeSafety, Case3_SecondVprofIsRefusedWhileTheTreeIsLocked) {
   EXPECT_FALSE(fs::exists(place->journal_dir)) << "an unused lock leaves nothing behind";
 }
 
-// Case 3, for real: two instrument processes started together, five times.
+// The lock, for real: two instrument processes started together, five times.
 // Whatever the interleaving, the journal covers every rewritten file.
-TEST(TreeSafety, Case3_TwoInstrumentsAtOnceLeaveNoUnjournaledFile) {
+TEST(TreeSafety, TwoInstrumentsAtOnceLeaveNoUnjournaledFile) {
   vprof::test::TestTree t;
   make_tree(t, 6);
   auto pristine = snapshot(t.src());
@@ -202,9 +203,9 @@ TEST(TreeSafety, Case3_TwoInstrumentsAtOnceLeaveNoUnjournaledFile) {
   }
 }
 
-// Case 4: with .vprof made read-only, restore said `restored 1 files` without
+// With .vprof made read-only, restore said `restored 1 files` without
 // updating its state, and every later command failed.
-TEST(TreeSafety, Case4_ReadOnlyJournalMakesRestoreFailAndChangeNothing) {
+TEST(TreeSafety, ReadOnlyJournalMakesRestoreFailAndChangeNothing) {
   vprof::test::TestTree t;
   two_files(t);
   ASSERT_TRUE(vprof::instr::instrument(options(t.build(), {"work", "helper"})).ok());
@@ -225,11 +226,11 @@ TEST(TreeSafety, Case4_ReadOnlyJournalMakesRestoreFailAndChangeNothing) {
   EXPECT_EQ(slurp(t.path("helper.c")), kHelper);
 }
 
-// Issue 29, MariaDB: a tree built and profiled as another user (nobody),
+// MariaDB: a tree built and profiled as another user (nobody),
 // instrumented and restored once by root: the restored file was root's, and
 // the owner's next session stopped on "sux_lock.h: not writable". Instrument
 // and restore keep each file's owner, group and mode.
-TEST(TreeSafety, Issue29_InstrumentAndRestoreAsRootKeepTheFilesOwner) {
+TEST(TreeSafety, InstrumentAndRestoreAsRootKeepTheFilesOwner) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root (to give a file to another user)";
   vprof::test::TestTree t;
   two_files(t);
@@ -250,9 +251,9 @@ TEST(TreeSafety, Issue29_InstrumentAndRestoreAsRootKeepTheFilesOwner) {
   EXPECT_EQ(owner(), before) << "restored";
 }
 
-// Case 5: the preamble went before a UTF-8 byte order mark, and the file no
+// The preamble went before a UTF-8 byte order mark, and the file no
 // longer compiled.
-TEST(TreeSafety, Case5_ByteOrderMarkStaysFirstAndTheFileCompiles) {
+TEST(TreeSafety, ByteOrderMarkStaysFirstAndTheFileCompiles) {
   vprof::test::TestTree t;
   std::string bom_work = std::string("\xEF\xBB\xBF") + kWork;
   t.add("work.c", bom_work);
@@ -272,11 +273,11 @@ TEST(TreeSafety, Case5_ByteOrderMarkStaysFirstAndTheFileCompiles) {
   EXPECT_EQ(slurp(t.path("work.c")), bom_work);
 }
 
-// Case 13: restore where vprof never wrote anything said `restored 0 files`.
+// Restore where vprof never wrote anything said `restored 0 files`.
 // It says there was nothing to restore; as the tree is as a restore leaves
-// it, that is exit 0 (issue 26: a script's cleanup ran restore twice and
+// it, that is exit 0 (a script's cleanup ran restore twice and
 // failed on the second). A directory with no tree at all is still an error.
-TEST(TreeSafety, Case13_RestoreOfAnUntouchedTreeSaysSoAndSucceeds) {
+TEST(TreeSafety, RestoreOfAnUntouchedTreeSaysSoAndSucceeds) {
   vprof::test::TestTree t;
   t.add("work.c", kWork);
   t.compile("work.c", "-std=c99");
@@ -294,9 +295,9 @@ TEST(TreeSafety, Case13_RestoreOfAnUntouchedTreeSaysSoAndSucceeds) {
   EXPECT_FALSE(fs::exists(t.src() + "/.vprof"));
 }
 
-// Case 13: a hand-edited instrumented file blocked every restore; --force
+// A hand-edited instrumented file blocked every restore; --force
 // restores the others and reports it.
-TEST(TreeSafety, Case13_ForceRestoresTheOthersAndReportsTheEditedFile) {
+TEST(TreeSafety, ForceRestoresTheOthersAndReportsTheEditedFile) {
   vprof::test::TestTree t;
   two_files(t);
   ASSERT_TRUE(vprof::instr::instrument(options(t.build(), {"work", "helper"})).ok());
@@ -321,7 +322,7 @@ TEST(TreeSafety, Case13_ForceRestoresTheOthersAndReportsTheEditedFile) {
 
 // An interrupted commit leaves a pending journal: the next restore finishes the
 // job from any mix of original, old and new texts, and removes stray temporaries.
-TEST(TreeSafety, Case1_PendingJournalFromAnyMixOfTextsIsRestored) {
+TEST(TreeSafety, PendingJournalFromAnyMixOfTextsIsRestored) {
   vprof::test::TestTree t;
   make_tree(t, 4);
   auto pristine = snapshot(t.src());
@@ -404,13 +405,13 @@ int kill_after_first_write(const std::vector<std::string> &argv, const std::stri
 
 }  // namespace
 
-// Case 1: SIGINT/SIGTERM/SIGKILL 0-5 ms after instrument's first write left
+// SIGINT/SIGTERM/SIGKILL 0-5 ms after instrument's first write left
 // up to 26 of 30 files instrumented, temporaries, no state, and restore said
 // `restored 0 files`. Kill instrument (fresh and re-instrumenting) and restore
 // at random moments in their write windows: afterwards `restore` makes the
 // tree pristine, byte for byte, every time. VPROF_FAULT_ROUNDS sets the count
 // (scripts/fault-injection.sh runs 200).
-TEST(TreeSafety, Case1_KilledAtRandomMomentsTheTreeAlwaysComesBack) {
+TEST(TreeSafety, KilledAtRandomMomentsTheTreeAlwaysComesBack) {
   int rounds = getenv("VPROF_FAULT_ROUNDS") ? atoi(getenv("VPROF_FAULT_ROUNDS")) : 12;
   unsigned seed = getenv("VPROF_FAULT_SEED") ? static_cast<unsigned>(atoi(getenv("VPROF_FAULT_SEED")))
                                              : std::random_device{}();
@@ -441,7 +442,7 @@ TEST(TreeSafety, Case1_KilledAtRandomMomentsTheTreeAlwaysComesBack) {
       ASSERT_EQ(vprof::test::shell(clang_bin() + " instrument -q -p " + t.build() + " --function work3 --function work7"), 0);
     }
     std::vector<std::string> argv = what == 2 ? cmd("restore", {}) : cmd("instrument", what == 0 ? all_fns : some_fns);
-    // 0-5 ms after the first write, as the issue's tester did, or anywhere
+    // 0-5 ms after the first write, as the defect was first found, or anywhere
     // in the commit's first 60 ms (it fsyncs every file).
     int rc = kill_after_first_write(argv, t.src() + "/.vprof", sig, round % 2 ? 5000 : 60000, rng);
     killed += rc >= 128;

@@ -1,4 +1,4 @@
-// Issue 28, part 2: an uncontended acquire costs no timestamp. A sync pack's
+// An uncontended acquire costs no timestamp. A sync pack's
 // acquire with a `try` (pthread_mutex_lock: pthread_mutex_trylock) is tried
 // first; only when that fails is the call made and timed. A contended
 // acquire is still a wait that names its waker; uncontended ones record
@@ -87,7 +87,7 @@ Waits run(const std::string &file, const char *text, const std::string &flags, c
 
 }  // namespace
 
-TEST(TryFirst, Issue28_AnUncontendedPthreadAcquireRecordsNothingAContendedOneItsWait) {
+TEST(TryFirst, AnUncontendedPthreadAcquireRecordsNothingAContendedOneItsWait) {
   for (const std::string cc : {TEST_GCC, TEST_CC}) {
     Waits w = run("m.c", kC, "-std=c99 -D_POSIX_C_SOURCE=200809L", "pthreads", cc, "");
     EXPECT_EQ(w.begins, 1) << cc << ": only the contended acquire waits";
@@ -98,7 +98,7 @@ TEST(TryFirst, Issue28_AnUncontendedPthreadAcquireRecordsNothingAContendedOneIts
   }
 }
 
-TEST(TryFirst, Issue28_AnUncontendedStdMutexLockRecordsNothingAContendedOneItsWait) {
+TEST(TryFirst, AnUncontendedStdMutexLockRecordsNothingAContendedOneItsWait) {
   for (const std::string cxx : {TEST_GXX, TEST_CXX}) {
     Waits w = run("m.cc", kCxx, "-std=c++17", "stdcxx", cxx, "");
     EXPECT_EQ(w.begins, 1) << cxx;

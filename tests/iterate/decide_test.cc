@@ -42,7 +42,7 @@ analyzer::Factor pointer_call(const std::string &expr, const std::string &where,
 
 }  // namespace
 
-TEST(Decide, Case13_ABrokenDownFunctionThatOutranksItsPartsHasItsFirstPartDecided) {
+TEST(Decide, ABrokenDownFunctionThatOutranksItsPartsHasItsFirstPartDecided) {
   analyzer::Analysis a;
   a.factors.push_back(factor("parse_expr", "parse_expr", 0.998, 1));
   a.factors.push_back(factor("parse_expr (body)", "parse_expr", 0.01, 0, "parse_expr"));
@@ -69,12 +69,12 @@ TEST(Decide, Case13_ABrokenDownFunctionThatOutranksItsPartsHasItsFirstPartDecide
   EXPECT_NE(out[0].reason.find("its body holds"), std::string::npos) << out[0].reason;
 }
 
-// Issue 14, found on PostgreSQL: a call through a pointer whose targets are
+// Found on PostgreSQL: a call through a pointer whose targets are
 // all broken down outranked its own parts (table_tuple_lock and ExecUpdateAct,
 // two calls below ExecUpdate), which were not listed; the session stopped on
 // "what it reaches is broken down: its parts are ranked on their own" with
 // none ranked.
-TEST(Decide, Issue14_APointerCallWhoseTargetsAreBrokenDownHasItsFirstPartDecided) {
+TEST(Decide, APointerCallWhoseTargetsAreBrokenDownHasItsFirstPartDecided) {
   analyzer::Analysis a;
   analyzer::Factor ptr = pointer_call("node->ExecProcNode", "executor.h:266", 0.847, 1,
                                       {"ExecModifyTable", "ExecProcNodeFirst"});
@@ -109,12 +109,12 @@ TEST(Decide, Issue14_APointerCallWhoseTargetsAreBrokenDownHasItsFirstPartDecided
   EXPECT_EQ(out[0].functions, std::vector<std::string>{"ExecProcNodeFirst"});
 }
 
-// Issue 14, the next session (pointer calls keep their targets as nodes, so
+// PostgreSQL, the next session (pointer calls keep their targets as nodes, so
 // the pointer call is one level of its own): ExecProcNode, broken down,
 // outranked node->ExecProcNode, a part whose targets are all broken down;
 // taking that part stopped the session on "its parts are ranked on their
 // own" with ExecUpdate, inside the target, never decided.
-TEST(Decide, Issue14_APartThatIsAPointerCallWithItsTargetsBrokenDownIsPassedBy) {
+TEST(Decide, APartThatIsAPointerCallWithItsTargetsBrokenDownIsPassedBy) {
   analyzer::Analysis a;
   a.factors.push_back(factor("ExecProcNode", "ExecProcNode", 0.765, 1));
   a.factors.push_back(factor("fdatasync", "fdatasync", 0.14, 2));
@@ -139,11 +139,11 @@ TEST(Decide, Issue14_APartThatIsAPointerCallWithItsTargetsBrokenDownIsPassedBy) 
   EXPECT_EQ(out[2].factor, "fdatasync");
 }
 
-// Issue 14, PostgreSQL at scale 16: the index scan's call through a pointer,
+// PostgreSQL at scale 16: the index scan's call through a pointer,
 // (*accessMtd)(node), carried 31% of Var and the session ended on it as "not
 // a function" (its name starts with '(' like (outside)'s). It is broken down
 // by the functions it may reach; a leaf that is no function stays explained.
-TEST(Decide, Issue14_APointerCallNamedWithAParenthesisIsBrokenDownByItsTargets) {
+TEST(Decide, APointerCallNamedWithAParenthesisIsBrokenDownByItsTargets) {
   analyzer::Analysis a;
   analyzer::Factor ptr = pointer_call("(*accessMtd)", "execScan.c:140", 0.314, 1, {"IndexNext", "SeqNext"});
   a.factors.push_back(ptr);
@@ -158,11 +158,11 @@ TEST(Decide, Issue14_APointerCallNamedWithAParenthesisIsBrokenDownByItsTargets) 
   EXPECT_EQ(out[1].reason, "not a function");
 }
 
-// Issue 32: Redis's c->cmd->proc(c) may reach 254 functions; the reason
+// Redis's c->cmd->proc(c) may reach 254 functions; the reason
 // (printed on the session's decision line, kept in its reports) named every
 // one, 4 KB on one line. It names five and how many more; the suggestion
 // still instruments all of them.
-TEST(Decide, Issue32_APointerCallWithManyTargetsNamesAFewInItsReason) {
+TEST(Decide, APointerCallWithManyTargetsNamesAFewInItsReason) {
   std::vector<std::string> targets;
   for (int i = 0; i < 254; ++i) targets.push_back("cmd" + std::to_string(1000 + i) + "Command");
   analyzer::Analysis a;
@@ -178,11 +178,11 @@ TEST(Decide, Issue32_APointerCallWithManyTargetsNamesAFewInItsReason) {
             "cmd1002Command, cmd1003Command, cmd1004Command and 249 more)");
 }
 
-// Issue 29, MariaDB: InnoDB's lock.rd_lock() in sux_lock<ssux>::s_lock is a
+// MariaDB: InnoDB's lock.rd_lock() in sux_lock<ssux>::s_lock is a
 // template's call whose callee its arguments decide (20-26% of a session's
 // variance, left "unreached: called through a pointer" with no targets). It
 // is broken down through the tree's functions of its name, and said so.
-TEST(Decide, Issue29_ATemplatesDependentCallIsBrokenDownThroughTheFunctionsOfItsName) {
+TEST(Decide, ATemplatesDependentCallIsBrokenDownThroughTheFunctionsOfItsName) {
   analyzer::Analysis a;
   a.factors.push_back(pointer_call("lock.rd_lock", "sux_lock.h:394", 0.25, 1,
                                    {"srw_lock_impl::rd_lock", "ssux_lock_impl::rd_lock"}));
@@ -205,19 +205,19 @@ TEST(Decide, Issue29_ATemplatesDependentCallIsBrokenDownThroughTheFunctionsOfIts
             "vprof cannot tell where it goes");
 }
 
-TEST(Decide, Issue32_SomeNamesListsShortListsWhole) {
+TEST(Decide, SomeNamesListsShortListsWhole) {
   EXPECT_EQ(iterate::some_names({}), "");
   EXPECT_EQ(iterate::some_names({"a", "b", "c", "d", "e", "f"}), "a, b, c, d, e, f");
   EXPECT_EQ(iterate::some_names({"a", "b", "c", "d", "e", "f", "g"}), "a, b, c, d, e and 2 more");
   EXPECT_EQ(iterate::some_names({"a", "b", "c"}, 1), "a and 2 more");
 }
 
-// Issue 26, found on Apache httpd: ap_run_handler's body is written by APR's
+// Found on Apache httpd: ap_run_handler's body is written by APR's
 // hook macros, so vprof cannot instrument it; every session stopped there
 // calling it explained. It is broken down through what it reaches (the
 // handlers registered by address); with nothing it reaches instrumentable
 // it is unreached, never explained.
-TEST(Decide, Case26_AFunctionVprofCannotOpenIsBrokenDownThroughWhatItReachesOrUnreached) {
+TEST(Decide, AFunctionVprofCannotOpenIsBrokenDownThroughWhatItReachesOrUnreached) {
   analyzer::Analysis a;
   a.factors.push_back(factor("ap_run_handler", "ap_run_handler", 0.944, 1));
   a.factors.push_back(factor("apr_file_write", "apr_file_write", 0.05, 2));
@@ -278,11 +278,11 @@ TEST(Decide, Case26_AFunctionVprofCannotOpenIsBrokenDownThroughWhatItReachesOrUn
   EXPECT_NE(out[0].reason.find("nothing it reaches can be instrumented"), std::string::npos) << out[0].reason;
 }
 
-// Issue 26, Apache: apr_bucket_read's pointer call reaches three bucket
+// Apache: apr_bucket_read's pointer call reaches three bucket
 // types in the tree and the file bucket in libaprutil. With the three
 // broken down, the call's own part (its time in the library) was passed by
 // as "its parts are ranked on their own" and never decided: it is unreached.
-TEST(Decide, Case26_APointerCallsTimeOutsideItsBrokenDownTargetsIsUnreached) {
+TEST(Decide, APointerCallsTimeOutsideItsBrokenDownTargetsIsUnreached) {
   analyzer::Analysis a;
   a.factors.push_back(factor("send_brigade_nonblocking", "send_brigade_nonblocking", 0.45, 1));
   analyzer::Factor part = pointer_call("apr_bucket_read (uninstrumented part)", "core_filters.c:689", 0.31, 0,
@@ -300,12 +300,12 @@ TEST(Decide, Case26_APointerCallsTimeOutsideItsBrokenDownTargetsIsUnreached) {
   EXPECT_TRUE(out[1].unreached) << out[1].reason;
 }
 
-// Issue 26, Apache: default_handler (27%, broken down) outranked its parts;
+// Apache: default_handler (27%, broken down) outranked its parts;
 // ap_pass_brigade below it was broken down too, and the filter pointer call
 // below that was ranked after the k-th factor, so selection never marked it
 // nested in default_handler, and the session never decided it. Its parts are
 // found by the tree, at any depth.
-TEST(Decide, Case26_APartRankedAfterTheKthIsFoundByTheTree) {
+TEST(Decide, APartRankedAfterTheKthIsFoundByTheTree) {
   analyzer::VarNode handler, pass, out;
   handler.key = "root/site:ap_invoke_handler>ap_run_handler#0/fn:default_handler";
   pass.key = handler.key + "/site:default_handler>ap_pass_brigade#0";
@@ -338,11 +338,11 @@ TEST(Decide, Case26_APartRankedAfterTheKthIsFoundByTheTree) {
   EXPECT_NE(out_s[2].reason.find("a part of default_handler"), std::string::npos) << out_s[2].reason;
 }
 
-// Issue 26, Apache: apr_bucket_read's pointer call may reach three bucket
+// Apache: apr_bucket_read's pointer call may reach three bucket
 // types in the tree; with all three instrumented none ran in it (the static
 // file's bucket is libaprutil's), so the call stayed a leaf, 58.7% of Var,
 // "explained: its parts are ranked on their own" with no part at all.
-TEST(Decide, Case26_APointerCallWhoseTargetsAllRanNowhereInItIsUnreached) {
+TEST(Decide, APointerCallWhoseTargetsAllRanNowhereInItIsUnreached) {
   analyzer::VarNode leaf;
   leaf.key = "root/site:send_brigade_nonblocking>apr_bucket_read#0";
   analyzer::Analysis a;
@@ -359,11 +359,11 @@ TEST(Decide, Case26_APointerCallWhoseTargetsAllRanNowhereInItIsUnreached) {
       << out[0].reason;
 }
 
-// Issue 26, Apache: send_brigade_nonblocking outranked its parts; the first,
+// Apache: send_brigade_nonblocking outranked its parts; the first,
 // apr_bucket_read, was unreached (libaprutil), and the session stopped there
 // with writev_nonblocking beside it never decided. A dead end passes on to
 // the next part.
-TEST(Decide, Case26_AnUnreachedHiddenPartPassesOnToTheNext) {
+TEST(Decide, AnUnreachedHiddenPartPassesOnToTheNext) {
   analyzer::Analysis a;
   a.factors.push_back(factor("send_brigade_nonblocking", "send_brigade_nonblocking", 0.86, 1));
   a.factors.push_back(factor("apr_socket_sendv", "apr_socket_sendv", 0.40, 0, "send_brigade_nonblocking"));
@@ -385,13 +385,13 @@ TEST(Decide, Case26_AnUnreachedHiddenPartPassesOnToTheNext) {
   EXPECT_TRUE(out[2].break_down) << out[2].reason;
 }
 
-// Issue 29, MariaDB session 5: log_write_up_to's call log_sys.writer() (a
+// MariaDB session 5: log_write_up_to's call log_sys.writer() (a
 // pointer held in a field) held up 16-27% of Var(root) in others' waits. As
 // a cause it has no factor's list of call sites, only its Held parts, whose
 // site is that call: it was probed as a function named "log_sys.writer" and
 // left "unreached: no definition in the tree". It is broken down through its
 // targets as the same call is when it is a factor.
-TEST(Decide, Issue29_ACauseAtACallThroughAPointerIsBrokenDownThroughItsTargets) {
+TEST(Decide, ACauseAtACallThroughAPointerIsBrokenDownThroughItsTargets) {
   analyzer::VarNode held;
   held.key = "root/site#7/held:site#1324";
   held.label = "held by log_write_up_to at log_sys.writer (log0log.cc:1171)";
@@ -435,7 +435,7 @@ TEST(Decide, Issue29_ACauseAtACallThroughAPointerIsBrokenDownThroughItsTargets) 
 // dry run for each, and those whose names macros paste (my_sha224_context_size)
 // cost a parse of all 974 units each. The targets are asked about at once
 // (one dry run), and each one's answer is then taken as before.
-TEST(Decide, Issue29_APointerCallsTargetsAreProbedInOneBatch) {
+TEST(Decide, APointerCallsTargetsAreProbedInOneBatch) {
   analyzer::Analysis a;
   a.factors.push_back(
       pointer_call("log_sys.writer", "log0log.cc:1171", 0.25, 1, {"log_writer", "log_writer_resizing", "my_sha224_context_size"}));

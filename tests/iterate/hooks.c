@@ -1,4 +1,4 @@
-/* A request server shaped like Apache httpd (issue 26): the root
+/* A request server shaped like Apache httpd: the root
  * `process_request` reaches its work only through hook dispatchers that a
  * macro writes (as APR's APR_IMPLEMENT_HOOK_RUN_FIRST / _RUN_ALL do: the
  * whole definition, its '{' included, comes from the macro, so vprof cannot

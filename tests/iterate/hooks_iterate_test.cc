@@ -1,5 +1,5 @@
-// Issue 26 end to end: `vprof iterate --auto --root process_request` on a
-// request server shaped like Apache httpd (hooks.c): hook dispatchers a
+// End to end: `vprof iterate --auto --root process_request` on a request
+// server shaped like Apache httpd (hooks.c): hook dispatchers a
 // macro writes (vprof cannot instrument them), handlers and log hooks
 // registered by address, an output filter chain that recurses through one
 // pointer call. A delay planted in a handler, in the last filter, or in a log
@@ -54,7 +54,7 @@ std::string decisions(const State &s) {
 
 class HookPlants : public ::testing::TestWithParam<Plant> {};
 
-TEST_P(HookPlants, Case26_AutoGoesThroughMacroMadeDispatchersAndEndsOnThePlantedPlace) {
+TEST_P(HookPlants, AutoGoesThroughMacroMadeDispatchersAndEndsOnThePlantedPlace) {
   const Plant &plant = GetParam();
   Config c = make_target(plant.name);
   std::string before = slurp(c.dir + "/hooks.c");
@@ -89,7 +89,7 @@ INSTANTIATE_TEST_SUITE_P(Plants, HookPlants,
                                            Plant{"log", "log_transaction"}),
                          [](const ::testing::TestParamInfo<Plant> &i) { return std::string(i.param.name); });
 
-TEST(HooksUnreached, Case26_TimeInsideAMacroBodyWithNothingBelowEndsUnreachedNotExplained) {
+TEST(HooksUnreached, TimeInsideAMacroBodyWithNothingBelowEndsUnreachedNotExplained) {
   Config c = make_target("macro");
   auto out = run_session(c, session_options(), vprof::iterate::Hooks{});
   ASSERT_TRUE(out.ok()) << out.error().message;
@@ -108,7 +108,7 @@ TEST(HooksUnreached, Case26_TimeInsideAMacroBodyWithNothingBelowEndsUnreachedNot
 // factor to decide, and the session ended "fixed point: every selected
 // factor is explained". It is an error naming the trace and what to check,
 // the tree restored.
-TEST(HooksUnannotated, Case26_ARunWithNoIntervalIsAnErrorNotAFixedPoint) {
+TEST(HooksUnannotated, ARunWithNoIntervalIsAnErrorNotAFixedPoint) {
   Config c = make_target("unannotated");
   std::string before = slurp(c.dir + "/hooks.c");
   auto out = run_session(c, session_options(), vprof::iterate::Hooks{});

@@ -1,4 +1,4 @@
-// Issue 12, case 1 for `vprof iterate`: the session killed (SIGKILL, SIGINT,
+// Fault injection for `vprof iterate`: the session killed (SIGKILL, SIGINT,
 // SIGTERM) at random moments, in any of its steps (instrument, build, run,
 // analyze, restore). Afterwards the target's sources are pristine, or `vprof
 // restore` makes them so, byte for byte. VPROF_FAULT_ROUNDS sets the count
@@ -48,7 +48,7 @@ pid_t start_iterate(const fs::path &dir, const std::string &config, const fs::pa
 
 }  // namespace
 
-TEST(IterateKill, Case1_KilledAtRandomMomentsTheTreeComesBack) {
+TEST(IterateKill, KilledAtRandomMomentsTheTreeComesBack) {
   int rounds = getenv("VPROF_FAULT_ROUNDS") ? atoi(getenv("VPROF_FAULT_ROUNDS")) : 4;
   unsigned seed = getenv("VPROF_FAULT_SEED") ? static_cast<unsigned>(atoi(getenv("VPROF_FAULT_SEED")))
                                              : std::random_device{}();
@@ -97,12 +97,12 @@ TEST(IterateKill, Case1_KilledAtRandomMomentsTheTreeComesBack) {
   std::printf("iterate fault injection: %d rounds, %d killed mid-session (seed %u)\n", rounds, killed, seed);
 }
 
-// Issue 25, case 2: no signal path leaves the tree instrumented. The session
+// No signal path leaves the tree instrumented. The session
 // (the child of `vprof iterate`, its supervisor) dies of SIGSEGV and of
 // SIGABRT mid-run, with the target instrumented and running: the supervisor
 // restores the tree by itself (no `vprof restore`), says so, and exits
 // 128 + the signal.
-TEST(IterateKill, Case25_2_ASessionThatCrashesIsRestoredByItsSupervisor) {
+TEST(IterateKill, ASessionThatCrashesIsRestoredByItsSupervisor) {
   vprof::iterate::Config c = vprof::testing::make_planted_target("crash", "stage3", 5);
   const fs::path dir = c.dir;
   ASSERT_TRUE(vprof::iterate::save_config(c, c.path).ok());

@@ -72,7 +72,7 @@ TEST_P(Planted, AutoEndsOnThePlantedFunctionAndRestoresTheTree) {
   EXPECT_GT(top(*out).contribution, 0.5);
   EXPECT_EQ(slurp(c.dir + "/planted.cc"), before) << "restored byte for byte";
   EXPECT_TRUE(fs::exists(out->final_json));
-  // Issue 13 part 5: every selected factor, the deep ones from later
+  // Every selected factor, the deep ones from later
   // iterations included, has its interval and tail, measured in its own run.
   auto j = nlohmann::json::parse(slurp(out->final_json));
   ASSERT_FALSE(j["factors"].empty());
@@ -82,14 +82,14 @@ TEST_P(Planted, AutoEndsOnThePlantedFunctionAndRestoresTheTree) {
     EXPECT_FALSE(f["run"].is_null()) << f["name"];
   }
   EXPECT_GT(top(*out).run, 0) << "the planted function is found in a later iteration";
-  // Issue 15 part 2: the session leaves a saved profile of the merged
+  // The session leaves a saved profile of the merged
   // analysis, with every run, for vprof diff and vprof gate.
   auto saved = vprof::analyzer::load_profile(fs::path(out->final_json).replace_extension(".vprof"));
   ASSERT_TRUE(saved.ok()) << saved.error().message;
   EXPECT_EQ(saved->runs.size(), out->state.iterations.size());
   ASSERT_FALSE(saved->factors.empty());
   EXPECT_EQ(saved->factors.front().name, top(*out).name);
-  // Issue 16: the final JSON and final-report.html carry one document, with
+  // The final JSON and final-report.html carry one document, with
   // the refinement path: every iteration, its run, and its decisions.
   ASSERT_EQ(j["iterations"].size(), out->state.iterations.size());
   size_t decisions = 0;
@@ -161,11 +161,11 @@ TEST(Iterate, InterruptedMidIterationRestoresAndResumes) {
   EXPECT_EQ(slurp(c.dir + "/planted.cc"), before);
 }
 
-// Killed while deciding (issue 29, on MariaDB): the dry runs that decide
+// Killed while deciding (found on MariaDB): the dry runs that decide
 // whether a factor can be broken down were cancelled, their error became the
 // factor's reason, "explained: cannot be instrumented here: interrupted", and
 // the resumed session stopped on it. Nothing must be decided by an interrupt.
-TEST(Iterate, Issue29_InterruptedWhileDecidingDecidesNothing) {
+TEST(Iterate, InterruptedWhileDecidingDecidesNothing) {
   Config c = make_target("interrupt-decide", "stage2", 4);
   std::string before = slurp(c.dir + "/planted.cc");
   bool ran = false;
@@ -194,13 +194,13 @@ TEST(Iterate, Issue29_InterruptedWhileDecidingDecidesNothing) {
   EXPECT_EQ(slurp(c.dir + "/planted.cc"), before);
 }
 
-// Issue 25, cases 2 and 9. Case 2: an exception after a run (a label that was
-// not UTF-8 once threw in the JSON report) left the tree instrumented; here
-// one is thrown after iteration 2's run: the session fails saying so, and
-// the tree is restored. Case 9: the session is then resumed; iteration 2 ran
-// and was analyzed but never decided, so the resumed session decides it
-// under its own number, without running it again, and no level is done twice.
-TEST(Iterate, Case25_2and9_AThrowAfterARunRestoresAndTheIterationResumesUnderItsNumber) {
+// An exception after a run (a label that was not UTF-8 once threw in the
+// JSON report) left the tree instrumented; here one is thrown after
+// iteration 2's run: the session fails saying so, and the tree is restored.
+// The session is then resumed; iteration 2 ran and was analyzed but never
+// decided, so the resumed session decides it under its own number, without
+// running it again, and no level is done twice.
+TEST(Iterate, AThrowAfterARunRestoresAndTheIterationResumesUnderItsNumber) {
   Config c = make_target("throw", "stage3", 5);
   std::string before = slurp(c.dir + "/planted.cc");
   Hooks h;
@@ -361,7 +361,7 @@ int main() {
 // session's log said nothing. Here a 1 MiB budget and 3 000 intervals of
 // 200 timed calls each: the iteration's line says what the run lost, and
 // why, as `vprof run` says it.
-TEST(Iterate, Issue29_ARunThatDroppedRecordsIsSaidInTheSessionsLog) {
+TEST(Iterate, ARunThatDroppedRecordsIsSaidInTheSessionsLog) {
   namespace fs = std::filesystem;
   fs::path dir = vprof::testing::fresh_dir("vprof-it", "dropped");
   std::ofstream(dir / "many.cc") << R"(#include <vprof/vprof.h>
@@ -410,10 +410,10 @@ TEST(Iterate, BadConfigNamesTheFileAndField) {
   EXPECT_NE(c.error().message.find("field 'build_command'"), std::string::npos);
 }
 
-// Issue 28: `init --sample PCT` is the config's `sample`, kept through a save
+// `init --sample PCT` is the config's `sample`, kept through a save
 // and a load, refused outside [0, 100] naming the field, and every run of the
 // session records windowed (VPROF_SAMPLE in its environment).
-TEST(Iterate, Issue28_TheConfigsSampleReachesEveryRun) {
+TEST(Iterate, TheConfigsSampleReachesEveryRun) {
   Config c = make_target("sample", "stage2", 2);
   c.sample = 50;
   c.max_iterations = 2;
@@ -447,7 +447,7 @@ TEST(Iterate, Issue28_TheConfigsSampleReachesEveryRun) {
 // until a window opened, 5 rounds at most; then the error says why. Here no
 // window can open (one of an hour at 50%): 5 rounds of 2 runs, and the line
 // names the windows.
-TEST(Iterate, Issue28_RunsThatSawNoWindowOpenAreRunAgainThenSaidSo) {
+TEST(Iterate, RunsThatSawNoWindowOpenAreRunAgainThenSaidSo) {
   Config c = make_target("nowindow", "stage2", 2);
   c.sample = 50;
   c.runs = 2;
@@ -469,10 +469,10 @@ TEST(Iterate, Issue28_RunsThatSawNoWindowOpenAreRunAgainThenSaidSo) {
   EXPECT_EQ(again, 4u) << "rounds 2 to 5 each said";
 }
 
-// Issue 28: `runs` (init --runs; 100/PCT under --sample) runs the workload
+// `runs` (init --runs; 100/PCT under --sample) runs the workload
 // that many times an iteration, into the iteration's one trace directory:
 // the analysis reads every run's intervals, a run's log each.
-TEST(Iterate, Issue28_AnIterationRunsTheWorkloadRunsTimesIntoOneTrace) {
+TEST(Iterate, AnIterationRunsTheWorkloadRunsTimesIntoOneTrace) {
   auto intervals = [](int runs) -> size_t {
     Config c = make_target("runs" + std::to_string(runs), "stage2", 2);
     c.max_iterations = 1;
@@ -512,7 +512,7 @@ TEST(Iterate, Issue28_AnIterationRunsTheWorkloadRunsTimesIntoOneTrace) {
   EXPECT_EQ(bad.error().message, p.string() + ": field 'runs': must be in [1, 1000]");
 }
 
-// Issue 29 (found on MariaDB): an out-of-source CMake build whose compile db
+// Found on MariaDB: an out-of-source CMake build whose compile db
 // lists a source the build generates has its deepest common directory above
 // both trees, so instrument's default source root let the sync packs rewrite
 // the generated file in the build directory (MariaDB's parser). The config's
@@ -520,7 +520,7 @@ TEST(Iterate, Issue28_AnIterationRunsTheWorkloadRunsTimesIntoOneTrace) {
 // generated file is never edited, the journal lives in the source root, and
 // the sources come back byte for byte. The control: the same tree instrumented
 // without a source root does rewrite the generated file.
-TEST(Iterate, Issue29_TheConfigsSourceRootKeepsGeneratedFilesUnedited) {
+TEST(Iterate, TheConfigsSourceRootKeepsGeneratedFilesUnedited) {
   fs::path dir = vprof::testing::fresh_dir("vprof-it", "source-root");
   fs::create_directories(dir / "src");
   fs::copy_file(PLANTED_SOURCE, dir / "src" / "planted.cc");
@@ -585,7 +585,7 @@ TEST(Iterate, Issue29_TheConfigsSourceRootKeepsGeneratedFilesUnedited) {
   EXPECT_FALSE(fs::exists(dir / "src" / ".vprof")) << "a restored tree keeps no journal";
 }
 
-// Issue 29: on MariaDB, from the iteration that selected TABLE::delete_row
+// On MariaDB, from the iteration that selected TABLE::delete_row
 // (defined in table.h) on, every iteration rebuilt the 236-303 units that
 // include table.h, 12-13 minutes each: the ids were numbered over the whole
 // selection, so a function added in a file sorted before table.h changed
@@ -594,7 +594,7 @@ TEST(Iterate, Issue29_TheConfigsSourceRootKeepsGeneratedFilesUnedited) {
 // and the root's file, whose own selection and callees did not change, must
 // keep its bytes and not be recompiled; the session's check that the
 // program holds one instrumentation still passes.
-TEST(Iterate, Issue29_AFileWhoseSelectionDidNotChangeIsNotRebuilt) {
+TEST(Iterate, AFileWhoseSelectionDidNotChangeIsNotRebuilt) {
   fs::path dir = vprof::testing::fresh_dir("vprof-it", "stable-ids");
   std::ofstream(dir / "aa_mid.cc") << "#include <cstdint>\n"
                                       "static volatile std::uint64_t sink;\n"

@@ -106,7 +106,7 @@ TEST_F(Minidb, ContendedFcfsEndsOnTheLockManagersWait) {
          caller_of(*out.analysis, f) == "minidb::LockManager::wait_for_grant"))
       found = true;
   EXPECT_TRUE(found) << "selected factors:\n" << describe(out);
-  // Issue 31: the wait's cause is what its holder did, followed down the
+  // The wait's cause is what its holder did, followed down the
   // commit (Database::commit, Log::commit, Log::flush, Log::fsync) to the
   // fsync it holds the row locks across.
   const auto &causes = out.analysis->causes;

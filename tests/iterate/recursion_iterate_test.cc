@@ -1,4 +1,4 @@
-// Issue 13 end to end: `vprof iterate --auto --root step` on C targets whose
+// Recursion end to end: `vprof iterate --auto --root step` on C targets whose
 // planted cause sits inside recursion (reentrant.c, one shape each):
 //   reenter   an uninstrumented callee (`interp`) re-enters the root in 2 of
 //             300 intervals: the session must break down interp's call site
@@ -9,7 +9,7 @@
 //             session breaks the pointer call down by instrumenting what it
 //             may reach (the manifest's targets);
 //   mutual    parse_expr and parse_term call each other 1 to 3 deep;
-//   relay     (issue 14, PostgreSQL's ExecProcNodeFirst) a pointer call's
+//   relay     (PostgreSQL's ExecProcNodeFirst) a pointer call's
 //             target calls through a second pointer to another target, which
 //             holds the path to the planted function two calls further down.
 #include <unistd.h>
@@ -60,7 +60,7 @@ using vprof::testing::top_factor;
 
 class Reentrant : public ::testing::TestWithParam<Shape> {};
 
-TEST_P(Reentrant, Case13_AutoBreaksDownTheRecursionAndEndsOnThePlantedCause) {
+TEST_P(Reentrant, AutoBreaksDownTheRecursionAndEndsOnThePlantedCause) {
   const Shape &shape = GetParam();
   Config c = make_target(shape);
   std::string before = slurp(c.dir + "/reentrant.c");

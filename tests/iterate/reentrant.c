@@ -1,4 +1,4 @@
-/* Targets whose planted cause sits inside recursion (issue 13), one per shape
+/* Targets whose planted cause sits inside recursion, one per shape
  * (argv[2]), all with the root `step` and the planted `injected_delay`, which
  * spins for an exponentially distributed time. Busy loops, not calls, so the
  * planted function has no callees.
@@ -14,7 +14,7 @@
  *   mutual   a recursive-descent parser: `parse_expr` and `parse_term` call
  *            each other 1 to 3 levels deep, and each parse_term spins in
  *            injected_delay.
- *   relay    (issue 14, found on PostgreSQL's executor) `step` calls through
+ *   relay    (found on PostgreSQL's executor) `step` calls through
  *            `handler`, which points at `relay_first`; it calls through a
  *            second pointer of the same type to `exec_node` (as
  *            ExecProcNodeFirst calls node->ExecProcNode), which calls `work`,

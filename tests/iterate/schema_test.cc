@@ -1,4 +1,4 @@
-// Issue 27, item 3: every JSON file vprof reads back refuses a newer
+// Every JSON file vprof reads back refuses a newer
 // schema_version (or one that is not a version) with one line naming the file
 // and both versions, and still reads the version it writes.
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// Issue 32, item 3: what a session says around a failed build. On Redis the
+// What a session says around a failed build. On Redis the
 // failure line showed the build log's last 15 lines (warnings, not the
 // error); the resumed session said "after 1 iterations" when none was done;
 // "in 31 files" counted the files a sync pack rewrote as if they held

@@ -1,4 +1,4 @@
-// Damaged trace files through the whole analysis (issue 12, cases 10 and 12):
+// Damaged trace files through the whole analysis:
 // a damaged file costs only its damaged part, the other files are analyzed
 // in full, and the report's first line says what was lost.
 //
@@ -134,11 +134,11 @@ std::vector<uint64_t> cut_offsets(uint64_t size) {
 
 }  // namespace
 
-// Case 12: a file truncated at any offset costs only what was cut off; the
+// A file truncated at any offset costs only what was cut off; the
 // other files' intervals are all analyzed; the headline says what was lost
 // (it said "0 incomplete, 0 dropped" with a quarter of the data gone), and
 // the JSON counts it; only when nothing is readable does the run fail.
-TEST(Damage, Case12_TruncatedFileAtEveryOffsetCostsOnlyItsCutPart) {
+TEST(Damage, TruncatedFileAtEveryOffsetCostsOnlyItsCutPart) {
   const std::string pristine = fresh_dir("cut-pristine");
   const std::string file = write_trace(pristine);
   const uint64_t size = fs::file_size(file);
@@ -184,9 +184,9 @@ TEST(Damage, Case12_TruncatedFileAtEveryOffsetCostsOnlyItsCutPart) {
   }
 }
 
-// Case 12: when every file is unreadable, nothing is left to analyze: the
+// When every file is unreadable, nothing is left to analyze: the
 // run fails (vprof analyze exits 2 naming the first error).
-TEST(Damage, Case12_NothingReadableFailsTheRun) {
+TEST(Damage, NothingReadableFailsTheRun) {
   const std::string dir = fresh_dir("none");
   write_trace(dir);
   for (uint32_t tid : kTids) fs::resize_file(dir + "/t-1-" + std::to_string(tid) + ".vpt", 100);
@@ -194,10 +194,10 @@ TEST(Damage, Case12_NothingReadableFailsTheRun) {
   EXPECT_FALSE(r.readable);
 }
 
-// Case 12: one corrupt byte at many offsets (a kind, a timestamp, a length,
+// One corrupt byte at many offsets (a kind, a timestamp, a length,
 // a header field): the analysis runs, the other files are whole, and damage
 // that the reader can see is counted.
-TEST(Damage, Case12_CorruptByteAtManyOffsetsLeavesTheOtherFilesWhole) {
+TEST(Damage, CorruptByteAtManyOffsetsLeavesTheOtherFilesWhole) {
   const std::string pristine = fresh_dir("corrupt-pristine");
   const std::string file = write_trace(pristine);
   const uint64_t size = fs::file_size(file);
@@ -231,10 +231,10 @@ TEST(Damage, Case12_CorruptByteAtManyOffsetsLeavesTheOtherFilesWhole) {
   }
 }
 
-// Case 12: one record whose time jumps far ahead costs that record, counted;
+// One record whose time jumps far ahead costs that record, counted;
 // it used to clamp every later record of the thread (thousands) to its time,
 // reported as "1 reader warnings".
-TEST(Damage, Case12_CorruptTimestampCostsOnlyItsRecord) {
+TEST(Damage, CorruptTimestampCostsOnlyItsRecord) {
   const std::string dir = fresh_dir("jump");
   SynthThread t(dir, 1, 11, 1 << 16);
   const uint32_t n = 3000;
@@ -291,10 +291,10 @@ TEST(Damage, ASignalHandlersRecordBeforeTheInterruptedProbesIsKept) {
   EXPECT_EQ(releases, 1u);
 }
 
-// Case 10: a FIFO named like a trace file is not opened for reading (that
+// A FIFO named like a trace file is not opened for reading (that
 // waits for a writer forever); it is an error naming it, and the rest of the
 // trace is analyzed.
-TEST(Damage, Case10_FifoTraceFileIsSkippedNotWaitedFor) {
+TEST(Damage, FifoTraceFileIsSkippedNotWaitedFor) {
   const std::string dir = fresh_dir("fifo");
   write_trace(dir);
   const std::string fifo = dir + "/t-1-99.vpt";
@@ -317,9 +317,9 @@ TEST(Damage, Case10_FifoTraceFileIsSkippedNotWaitedFor) {
   EXPECT_EQ(t->threads.size(), 4u);
 }
 
-// Case 12 with refinement runs: damage in a later run's trace is in the
+// With refinement runs: damage in a later run's trace is in the
 // first line too (summed over runs), and in that run's own data_quality.
-TEST(Damage, Case12_DamageInALaterRunShowsInTheFirstLine) {
+TEST(Damage, DamageInALaterRunShowsInTheFirstLine) {
   const std::string base = fresh_dir("runs-base");
   write_trace(base);
   const std::string later = fresh_dir("runs-later");
@@ -362,12 +362,12 @@ std::string diagnostics(const Result &r) { return r.json["data_quality"]["diagno
 
 }  // namespace
 
-// Issue 25, case 11: the header's fields that choose the layout are
+// The header's fields that choose the layout are
 // cross-checked. A current file whose version field reads 2 was read with
 // version 2's layout (one ring): its chunks from the wrong places, intervals
 // lost without a word. Now: a warning naming the file and the field, and the
 // file read whole as the version its min_readable says.
-TEST(Damage, Case25_11_AVersionBelowMinReadableIsAWarningAndReadAsMinReadable) {
+TEST(Damage, AVersionBelowMinReadableIsAWarningAndReadAsMinReadable) {
   const std::string pristine = fresh_dir("version-pristine");
   write_trace(pristine);
   const std::string dir = fresh_dir("version");
@@ -394,11 +394,11 @@ TEST(Damage, Case25_11_AVersionBelowMinReadableIsAWarningAndReadAsMinReadable) {
   EXPECT_NE(diagnostics(r).find("format version 0 and min_readable 0"), std::string::npos) << diagnostics(r);
 }
 
-// Issue 25, case 11: a damaged pending_chunk dropped a whole ring, silently.
+// A damaged pending_chunk dropped a whole ring, silently.
 // The file is laid out as the runtime leaves a thread killed with a full
 // ring pending (its last chunk still in ring 1, not yet appended); then
 // pending_chunk is damaged: a warning names the field, and the ring is read.
-TEST(Damage, Case25_11_ADamagedPendingChunkIsAWarningAndItsRingIsRead) {
+TEST(Damage, ADamagedPendingChunkIsAWarningAndItsRingIsRead) {
   const std::string pristine = fresh_dir("pending-pristine");
   const std::string file = write_trace(pristine);
   // The last data chunk moves into ring 1, pending.
@@ -438,9 +438,9 @@ TEST(Damage, Case25_11_ADamagedPendingChunkIsAWarningAndItsRingIsRead) {
       << diagnostics(r);
 }
 
-// Issue 25, case 11: a process file this reader cannot use (another
+// A process file this reader cannot use (another
 // version, bad magic, cut short) was ignored silently.
-TEST(Damage, Case25_11_AProcessFileOfUnknownVersionIsNamed) {
+TEST(Damage, AProcessFileOfUnknownVersionIsNamed) {
   const std::string dir = fresh_dir("process");
   vprof_process_header p{};
   std::memcpy(p.magic, VPROF_PROCESS_MAGIC, 8);

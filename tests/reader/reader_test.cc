@@ -368,7 +368,7 @@ std::vector<uint64_t> function_ids(const vprof::trace::Trace &t) {
 
 }  // namespace
 
-TEST(Reader, Issue14_TwoRingsReadDataThenThePendingRingThenTheCurrentOne) {
+TEST(Reader, TwoRingsReadDataThenThePendingRingThenTheCurrentOne) {
   // The runtime's writer had not appended ring 1 yet (or the process died
   // first): its records come after the data chunks and before the current ring's.
   std::string dir = fresh_dir("two-rings");

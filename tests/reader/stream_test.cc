@@ -179,9 +179,9 @@ TEST(Stream, CriticalPathsFromStreamEqualFromMemory) {
   }
 }
 
-// Window_test's Issue28_AnIntervalLeftOpenByAnEndedProcess… on files: a run
-// (pid 100) stops with interval 1 in flight (begun at 10, its thread's last
-// record at 20); the next run (pid 200) numbers its first interval 1 too,
+// Windows.AnIntervalLeftOpenByAnEndedProcess… (tests/analyzer) on files: a
+// run (pid 100) stops with interval 1 in flight (begun at 10, its thread's
+// last record at 20); the next run (pid 200) numbers its first interval 1 too,
 // [100, 150). A file source says it is exhausted only once a fill() finds
 // nothing more, often an epoch after its last record was fed: the thread's
 // end must still be known (the time of its last record fed), or the begin at

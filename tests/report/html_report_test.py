@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 16's acceptance test: the HTML report of a real session, in a real browser.
+"""The HTML report of a real session, in a real browser.
 
 Runs `vprof iterate --auto` on a copy of examples/minidb in the demo's
 contended configuration (300 transactions and 2 iterations where the demo has
@@ -183,8 +183,8 @@ def main():
         check(any("Content Security Policy" in e for e in r["errors"]),
               f"a blocked load is reported as an error: {r['errors']}")
 
-        # The keys the per-type trees and per-client fairness add (issue 16
-        # part 3: types.by_type[].tree, clients, unfairness, mean_client_cv),
+        # The keys the per-type trees and per-client fairness add
+        # (types.by_type[].tree, clients, unfairness, mean_client_cv),
         # hand-made here in their shape, drawn when present.
         extra = json.loads(json.dumps(doc))
         for t in extra["types"]["by_type"]:

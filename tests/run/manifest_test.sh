@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 13, part 6: `vprof analyze` finds the manifest with no flag, and
+# `vprof analyze` finds the manifest with no flag, and
 # refuses one from another instrumentation. A small C program is instrumented,
 # built and run for real:
 #   manifest_test.sh VPROF CC
@@ -53,7 +53,7 @@ cp build/.vprof/manifest.json T2/manifest.json
 grep -q "manifest of another instrumentation" err || fail "unclear message: $(cat err)"
 "$VPROF" restore -p build 2>/dev/null || fail "restore failed"
 
-# Issue 29: each rewritten file registers its own id. Two files; the second
+# Each rewritten file registers its own id. Two files; the second
 # instrumentation keeps the first's ids and changes only main.c: lib.c keeps
 # its bytes, and a program that recompiled main.c alone is one
 # instrumentation (names, no warning). A third changes lib.c too; the

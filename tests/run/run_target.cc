@@ -158,7 +158,7 @@ static int term(const char *ready) {
 }
 
 // A timed wait on each of n mutexes, uncontended: each claims its object's
-// slot in the ownership map (issue 28: a map too small for them counts them).
+// slot in the ownership map (a map too small for them counts them).
 static int objects(uint32_t n) {
   std::vector<pthread_mutex_t> ms(n);
   for (auto &m : ms) {

@@ -1,7 +1,6 @@
 #!/bin/bash
 # `vprof run` never loses a trace and never kills the program it records
-# (issue 12, cases 6, 8, 9, 10, 11; issue 25, items 4, 5, 6: the cases named
-# after their defect). One case per call:
+# (each case named after the behaviour it checks). One case per call:
 #   run_test.sh CASE VPROF RUN_TARGET
 # Exit 0 pass, 1 fail, 77 skipped (the mechanism a case needs is not
 # available here; the reason is printed).
@@ -56,7 +55,7 @@ summary() {
   echo "$l" | sed -E 's/.* \(([0-9]+) thread files\): ([0-9]+) records, ([0-9]+) dropped(, ([0-9]+) threads without a file \(([0-9]+) records lost\))?.*/\1 \2 \3 \5 \6/'
 }
 
-case6_missing_manifest() {
+missing_manifest_is_refused_keeping_the_old_trace() {
   make_old_trace T
   expect_usage_error "no-such-manifest.json: cannot read the manifest" \
     run --trace-dir T --manifest no-such-manifest.json -- "$TARGET" hello ran-new
@@ -73,7 +72,7 @@ case6_missing_manifest() {
   expect_usage_error "limit" dump T --limit -1
 }
 
-case6_command_cannot_start() {
+command_that_cannot_start_keeps_the_old_trace() {
   make_old_trace T
   echo 'echo hi' > not-executable.sh
   chmod 644 not-executable.sh
@@ -92,7 +91,7 @@ case6_command_cannot_start() {
   old_trace_intact T
 }
 
-case6_manifest_inside_trace_dir() {
+manifest_inside_the_trace_dir_is_kept() {
   make_old_trace T
   # The trace's own manifest as the input: read before the old trace is
   # retired, so the new run keeps it.
@@ -106,7 +105,7 @@ case6_manifest_inside_trace_dir() {
   [ "$files $records $dropped" = "1 2 0" ] || fail "summary: $(cat err)"
 }
 
-case6_old_trace_of_a_killed_vprof() {
+old_trace_of_a_killed_vprof_is_kept() {
   # vprof killed after it moved the old trace aside and before the command
   # wrote anything: the next run treats T/.old as the latest trace.
   make_old_trace T
@@ -124,7 +123,7 @@ case6_old_trace_of_a_killed_vprof() {
   [ "$(ls T/t-*.vpt | wc -l)" -eq 1 ] || fail "not exactly the new run's thread file: $(ls T)"
 }
 
-case8_unwritable_dir() {
+unwritable_dir_is_refused() {
   make_old_trace T
   chattr +i T 2>/dev/null || skip "chattr +i is not available on $(df --output=fstype . | tail -1)"
   touch T/probe 2>/dev/null && skip "an immutable directory is still writable here"
@@ -146,7 +145,7 @@ case8_unwritable_dir() {
   [ ! -e ran-new ] || fail "the command ran"
 }
 
-case8_fd_limit_many_threads() {
+fd_limit_with_many_threads_loses_nothing() {
   # 40 threads alive at once, then 20 files of the program's own, under a
   # limit of 32 descriptors: the runtime must hold none of them.
   (ulimit -n 32 && "$VPROF" run --trace-dir T -- "$TARGET" threads 40 1000) >out 2>err ||
@@ -155,7 +154,7 @@ case8_fd_limit_many_threads() {
   [ "$files $records $dropped ${lost_threads:-0}" = "41 82000 0 0" ] || fail "summary: $(cat err)"
 }
 
-case8_no_fd_left_for_a_thread() {
+no_fd_left_for_a_thread_is_counted() {
   # The program itself uses every descriptor while a thread records: that
   # thread's records are lost, and counted in the process file.
   (ulimit -n 64 && "$VPROF" run --trace-dir T -- "$TARGET" exhaust 5000) >out 2>err ||
@@ -171,7 +170,7 @@ case8_no_fd_left_for_a_thread() {
 
 # Records lost at a process's budget, on a disk with room: the run names the
 # budget, and says nothing when nothing was lost.
-case28_budget_reached_is_named() {
+budget_reached_is_named() {
   VPROF_BUFFER_MB=1 VPROF_CHUNK_KB=256 "$VPROF" run --trace-dir T -- "$TARGET" threads 4 200000 >out 2>err ||
     fail "exit $?: $(cat err)"
   read -r _ _ dropped _ <<<"$(summary)"
@@ -195,7 +194,7 @@ case28_budget_reached_is_named() {
 # Records a signal handler's probe dropped because it interrupted a record
 # (PostgreSQL's latch handler: 1-3 a 20 s pgbench run), on a disk with room
 # and far below the budget: the run says so, and does not blame the budget.
-case28_reentry_is_not_the_budget() {
+reentry_is_not_the_budget() {
   "$VPROF" run --trace-dir T -- "$TARGET" reenter >out 2>err || fail "exit $?: $(cat err)"
   read -r _ _ dropped _ <<<"$(summary)"
   [ "$dropped" -gt 0 ] || fail "nothing dropped: $(cat err)"
@@ -204,7 +203,7 @@ case28_reentry_is_not_the_budget() {
   ! grep -q "budget" err || fail "the budget is blamed: $(cat err)"
 }
 
-case9_full_disk() {
+full_disk_counts_every_record() {
   # A 2 MiB file system and a program that records 16 MB: the program runs to
   # completion, and every record is either in the trace or counted as lost.
   mkdir mnt
@@ -244,7 +243,7 @@ case9_full_disk() {
   rm -f mnt/fill
   # Full before the program starts: not even the process file fits, so the
   # runtime says on stderr what it lost. (vprof run refuses to start there:
-  # case25_5_full_disk_keeps_old_trace.)
+  # full_disk_keeps_old_trace.)
   rm -rf mnt/T
   dd if=/dev/zero of=mnt/fill bs=64k 2>/dev/null
   VPROF_TRACE_DIR=$PWD/mnt/T "$TARGET" threads 4 200000 >out 2>err ||
@@ -253,7 +252,7 @@ case9_full_disk() {
     fail "full from the start: $(cat err)"
 }
 
-case25_4_killed_vprof_not_yet_reaped() {
+killed_vprof_not_yet_reaped_still_holds_the_dir() {
   # vprof run killed under a parent that has not waited for it (a script that
   # started it in the background and went on: here a shell that execs sleep):
   # a zombie, which kill(pid, 0) still finds. A second run said "another vprof
@@ -280,7 +279,7 @@ case25_4_killed_vprof_not_yet_reaped() {
   kill -TERM "$cmd" "$holder"
 }
 
-case10_bad_option_values() {
+bad_option_values_are_warned_and_replaced() {
   local setting
   for setting in VPROF_CALIBRATE_US=-1 VPROF_CALIBRATE_US=1e3 VPROF_CALIBRATE_US=99999999999 \
       VPROF_CHUNK_KB=-4 VPROF_CHUNK_KB=6 VPROF_CHUNK_KB=99999999999999999999999 \
@@ -331,7 +330,7 @@ wait_for_vprof() {
   wait "$PID"
 }
 
-case11_sigterm_forwarded() {
+sigterm_is_forwarded() {
   start_term_target
   kill -TERM "$PID"
   wait_for_vprof SIGTERM
@@ -342,7 +341,7 @@ case11_sigterm_forwarded() {
   [ "$files" -eq 1 ] && [ "$records" -gt 0 ] || fail "summary: $(cat err)"
 }
 
-case11_sigint_forwarded() {
+sigint_is_forwarded() {
   # SIGINT sent to vprof alone (not a terminal's Ctrl-C, which reaches the
   # whole group): forwarded; the program dies of it; vprof reports 128 + 2.
   start_term_target
@@ -357,8 +356,8 @@ case11_sigint_forwarded() {
 # Whether process $1 still runs (not a zombie its new parent has not reaped).
 running() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
 
-case25_4_two_runs_one_dir() {
-  # Issue 25, item 4: with no lock, a second run into T moved the first's
+second_run_into_one_dir_is_refused() {
+  # With no lock, a second run into T moved the first's
   # live files into T/.old and deleted them, and the first printed the
   # second's counts as its own. Now the second fails at once, touching nothing.
   start_term_target
@@ -401,8 +400,8 @@ case25_4_two_runs_one_dir() {
   "$VPROF" dump T >out2 2>err2 || fail "dump beside the lock: $(cat err2)"
 }
 
-case25_6_ulimit_f_does_not_kill() {
-  # Issue 25, item 6: under `ulimit -f` the runtime grew its files past the
+ulimit_f_does_not_kill() {
+  # Under `ulimit -f` the runtime grew its files past the
   # limit (posix_fallocate of a ring, pwrite of a chunk) and the kernel killed
   # the program with SIGXFSZ (exit 153). It must drop and count instead. The
   # 1 MiB default ring is past a 64 KiB limit at once; 16 KiB rings fit and
@@ -438,8 +437,8 @@ case25_6_ulimit_f_does_not_kill() {
   done
 }
 
-case25_5_full_disk_keeps_old_trace() {
-  # Issue 25, item 5: on a full file system the writability probe passed (an
+full_disk_keeps_old_trace() {
+  # On a full file system the writability probe passed (an
   # empty file needs no block), the previous trace was deleted, vprof exited
   # 0 and its summary said "0 records, 0 dropped" while the runtime printed
   # 12000 records lost.
@@ -482,14 +481,8 @@ case25_5_full_disk_keeps_old_trace() {
   [ "$files $records $dropped" = "1 2 0" ] || fail "with room: summary: $(cat err)"
 }
 
-# Issue 26, item 3: a server that drops root (httpd's children setuid to
-# daemon) made no thread file in the root-owned trace directory, and nothing
-# said why. A trace directory `vprof run` makes as root is writable by all
-# (sticky, as /tmp): the child's threads record as their new user. One that
-# exists, and refuses them, is named in one line: which process, which user,
-# which directory, and what to do.
-case28_ownership_map_full() {
-  # Issue 28: the ownership map is 4 MiB by default; the objects a smaller one
+ownership_map_full_is_counted() {
+  # The ownership map is 4 MiB by default; the objects a smaller one
   # has no slot for are counted, and vprof run's summary says so (analyze
   # warns too: ownership_misses). 3000 objects, 1024 slots.
   VPROF_MIN_WAIT_NS=1000 VPROF_OWNERSHIP_SLOTS=1024 "$VPROF" run --trace-dir T -- "$TARGET" objects 3000 >out 2>err ||
@@ -502,7 +495,13 @@ case28_ownership_map_full() {
   grep -q "vprof: trace in" err && ! grep -q "without a slot" err || fail "the default map: $(cat err)"
 }
 
-case26_3_server_drops_root() {
+# A server that drops root (httpd's children setuid to daemon) made no thread
+# file in the root-owned trace directory, and nothing said why. A trace
+# directory `vprof run` makes as root is writable by all (sticky, as /tmp):
+# the child's threads record as their new user. One that exists, and refuses
+# them, is named in one line: which process, which user, which directory, and
+# what to do.
+server_that_drops_root_still_records() {
   [ "$(id -u)" = 0 ] || skip "needs root (the program drops it)"
   id nobody >/dev/null 2>&1 || skip "no user nobody"
   # Under a directory others cannot search (mktemp -d's 0700), no mode of

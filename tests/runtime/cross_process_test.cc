@@ -1,4 +1,4 @@
-// Issue 14: a wake-up edge across processes. PostgreSQL forks a backend per
+// A wake-up edge across processes. PostgreSQL forks a backend per
 // connection and keeps its locks in shared memory; a lock released in one
 // backend wakes a waiter in another. Here two processes share a
 // PTHREAD_PROCESS_SHARED mutex in MAP_SHARED memory (tests/runtime/workload.cc,
@@ -27,7 +27,7 @@
 
 using vprof::trace::Kind;
 
-TEST(CrossProcess, Issue14_AWaitInOneProcessBlamesTheHolderInAnother) {
+TEST(CrossProcess, AWaitInOneProcessBlamesTheHolderInAnother) {
   using namespace vprof::analyzer;
   const int n = 200;
   std::string dir = vprof::testing::fresh_dir("vprof-xproc", "mutex");

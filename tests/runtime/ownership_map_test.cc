@@ -1,4 +1,4 @@
-// The ownership map's releases-if-waited (issue 28): a release looks in the
+// The ownership map's releases-if-waited: a release looks in the
 // map only while a wait on an object of its hash is timed, in this process
 // or in one forked from it.
 #include "runtime/ownership_map.h"
@@ -23,7 +23,7 @@ const void *same_filter_as(const void *like, const char *base) {
       return base + off;
 }
 
-TEST(OwnershipMap, Issue28_AReleaseNoOneWaitsForReadsNoClockAndWritesNothing) {
+TEST(OwnershipMap, AReleaseNoOneWaitsForReadsNoClockAndWritesNothing) {
   OwnershipMap map;
   ASSERT_TRUE(map.init(1024));
   Objects o;
@@ -53,7 +53,7 @@ TEST(OwnershipMap, Issue28_AReleaseNoOneWaitsForReadsNoClockAndWritesNothing) {
   EXPECT_EQ(map.get(o.a).value, 5u | (uint64_t{77} << 32));  // the waited-for release stays
 }
 
-TEST(OwnershipMap, Issue28_AWaitWithNoSlotStillCountsAndIsTakenBack) {
+TEST(OwnershipMap, AWaitWithNoSlotStillCountsAndIsTakenBack) {
   OwnershipMap map;
   ASSERT_TRUE(map.init(1024));
   Objects o;
@@ -65,7 +65,7 @@ TEST(OwnershipMap, Issue28_AWaitWithNoSlotStillCountsAndIsTakenBack) {
   EXPECT_EQ(ticks, 0);
 }
 
-TEST(OwnershipMap, Issue28_AWaitInAForkedChildMakesTheParentsReleaseWritten) {
+TEST(OwnershipMap, AWaitInAForkedChildMakesTheParentsReleaseWritten) {
   OwnershipMap map;
   ASSERT_TRUE(map.init(1024));
   static Objects o;  // the same address in both processes

@@ -1,4 +1,4 @@
-// A small "server" with planted variance (issue 13): two worker threads
+// A small "server" with planted variance: two worker threads
 // serve requests; each request calls three constant-work functions (ids 1-3)
 // and one planted heavy-tailed one (id 4: lognormal work, sigma 1.5). With
 // `load`, two untraced threads spin on the machine's cores for the whole

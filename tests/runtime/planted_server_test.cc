@@ -1,9 +1,9 @@
-// Issue 13's acceptance, short: a server whose functions are constant work
-// but one planted heavy-tailed function, run 10 times beside two spinning
-// threads on the machine's cores. Preemption inside a constant function is
-// the kernel's doing, not the function's: it goes to a (preempted) leaf, and
-// the planted function ranks first among functions in every run.
-// scripts/planted-server.sh is the long version.
+// A server whose functions are constant work but one planted heavy-tailed
+// function, run 10 times beside two spinning threads on the machine's cores.
+// Preemption inside a constant function is the kernel's doing, not the
+// function's: it goes to a (preempted) leaf, and the planted function ranks
+// first among functions in every run. scripts/planted-server.sh is the long
+// version.
 #include <sys/wait.h>
 #include <unistd.h>
 

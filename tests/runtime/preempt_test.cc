@@ -76,11 +76,11 @@ TEST(Preempt, TurnedOffTheProcessFileSaysNotMeasured) {
     for (const auto &e : s.events) EXPECT_NE(e.kind, Kind::Preempted) << s.file;
 }
 
-// Recording in windows (issue 28, part 3): a thread's context-switch event
+// Recording in windows: a thread's context-switch event
 // is open only while it records. The kernel does perf's work at every switch
 // of a thread with the event open (~1.5 us a switch here), so between windows
 // it is closed, and the stretches inside windows are still recorded.
-TEST(Preempt, Issue28_BetweenWindowsNoSwitchEventIsOpen) {
+TEST(Preempt, BetweenWindowsNoSwitchEventIsOpen) {
   std::string full = vprof::testing::fresh_dir("vprof-preempt", "maps-full");
   const int in_full = run_workload(full, {"perfmaps"});
   if (in_full == 0) GTEST_SKIP() << "perf_event_open refused here: no event to close";
@@ -90,7 +90,7 @@ TEST(Preempt, Issue28_BetweenWindowsNoSwitchEventIsOpen) {
   EXPECT_EQ(run_workload(off, {"perfmaps"}, {{"VPROF_SAMPLE", "1"}, {"VPROF_SAMPLE_WINDOW_MS", "3600000"}}), 0);
 }
 
-TEST(Preempt, Issue28_InsideWindowsPreemptionsAreRecordedAndOutsideNone) {
+TEST(Preempt, InsideWindowsPreemptionsAreRecordedAndOutsideNone) {
   // Two threads busy on one CPU, 100 intervals of 4 ms each; windows of
   // 20 ms over half the time.
   std::string dir = vprof::testing::fresh_dir("vprof-preempt", "windows");

@@ -144,13 +144,13 @@ TEST(Runtime, WakeupEdgeNamesTheReleasingThreadAndItsRelease) {
   EXPECT_LE(bw[1].release_ts, bw[1].ts);
 }
 
-// Issue 14: PostgreSQL's sync pack wraps every LWLock acquire, and most are
+// PostgreSQL's sync pack wraps every LWLock acquire, and most are
 // uncontended: a wait-begin/wait-end pair each cost the backends 9.5% of
 // pgbench's throughput before any function was timed, and a release record
 // each as much again. A wait shorter than VPROF_MIN_WAIT_NS (default 1 us)
 // is taken back; a real one is kept whole, with its waker; a lock's release
 // is in the ownership map only (VPROF_MUTEX_RELEASES=0, the default).
-TEST(Runtime, Issue14_AnUncontendedAcquireLeavesNoWaitRecords) {
+TEST(Runtime, AnUncontendedAcquireLeavesNoWaitRecords) {
   for (bool keep_all : {false, true}) {
     SCOPED_TRACE(keep_all ? "VPROF_MIN_WAIT_NS=0" : "default");
     std::string dir = fresh_dir(keep_all ? "shortwaits-all" : "shortwaits");
@@ -204,14 +204,14 @@ TEST(Runtime, Issue14_AnUncontendedAcquireLeavesNoWaitRecords) {
   }
 }
 
-// Issue 28: recording in full, a release goes to the ownership map only while
+// Recording in full, a release goes to the ownership map only while
 // some thread times a wait on its object, so an uncontended lock's release
 // reads no clock and writes no shared line; a wait the map cannot explain
 // names no waker rather than the last release from before it began. The
 // workload (stalewaker): B's two 5 ms waits were ended by no release; A
 // released m with no one waiting and n while C waited. Windowed, every
 // release in a window still goes to the map (recorder.h).
-TEST(Runtime, Issue28_AReleaseNoOneWaitedForIsNotAWaker) {
+TEST(Runtime, AReleaseNoOneWaitedForIsNotAWaker) {
   std::string dir = fresh_dir("stalewaker");
   ASSERT_EQ(run_counted(dir, {"stalewaker"}, {{"VPROF_MIN_WAIT_NS", "1000"}}), 0);
   Trace t = read_ok(dir);
@@ -287,18 +287,18 @@ TEST(Runtime, Spans_ACallWithNothingInsideIsOneSlotAndReadsAsABeginAndAnEnd) {
   EXPECT_GE(h.data_chunks, 78u);
 }
 
-// Issue 28 part 2: where a call site names its callee (an instrumented
+// Where a call site names its callee (an instrumented
 // function), the callee's enter takes the site's begin time and the site's
 // end the callee's exit time: one clock read each side of the call, not two.
 // A site naming another function, an argument's site in between, or another
 // exit newest: each probe reads its own clock. A named callee that recorded
 // nothing leaves one SITE_SPAN slot, as any site does.
-// Issue 28: the ownership map is 4 MiB by default (a larger one cost
+// The ownership map is 4 MiB by default (a larger one cost
 // pgbench a TLB miss a lookup); an object it has no room for is counted in
 // the process file, which the analysis warns of, and its wake-up names no
 // waker. 3000 objects waited on fill a map of 1024 slots; the handoff's
 // contended wait after them is on one more.
-TEST(Runtime, Issue28_AnObjectTheOwnershipMapHasNoRoomForIsCounted) {
+TEST(Runtime, AnObjectTheOwnershipMapHasNoRoomForIsCounted) {
   for (bool small : {true, false}) {
     SCOPED_TRACE(small ? "VPROF_OWNERSHIP_SLOTS=1024" : "the default");
     std::string dir = fresh_dir(small ? "manyobjects-small" : "manyobjects");
@@ -321,7 +321,7 @@ TEST(Runtime, Issue28_AnObjectTheOwnershipMapHasNoRoomForIsCounted) {
   }
 }
 
-TEST(Runtime, Issue28_ASiteAndTheCalleeItNamesShareTheirClockReads) {
+TEST(Runtime, ASiteAndTheCalleeItNamesShareTheirClockReads) {
   std::string dir = fresh_dir("sharedclock");
   ASSERT_EQ(run_counted(dir, {"sharedclock"}), 0);
   Trace t = read_ok(dir);
@@ -351,13 +351,13 @@ TEST(Runtime, Issue28_ASiteAndTheCalleeItNamesShareTheirClockReads) {
   EXPECT_GT(ts[18] - ts[17], us100) << "site 10's span keeps its length";
 }
 
-// Issue 14: PostgreSQL's make, without --enable-depend, did not rebuild the
-// files that include a header vprof instrumented, and the session's binary
-// held code of two instrumentations. Issue 29: each rewritten file registers
+// PostgreSQL's make, without --enable-depend, did not rebuild the files that
+// include a header vprof instrumented, and the session's binary held code of
+// two instrumentations, which must be said. Each rewritten file registers
 // its own id, which the manifest lists; the process file keeps every
 // distinct id, and an id the manifest does not list is a file the build did
 // not recompile.
-TEST(Runtime, Issue14_AProgramBuiltFromTwoInstrumentationsIsSaid) {
+TEST(Runtime, AProgramBuiltFromTwoInstrumentationsIsSaid) {
   using vprof::trace::build_mismatch;
   using vprof::trace::read_process_files;
   std::string one = fresh_dir("manifest-one"), two = fresh_dir("manifest-two");
@@ -384,7 +384,7 @@ TEST(Runtime, Issue14_AProgramBuiltFromTwoInstrumentationsIsSaid) {
 
 // A process file of version 4 (a program built by a vprof before per-file
 // ids) that says "mixed" still reads as two instrumentations.
-TEST(Runtime, Issue29_AVersion4ProcessFileSayingMixedIsStillSaid) {
+TEST(Runtime, AVersion4ProcessFileSayingMixedIsStillSaid) {
   std::string dir = fresh_dir("manifest-v4");
   vprof_process_header h{};
   vprof_process_header_identity(&h);
@@ -402,7 +402,7 @@ TEST(Runtime, Issue29_AVersion4ProcessFileSayingMixedIsStillSaid) {
 
 // More distinct ids than a process file holds: the first 256 are kept, and
 // the reader says the rest were not checked.
-TEST(Runtime, Issue29_MoreIdsThanAProcessFileHoldsAreSaid) {
+TEST(Runtime, MoreIdsThanAProcessFileHoldsAreSaid) {
   std::string dir = fresh_dir("manifest-many");
   ASSERT_EQ(run_counted(dir, {"manyids", "300"}), 0);
   auto p = vprof::trace::read_process_files(dir);
@@ -432,11 +432,11 @@ TEST(Runtime, SixteenThreadsMillionEventsEachAllPresentInOrder) {
   fs::remove_all(dir);
 }
 
-// Issue 14: small rings, so that threads switch rings thousands of times,
+// Small rings, so that threads switch rings thousands of times,
 // with the background writer (VPROF_WRITER=1: it appends, or the thread does
 // when it lags) and without it (0: every thread appends its own rings, no
 // thread of vprof's in the program). Every record is there, none dropped.
-TEST(Runtime, Issue14_SmallRingsWithAndWithoutTheWriterKeepEveryRecord) {
+TEST(Runtime, SmallRingsWithAndWithoutTheWriterKeepEveryRecord) {
   for (const char *writer : {"1", "0"}) {
     SCOPED_TRACE(std::string("VPROF_WRITER=") + writer);
     std::string dir = fresh_dir(std::string("rings-") + writer);

@@ -1,4 +1,4 @@
-// Windowed recording (issue 28, part 1; runtime/window.h), end to end: a
+// Windowed recording (runtime/window.h), end to end: a
 // parent and its forked child, two threads each, record under VPROF_SAMPLE;
 // the analysis counts every interval once (counted or left out), the stacks
 // are whole across windows, and the two processes agree on the windows.
@@ -32,7 +32,7 @@ std::unique_ptr<vprof::analyzer::Analysis> analyze_dir(const vprof::trace::Trace
 
 }  // namespace
 
-TEST(Windows, Issue28_ForkedProcessesAgreeAndEveryIntervalIsCountedOrLeftOut) {
+TEST(Windows, ForkedProcessesAgreeAndEveryIntervalIsCountedOrLeftOut) {
   // 2 processes x 2 threads x 300 intervals of ~2 x 150 us: ~90 ms a thread.
   // Windows of 4 ms covering 25%: a period of 16 ms, about five windows.
   const uint32_t threads = 2, n = 300;
@@ -132,7 +132,7 @@ TEST(Windows, AnIntervalEndedOnAnotherThreadLeavesItsWindow) {
   EXPECT_GT(r.paths.rows.size(), 1u) << "intervals counted";
 }
 
-TEST(Windows, Issue28_RecordedInFullThereIsNoWindowRecord) {
+TEST(Windows, RecordedInFullThereIsNoWindowRecord) {
   const std::string dir = vprof::testing::fresh_dir("vprof-windows", "full");
   ASSERT_EQ(run_workload(dir, {"windows", "1", "20", "10"}), 0);
   auto t = vprof::trace::read_trace_dir(dir);
@@ -159,7 +159,7 @@ TEST(Windows, Issue28_RecordedInFullThereIsNoWindowRecord) {
 // docs/performance.md). The waiter is a forked child, as a PostgreSQL
 // backend; every wait of its that the trace has ended by the parent's
 // release.
-TEST(Windows, Issue28_AWaitBegunBetweenWindowsNamesItsWakerInTheNextOne) {
+TEST(Windows, AWaitBegunBetweenWindowsNamesItsWakerInTheNextOne) {
   const std::string dir = vprof::testing::fresh_dir("vprof-windows", "straddle");
   ASSERT_EQ(run_workload(dir, {"straddle", "6"},
                          {{"VPROF_SAMPLE", "20"}, {"VPROF_SAMPLE_WINDOW_MS", "2"}, {"VPROF_SAMPLE_CAP_MS", "5000"},
@@ -193,7 +193,7 @@ TEST(Windows, Issue28_AWaitBegunBetweenWindowsNamesItsWakerInTheNextOne) {
 // already written: time went back on the thread, which the reader clamps
 // and reports. Now it comes at the inner one's end: records in time order,
 // both waits named by their objects.
-TEST(Windows, Issue28_NestedWaitsBegunBetweenWindowsAreWrittenInTimeOrder) {
+TEST(Windows, NestedWaitsBegunBetweenWindowsAreWrittenInTimeOrder) {
   const std::string dir = vprof::testing::fresh_dir("vprof-windows", "nestedwaits");
   ASSERT_EQ(run_workload(dir, {"nestedwaits", "5"},
                          {{"VPROF_SAMPLE", "20"}, {"VPROF_SAMPLE_WINDOW_MS", "2"}, {"VPROF_SAMPLE_CAP_MS", "5000"},
@@ -221,7 +221,7 @@ TEST(Windows, Issue28_NestedWaitsBegunBetweenWindowsAreWrittenInTimeOrder) {
 // interval's function 3 under every level of the recursion. Every wait is on
 // one lock: the waits begun between windows, whose begin is written when
 // they end, name it as the ones written while recording do.
-TEST(Windows, Issue28_FramesOpenWhenAWindowOpensAreRebuiltFromTheirExits) {
+TEST(Windows, FramesOpenWhenAWindowOpensAreRebuiltFromTheirExits) {
   for (auto [least, depth] : {std::pair{0u, 30u}, std::pair{40u, 40u}}) {
     const uint32_t n = 400;
     const std::string dir = vprof::testing::fresh_dir("vprof-windows", "deep" + std::to_string(depth));
@@ -280,7 +280,7 @@ TEST(Windows, Issue28_FramesOpenWhenAWindowOpensAreRebuiltFromTheirExits) {
 
 // An instrumented program run without a trace directory: its probes stop
 // inline (vprof_rt_idle) and no thread gets a state (workload.cc, "idle").
-TEST(Windows, Issue28_AProcessThatDoesNotRecordGivesNoThreadAState) {
+TEST(Windows, AProcessThatDoesNotRecordGivesNoThreadAState) {
   const std::string dir = vprof::testing::fresh_dir("vprof-windows", "idle");
   EXPECT_EQ(run_workload(dir, {"idle"}, {{"VPROF_TRACE_DIR", ""}}), 0);
 }

@@ -7,7 +7,8 @@
 //   workload kill M             writes pairs forever; prints "ready" after M pairs
 //   workload handoff            thread B blocks on a mutex thread A releases
 //   workload stalewaker         a release no one waits for, then a 5 ms wait on the same
-//                               object that no release ends (runtime_test.cc, Issue28_*)
+//                               object that no release ends (runtime_test.cc,
+//                               AReleaseNoOneWaitedForIsNotAWaker)
 //   workload straddle R         windowed recording: a forked child begins a wait between
 //                               windows; the parent, in a counted interval of the next
 //                               window, releases it and holds the window open until the
@@ -119,7 +120,7 @@ static void busy_pinned(uint64_t iv, uint32_t ms) {
   vprof_interval_end(iv);
 }
 
-// Issue 14: a wake-up edge across processes, as between PostgreSQL backends.
+// A wake-up edge across processes, as between PostgreSQL backends.
 struct SharedRound {
   pthread_mutex_t m;
   std::atomic<int> held;  // round the parent holds the mutex for
@@ -185,7 +186,7 @@ static void handoff(int uncontended) {
   b.join();
 }
 
-// Issue 28: what the ownership map holds when no one waits. Thread A takes
+// What the ownership map holds when no one waits. Thread A takes
 // and drops m uncontended; later B times a 5 ms wait on m that no release
 // ends (a wait the program ended otherwise). Then C waits on n while A
 // releases it (a release someone waited for), and after that B again times a
@@ -581,7 +582,7 @@ int main(int argc, char **argv) {
       vprof_site_end(8);
     }
   } else if (mode == "sharedclock") {
-    // Issue 28 part 2: a site naming its callee (VPROF_SITE_CALLS) and the
+    // A site naming its callee (VPROF_SITE_CALLS) and the
     // callee's enter and exit, each call 200 us long; then the cases that
     // must read the clock anyway.
     const vprof_u64 calls3 = VPROF_SITE_CALLS(2, 3);
