@@ -23,8 +23,8 @@
 #include "analyzer/read/trace_dir.h"
 #include "analyzer/report/preemption.h"
 #include "analyzer/report/reporter.h"
-#include "analyzer/util/output_file.h"
-#include "analyzer/util/process.h"
+#include "common/output_file.h"
+#include "common/process.h"
 #include "instrumenter/instrument.h"
 #include "instrumenter/names.h"
 #include "instrumenter/sync_pack.h"
@@ -46,7 +46,7 @@ constexpr uint64_t kDefaultWindowMs = [] {
 #define VPROF_OPTION_STR(field, env, def, help)
 #define VPROF_OPTION_U64(field, env, def, lo, hi, step, help) \
   if (std::string_view(#field) == "sample_window_ms") ms = def;
-#include "../runtime/options.def"
+#include "common/runtime_options.def"
 #undef VPROF_OPTION_STR
 #undef VPROF_OPTION_U64
   return ms;
@@ -376,7 +376,7 @@ Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze() const {
 }
 
 Status Session::write_reports(const analyzer::Analysis &a, const std::string &stem, bool session) const {
-  // Each whole or not at all (analyzer/util/output_file.h).
+  // Each whole or not at all (common/output_file.h).
   nlohmann::json extra = session ? report_json(s_, dir_) : nlohmann::json::object();
   Status s = write_output(stem + ".json",
                           [&](std::ostream &out) { return analyzer::make_json_reporter(extra)->write(a, out); });

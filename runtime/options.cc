@@ -42,7 +42,7 @@ void read_options(Options &o) {
 #define VPROF_OPTION_STR(field, env, def, help) set_str(o.field, sizeof o.field, env, def);
 #define VPROF_OPTION_U64(field, env, def, min, max, step, help) \
   o.field = get_u64(env, def, min, max, step);
-#include "options.def"
+#include "common/runtime_options.def"
 #undef VPROF_OPTION_STR
 #undef VPROF_OPTION_U64
   // A ring larger than the budget could never be mapped: every record would

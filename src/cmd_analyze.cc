@@ -18,7 +18,7 @@
 #include "analyzer/read/trace_stream.h"
 #include "analyzer/report/perfetto.h"
 #include "analyzer/report/reporter.h"
-#include "analyzer/util/output_file.h"
+#include "common/output_file.h"
 #include "command.h"
 #include "inputs.h"
 #include "outputs.h"
@@ -55,7 +55,7 @@ Status check_outputs(const AnalyzeCliOptions &o) {
                             inputs);
 }
 
-// A report to its file, whole or not at all (analyzer/util/output_file.h), or to stdout.
+// A report to its file, whole or not at all (common/output_file.h), or to stdout.
 Status write_file(const std::string &path, const analyzer::Reporter &rep,
                   const analyzer::Analysis &a) {
   if (path == "-") {

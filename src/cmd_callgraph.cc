@@ -7,7 +7,7 @@
 #include <fstream>
 #include <memory>
 
-#include "analyzer/util/output_file.h"
+#include "common/output_file.h"
 #include "clang_commands.h"
 #include "command.h"
 #include "instrumenter/callgraph.h"

@@ -15,8 +15,8 @@
 #include <fmt/format.h>
 
 #include "analyzer/read/recording.h"
-#include "analyzer/util/output_file.h"
-#include "analyzer/util/process.h"
+#include "common/output_file.h"
+#include "common/process.h"
 #include "inputs.h"
 #include "diff_common.h"
 #include "gate_history.h"

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "analyzer/util/process.h"
+#include "common/process.h"
 #include "clang_commands.h"
 #include "command.h"
 #include "instrumenter/instrument.h"

@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/read/recording.h"
-#include "analyzer/util/process.h"
+#include "common/process.h"
 #include "command.h"
 #include "inputs.h"
 
@@ -149,7 +149,7 @@ Registrar reg("run", "run a command with the recorder on", [](CLI::App &sub) -> 
 #define VPROF_OPTION_STR(field, env, def, help) env_help += fmt::format("  {:<22} {}\n", env, help);
 #define VPROF_OPTION_U64(field, env, def, min, max, step, help) \
   env_help += fmt::format("  {:<22} {} (default {}, {}..{})\n", env, help, def, min, max);
-#include "../runtime/options.def"
+#include "common/runtime_options.def"
 #undef VPROF_OPTION_STR
 #undef VPROF_OPTION_U64
   sub.footer(env_help);

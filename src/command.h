@@ -17,7 +17,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "analyzer/util/process.h"
+#include "common/process.h"
 
 namespace vprof::cli {
 

@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "analyzer/diff/diff_report.h"
-#include "analyzer/util/output_file.h"
+#include "common/output_file.h"
 #include "inputs.h"
 
 namespace vprof::cli {

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "analyzer/util/output_file.h"
+#include "common/output_file.h"
 #include "command.h"
 #include "inputs.h"
 #include "outputs.h"

@@ -1,6 +1,6 @@
 #include "analyzer/profile/profile.h"
 
-#include "analyzer/util/output_file.h"
+#include "common/output_file.h"
 
 #include <zlib.h>
 

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "common/build_info.h"
 #include "common/expected.h"
 
 #include "analyzer/names/names.h"
@@ -74,11 +75,9 @@ struct ProfileFactor {
   std::string where;  // its largest call site, "file:line"; "" when none
 };
 
-// The machine and the build the profile was measured on; empty when unknown.
-struct BuildInfo {
-  std::string commit, compiler, cpu, kernel, host, clock, created, vprof_version;
-  unsigned cpus = 0;
-};
+// The machine and the build the profile was measured on (common/build_info.h).
+using vprof::BuildInfo;
+using vprof::build_info;
 
 struct Profile {
   uint32_t version = kProfileVersion;
@@ -88,11 +87,6 @@ struct Profile {
   std::vector<ProfileRun> runs;  // in the analysis' order (runs[0]: the base run)
   std::string source;            // where it was read from (not saved)
 };
-
-// The commit (VPROF_BUILD_COMMIT, GITHUB_SHA, CI_COMMIT_SHA, else `git
-// rev-parse HEAD` in the current directory), compiler ($CXX, else $CC), CPU,
-// kernel, host, clock source and the time now.
-BuildInfo build_info();
 
 // From an analysis (its runs' own trees and columns).
 Profile make_profile(const Analysis &a, BuildInfo build);

@@ -21,7 +21,7 @@
 #include <vprof/trace_format.h>
 
 #include "analyzer/names/names.h"
-#include "analyzer/util/output_file.h"
+#include "common/output_file.h"
 #include "common/sample.h"
 #include "common/trace_dir_rules.h"
 

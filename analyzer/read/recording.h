@@ -2,7 +2,7 @@
 // run`, `vprof gate --base-cmd/--head-cmd`, an iterate session's runs). One
 // directory holds one run, and a run never costs the previous trace unless
 // it records:
-//   1. start(): the directory made (analyzer/util/output_file.h,
+//   1. start(): the directory made (common/output_file.h,
 //      make_trace_dir: a link of another user's on the way, or a directory
 //      all may replace files in, is refused), locked (DIR/.lock, an
 //      exclusive flock: a second run into DIR fails at once instead of

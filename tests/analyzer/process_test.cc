@@ -1,5 +1,5 @@
-// analyzer/util/process.h: the one way vprof starts a program.
-#include "analyzer/util/process.h"
+// common/process.h: the one way vprof starts a program.
+#include "common/process.h"
 
 #include <fcntl.h>
 #include <signal.h>

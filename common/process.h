@@ -4,8 +4,8 @@
 // The two forks that are not this are on purpose: `vprof` replacing itself
 // with vprof-clang (src/main.cc, an exec) and `vprof iterate`'s supervisor
 // (src/cmd_iterate.cc, which runs the session in a forked copy of itself).
-#ifndef VPROF_ANALYZER_UTIL_PROCESS_H
-#define VPROF_ANALYZER_UTIL_PROCESS_H
+#ifndef VPROF_COMMON_PROCESS_H
+#define VPROF_COMMON_PROCESS_H
 
 #include <signal.h>
 #include <sys/types.h>
@@ -60,4 +60,4 @@ std::string first_line_of(const std::vector<std::string> &argv);
 
 }  // namespace vprof
 
-#endif  // VPROF_ANALYZER_UTIL_PROCESS_H
+#endif  // VPROF_COMMON_PROCESS_H

@@ -9,8 +9,8 @@
 // A destination that is not a regular file (/dev/null, /dev/stdout, a FIFO)
 // is written in place: renaming over it would replace the device. An existing
 // file keeps its permissions.
-#ifndef VPROF_ANALYZER_UTIL_OUTPUT_FILE_H
-#define VPROF_ANALYZER_UTIL_OUTPUT_FILE_H
+#ifndef VPROF_COMMON_OUTPUT_FILE_H
+#define VPROF_COMMON_OUTPUT_FILE_H
 
 #include <functional>
 #include <memory>
@@ -77,4 +77,4 @@ Status make_trace_dir(const std::string &dir);
 
 }  // namespace vprof
 
-#endif  // VPROF_ANALYZER_UTIL_OUTPUT_FILE_H
+#endif  // VPROF_COMMON_OUTPUT_FILE_H

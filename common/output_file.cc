@@ -1,4 +1,4 @@
-#include "analyzer/util/output_file.h"
+#include "common/output_file.h"
 
 #include <fcntl.h>
 #include <signal.h>

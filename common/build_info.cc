@@ -1,4 +1,4 @@
-// The machine and build a saved profile records (profile.h).
+// The machine and build a measurement was taken on (build_info.h).
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -8,11 +8,11 @@
 #include <fstream>
 #include <thread>
 
-#include "analyzer/profile/profile.h"
-#include "analyzer/util/process.h"
+#include "common/build_info.h"
+#include "common/process.h"
 #include "common/version.h"
 
-namespace vprof::analyzer {
+namespace vprof {
 namespace {
 
 std::string env(const char *name) {
@@ -49,4 +49,4 @@ BuildInfo build_info() {
   return b;
 }
 
-}  // namespace vprof::analyzer
+}  // namespace vprof

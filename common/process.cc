@@ -1,4 +1,4 @@
-#include "analyzer/util/process.h"
+#include "common/process.h"
 
 #include <sys/prctl.h>
 #include <fcntl.h>
