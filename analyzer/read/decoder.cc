@@ -50,33 +50,30 @@ bool check_header(const std::string &path, const MappedFile &f, vprof_file_heade
                         h.version, h.min_readable, h.min_readable));
     h.version = h.min_readable;
   }
-  // Every vprof since format 8 writes min_readable 8: a file that says it
-  // is older came from a vprof of before 2026-11-26, or was relabelled (a
-  // file of this format read by an older layout is misread: 11 660 of 12 000
-  // records). Read, and said.
+  // Every vprof since format 8 writes min_readable 8, and this reader reads
+  // no older layout: a file that says it is older came from a vprof of before
+  // 2026-11-26, or was relabelled (a file of this format read by an older
+  // layout was misread: 11 660 of 12 000 records).
   if (h.version < VPROF_TRACE_MIN_READABLE)
-    warn(8, fmt::format("format version {}, older than any this vprof writes ({}): read with that version's "
-                        "layout; a newer file relabelled so would be misread",
-                        h.version, VPROF_TRACE_MIN_READABLE));
-  if (h.version >= 3) {
-    if (h.cur_ring > 1) {
-      warn(208, fmt::format("cur_ring {} is neither 0 nor 1: the header is damaged; ring 0 is read as "
-                            "the current one",
-                            h.cur_ring));
-    }
-    if (h.ring_valid > 1)
-      warn(200, fmt::format("ring_valid {} is neither 0 nor 1: the header is damaged; read as 1",
-                            h.ring_valid));
-    // No ring pending is UINT64_MAX; a pending ring becomes chunk data_chunks.
-    if (h.pending_chunk != UINT64_MAX && h.pending_chunk > h.data_chunks) {
-      const uint64_t other = VPROF_HEADER_BYTES + (1 - vprof_current_ring(&h)) * h.chunk_bytes;
-      bool holds = other + VPROF_SLOT_BYTES <= f.size() && (f.data()[other] != 0);
-      warn(216, fmt::format("pending_chunk {} is past data_chunks {}: the header is damaged; ring {} "
-                            "{}",
-                            h.pending_chunk, h.data_chunks, 1 - vprof_current_ring(&h),
-                            holds ? "holds records and is read as pending" : "is empty"));
-      if (holds) h.pending_chunk = h.data_chunks;
-    }
+    return fail(8, fmt::format("format version {}: written by a vprof older than any this one reads (format {} "
+                               "and later); record the run again",
+                               h.version, VPROF_TRACE_MIN_READABLE));
+  if (h.cur_ring > 1) {
+    warn(208, fmt::format("cur_ring {} is neither 0 nor 1: the header is damaged; ring 0 is read as "
+                          "the current one",
+                          h.cur_ring));
+  }
+  if (h.ring_valid > 1)
+    warn(200, fmt::format("ring_valid {} is neither 0 nor 1: the header is damaged; read as 1", h.ring_valid));
+  // No ring pending is UINT64_MAX; a pending ring becomes chunk data_chunks.
+  if (h.pending_chunk != UINT64_MAX && h.pending_chunk > h.data_chunks) {
+    const uint64_t other = VPROF_HEADER_BYTES + (1 - vprof_current_ring(&h)) * h.chunk_bytes;
+    bool holds = other + VPROF_SLOT_BYTES <= f.size() && (f.data()[other] != 0);
+    warn(216, fmt::format("pending_chunk {} is past data_chunks {}: the header is damaged; ring {} "
+                          "{}",
+                          h.pending_chunk, h.data_chunks, 1 - vprof_current_ring(&h),
+                          holds ? "holds records and is read as pending" : "is empty"));
+    if (holds) h.pending_chunk = h.data_chunks;
   }
   return true;
 }
@@ -172,8 +169,8 @@ Decoder::Decoder(const std::string &path, const MappedFile &f, const vprof_file_
     : path_(path), base_(f.data()), size_(f.size()), h_(h), clock_(clock), diags_(diags),
       labels_(labels) {
   loss_.file = path;
-  // Two rings before the data chunks since version 3, one of them maybe
-  // pending (trace_format.h); overflow-safe: the header may be damaged.
+  // Two rings before the data chunks, one of them maybe pending
+  // (trace_format.h); overflow-safe: the header may be damaged.
   const uint64_t rings = vprof_rings_before_data(&h);
   auto chunk_at = [&](uint64_t i) {
     using u128 = unsigned __int128;
@@ -260,8 +257,8 @@ void Decoder::describe(ThreadStream &meta) const {
   meta.comm = fixed_string(h_.comm, sizeof h_.comm);
   meta.thread_name = fixed_string(h_.thread_name, sizeof h_.thread_name);
   meta.dropped_records = h_.dropped_records;
-  meta.late_switches = h_.version >= 3 ? h_.late_switches : 0;
-  meta.off_intervals = h_.version >= 6 ? h_.off_intervals : 0;
+  meta.late_switches = h_.late_switches;
+  meta.off_intervals = h_.off_intervals;
 }
 
 uint32_t Decoder::label_of(uint32_t sid, uint64_t off) {

@@ -20,6 +20,10 @@ namespace vprof::trace {
 
 namespace {
 
+// The oldest process files read: those of the runtimes that write thread
+// files of format 8, the oldest the trace reader reads.
+constexpr unsigned kOldestRead = 8;
+
 // "" when h was read and can be used, else why not.
 std::string read_one(const std::string &path, vprof_process_header &h, uid_t *owner = nullptr) {
   // Never through a link: a process file is one a recording process made.
@@ -31,10 +35,10 @@ std::string read_one(const std::string &path, vprof_process_header &h, uid_t *ow
   else if (pread(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h))
     why = "truncated: a process file is " + std::to_string(sizeof h) + " bytes";
   else if (std::memcmp(h.magic, VPROF_PROCESS_MAGIC, 8) != 0) why = "not a vprof process file (bad magic)";
-  else if (h.version == 0 || h.min_readable > VPROF_PROCESS_VERSION || h.min_readable > h.version)
+  else if (h.version < kOldestRead || h.min_readable > VPROF_PROCESS_VERSION || h.min_readable > h.version)
     why = "process file version " + std::to_string(h.version) + " (min_readable " +
-          std::to_string(h.min_readable) + ") is not one this reader knows (it reads " +
-          std::to_string(VPROF_PROCESS_VERSION) + ")";
+          std::to_string(h.min_readable) + ") is not one this reader knows (it reads " + std::to_string(kOldestRead) +
+          " to " + std::to_string(VPROF_PROCESS_VERSION) + ")";
   close(fd);
   if (owner) *owner = st.st_uid;
   return why;
@@ -94,7 +98,7 @@ ProcessFiles read_process_files(const std::string &dir) {
     }
     ++out.files;
     if (h.pid) out.pids.insert(h.pid);
-    if (h.version >= 8 && h.pid) {  // a reused pid: its files' union
+    if (h.pid) {  // a reused pid: its files' union
       std::set<uint32_t> &owners = out.thread_owners[h.pid];
       owners.insert(owner);
       for (uint32_t u : h.thread_euids)
@@ -103,34 +107,26 @@ ProcessFiles read_process_files(const std::string &dir) {
     }
     out.lost_threads += h.lost_threads;
     out.lost_records += h.lost_records;
-    if (h.version >= 6) out.ownership_misses += h.ownership_misses;
+    out.ownership_misses += h.ownership_misses;
     h.manifest_path[sizeof h.manifest_path - 1] = '\0';
-    if (h.version >= 5) {
-      const uint32_t n = std::min<uint32_t>(h.manifest_ids_count, VPROF_MANIFEST_IDS);
-      for (uint32_t i = 0; i < n; ++i) {
-        char id[VPROF_MANIFEST_ID_DIGITS + 1];
-        std::snprintf(id, sizeof id, "%0*llx", VPROF_MANIFEST_ID_DIGITS, static_cast<unsigned long long>(h.manifest_ids[i]));
-        out.manifests[id] = h.manifest_path;
-      }
-      if (h.manifest_ids_count > VPROF_MANIFEST_IDS) {
-        out.ids_overflow = true;
-        out.warnings.push_back(dir + "/" + name + ": the program registered more than " +
-                               std::to_string(VPROF_MANIFEST_IDS) +
-                               " rewritten files' ids; those past the file's room are not checked against the "
-                               "manifest");
-      }
-    } else if (h.version >= 2 && h.manifest_id[0]) {
-      h.manifest_id[sizeof h.manifest_id - 1] = '\0';
-      if (std::strcmp(h.manifest_id, "mixed") == 0) out.mixed = true;
-      else out.manifests[h.manifest_id] = h.manifest_path;
+    const uint32_t n = std::min<uint32_t>(h.manifest_ids_count, VPROF_MANIFEST_IDS);
+    for (uint32_t i = 0; i < n; ++i) {
+      char id[VPROF_MANIFEST_ID_DIGITS + 1];
+      std::snprintf(id, sizeof id, "%0*llx", VPROF_MANIFEST_ID_DIGITS, static_cast<unsigned long long>(h.manifest_ids[i]));
+      out.manifests[id] = h.manifest_path;
     }
-    if (h.version >= 3) out.preemption |= h.preemption;
-    if (h.version >= 7) {
-      out.budget_mb = std::max<uint64_t>(out.budget_mb, h.budget_mb);
-      out.chunk_bytes = std::max<uint64_t>(out.chunk_bytes, h.chunk_bytes);
-      if (h.pid) out.budget_mb_by_pid[h.pid] = h.budget_mb;
+    if (h.manifest_ids_count > VPROF_MANIFEST_IDS) {
+      out.ids_overflow = true;
+      out.warnings.push_back(dir + "/" + name + ": the program registered more than " +
+                             std::to_string(VPROF_MANIFEST_IDS) +
+                             " rewritten files' ids; those past the file's room are not checked against the "
+                             "manifest");
     }
-    if (h.version >= 4 && h.file_errno != 0) {
+    out.preemption |= h.preemption;
+    out.budget_mb = std::max<uint64_t>(out.budget_mb, h.budget_mb);
+    out.chunk_bytes = std::max<uint64_t>(out.chunk_bytes, h.chunk_bytes);
+    if (h.pid) out.budget_mb_by_pid[h.pid] = h.budget_mb;
+    if (h.file_errno != 0) {
       auto same = std::find_if(out.refused.begin(), out.refused.end(), [&](const ProcessFiles::Refused &r) {
         return r.euid == h.file_euid && r.err == h.file_errno;
       });
@@ -256,7 +252,6 @@ std::string build_mismatch(const ProcessFiles &p, const std::string &dir, const 
   const char *advice =
       "the build did not recompile every file vprof rewrote (does it track header dependencies? "
       "PostgreSQL: ./configure --enable-depend); rebuild it from clean and run again";
-  if (p.mixed) return dir + ": the traced program holds code of two or more instrumentations: " + advice;
   if (accepted.empty()) return "";
   switch (listed(p, accepted)) {
     case Listed::All: return "";

@@ -18,9 +18,9 @@ struct ProcessFiles {
   uint64_t files = 0;
   uint64_t lost_threads = 0;  // threads that recorded but got no trace file
   uint64_t lost_records = 0;  // their records
-  uint64_t ownership_misses = 0;  // waits and signals on objects the ownership map had no slot for (version 6)
+  uint64_t ownership_misses = 0;  // waits and signals on objects the ownership map had no slot for
   // The largest budget of a thread's file (VPROF_BUFFER_MB) and ring
-  // (VPROF_CHUNK_KB, in bytes) the processes read (version 7; 0: not known),
+  // (VPROF_CHUNK_KB, in bytes) the processes read (0: not known),
   // and each process's budget: a command may give its processes different
   // ones (PostgreSQL's `pg_ctl start` and `pg_ctl stop`).
   uint64_t budget_mb = 0, chunk_bytes = 0;
@@ -30,14 +30,13 @@ struct ProcessFiles {
   // "files"); a program built by a vprof before those registered the
   // manifest's own id from every file.
   std::map<std::string, std::string> manifests;
-  bool mixed = false;         // a file of version 2-4 said "mixed": two instrumentations' ids
   bool ids_overflow = false;  // a process registered more ids than its file holds (not all are checked)
   // VPROF_PREEMPT_* bits of all processes (0: no process recorded switches,
-  // or every file predates version 3). Measured only when some process
+  // or no process file was read). Measured only when some process
   // measured: a thread refused may still leave others measured.
   uint32_t preemption = 0;
   bool preemption_measured() const { return preemption & 1u; }
-  // Processes whose thread files were refused (process files of version 4):
+  // Processes whose thread files were refused:
   // a server that dropped root, a full disk. The first of each (uid, errno).
   struct Refused {
     uint32_t pid = 0, euid = 0, err = 0;
@@ -55,7 +54,7 @@ struct ProcessFiles {
   // new user). A pid that is missing has no such file, or one whose threads
   // used more uids than it keeps: its thread files are not checked.
   std::map<uint32_t, std::set<uint32_t>> thread_owners;
-  // Every pid a process file was read for (any version).
+  // Every pid a process file was read for.
   std::set<uint32_t> pids;
 };
 
@@ -76,8 +75,7 @@ std::vector<std::string> refused_lines(const ProcessFiles &p, const std::string 
 std::string lost_records_cause(uint64_t dropped, const ProcessFiles &p, const std::string &dir);
 
 // One line (naming `dir`) when the traced program's instrumented code is not
-// all of one instrumentation: a file that says two (versions 2-4), or, with
-// `accepted` (a manifest's ids: analyzer::Names::ids), an id registered that
+// all of one instrumentation: with `accepted` (a manifest's ids: analyzer::Names::ids), an id registered that
 // the manifest does not list; "" when it is, or cannot be told. Its build
 // then did not recompile every file vprof rewrote: on PostgreSQL without
 // --enable-depend, make did not rebuild the files that include a header

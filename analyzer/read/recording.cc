@@ -254,10 +254,10 @@ void keep_registered_manifest(const fs::path &dir, const ProcessFiles &p, const 
                               const std::function<void(const std::string &)> &say) {
   if (p.manifests.empty()) return;
   const std::set<std::string> paths = manifest_paths(p);
-  if (p.mixed || paths.size() > 1) {
+  if (paths.size() > 1) {
     say(fmt::format("warning: the program registered {} different instrumentations' manifests; names in the "
                     "report may be wrong",
-                    p.mixed ? size_t(2) : paths.size()));
+                    paths.size()));
     return;
   }
   const std::string &path = *paths.begin();

@@ -78,13 +78,14 @@ void add_thread_file(int dir, const std::string &name, RecordCount &s) {
   File f(dir, name);
   vprof_file_header h;
   if (f.size() < sizeof h || !f.read(&h, sizeof h, 0) ||
-      std::memcmp(h.magic, VPROF_TRACE_MAGIC, 8) != 0 || h.chunk_bytes == 0) {
+      std::memcmp(h.magic, VPROF_TRACE_MAGIC, 8) != 0 || h.chunk_bytes == 0 ||
+      std::max(h.version, h.min_readable) < VPROF_TRACE_MIN_READABLE) {  // as the reader refuses it
     ++s.unreadable;
     return;
   }
   ++s.thread_files;
   s.dropped += h.dropped_records;
-  if (h.version >= 3) s.late_switches += h.late_switches;
+  s.late_switches += h.late_switches;
   std::vector<vprof_slot> block(65536);  // 1 MiB
   // Data chunks, a pending ring, the current ring (trace_format.h).
   const uint64_t cur = vprof_current_ring(&h);

@@ -218,9 +218,9 @@ TEST(Reader, NewerUnreadableVersionIsAnError) {
       << dump(*t);
 }
 
-// A file of this format relabelled as an old one (version 2, min_readable 2)
-// is read with that version's layout, and misread: it is said, not silent.
-TEST(Reader, AFileOlderThanAnyThisVprofWritesIsSaid) {
+// A file older than format 8 (or one of this format relabelled so, which the
+// old layout would misread) is refused, saying why.
+TEST(Reader, AFileOlderThanAnyThisVprofReadsIsRefused) {
   std::string dir = fresh_dir("relabelled");
   SynthThread a(dir, 1, 11);
   a.header().version = 2;
@@ -229,8 +229,10 @@ TEST(Reader, AFileOlderThanAnyThisVprofWritesIsSaid) {
   a.close();
   auto t = vprof::trace::read_trace_dir(dir);
   ASSERT_TRUE(t.ok());
-  EXPECT_TRUE(has_diag(*t, Severity::Warning, "t-1-11.vpt", 8, "format version 2, older than any this vprof writes"))
+  EXPECT_TRUE(has_diag(*t, Severity::Error, "t-1-11.vpt", 8,
+                       "format version 2: written by a vprof older than any this one reads (format 8 and later)"))
       << dump(*t);
+  EXPECT_TRUE(t->threads.empty());
 }
 
 TEST(Reader, NewerButReadableVersionIsRead) {
@@ -322,7 +324,7 @@ TEST(Reader, EmptyOrMissingDirectoryFailsWithItsName) {
 
 namespace {
 
-// A version-3 file by hand: data chunk 0 holds function 1's pair, ring 1 (the
+// A two-ring file by hand: data chunk 0 holds function 1's pair, ring 1 (the
 // pending one) function 2's, ring 0 (the current one) function 3's and the
 // thread's exit. `pending_chunk` says whether ring 1 still waits to become
 // data chunk 1 (1) or was appended already (0: not to be read again).
@@ -330,8 +332,8 @@ void write_two_ring_file(const std::string &dir, uint64_t pending_chunk) {
   const uint64_t chunk = 4096;
   vprof_file_header h{};
   std::memcpy(h.magic, VPROF_TRACE_MAGIC, 8);
-  h.version = 3;
-  h.min_readable = 3;
+  h.version = VPROF_TRACE_VERSION;
+  h.min_readable = VPROF_TRACE_MIN_READABLE;
   h.header_bytes = VPROF_HEADER_BYTES;
   h.pid = 1;
   h.tid = 21;

@@ -373,31 +373,12 @@ TEST(Runtime, AProgramBuiltFromTwoInstrumentationsIsSaid) {
   EXPECT_NE(other.find("built from another instrumentation (id aaaa000000000001)"), std::string::npos) << other;
   // Two files' ids, both listed: one instrumentation.
   ASSERT_EQ(p2.manifests.size(), 2u) << "each distinct id once";
-  EXPECT_FALSE(p2.mixed);
   EXPECT_EQ(build_mismatch(p2, two, {"aaaa000000000001", "bbbb000000000002", "cccc000000000003"}), "");
   // One of them not listed: a file the build left as it was.
   std::string stale = build_mismatch(p2, two, {"aaaa000000000001", "cccc000000000003"});
   EXPECT_EQ(stale.rfind(two + ": the traced program holds code of two or more instrumentations (id bbbb000000000002", 0),
             0u) << stale;
   EXPECT_NE(stale.find("--enable-depend"), std::string::npos) << stale;
-}
-
-// A process file of version 4 (a program built by a vprof before per-file
-// ids) that says "mixed" still reads as two instrumentations.
-TEST(Runtime, AVersion4ProcessFileSayingMixedIsStillSaid) {
-  std::string dir = fresh_dir("manifest-v4");
-  vprof_process_header h{};
-  vprof_process_header_identity(&h);
-  h.version = 4;
-  h.pid = 12345;
-  std::snprintf(h.manifest_id, sizeof h.manifest_id, "mixed");
-  std::snprintf(h.manifest_path, sizeof h.manifest_path, "/nonexistent/manifest.json");
-  std::ofstream(dir + "/p-12345.vpp", std::ios::binary).write(reinterpret_cast<const char *>(&h), sizeof h);
-  auto p = vprof::trace::read_process_files(dir);
-  EXPECT_TRUE(p.mixed);
-  EXPECT_TRUE(p.manifests.empty());
-  std::string e = vprof::trace::build_mismatch(p, dir, {"aaaa000000000001"});
-  EXPECT_EQ(e.rfind(dir + ": the traced program holds code of two or more instrumentations", 0), 0u) << e;
 }
 
 // More distinct ids than a process file holds: the first 256 are kept, and
