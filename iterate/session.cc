@@ -113,9 +113,20 @@ class Session {
   Session(const Config &c, const SessionOptions &o, const Hooks &h)
       : c_(c), o_(o), h_(h), dir_(c.abs(c.session_dir)), build_dir_(c.abs(c.build_dir)) {}
 
+  // One step per phase of the current iteration (state.h), until the
+  // session is done or stopped.
   Expected<Outcome> run();
 
  private:
+  // The steps, in order. Each saves the state it changed.
+  Status open_session();                    // the state loaded (or begun), a resumed session said
+  Status plan_next(int n);                  // iteration n: its functions chosen (Planned)
+  Status run_planned(Iteration &it);        // instrumented, built, run (Ran)
+  // Analyzed with every run before it, recorded again while no window
+  // opened, its reports written (still Ran).
+  Expected<std::unique_ptr<analyzer::Analysis>> analyze_ran(Iteration &it);
+  Status decide(Iteration &it, const analyzer::Analysis &a);  // its factors decided (Decided)
+  Expected<Outcome> finish(std::unique_ptr<analyzer::Analysis> analysis);  // the final reports
   void log(const std::string &s) const {
     if (h_.log) h_.log(s);
   }
@@ -331,7 +342,7 @@ Status Session::run_iteration(Iteration &it) {
   // which process, as whom, before an analysis finds nothing to read.
   for (const std::string &line : trace::refused_lines(procs, it.trace_dir))
     log(fmt::format("iteration {}: warning: {}", it.number, line));
-  it.analyzed = true;
+  it.phase = Phase::Ran;
   return Status::Ok();
 }
 
@@ -368,7 +379,7 @@ Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze() const {
   opt.workers = &pool;
   std::vector<std::string> dirs;
   for (const auto &it : s_.iterations)
-    if (it.analyzed) dirs.push_back(it.trace_dir);
+    if (it.analyzed()) dirs.push_back(it.trace_dir);
   if (dirs.empty()) return Error{fmt::format("{}: no analyzed run in this session", dir_)};
   // As `vprof analyze` reads them (analyzer/pipeline/trace_dirs.h): each
   // run's own manifest.json names it, damage is said and left out.
@@ -394,15 +405,51 @@ Status Session::write_reports(const analyzer::Analysis &a, const std::string &st
 }
 
 Expected<Outcome> Session::run() {
+  if (Status opened = open_session(); !opened) return Error{opened.message()};
+  const int max_it = o_.max_iterations > 0 ? o_.max_iterations : c_.max_iterations;
+  std::unique_ptr<analyzer::Analysis> analysis;
+  while (!s_.done) {
+    if (interrupted()) return Error{"interrupted"};
+    // Resume an iteration that was stopped before its decisions (in its
+    // run, or after it), else start the next.
+    if (s_.iterations.empty() || s_.iterations.back().decided()) {
+      const int n = int(s_.iterations.size()) + 1;
+      if (n > max_it) {  // not done: a later run with a higher limit goes on from here
+        s_.stop_reason = fmt::format("stopped at the limit of {} iterations", max_it);
+        break;
+      }
+      if (Status planned = plan_next(n); !planned) return Error{planned.message()};
+    }
+    Iteration &it = s_.iterations.back();
+    if (it.phase == Phase::Planned) {
+      if (Status ran = run_planned(it); !ran) return Error{ran.message()};
+    } else {
+      log(fmt::format("iteration {}: its run is complete; analyzing it again", it.number));
+    }
+    if (h_.after_run) h_.after_run(it);
+    // The last iteration's analysis is not needed for this one's, and it was
+    // kept through it: on MariaDB's session 3, 17.5 GB after 27 runs, and the
+    // 28th analysis beside it reached 24 GB and the OOM killer. What it
+    // freed goes back to the system too: kept by the allocator for reuse
+    // (keep_freed_memory), it stayed resident under the next analysis' peak.
+    analyzer::drop(analysis);
+    auto a = analyze_ran(it);
+    if (!a) return Error{a.error().message};
+    analysis = std::move(*a);
+    if (Status decided = decide(it, *analysis); !decided) return Error{decided.message()};
+  }
+  return finish(std::move(analysis));
+}
+
+Status Session::open_session() {
   if (o_.fresh) {
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
   fs::create_directories(dir_);
   auto loaded = load_state(state_path());
-  if (!loaded) return Error{loaded.error().message};
+  if (!loaded) return loaded.error();
   s_ = std::move(*loaded);
-  int max_it = o_.max_iterations > 0 ? o_.max_iterations : c_.max_iterations;
   if (s_.iterations.empty() && s_.pending.empty() && !s_.done) {
     s_.pending = {c_.root};
     s_.broken_down.push_back({c_.root, {}, 1});
@@ -410,12 +457,12 @@ Expected<Outcome> Session::run() {
     // Completed iterations are those decided; an unfinished one is resumed
     // under its number (a failed build completed nothing).
     size_t completed = std::count_if(s_.iterations.begin(), s_.iterations.end(),
-                                     [](const Iteration &i) { return i.decided; });
+                                     [](const Iteration &i) { return i.decided(); });
     std::string line = fmt::format("resuming the session in {} after {}", dir_,
                                    plural(completed, "completed iteration", "completed iterations"));
-    if (!s_.iterations.empty() && !s_.iterations.back().decided) {
+    if (!s_.iterations.empty() && !s_.iterations.back().decided()) {
       const Iteration &last = s_.iterations.back();
-      std::string why = last.analyzed                ? "its run is complete; its factors are not decided yet"
+      std::string why = last.phase == Phase::Ran     ? "its run is complete; its factors are not decided yet"
                         : last.failed == "build"      ? "its build failed last time"
                         : last.failed == "run"        ? "its run failed last time"
                         : last.failed == "instrument" ? "instrumenting it failed last time"
@@ -424,185 +471,170 @@ Expected<Outcome> Session::run() {
     }
     log(line);
   }
+  return Status::Ok();
+}
 
-  std::unique_ptr<analyzer::Analysis> analysis;
-  while (!s_.done) {
-    if (interrupted()) return Error{"interrupted"};
-    // Resume an iteration that was stopped before its decisions (in its
-    // run, or after it), else start the next.
-    if (s_.iterations.empty() || s_.iterations.back().decided) {
-      int n = (int)s_.iterations.size() + 1;
-      if (n > max_it) {  // not done: a later run with a higher limit goes on from here
-        s_.stop_reason = fmt::format("stopped at the limit of {} iterations", max_it);
-        break;
-      }
-      // What this run needs: each function to break down and the chain of
-      // broken-down functions above it, so its nodes sit where the earlier
-      // runs' trees expect them (runs are merged by node path).
-      std::vector<std::string> need{c_.root};
-      // A cause's functions stay instrumented (state.h): those kept with it,
-      // and what was broken down below its place.
-      std::vector<std::string> wanted = s_.pending;
-      std::vector<std::string> places;
-      for (const auto &b : s_.broken_down)
-        if (b.cause_place && b.function != c_.root) places.push_back(b.function);
-      for (const auto &b : s_.broken_down) {
-        bool below = false;
-        for (const auto &g : s_.chain(b.function))
-          below = below || std::find(places.begin(), places.end(), g) != places.end();
-        if (b.holder || below) wanted.push_back(b.function);
-      }
-      for (const auto &f : wanted)
-        for (const auto &g : s_.chain(f)) {
-          // An id no manifest named ("fn#78") is no function to instrument:
-          // a state saved by an older vprof may hold one (a merged report
-          // looked a caller's id up in another run's names).
-          if (g.rfind("fn#", 0) == 0 && g.size() > 3 && g.find_first_not_of("0123456789", 3) == std::string::npos) {
-            log(fmt::format("iteration {}: warning: {} names no function (an id no manifest named); left out", n, g));
-            continue;
-          }
-          if (std::find(need.begin(), need.end(), g) == need.end()) need.push_back(g);
-        }
-      s_.iterations.push_back({n, need, fmt::format("{}/iter-{}/trace", dir_, n), false, false, ""});
-      Status saved = save_state(s_, state_path());
-      if (!saved) return Error{saved.message()};
-    }
-    Iteration &it = s_.iterations.back();
-    if (!it.analyzed) {
-      Status st = run_iteration(it);
-      if (!st) {
-        // Which step failed, for the resumed session to say (an unsaved
-        // state only costs that message).
-        if (!it.failed.empty()) (void)save_state(s_, state_path());
-        return Error{st.message()};
-      }
-      Status saved = save_state(s_, state_path());
-      if (!saved) return Error{saved.message()};
-    } else {
-      log(fmt::format("iteration {}: its run is complete; analyzing it again", it.number));
-    }
-    if (h_.after_run) h_.after_run(it);
-
-    // The last iteration's analysis is not needed for this one's, and it was
-    // kept through it: on MariaDB's session 3, 17.5 GB after 27 runs, and the
-    // 28th analysis beside it reached 24 GB and the OOM killer. What it
-    // freed goes back to the system too: kept by the allocator for reuse
-    // (keep_freed_memory), it stayed resident under the next analysis' peak.
-    analyzer::drop(analysis);
-    auto a = analyze();
-    if (!a) return Error{a.error().message};
-    analysis = std::move(*a);
-    // Recording in windows, runs shorter than the windows' period may see
-    // none open (the minidb demo's 0.16 s runs at 10%: windows of 100 ms
-    // about once a second). Intervals were begun, none counted: the workload
-    // runs again, `runs` times a round, into the same trace, up to
-    // kWindowRounds rounds in all.
-    for (int round = 1; windowed(c_.sample) && round < kWindowRounds && no_window_opened(*analysis->runs.back());
-         ++round) {
-      const int done = round * c_.runs;
-      log(fmt::format("iteration {}: no recording window opened in {} {} ({} intervals begun outside one); "
-                      "running {} more",
-                      it.number, done, done == 1 ? "run" : "runs",
-                      analyzer::intervals_left_out(*analysis->runs.back()), c_.runs));
-      auto rec = trace::Recording::add_to(it.trace_dir);
-      Status ran = rec ? run_workload(it, (*rec)->env(c_.sample), done + 1, c_.runs) : Status(rec.error());
-      if (rec) (void)(*rec)->finish([&](const std::string &line) { log(fmt::format("iteration {}: {}", it.number, line)); });
-      if (!ran) {
-        it.analyzed = false;
-        (void)save_state(s_, state_path());
-        return Error{ran.message()};
-      }
-      analyzer::drop(analysis);
-      auto again = analyze();
-      if (!again) return Error{again.error().message};
-      analysis = std::move(*again);
-    }
-    // A run with no interval measured nothing: with no factor to decide, it
-    // read "fixed point: every selected factor is explained" (Apache's tree
-    // without its interval patch). It is a failed run, redone on resume.
-    if (analysis->runs.back()->paths.rows.empty()) {
-      it.analyzed = false;
-      it.failed = "run";
-      (void)save_state(s_, state_path());
-      if (no_window_opened(*analysis->runs.back()))
-        return Error{fmt::format(
-            "{}: no recording window opened in {} runs of the workload: {} intervals were begun, all outside "
-            "one. At --sample {} a window of VPROF_SAMPLE_WINDOW_MS ({} ms unless set) opens about once "
-            "every 100/{} of that; make a run longer than that period, or the windows shorter",
-            it.trace_dir, kWindowRounds * c_.runs, analyzer::intervals_left_out(*analysis->runs.back()), c_.sample,
-            kDefaultWindowMs, c_.sample)};
-      return Error{fmt::format("{}: the run recorded no interval: nothing called vprof_interval_begin and "
-                               "vprof_interval_end (are the program's transactions annotated, and did the "
-                               "workload reach them? docs/interfaces.md)",
-                               it.trace_dir)};
-    }
-    Status w = write_reports(*analysis, fmt::format("{}/iter-{}/report", dir_, it.number));
-    if (!w) return Error{w.message()};
-    // A run that lost records says so where the session is watched: MariaDB's
-    // runs 21-28 each dropped 6-48 M at the trace's budget as the set grew,
-    // and only the run's own report said it.
-    // Why, as `vprof run` says it, with the budget the program read.
-    if (const analyzer::RunAnalysis &r = *analysis->runs.back(); r.read.dropped_records) {
-      const std::string cause =
-          trace::lost_records_cause(r.read.dropped_records, r.processes, it.trace_dir);
-      log(fmt::format("iteration {}: the run dropped {} records and kept {} intervals{}{}", it.number,
-                      r.read.dropped_records, r.paths.rows.size(), cause.empty() ? "" : ": ", cause));
-    }
-    // Not a factor, so no decision names it: a line says it when it is a top cause.
-    if (auto p = analyzer::preemption_share(*analysis->runs.back()); p && *p >= analyzer::kPreemptionTopCause)
-      log(fmt::format("iteration {}: {}", it.number, analyzer::preemption_line(p)));
-
-    auto suggestions = suggest(
-        *analysis, s_, c_.m, [this](const std::string &f) { return can_break_down(f); },
-        [this](const std::vector<std::string> &fs) { probe_many(fs); });
-    // Stopped during the dry runs: their verdicts are the interrupt's, not the
-    // functions'. Nothing is decided; a resumed session decides this
-    // iteration again (a kill of a MariaDB session recorded its top factor as
-    // "explained: cannot be instrumented here: interrupted", and the resumed
-    // session stopped there).
-    if (interrupted()) return Error{"interrupted"};
-    if (h_.decide && !h_.decide(suggestions, *analysis)) {
-      s_.done = true;
-      s_.stop_reason = "stopped by the user";
-    }
-    s_.pending.clear();
-    std::vector<std::string> unreached;
-    for (const auto &g : suggestions) {
-      s_.decisions.push_back({it.number, g.factor, decision_word(g), g.reason, g.contribution, g.fragile});
-      log(fmt::format("  {:<48} {:>6.1f}%{}  {}: {}", g.factor, 100 * g.contribution,
-                      g.fragile ? " (fragile)" : "", decision_word(g), g.reason));
-      if (g.unreached) unreached.push_back(g.factor);
-      if (!g.break_down) continue;
-      for (const auto &f : g.functions)
-        if (!s_.is_broken_down(f)) {
-          s_.pending.push_back(f);
-          s_.broken_down.push_back({f, g.parents, it.number + 1, g.holder});
-        }
-      // A cause's: kept instrumented from now on; a run to measure them
-      // together when nothing else is broken down.
-      for (auto &b : s_.broken_down) {
-        if (std::find(g.keep.begin(), g.keep.end(), b.function) != g.keep.end()) b.holder = true;
-        if (!g.place.empty() && b.function == g.place) b.cause_place = true;
-      }
-      if (g.functions.empty() && !g.keep.empty()) s_.pending.push_back(g.keep.front());
-    }
-    if (!s_.done && s_.pending.empty()) {
-      s_.done = true;
-      // A dead end is no explanation: say which factors vprof could not get below.
-      s_.stop_reason = suggestions.empty()
-                           ? fmt::format("fixed point: no factor reaches d = {} of Var(root); nothing was selected", c_.d)
-                       : unreached.empty()
-                           ? "fixed point: every selected factor is explained"
-                           : fmt::format("fixed point: nothing more vprof can break down; {} unreached ({}), "
-                                         "the rest explained",
-                                         plural(unreached.size(), "selected factor is", "selected factors are"),
-                                         some_names(unreached, 3));
-    }
-    it.decided = true;
-    Status saved = save_state(s_, state_path());
-    if (!saved) return Error{saved.message()};
+Status Session::plan_next(int n) {
+  // What this run needs: each function to break down and the chain of
+  // broken-down functions above it, so its nodes sit where the earlier
+  // runs' trees expect them (runs are merged by node path).
+  std::vector<std::string> need{c_.root};
+  // A cause's functions stay instrumented (state.h): those kept with it,
+  // and what was broken down below its place.
+  std::vector<std::string> wanted = s_.pending;
+  std::vector<std::string> places;
+  for (const auto &b : s_.broken_down)
+    if (b.cause_place && b.function != c_.root) places.push_back(b.function);
+  for (const auto &b : s_.broken_down) {
+    bool below = false;
+    for (const auto &g : s_.chain(b.function))
+      below = below || std::find(places.begin(), places.end(), g) != places.end();
+    if (b.holder || below) wanted.push_back(b.function);
   }
+  for (const auto &f : wanted)
+    for (const auto &g : s_.chain(f)) {
+      // An id no manifest named ("fn#78") is no function to instrument:
+      // a state saved by an older vprof may hold one (a merged report
+      // looked a caller's id up in another run's names).
+      if (g.rfind("fn#", 0) == 0 && g.size() > 3 && g.find_first_not_of("0123456789", 3) == std::string::npos) {
+        log(fmt::format("iteration {}: warning: {} names no function (an id no manifest named); left out", n, g));
+        continue;
+      }
+      if (std::find(need.begin(), need.end(), g) == need.end()) need.push_back(g);
+    }
+  s_.iterations.push_back({n, need, fmt::format("{}/iter-{}/trace", dir_, n), Phase::Planned, ""});
+  return save_state(s_, state_path());
+}
 
+Status Session::run_planned(Iteration &it) {
+  Status st = run_iteration(it);
+  if (!st) {
+    // Which step failed, for the resumed session to say (an unsaved state
+    // only costs that message).
+    if (!it.failed.empty()) (void)save_state(s_, state_path());
+    return st;
+  }
+  return save_state(s_, state_path());
+}
+
+Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze_ran(Iteration &it) {
+  auto a = analyze();
+  if (!a) return a.error();
+  std::unique_ptr<analyzer::Analysis> analysis = std::move(*a);
+  // Recording in windows, runs shorter than the windows' period may see
+  // none open (the minidb demo's 0.16 s runs at 10%: windows of 100 ms
+  // about once a second). Intervals were begun, none counted: the workload
+  // runs again, `runs` times a round, into the same trace, up to
+  // kWindowRounds rounds in all.
+  for (int round = 1; windowed(c_.sample) && round < kWindowRounds && no_window_opened(*analysis->runs.back());
+       ++round) {
+    const int done = round * c_.runs;
+    log(fmt::format("iteration {}: no recording window opened in {} {} ({} intervals begun outside one); "
+                    "running {} more",
+                    it.number, done, done == 1 ? "run" : "runs",
+                    analyzer::intervals_left_out(*analysis->runs.back()), c_.runs));
+    auto rec = trace::Recording::add_to(it.trace_dir);
+    Status ran = rec ? run_workload(it, (*rec)->env(c_.sample), done + 1, c_.runs) : Status(rec.error());
+    if (rec) (void)(*rec)->finish([&](const std::string &line) { log(fmt::format("iteration {}: {}", it.number, line)); });
+    if (!ran) {
+      it.phase = Phase::Planned;
+      (void)save_state(s_, state_path());
+      return Error{ran.message()};
+    }
+    analyzer::drop(analysis);
+    auto again = analyze();
+    if (!again) return Error{again.error().message};
+    analysis = std::move(*again);
+  }
+  // A run with no interval measured nothing: with no factor to decide, it
+  // read "fixed point: every selected factor is explained" (Apache's tree
+  // without its interval patch). It is a failed run, redone on resume.
+  if (analysis->runs.back()->paths.rows.empty()) {
+    it.phase = Phase::Planned;
+    it.failed = "run";
+    (void)save_state(s_, state_path());
+    if (no_window_opened(*analysis->runs.back()))
+      return Error{fmt::format(
+          "{}: no recording window opened in {} runs of the workload: {} intervals were begun, all outside "
+          "one. At --sample {} a window of VPROF_SAMPLE_WINDOW_MS ({} ms unless set) opens about once "
+          "every 100/{} of that; make a run longer than that period, or the windows shorter",
+          it.trace_dir, kWindowRounds * c_.runs, analyzer::intervals_left_out(*analysis->runs.back()), c_.sample,
+          kDefaultWindowMs, c_.sample)};
+    return Error{fmt::format("{}: the run recorded no interval: nothing called vprof_interval_begin and "
+                             "vprof_interval_end (are the program's transactions annotated, and did the "
+                             "workload reach them? docs/interfaces.md)",
+                             it.trace_dir)};
+  }
+  Status w = write_reports(*analysis, fmt::format("{}/iter-{}/report", dir_, it.number));
+  if (!w) return Error{w.message()};
+  // A run that lost records says so where the session is watched: MariaDB's
+  // runs 21-28 each dropped 6-48 M at the trace's budget as the set grew,
+  // and only the run's own report said it.
+  // Why, as `vprof run` says it, with the budget the program read.
+  if (const analyzer::RunAnalysis &r = *analysis->runs.back(); r.read.dropped_records) {
+    const std::string cause =
+        trace::lost_records_cause(r.read.dropped_records, r.processes, it.trace_dir);
+    log(fmt::format("iteration {}: the run dropped {} records and kept {} intervals{}{}", it.number,
+                    r.read.dropped_records, r.paths.rows.size(), cause.empty() ? "" : ": ", cause));
+  }
+  // Not a factor, so no decision names it: a line says it when it is a top cause.
+  if (auto p = analyzer::preemption_share(*analysis->runs.back()); p && *p >= analyzer::kPreemptionTopCause)
+    log(fmt::format("iteration {}: {}", it.number, analyzer::preemption_line(p)));
+  return analysis;
+}
+
+Status Session::decide(Iteration &it, const analyzer::Analysis &a) {
+  auto suggestions = suggest(
+      a, s_, c_.m, [this](const std::string &f) { return can_break_down(f); },
+      [this](const std::vector<std::string> &fs) { probe_many(fs); });
+  // Stopped during the dry runs: their verdicts are the interrupt's, not the
+  // functions'. Nothing is decided; a resumed session decides this
+  // iteration again (a kill of a MariaDB session recorded its top factor as
+  // "explained: cannot be instrumented here: interrupted", and the resumed
+  // session stopped there).
+  if (interrupted()) return Error{"interrupted"};
+  if (h_.decide && !h_.decide(suggestions, a)) {
+    s_.done = true;
+    s_.stop_reason = "stopped by the user";
+  }
+  s_.pending.clear();
+  std::vector<std::string> unreached;
+  for (const auto &g : suggestions) {
+    s_.decisions.push_back({it.number, g.factor, decision_word(g), g.reason, g.contribution, g.fragile});
+    log(fmt::format("  {:<48} {:>6.1f}%{}  {}: {}", g.factor, 100 * g.contribution,
+                    g.fragile ? " (fragile)" : "", decision_word(g), g.reason));
+    if (g.unreached) unreached.push_back(g.factor);
+    if (!g.break_down) continue;
+    for (const auto &f : g.functions)
+      if (!s_.is_broken_down(f)) {
+        s_.pending.push_back(f);
+        s_.broken_down.push_back({f, g.parents, it.number + 1, g.holder});
+      }
+    // A cause's: kept instrumented from now on; a run to measure them
+    // together when nothing else is broken down.
+    for (auto &b : s_.broken_down) {
+      if (std::find(g.keep.begin(), g.keep.end(), b.function) != g.keep.end()) b.holder = true;
+      if (!g.place.empty() && b.function == g.place) b.cause_place = true;
+    }
+    if (g.functions.empty() && !g.keep.empty()) s_.pending.push_back(g.keep.front());
+  }
+  if (!s_.done && s_.pending.empty()) {
+    s_.done = true;
+    // A dead end is no explanation: say which factors vprof could not get below.
+    s_.stop_reason = suggestions.empty()
+                         ? fmt::format("fixed point: no factor reaches d = {} of Var(root); nothing was selected", c_.d)
+                     : unreached.empty()
+                         ? "fixed point: every selected factor is explained"
+                         : fmt::format("fixed point: nothing more vprof can break down; {} unreached ({}), "
+                                       "the rest explained",
+                                       plural(unreached.size(), "selected factor is", "selected factors are"),
+                                       some_names(unreached, 3));
+  }
+  it.phase = Phase::Decided;
+  return save_state(s_, state_path());
+}
+
+Expected<Outcome> Session::finish(std::unique_ptr<analyzer::Analysis> analysis) {
   if (!analysis) {  // a finished session, reopened: report it again
     auto a = analyze();
     if (!a) return Error{a.error().message};

@@ -1,6 +1,7 @@
 #include "iterate/state.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <filesystem>
 #include <fstream>
 
@@ -61,9 +62,18 @@ Expected<State> load_state(const std::string &path) {
       d.cause_place = b.value("cause_place", false);
       s.broken_down.push_back(std::move(d));
     }
-    for (const auto &i : j.at("iterations"))
-      s.iterations.push_back({i.at("number"), i.at("instrumented"), i.at("trace_dir"), i.at("analyzed"),
-                              i.value("decided", bool(i.at("analyzed"))), i.value("failed", "")});
+    for (const auto &i : j.at("iterations")) {
+      Iteration it{i.at("number"), i.at("instrumented"), i.at("trace_dir"), Phase::Planned, i.value("failed", "")};
+      if (i.contains("phase")) {
+        const std::string p = i.at("phase");
+        if (p == phase_name(Phase::Ran)) it.phase = Phase::Ran;
+        else if (p == phase_name(Phase::Decided)) it.phase = Phase::Decided;
+        else if (p != phase_name(Phase::Planned)) throw std::invalid_argument("iteration phase '" + p + "'");
+      } else if (i.at("analyzed").get<bool>()) {  // states saved before the phase: two booleans
+        it.phase = i.value("decided", true) ? Phase::Decided : Phase::Ran;
+      }
+      s.iterations.push_back(std::move(it));
+    }
     for (const auto &d : j.at("decisions")) {
       Decision x{d.at("iteration"), d.at("factor"), d.at("decision"), d.at("reason"), {}, false};
       if (d.contains("value") && d.at("value").is_number()) x.value = d.at("value").get<double>();
@@ -73,11 +83,20 @@ Expected<State> load_state(const std::string &path) {
     s.pending = j.at("pending").get<std::vector<std::string>>();
     s.done = j.at("done");
     s.stop_reason = j.value("stop_reason", "");
-  } catch (const json::exception &e) {
+  } catch (const std::exception &e) {  // json's, and a phase no vprof writes
     return Error{fmt::format("{}: the session state is damaged ({}); remove it to start over",
                              path, e.what())};
   }
   return s;
+}
+
+const char *phase_name(Phase p) {
+  switch (p) {
+    case Phase::Planned: return "planned";
+    case Phase::Ran: return "ran";
+    case Phase::Decided: return "decided";
+  }
+  return "planned";
 }
 
 Status save_state(const State &s, const std::string &path) {
@@ -90,8 +109,7 @@ Status save_state(const State &s, const std::string &path) {
   j["iterations"] = json::array();
   for (const auto &i : s.iterations)
     j["iterations"].push_back({{"number", i.number}, {"instrumented", i.instrumented},
-                               {"trace_dir", i.trace_dir}, {"analyzed", i.analyzed},
-                               {"decided", i.decided}, {"failed", i.failed}});
+                               {"trace_dir", i.trace_dir}, {"phase", phase_name(i.phase)}, {"failed", i.failed}});
   j["decisions"] = json::array();
   for (const auto &d : s.decisions)
     j["decisions"].push_back(decision_json(d, true));
@@ -119,7 +137,7 @@ json report_json(const State &s, const std::string &session_dir) {
     for (const auto &d : s.decisions)
       if (d.iteration == it.number) decisions.push_back(decision_json(d, false));
     iterations.push_back({{"iteration", it.number},
-                          {"run", it.analyzed ? json(run++) : json(nullptr)},
+                          {"run", it.analyzed() ? json(run++) : json(nullptr)},
                           {"instrumented", it.instrumented},
                           {"trace_dir", it.trace_dir},
                           {"decisions", std::move(decisions)}});

@@ -39,18 +39,26 @@ struct Decision {
   bool fragile = false;
 };
 
+// Where an iteration is, saved with it: a resumed session goes on from there.
+// The steps between (instrument, build, run) are one: a stop in any of them
+// leaves the tree restored, and the iteration is run again from its plan.
+enum class Phase {
+  Planned,  // its functions chosen; not run, or stopped or failed in its run (`failed` says which step)
+  Ran,      // its run complete and readable: analyzed, its factors not decided yet
+  Decided,  // its factors decided (the next iteration's functions chosen)
+};
+const char *phase_name(Phase p);  // "planned", "ran", "decided": as saved
+
 struct Iteration {
   int number = 0;
   std::vector<std::string> instrumented;  // functions instrumented for this run
   std::string trace_dir;                  // absolute
-  bool analyzed = false;                  // the run finished and was analyzed
-  // Its factors were decided (the next iteration's functions chosen). A
-  // session killed after the run and before this resumes at the decision,
-  // under the same number; states saved before it was kept read it as done.
-  bool decided = false;
+  Phase phase = Phase::Planned;
   // The step that failed when this iteration last ran ("instrument", "build",
   // "run"; "" when none did, or it was stopped): what a resumed session says.
   std::string failed;
+  bool analyzed() const { return phase != Phase::Planned; }  // its trace is one of the session's runs
+  bool decided() const { return phase == Phase::Decided; }
 };
 
 struct State {

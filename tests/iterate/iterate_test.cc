@@ -179,8 +179,7 @@ TEST(Iterate, InterruptedWhileDecidingDecidesNothing) {
   auto state = load_state(c.abs(c.session_dir) + "/state.json");
   ASSERT_TRUE(state.ok()) << state.error().message;
   ASSERT_EQ(state->iterations.size(), 1u);
-  EXPECT_TRUE(state->iterations[0].analyzed);
-  EXPECT_FALSE(state->iterations[0].decided);
+  EXPECT_EQ(state->iterations[0].phase, vprof::iterate::Phase::Ran);
   EXPECT_TRUE(state->decisions.empty()) << state->decisions.front().factor << ": "
                                         << state->decisions.front().reason;
   EXPECT_FALSE(state->done);
@@ -229,7 +228,7 @@ TEST(Iterate, AThrowAfterARunRestoresAndTheIterationResumesUnderItsNumber) {
   const auto &its = second->state.iterations;
   for (size_t i = 0; i < its.size(); ++i) {
     EXPECT_EQ(its[i].number, int(i) + 1);
-    EXPECT_TRUE(its[i].decided);
+    EXPECT_EQ(its[i].phase, vprof::iterate::Phase::Decided);
     for (size_t j = 0; j < i; ++j)
       EXPECT_NE(its[i].instrumented, its[j].instrumented) << "iterations " << j + 1 << " and " << i + 1
                                                           << " instrumented the same functions";

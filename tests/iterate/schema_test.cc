@@ -108,3 +108,43 @@ INSTANTIATE_TEST_SUITE_P(Files, Schema, ::testing::Range<size_t>(0, 6),
                          [](const ::testing::TestParamInfo<size_t> &i) { return readers()[i.param].name; });
 
 }  // namespace
+
+// A session's progress is one phase per iteration, saved by name; a state
+// saved before the phase (two booleans) reads as the same phases.
+TEST(SessionState, AnIterationsPhaseIsSavedAndReadBackAndOldStatesReadAsPhases) {
+  const fs::path dir = fs::temp_directory_path() / ("vprof-phase-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "state.json").string();
+  iterate::State s;
+  s.iterations.push_back({1, {"main"}, "/t/1", iterate::Phase::Decided, ""});
+  s.iterations.push_back({2, {"main", "f"}, "/t/2", iterate::Phase::Ran, ""});
+  s.iterations.push_back({3, {"main", "g"}, "/t/3", iterate::Phase::Planned, "build"});
+  ASSERT_TRUE(iterate::save_state(s, path));
+  auto back = iterate::load_state(path);
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->iterations.size(), 3u);
+  EXPECT_EQ(back->iterations[0].phase, iterate::Phase::Decided);
+  EXPECT_EQ(back->iterations[1].phase, iterate::Phase::Ran);
+  EXPECT_EQ(back->iterations[2].phase, iterate::Phase::Planned);
+  EXPECT_EQ(back->iterations[2].failed, "build");
+
+  const std::string old = R"({"broken_down": [], "decisions": [], "pending": [], "done": false, "iterations": [
+    {"number": 1, "instrumented": ["main"], "trace_dir": "/t/1", "analyzed": true},
+    {"number": 2, "instrumented": ["main"], "trace_dir": "/t/2", "analyzed": true, "decided": false},
+    {"number": 3, "instrumented": ["main"], "trace_dir": "/t/3", "analyzed": false, "decided": false,
+     "failed": "run"}]})";
+  std::ofstream(path, std::ios::trunc) << old;
+  auto read = iterate::load_state(path);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->iterations[0].phase, iterate::Phase::Decided) << "kept before 'decided' was: done";
+  EXPECT_EQ(read->iterations[1].phase, iterate::Phase::Ran);
+  EXPECT_EQ(read->iterations[2].phase, iterate::Phase::Planned);
+
+  std::ofstream(path, std::ios::trunc) << R"({"broken_down": [], "decisions": [], "pending": [], "done": false,
+    "iterations": [{"number": 1, "instrumented": ["main"], "trace_dir": "/t/1", "phase": "built"}]})";
+  auto bad = iterate::load_state(path);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("iteration phase 'built'"), std::string::npos) << bad.error().message;
+  fs::remove_all(dir);
+}

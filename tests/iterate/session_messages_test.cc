@@ -172,7 +172,7 @@ TEST(SessionMessages, ALongInstrumentedListIsShortInTheLogAndWholeInItsFile) {
   State s;
   s.broken_down.push_back({"handle", {}, 1});
   std::string dir = c.abs(c.session_dir);
-  s.iterations.push_back({1, fns, dir + "/iter-1/trace", false, false, ""});
+  s.iterations.push_back({1, fns, dir + "/iter-1/trace", vprof::iterate::Phase::Planned, ""});
   fs::create_directories(dir);
   ASSERT_TRUE(save_state(s, dir + "/state.json").ok());
 
