@@ -207,6 +207,262 @@ double ratio(double h, double b) { return b != 0 ? h / b : (h == 0 ? 1.0 : INFIN
 
 }  // namespace
 
+namespace {
+
+// A comparison's steps, each a method, over the state they share: the sides
+// pooled, the nodes compared, the tree of changes, the resamples.
+class Comparison {
+ public:
+  Comparison(const std::vector<const ProfileRun *> &br, const std::vector<const ProfileRun *> &hr,
+             const DiffOptions &o, Diff &d)
+      : o_(o), d_(d), bs_(br), hs_(hr), lb_(bs_.column("root")), lh_(hs_.column("root")),
+        var_b_(covariance(lb_, lb_)), var_h_(covariance(lh_, lh_)) {}
+
+  // The union of the two sides' nodes, parents before children; an error
+  // when no named part of the program is on both sides.
+  Status union_keys(const std::string &base_source, const std::string &head_source);
+  // Each node's change in covariance with the latency, over the base's variance.
+  void compare_nodes();
+  // The tree of changes (below a node broken down on one side only nothing
+  // is compared), for analyze's factor ranking.
+  VarNode change_tree();
+  // The distribution's ratios and, per node in `keys`, the change's interval.
+  void intervals(const std::vector<std::string> &keys);
+  FactorDiff describe(const Factor &f, bool with_ci) const;
+
+ private:
+  Interval change_ci(const std::vector<std::string> &ks) const;
+  Ratio ratio_of(double Sample::*m, double vb, double vh, bool sqrt_of) const;
+  const NodeDiff *find(const std::string &key) const;
+
+  const DiffOptions &o_;
+  Diff &d_;
+  Side bs_, hs_;
+  std::vector<double> lb_, lh_;
+  double var_b_, var_h_;
+  std::vector<std::string> keys_;
+  std::unordered_map<std::string, size_t> at_;  // key -> d_.nodes before they are sorted
+  std::unordered_map<std::string, std::vector<std::string>> kids_;
+  std::unordered_map<std::string, size_t> col_;  // key -> resampled column
+  std::vector<Sample> sb_, sh_;
+};
+
+int depth_of(const std::string &k) { return int(std::count(k.begin(), k.end(), '/')); }
+
+Status Comparison::union_keys(const std::string &base_source, const std::string &head_source) {
+    std::unordered_set<std::string> seen;
+  size_t common = 0;
+  for (const Side *s : {&hs_, &bs_})
+    for (const ProfileRun *r : s->runs())
+      for (const ProfileNode &n : r->nodes)
+        if (seen.insert(n.key).second) keys_.push_back(n.key);
+  // A part of the program (a function, a call site, a holder's) is shared
+  // when both sides have it. The leaves every tree has, (outside) first, do
+  // not make two programs comparable: they count only when neither side has
+  // a named part (intervals with nothing instrumented: latency alone).
+  auto named = [](const std::string &k) {
+    return k.find("/fn:") != std::string::npos || k.find("/site") != std::string::npos ||
+           k.find("/held:") != std::string::npos;
+  };
+  bool any_named = false;
+  for (const std::string &k : keys_) any_named = any_named || named(k);
+  for (const std::string &k : keys_)
+    common += k != "root" && (named(k) || !any_named) && bs_.has(k) && hs_.has(k);
+  if (common == 0)
+    return Error{fmt::format("{} and {}: no node of the variance tree below the root in common "
+                             "(other programs, or instrumented differently): nothing to compare",
+                             base_source, head_source)};
+  // Parents first: a key's parent is a prefix of it, so sort by depth.
+  std::stable_sort(keys_.begin(), keys_.end(), [&](const std::string &a, const std::string &b) {
+    return depth_of(a) < depth_of(b);
+  });
+
+  return Status::Ok();
+}
+
+void Comparison::compare_nodes() {
+  d_.delta_var = var_h_ - var_b_;
+  for (const std::string &k : keys_) {
+    NodeDiff n;
+    n.key = k;
+    n.depth = depth_of(k);
+    const ProfileNode *pb = bs_.node(k), *ph = hs_.node(k);
+    const ProfileNode *p = ph ? ph : pb;
+    n.label = p->label;
+    n.factor = p->factor;
+    n.functions = p->functions;
+    n.parent_key = ph ? hs_.parent_key(k) : bs_.parent_key(k);
+    if (pb) n.base_site = pb->call_site;
+    if (ph) n.head_site = ph->call_site;
+    if (!pb) n.status = NodeStatus::Appeared;
+    else if (!ph) n.status = NodeStatus::Disappeared;
+    else if (pb->call_site && ph->call_site &&
+             (basename_of(pb->call_site->file) != basename_of(ph->call_site->file) ||
+              pb->call_site->line != ph->call_site->line))
+      n.status = NodeStatus::Moved;
+    bool cb = bs_.has_children(k), ch = hs_.has_children(k);
+    n.one_sided = pb && ph && cb != ch;
+    n.base_cov = pb ? covariance(bs_.column(k), lb_) : 0.0;
+    n.head_cov = ph ? covariance(hs_.column(k), lh_) : 0.0;
+    n.delta = n.head_cov - n.base_cov;
+    n.of_base = var_b_ > 0 ? n.delta / var_b_ : 0.0;
+    n.part = d_.delta_var != 0 ? n.delta / d_.delta_var : 0.0;
+    d_.moved += n.status == NodeStatus::Moved;
+    d_.appeared += n.status == NodeStatus::Appeared;
+    d_.disappeared += n.status == NodeStatus::Disappeared;
+    at_[k] = d_.nodes.size();
+    d_.nodes.push_back(std::move(n));
+  }
+}
+
+VarNode Comparison::change_tree() {
+  std::unordered_set<std::string> cut;
+  for (const NodeDiff &n : d_.nodes) {
+    if (n.parent_key.empty() || cut.count(n.parent_key)) {
+      if (!n.parent_key.empty()) cut.insert(n.key);
+      continue;
+    }
+    if (d_.nodes[at_.at(n.parent_key)].one_sided) {
+      cut.insert(n.key);
+      continue;
+    }
+    kids_[n.parent_key].push_back(n.key);
+  }
+  for (NodeDiff &n : d_.nodes) n.leaf = !kids_.count(n.key);
+
+  std::function<VarNode(const std::string &)> build = [&](const std::string &k) {
+    const NodeDiff &n = d_.nodes[at_.at(k)];
+    VarNode v;
+    v.key = k;
+    v.label = n.label;
+    v.functions = n.functions;
+    v.call_site = n.head_site ? n.head_site : n.base_site;
+    const ProfileNode *p = hs_.node(k) ? hs_.node(k) : bs_.node(k);
+    v.factor = n.factor;
+    v.body = p->body;
+    v.value_ns2 = n.delta;
+    v.contribution = n.of_base;
+    v.share = n.of_base;
+    auto it = kids_.find(k);
+    if (it != kids_.end())
+      for (const std::string &c : it->second) v.children.push_back(build(c));
+    v.kind = v.children.empty() ? VarNode::Kind::Leaf : VarNode::Kind::Var;
+    return v;
+  };
+  return build("root");
+}
+
+Ratio Comparison::ratio_of(double Sample::*m, double vb, double vh, bool sqrt_of) const {
+  Ratio r;
+  r.base = sqrt_of ? std::sqrt(vb) : vb;
+  r.head = sqrt_of ? std::sqrt(vh) : vh;
+  r.ratio = ratio(r.head, r.base);
+  if (!sb_.empty()) {
+    std::vector<double> v;
+    for (size_t i = 0; i < sb_.size(); ++i) {
+      if (!sb_[i].drawn || !sh_[i].drawn) continue;
+      double x = sb_[i].*m, y = sh_[i].*m;
+      v.push_back(sqrt_of ? std::sqrt(ratio(y, x)) : ratio(y, x));
+    }
+    r.ci = percentile_interval(v, o_.confidence);
+  }
+  return r;
+}
+
+// The change of a set of nodes over the baseline's variance, per resample.
+Interval Comparison::change_ci(const std::vector<std::string> &ks) const {
+  if (sb_.empty()) return std::nullopt;
+  std::vector<double> v;
+  for (size_t i = 0; i < sb_.size(); ++i) {
+    if (!sb_[i].drawn || !sh_[i].drawn || sb_[i].var <= 0) continue;
+    double s = 0;
+    for (const std::string &k : ks) {
+      size_t c = col_.at(k);
+      s += sh_[i].cov[c] - sb_[i].cov[c];
+    }
+    v.push_back(s / sb_[i].var);
+  }
+  return percentile_interval(v, o_.confidence);
+}
+
+void Comparison::intervals(const std::vector<std::string> &keys) {
+  for (const std::string &k : keys) col_.emplace(k, col_.size());
+  if (o_.bootstrap > 0) {
+    sb_ = resample(bs_, keys, o_.bootstrap, o_.seed);
+    sh_ = resample(hs_, keys, o_.bootstrap, o_.seed ^ 0x5eedull);
+  }
+  std::vector<double> lbc = lb_, lhc = lh_;
+  LatencyStats stb = latency_stats(lbc), sth = latency_stats(lhc);
+  d_.dist.base_intervals = lb_.size();
+  d_.dist.head_intervals = lh_.size();
+  d_.dist.mean = ratio_of(&Sample::mean, stb.mean_ns, sth.mean_ns, false);
+  d_.dist.variance = ratio_of(&Sample::var, var_b_, var_h_, false);
+  d_.dist.stddev = ratio_of(&Sample::var, var_b_, var_h_, true);
+  d_.dist.p50 = ratio_of(&Sample::p50, stb.p50_ns, sth.p50_ns, false);
+  d_.dist.p90 = ratio_of(&Sample::p90, stb.p90_ns, sth.p90_ns, false);
+  d_.dist.p99 = ratio_of(&Sample::p99, stb.p99_ns, sth.p99_ns, false);
+  d_.dist.p999 = ratio_of(&Sample::p999, stb.p999_ns, sth.p999_ns, false);
+  for (NodeDiff &n : d_.nodes)
+    if (col_.count(n.key)) n.ci = change_ci({n.key});
+}
+
+const NodeDiff *Comparison::find(const std::string &key) const {
+  auto it = std::find_if(d_.nodes.begin(), d_.nodes.end(), [&](const NodeDiff &x) { return x.key == key; });
+  return it == d_.nodes.end() ? nullptr : &*it;
+}
+
+FactorDiff Comparison::describe(const Factor &f, bool with_ci) const {
+  FactorDiff fd;
+  fd.rank = f.rank;
+  fd.name = f.name;
+  fd.functions = f.functions;
+  fd.of_base = f.share;
+  const double to_part = d_.delta_var != 0 && var_b_ > 0 ? var_b_ / d_.delta_var : 0.0;
+  fd.part = f.share * to_part;
+  fd.own_part = f.own_share * to_part;
+  for (const Factor::HeldUp &u : f.held_up) fd.held_up.push_back({u.wait, u.share * to_part});
+  fd.height = f.height;
+  fd.score = f.score;
+  if (with_ci) {
+    std::vector<std::string> ks;
+    for (const VarNode *v : f.instances) ks.push_back(v->key);
+    fd.ci = change_ci(ks);
+  }
+  // The instance carrying most of the change, and whom it is called from.
+  const VarNode *top = nullptr;
+  for (const VarNode *v : f.instances)
+    if (!top || std::abs(v->value_ns2) > std::abs(top->value_ns2)) top = v;
+  if (!top) return fd;
+  fd.site_label = top->label;
+  fd.site = top->call_site;
+  std::string pk = find(top->key)->parent_key;
+  if (is_held_part(*top)) {
+    // Held: the holder's place is its own ("held by CALLER at F (..)",
+    // variance_tree.cc); the wait it held is the parent.
+    const std::string &l = top->label;
+    size_t at = fd.functions.empty() ? std::string::npos : l.rfind(" at " + fd.functions[0] + " (");
+    if (l.rfind("held by ", 0) == 0 && at != std::string::npos && at > 8) fd.caller = l.substr(8, at - 8);
+    if (const NodeDiff *w = find(pk); w && !w->functions.empty()) fd.held_wait = w->functions.front();
+    pk.clear();
+  }
+  for (; !pk.empty();) {
+    const NodeDiff *it = find(pk);
+    if (!it) break;
+    if (!it->functions.empty() && it->key != "root") {
+      fd.caller = it->functions.front();
+      break;
+    }
+    if (it->key == "root") {
+      if (d_.root != "latency") fd.caller = d_.root;
+      break;
+    }
+    pk = it->parent_key;
+  }
+  return fd;
+}
+
+}  // namespace
+
 Expected<Diff> diff_profiles(const std::vector<const Profile *> &base,
                              const std::vector<const Profile *> &head, const DiffOptions &o) {
   if (base.empty() || head.empty()) return Error{"diff: a side has no profile"};
@@ -230,111 +486,10 @@ Expected<Diff> diff_profiles(const std::vector<const Profile *> &base,
   for (size_t i = 0; i < head.size(); ++i)
     if (hr[i]->intervals() < 2)
       return Error{fmt::format("{}: {} complete intervals; a comparison needs at least 2", head[i]->source, hr[i]->intervals())};
-  Side bs(br), hs(hr);
-
-  // The union of the two sides' nodes, parents before children.
-  std::vector<std::string> keys;
-  std::unordered_set<std::string> seen;
-  size_t common = 0;
-  for (const Side *s : {&hs, &bs})
-    for (const ProfileRun *r : s->runs())
-      for (const ProfileNode &n : r->nodes)
-        if (seen.insert(n.key).second) keys.push_back(n.key);
-  // A part of the program (a function, a call site, a holder's) is shared
-  // when both sides have it. The leaves every tree has, (outside) first, do
-  // not make two programs comparable: they count only when neither side has
-  // a named part (intervals with nothing instrumented: latency alone).
-  auto named = [](const std::string &k) {
-    return k.find("/fn:") != std::string::npos || k.find("/site") != std::string::npos ||
-           k.find("/held:") != std::string::npos;
-  };
-  bool any_named = false;
-  for (const std::string &k : keys) any_named = any_named || named(k);
-  for (const std::string &k : keys)
-    common += k != "root" && (named(k) || !any_named) && bs.has(k) && hs.has(k);
-  if (common == 0)
-    return Error{fmt::format("{} and {}: no node of the variance tree below the root in common "
-                             "(other programs, or instrumented differently): nothing to compare",
-                             b0.source, head.front()->source)};
-  // Parents first: a key's parent is a prefix of it, so sort by depth.
-  auto depth = [](const std::string &k) { return int(std::count(k.begin(), k.end(), '/')); };
-  std::stable_sort(keys.begin(), keys.end(), [&](const std::string &a, const std::string &b) {
-    return depth(a) < depth(b);
-  });
-
-  const std::vector<double> lb = bs.column("root"), lh = hs.column("root");
-  const double var_b = covariance(lb, lb), var_h = covariance(lh, lh);
-  d.delta_var = var_h - var_b;
-  std::unordered_map<std::string, size_t> at;
-  for (const std::string &k : keys) {
-    NodeDiff n;
-    n.key = k;
-    n.depth = depth(k);
-    const ProfileNode *pb = bs.node(k), *ph = hs.node(k);
-    const ProfileNode *p = ph ? ph : pb;
-    n.label = p->label;
-    n.factor = p->factor;
-    n.functions = p->functions;
-    n.parent_key = ph ? hs.parent_key(k) : bs.parent_key(k);
-    if (pb) n.base_site = pb->call_site;
-    if (ph) n.head_site = ph->call_site;
-    if (!pb) n.status = NodeStatus::Appeared;
-    else if (!ph) n.status = NodeStatus::Disappeared;
-    else if (pb->call_site && ph->call_site &&
-             (basename_of(pb->call_site->file) != basename_of(ph->call_site->file) ||
-              pb->call_site->line != ph->call_site->line))
-      n.status = NodeStatus::Moved;
-    bool cb = bs.has_children(k), ch = hs.has_children(k);
-    n.one_sided = pb && ph && cb != ch;
-    n.base_cov = pb ? covariance(bs.column(k), lb) : 0.0;
-    n.head_cov = ph ? covariance(hs.column(k), lh) : 0.0;
-    n.delta = n.head_cov - n.base_cov;
-    n.of_base = var_b > 0 ? n.delta / var_b : 0.0;
-    n.part = d.delta_var != 0 ? n.delta / d.delta_var : 0.0;
-    d.moved += n.status == NodeStatus::Moved;
-    d.appeared += n.status == NodeStatus::Appeared;
-    d.disappeared += n.status == NodeStatus::Disappeared;
-    at[k] = d.nodes.size();
-    d.nodes.push_back(std::move(n));
-  }
-  // Children in the comparison; below a node broken down on one side only
-  // nothing is compared (its parts have no counterpart).
-  std::unordered_map<std::string, std::vector<std::string>> kids;
-  std::unordered_set<std::string> cut;
-  for (const NodeDiff &n : d.nodes) {
-    if (n.parent_key.empty() || cut.count(n.parent_key)) {
-      if (!n.parent_key.empty()) cut.insert(n.key);
-      continue;
-    }
-    if (d.nodes[at.at(n.parent_key)].one_sided) {
-      cut.insert(n.key);
-      continue;
-    }
-    kids[n.parent_key].push_back(n.key);
-  }
-  for (NodeDiff &n : d.nodes) n.leaf = !kids.count(n.key);
-
-  // The tree of changes, for analyze's factor ranking.
-  std::function<VarNode(const std::string &)> build = [&](const std::string &k) {
-    const NodeDiff &n = d.nodes[at.at(k)];
-    VarNode v;
-    v.key = k;
-    v.label = n.label;
-    v.functions = n.functions;
-    v.call_site = n.head_site ? n.head_site : n.base_site;
-    const ProfileNode *p = hs.node(k) ? hs.node(k) : bs.node(k);
-    v.factor = n.factor;
-    v.body = p->body;
-    v.value_ns2 = n.delta;
-    v.contribution = n.of_base;
-    v.share = n.of_base;
-    auto it = kids.find(k);
-    if (it != kids.end())
-      for (const std::string &c : it->second) v.children.push_back(build(c));
-    v.kind = v.children.empty() ? VarNode::Kind::Leaf : VarNode::Kind::Var;
-    return v;
-  };
-  VarNode tree = build("root");
+  Comparison c(br, hr, o, d);
+  if (Status s = c.union_keys(b0.source, head.front()->source); !s) return Error{s.message()};
+  c.compare_nodes();
+  VarNode tree = c.change_tree();
   number_tree(tree);
   Heights h = compute_heights(tree, nullptr, d.root == "latency" ? "" : d.root);
   FactorOptions fo;
@@ -353,9 +508,9 @@ Expected<Diff> diff_profiles(const std::vector<const Profile *> &base,
     return std::abs(a.delta) > std::abs(b.delta);
   });
   std::vector<std::string> ci_keys;
-  std::unordered_map<std::string, size_t> col;
+  std::unordered_set<std::string> wanted;
   auto want = [&](const std::string &k) {
-    if (col.emplace(k, ci_keys.size()).second) ci_keys.push_back(k);
+    if (wanted.insert(k).second) ci_keys.push_back(k);
   };
   for (size_t i = 0; i < d.nodes.size() && i < o.interval_nodes; ++i) want(d.nodes[i].key);
   const size_t factor_limit = size_t(3 * std::max(1, o.k));
@@ -364,112 +519,12 @@ Expected<Diff> diff_profiles(const std::vector<const Profile *> &base,
   if (causes.held)
     for (size_t i = 0; i < causes.ranked.size() && i < factor_limit; ++i)
       for (const VarNode *v : causes.ranked[i].instances) want(v->key);
-  std::vector<Sample> sb, sh;
-  if (o.bootstrap > 0) {
-    sb = resample(bs, ci_keys, o.bootstrap, o.seed);
-    sh = resample(hs, ci_keys, o.bootstrap, o.seed ^ 0x5eedull);
-  }
-  auto ratio_of = [&](double Sample::*m, double vb, double vh, bool sqrt_of) {
-    Ratio r;
-    r.base = sqrt_of ? std::sqrt(vb) : vb;
-    r.head = sqrt_of ? std::sqrt(vh) : vh;
-    r.ratio = ratio(r.head, r.base);
-    if (!sb.empty()) {
-      std::vector<double> v;
-      for (size_t i = 0; i < sb.size(); ++i) {
-        if (!sb[i].drawn || !sh[i].drawn) continue;
-        double x = sb[i].*m, y = sh[i].*m;
-        v.push_back(sqrt_of ? std::sqrt(ratio(y, x)) : ratio(y, x));
-      }
-      r.ci = percentile_interval(v, o.confidence);
-    }
-    return r;
-  };
-  std::vector<double> lbc = lb, lhc = lh;
-  LatencyStats stb = latency_stats(lbc), sth = latency_stats(lhc);
-  d.dist.base_intervals = lb.size();
-  d.dist.head_intervals = lh.size();
-  d.dist.mean = ratio_of(&Sample::mean, stb.mean_ns, sth.mean_ns, false);
-  d.dist.variance = ratio_of(&Sample::var, var_b, var_h, false);
-  d.dist.stddev = ratio_of(&Sample::var, var_b, var_h, true);
-  d.dist.p50 = ratio_of(&Sample::p50, stb.p50_ns, sth.p50_ns, false);
-  d.dist.p90 = ratio_of(&Sample::p90, stb.p90_ns, sth.p90_ns, false);
-  d.dist.p99 = ratio_of(&Sample::p99, stb.p99_ns, sth.p99_ns, false);
-  d.dist.p999 = ratio_of(&Sample::p999, stb.p999_ns, sth.p999_ns, false);
-  // The change of a set of nodes over the baseline's variance, per resample.
-  auto change_ci = [&](const std::vector<std::string> &ks) -> Interval {
-    if (sb.empty()) return std::nullopt;
-    std::vector<double> v;
-    for (size_t i = 0; i < sb.size(); ++i) {
-      if (!sb[i].drawn || !sh[i].drawn || sb[i].var <= 0) continue;
-      double s = 0;
-      for (const std::string &k : ks) {
-        size_t c = col.at(k);
-        s += sh[i].cov[c] - sb[i].cov[c];
-      }
-      v.push_back(s / sb[i].var);
-    }
-    return percentile_interval(v, o.confidence);
-  };
-  for (NodeDiff &n : d.nodes)
-    if (col.count(n.key)) n.ci = change_ci({n.key});
-  auto describe = [&](const Factor &f, bool with_ci) {
-    FactorDiff fd;
-    fd.rank = f.rank;
-    fd.name = f.name;
-    fd.functions = f.functions;
-    fd.of_base = f.share;
-    const double to_part = d.delta_var != 0 && var_b > 0 ? var_b / d.delta_var : 0.0;
-    fd.part = f.share * to_part;
-    fd.own_part = f.own_share * to_part;
-    for (const Factor::HeldUp &u : f.held_up) fd.held_up.push_back({u.wait, u.share * to_part});
-    fd.height = f.height;
-    fd.score = f.score;
-    if (with_ci) {
-      std::vector<std::string> ks;
-      for (const VarNode *v : f.instances) ks.push_back(v->key);
-      fd.ci = change_ci(ks);
-    }
-    // The instance carrying most of the change, and whom it is called from.
-    const VarNode *top = nullptr;
-    for (const VarNode *v : f.instances)
-      if (!top || std::abs(v->value_ns2) > std::abs(top->value_ns2)) top = v;
-    if (!top) return fd;
-    fd.site_label = top->label;
-    fd.site = top->call_site;
-    const NodeDiff &n = *std::find_if(d.nodes.begin(), d.nodes.end(),
-                                      [&](const NodeDiff &x) { return x.key == top->key; });
-    std::string pk = n.parent_key;
-    if (is_held_part(*top)) {
-      // Held: the holder's place is its own ("held by CALLER at F (..)",
-      // variance_tree.cc); the wait it held is the parent.
-      const std::string &l = top->label;
-      size_t at = fd.functions.empty() ? std::string::npos : l.rfind(" at " + fd.functions[0] + " (");
-      if (l.rfind("held by ", 0) == 0 && at != std::string::npos && at > 8) fd.caller = l.substr(8, at - 8);
-      auto w = std::find_if(d.nodes.begin(), d.nodes.end(), [&](const NodeDiff &x) { return x.key == pk; });
-      if (w != d.nodes.end() && !w->functions.empty()) fd.held_wait = w->functions.front();
-      pk.clear();
-    }
-    for (; !pk.empty();) {
-      auto it = std::find_if(d.nodes.begin(), d.nodes.end(), [&](const NodeDiff &x) { return x.key == pk; });
-      if (it == d.nodes.end()) break;
-      if (!it->functions.empty() && it->key != "root") {
-        fd.caller = it->functions.front();
-        break;
-      }
-      if (it->key == "root") {
-        if (d.root != "latency") fd.caller = d.root;
-        break;
-      }
-      pk = it->parent_key;
-    }
-    return fd;
-  };
-  for (size_t i = 0; i < factors.size(); ++i) d.factors.push_back(describe(factors[i], i < factor_limit));
+  c.intervals(ci_keys);
+  for (size_t i = 0; i < factors.size(); ++i) d.factors.push_back(c.describe(factors[i], i < factor_limit));
   d.causes_held = causes.held;
   if (causes.held)
     for (size_t i = 0; i < causes.ranked.size(); ++i)
-      d.causes.push_back(describe(causes.ranked[i], i < factor_limit));
+      d.causes.push_back(c.describe(causes.ranked[i], i < factor_limit));
   return d;
 }
 
