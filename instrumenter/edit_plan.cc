@@ -137,97 +137,142 @@ void keep_ids(const nlohmann::json *m, Ids &fn, Ids &site) {
 
 }  // namespace
 
-Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original,
-                         const std::string &manifest_path, const nlohmann::json *ids_from) {
+namespace {
+
+// One plan, a method per step; make_plan is their order. What the steps
+// share: the edits de-duplicated, the insertions and spans per file, the ids.
+class Planner {
+ public:
+  Planner(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original,
+          const std::string &manifest_path, const nlohmann::json *ids_from)
+      : scans_(scans), original_(original), manifest_path_(manifest_path), reach_(scans) {
+    keep_ids(ids_from, fn_numbers_, site_numbers_);
+  }
+  void gather();               // each edit once, with the languages that asked for it
+  Status function_probes();
+  Status site_wraps();
+  Status sync_wraps();
+  Status check_nesting();      // wrapped spans nest or are disjoint
+  Status file_ids();           // each rewritten file's id, and the manifest
+  Status apply();              // the new texts
+  Plan finish();               // the counts
+
+ private:
+  std::vector<std::string> targets(const SiteIntent &c) const;
+  Expected<const std::string *> original_of(const std::string &file);
+  template <class Make>
+  Expected<std::string> one_text(const std::string &file, Make make);
+  bool mixed(const std::string &file) { return langs_[file].size() == 2; }
+  Expected<std::string> call_text(const Located &at);
+  void void_it(const Located &at);
+
+  const std::vector<ScanResult> &scans_;
+  std::map<std::string, std::string> &original_;
+  const std::string &manifest_path_;
+  const CallTargets reach_;
+  std::map<std::pair<std::string, unsigned>, FunctionIntent> fns_;
+  std::map<std::tuple<std::string, unsigned, unsigned>, SiteIntent> sites_;
+  std::map<std::tuple<std::string, unsigned, unsigned>, SyncIntent> syncs_;
+  std::map<std::string, std::set<Lang>> langs_;
+  std::set<std::string> id_files_;  // files with function or call-site probes
+  std::map<std::string, std::vector<Insertion>> ins_;
+  std::map<std::string, std::vector<Span>> spans_;
+  std::map<std::pair<std::string, unsigned>, uint32_t> fn_ids_;
+  std::map<std::string, uint32_t> fn_of_name_;
+  Ids fn_numbers_, site_numbers_;
+  std::set<std::tuple<std::string, unsigned, unsigned>> voided_;
+  std::map<std::string, std::string> file_ids_;
+  nlohmann::json jf_ = nlohmann::json::array(), js_ = nlohmann::json::array(), jy_ = nlohmann::json::array();
+  Plan plan_;
+};
+
+void Planner::gather() {
   // De-duplicate; remember the languages that asked for each edit.
-  std::map<std::pair<std::string, unsigned>, FunctionIntent> fns;
-  std::map<std::tuple<std::string, unsigned, unsigned>, SiteIntent> sites;
-  std::map<std::tuple<std::string, unsigned, unsigned>, SyncIntent> syncs;
-  std::map<std::string, std::set<Lang>> langs;
-  for (const auto &s : scans) {
+  for (const auto &s : scans_) {
     for (const auto &f : s.functions) {
-      fns.emplace(std::make_pair(f.file, f.insert_at), f);
-      langs[f.file].insert(f.lang);
+      fns_.emplace(std::make_pair(f.file, f.insert_at), f);
+      langs_[f.file].insert(f.lang);
     }
     for (const auto &c : s.sites) {
       // A closure only where every unit that sees the call allows one.
-      auto [it, fresh] = sites.emplace(std::make_tuple(c.at.file, c.at.begin, c.at.end), c);
+      auto [it, fresh] = sites_.emplace(std::make_tuple(c.at.file, c.at.begin, c.at.end), c);
       if (!fresh && it->second.closure != c.closure) it->second.closure = Closure::None;
-      langs[c.at.file].insert(c.lang);
+      langs_[c.at.file].insert(c.lang);
     }
     for (const auto &y : s.syncs) {
-      syncs.emplace(std::make_tuple(y.at.file, y.at.begin, y.at.end), y);
-      langs[y.at.file].insert(y.lang);
+      syncs_.emplace(std::make_tuple(y.at.file, y.at.begin, y.at.end), y);
+      langs_[y.at.file].insert(y.lang);
     }
   }
-  const CallTargets reach(scans);
-  auto targets = [&](const SiteIntent &c) {
-    if (!c.dependent_name.empty()) return reach.of_name(c.dependent_name);
-    if (auto stored = reach.of_holder(c.holder)) return *stored;
-    return !c.virtual_method.empty() ? reach.of_virtual(c.virtual_method) : reach.of_type(c.callee_type);
-  };
-  // A file's text before any edit: the caller's map, else read (and kept).
-  auto original_of = [&](const std::string &file) -> Expected<const std::string *> {
-    if (!original.count(file)) {
-      auto text = read_file(file);
-      if (!text) return text.error();
-      original[file] = *text;
-    }
-    return &original[file];
-  };
-  Plan plan;
-  std::set<std::string> id_files;  // files with function or call-site probes
-  for (const auto &[key, f] : fns) id_files.insert(f.file);
-  for (const auto &[key, c] : sites) id_files.insert(c.at.file);
-  std::map<std::string, std::vector<Insertion>> ins;
-  std::map<std::string, std::vector<Span>> spans;
-  std::map<std::pair<std::string, unsigned>, uint32_t> fn_ids;
-  nlohmann::json jf = nlohmann::json::array(), js = nlohmann::json::array(), jy = nlohmann::json::array();
-  // The text must not depend on which language parsed a shared header.
-  auto one_text = [&](const std::string &file, auto make) -> Expected<std::string> {
-    std::string c = make(Lang::C), cxx = make(Lang::Cxx);
-    const auto &l = langs[file];
-    if (l.size() == 2 && c != cxx)
-      return Error{file + ": included from both C and C++ translation units, which need different probe code"};
-    return *l.begin() == Lang::C ? c : cxx;
-  };
-  // A file that C and C++ units both include: forms both languages take
-  // (forms.h), a value's with the call's text as written.
-  auto mixed = [&](const std::string &file) { return langs[file].size() == 2; };
-  auto call_text = [&](const Located &at) -> Expected<std::string> {
-    auto text = original_of(at.file);
+  for (const auto &[key, f] : fns_) id_files_.insert(f.file);
+  for (const auto &[key, c] : sites_) id_files_.insert(c.at.file);
+}
+
+std::vector<std::string> Planner::targets(const SiteIntent &c) const {
+  if (!c.dependent_name.empty()) return reach_.of_name(c.dependent_name);
+  if (auto stored = reach_.of_holder(c.holder)) return *stored;
+  return !c.virtual_method.empty() ? reach_.of_virtual(c.virtual_method) : reach_.of_type(c.callee_type);
+}
+
+// A file's text before any edit: the caller's map, else read (and kept).
+Expected<const std::string *> Planner::original_of(const std::string &file) {
+  if (!original_.count(file)) {
+    auto text = read_file(file);
     if (!text) return text.error();
-    return (*text)->substr(at.begin, at.end - at.begin);
-  };
+    original_[file] = *text;
+  }
+  return &original_[file];
+}
+
+// The text must not depend on which language parsed a shared header.
+template <class Make>
+Expected<std::string> Planner::one_text(const std::string &file, Make make) {
+  std::string c = make(Lang::C), cxx = make(Lang::Cxx);
+  const auto &l = langs_[file];
+  if (l.size() == 2 && c != cxx)
+    return Error{file + ": included from both C and C++ translation units, which need different probe code"};
+  return *l.begin() == Lang::C ? c : cxx;
+}
+
+// A file that C and C++ units both include takes forms both languages take
+// (forms.h), a value's with the call's text as written.
+Expected<std::string> Planner::call_text(const Located &at) {
+  auto text = original_of(at.file);
+  if (!text) return text.error();
+  return (*text)->substr(at.begin, at.end - at.begin);
+}
+
+// A C call whose value is thrown away gets one (void) before all its
+// wrapping (layer -1 opens first at equal spans), so that the statement
+// expression of its value form is not "expression result unused".
+void Planner::void_it(const Located &at) {
+  if (!voided_.insert({at.file, at.begin, at.end}).second) return;
+  ins_[at.file].push_back({at.begin, 2, (long long)at.end - at.begin, -1, "(void)"});
+}
+
+Status Planner::function_probes() {
   // A direct call of a name that one instrumented definition has: its
   // function id, which the site's probes pass on (forms.h, site_wrap). A
   // name with several (overloads, statics of other files) gets none.
-  std::map<std::string, uint32_t> fn_of_name;
-  Ids fn_numbers, site_numbers;
-  keep_ids(ids_from, fn_numbers, site_numbers);
-  for (const auto &[key, f] : fns) {
-    uint32_t id = fn_numbers.take(fn_key(f.file, f.name, f.decl.line, f.decl.column));
-    fn_ids[key] = id;
-    auto [it, fresh] = fn_of_name.emplace(f.name, id);
+  for (const auto &[key, f] : fns_) {
+    uint32_t id = fn_numbers_.take(fn_key(f.file, f.name, f.decl.line, f.decl.column));
+    fn_ids_[key] = id;
+    auto [it, fresh] = fn_of_name_.emplace(f.name, id);
     if (!fresh) it->second = 0;
     auto text = one_text(f.file, [&](Lang l) { return function_probe(mixed(f.file) ? Lang::C : l, id); });
     if (!text) return text.error();
-    ins[f.file].push_back({f.insert_at, 1, 0, 0, *text});
-    jf.push_back({{"id", id}, {"name", f.name}, {"file", f.file}, {"line", f.decl.line}, {"column", f.decl.column}});
+    ins_[f.file].push_back({f.insert_at, 1, 0, 0, *text});
+    jf_.push_back({{"id", id}, {"name", f.name}, {"file", f.file}, {"line", f.decl.line}, {"column", f.decl.column}});
   }
-  // A C call whose value is thrown away gets one (void) before all its
-  // wrapping (layer -1 opens first at equal spans), so that the statement
-  // expression of its value form is not "expression result unused".
-  std::set<std::tuple<std::string, unsigned, unsigned>> voided;
-  auto void_it = [&](const Located &at) {
-    if (!voided.insert({at.file, at.begin, at.end}).second) return;
-    ins[at.file].push_back({at.begin, 2, (long long)at.end - at.begin, -1, "(void)"});
-  };
-  for (const auto &[key, c] : sites) {
-    uint32_t id = site_numbers.take(site_key(c.at.file, c.at.line, c.at.column, c.callee, c.callee_text));
+  return Status::Ok();
+}
+
+Status Planner::site_wraps() {
+  for (const auto &[key, c] : sites_) {
+    uint32_t id = site_numbers_.take(site_key(c.at.file, c.at.line, c.at.column, c.callee, c.callee_text));
     uint32_t callee_fn = 0;
     if (!c.indirect)
-      if (auto it = fn_of_name.find(c.callee); it != fn_of_name.end()) callee_fn = it->second;
+      if (auto it = fn_of_name_.find(c.callee); it != fn_of_name_.end()) callee_fn = it->second;
     // A file C units include too takes the forms both languages share.
     const Closure closure = mixed(c.at.file) ? Closure::None : c.closure;
     std::function<Wrap(Lang)> make = [&](Lang l) { return site_wrap(l, c.form, id, callee_fn, closure); };
@@ -242,22 +287,26 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
     if (!post) return post.error();
     long long span = c.at.end - c.at.begin;
     if (c.discarded) void_it(c.at);
-    ins[c.at.file].push_back({c.at.begin, 2, span, 0, *pre});
-    ins[c.at.file].push_back({c.at.end, 0, span, 0, *post});
-    spans[c.at.file].push_back({c.at.begin, c.at.end});
-    js.push_back({{"id", id}, {"function_id", fn_ids[{c.function_file, c.function_at}]}, {"callee", c.callee},
+    ins_[c.at.file].push_back({c.at.begin, 2, span, 0, *pre});
+    ins_[c.at.file].push_back({c.at.end, 0, span, 0, *post});
+    spans_[c.at.file].push_back({c.at.begin, c.at.end});
+    js_.push_back({{"id", id}, {"function_id", fn_ids_[{c.function_file, c.function_at}]}, {"callee", c.callee},
                   {"callee_text", c.callee_text}, {"file", c.at.file}, {"line", c.at.line}, {"column", c.at.column},
                   {"macro", c.at.macro.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.at.macro)}});
     if (c.indirect) {
-      js.back()["indirect"] = true;
-      js.back()["targets"] = targets(c);
-      if (!c.dependent_name.empty()) js.back()["dependent_name"] = c.dependent_name;
-      if (reach.of_holder(c.holder)) js.back()["stored_in"] = c.holder;
+      js_.back()["indirect"] = true;
+      js_.back()["targets"] = targets(c);
+      if (!c.dependent_name.empty()) js_.back()["dependent_name"] = c.dependent_name;
+      if (reach_.of_holder(c.holder)) js_.back()["stored_in"] = c.holder;
     }
   }
+  return Status::Ok();
+}
+
+Status Planner::sync_wraps() {
   // Numbered within each file: its text does not depend on other files'.
   std::map<std::string, uint32_t> syncs_in;
-  for (const auto &[key, y] : syncs) {
+  for (const auto &[key, y] : syncs_) {
     uint32_t n = ++syncs_in[y.at.file];
     std::function<Wrap(Lang)> make = [&](Lang l) {
       return sync_wrap(l, y.op, y.form, y.success, y.object, y.role, n, {y.try_first, y.try_value});
@@ -275,13 +324,17 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
     if (!post) return post.error();
     long long span = y.at.end - y.at.begin;
     if (y.discarded) void_it(y.at);
-    ins[y.at.file].push_back({y.at.begin, 2, span, 1, *pre});
-    ins[y.at.file].push_back({y.at.end, 0, span, 1, *post});
-    spans[y.at.file].push_back({y.at.begin, y.at.end});
-    jy.push_back({{"callee", y.callee}, {"role", y.role}, {"object", y.object}, {"file", y.at.file},
+    ins_[y.at.file].push_back({y.at.begin, 2, span, 1, *pre});
+    ins_[y.at.file].push_back({y.at.end, 0, span, 1, *post});
+    spans_[y.at.file].push_back({y.at.begin, y.at.end});
+    jy_.push_back({{"callee", y.callee}, {"role", y.role}, {"object", y.object}, {"file", y.at.file},
                   {"line", y.at.line}, {"column", y.at.column}});
   }
-  for (auto &[file, list] : spans) {
+  return Status::Ok();
+}
+
+Status Planner::check_nesting() {
+  for (auto &[file, list] : spans_) {
     // Wrapped spans must nest or be disjoint: a crossing pair has no valid text.
     std::sort(list.begin(), list.end(), [](const Span &a, const Span &b) {
       return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;
@@ -294,6 +347,10 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
       open.push_back(s);
     }
   }
+  return Status::Ok();
+}
+
+Status Planner::file_ids() {
   // Each rewritten file whose probes carry ids (functions', call sites')
   // registers its own id: a hash of its path, its original and every
   // insertion, so it changes exactly when the file's probes do. The
@@ -308,32 +365,35 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
   // packs alone) every rewritten file registers, so the trace still names
   // its manifest.
   nlohmann::json jfiles = nlohmann::json::array();
-  std::map<std::string, std::string> file_ids;
-  for (auto &[file, list] : ins) {
+  for (auto &[file, list] : ins_) {
     std::stable_sort(list.begin(), list.end(), before);
     auto text = original_of(file);
     if (!text) return text.error();
-    if (!id_files.empty() && !id_files.count(file)) continue;
+    if (!id_files_.empty() && !id_files_.count(file)) continue;
     std::string what = file + '\n' + sha1_hex(**text) + '\n';
     for (const Insertion &i : list) what += std::to_string(i.offset) + ':' + i.text + '\n';
-    file_ids[file] = sha1_hex(what).substr(0, VPROF_MANIFEST_ID_DIGITS);
-    jfiles.push_back({{"path", file}, {"id", file_ids[file]}});
+    file_ids_[file] = sha1_hex(what).substr(0, VPROF_MANIFEST_ID_DIGITS);
+    jfiles.push_back({{"path", file}, {"id", file_ids_[file]}});
   }
-  plan.manifest = {{"schema_version", schema::kManifest.version},
-                   {"functions", jf},
-                   {"call_sites", js},
-                   {"sync_sites", jy},
+  plan_.manifest = {{"schema_version", schema::kManifest.version},
+                   {"functions", jf_},
+                   {"call_sites", js_},
+                   {"sync_sites", jy_},
                    {"files", jfiles}};
-  plan.manifest_id = sha1_hex(plan.manifest.dump()).substr(0, VPROF_MANIFEST_ID_DIGITS);
-  plan.manifest["id"] = plan.manifest_id;
-  for (auto &[file, list] : ins) {
-    const std::string &code = original.at(file);  // read above (original_of)
+  plan_.manifest_id = sha1_hex(plan_.manifest.dump()).substr(0, VPROF_MANIFEST_ID_DIGITS);
+  plan_.manifest["id"] = plan_.manifest_id;
+  return Status::Ok();
+}
+
+Status Planner::apply() {
+  for (auto &[file, list] : ins_) {
+    const std::string &code = original_.at(file);  // read above (original_of)
     // After a UTF-8 byte order mark: compilers accept one only as the first bytes.
     unsigned start = code.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
-    const auto id = file_ids.find(file);
+    const auto id = file_ids_.find(file);
     // First at the smallest offset: the list stays in order (sorted above).
     list.insert(list.begin(),
-                {start, -1, 0, 0, preamble(sha1_hex(code), id == file_ids.end() ? "" : id->second, manifest_path)});
+                {start, -1, 0, 0, preamble(sha1_hex(code), id == file_ids_.end() ? "" : id->second, manifest_path_)});
     clang::tooling::Replacements reps;
     for (size_t i = 0; i < list.size();) {
       std::string text;
@@ -345,21 +405,37 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
     }
     auto out = clang::tooling::applyAllReplacements(code, reps);
     if (!out) return Error{file + ": " + llvm::toString(out.takeError())};
-    plan.new_text[file] = *out;
+    plan_.new_text[file] = *out;
   }
-  plan.functions = fns.size();
-  plan.sites = sites.size();
-  plan.syncs = syncs.size();
+  return Status::Ok();
+}
+
+Plan Planner::finish() {
+  plan_.functions = fns_.size();
+  plan_.sites = sites_.size();
+  plan_.syncs = syncs_.size();
   std::set<std::string> fn_files, sync_only;
-  for (const auto &[key, f] : fns) fn_files.insert(f.file);
-  for (const auto &[key, y] : syncs)
+  for (const auto &[key, f] : fns_) fn_files.insert(f.file);
+  for (const auto &[key, y] : syncs_)
     if (!fn_files.count(y.at.file)) {
       sync_only.insert(y.at.file);
-      ++plan.syncs_in_sync_only_files;
+      ++plan_.syncs_in_sync_only_files;
     }
-  plan.function_files = fn_files.size();
-  plan.sync_only_files = sync_only.size();
-  return plan;
+  plan_.function_files = fn_files.size();
+  plan_.sync_only_files = sync_only.size();
+  return std::move(plan_);
+}
+
+}  // namespace
+
+Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original,
+                         const std::string &manifest_path, const nlohmann::json *ids_from) {
+  Planner p(scans, original, manifest_path, ids_from);
+  p.gather();
+  for (Status (Planner::*step)() : {&Planner::function_probes, &Planner::site_wraps, &Planner::sync_wraps,
+                                    &Planner::check_nesting, &Planner::file_ids, &Planner::apply})
+    if (Status s = (p.*step)(); !s) return Error{s.message()};
+  return p.finish();
 }
 
 }  // namespace vprof::instr
