@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <atomic>
 #include <type_traits>
 
 #include <vprof/probes.h>
@@ -27,7 +28,15 @@ static uint64_t read_clock(clockid_t id) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+#if defined(VPROF_CONTROLLED_CLOCK)
+// The runtime's in-process tests (tests/runtime/controlled_clock_test.cc)
+// build it with a clock they set: ticks are its ns, and every time the
+// runtime reads (probes, anchors, pauses) is the test's, exactly.
+static std::atomic<uint64_t> controlled_ns{1000000};
+uint64_t monotonic_ns() { return controlled_ns.load(std::memory_order_relaxed); }
+#else
 uint64_t monotonic_ns() { return read_clock(CLOCK_MONOTONIC); }
+#endif
 uint64_t realtime_ns() { return read_clock(CLOCK_REALTIME); }
 
 // Brackets the clock_gettime between two tick reads and takes the midpoint,
@@ -75,7 +84,9 @@ double calibrate(uint64_t us) {
 }
 
 uint32_t clock_source() {
-#if defined(__x86_64__)
+#if defined(VPROF_CONTROLLED_CLOCK)
+  return VPROF_CLOCK_MONOTONIC;
+#elif defined(__x86_64__)
   return VPROF_CLOCK_TSC;
 #elif defined(__aarch64__)
   return VPROF_CLOCK_CNTVCT;
@@ -98,3 +109,9 @@ bool invariant_tsc() {
 
 // vprof_now() where there is no cycle counter to read inline (probes.h).
 extern "C" uint64_t vprof_rt_clock_ns(void) { return vprof::rt::monotonic_ns(); }
+
+#if defined(VPROF_CONTROLLED_CLOCK)
+extern "C" void vprof_controlled_clock_set(uint64_t ns) {
+  vprof::rt::controlled_ns.store(ns, std::memory_order_relaxed);
+}
+#endif
