@@ -347,12 +347,19 @@ Expected<CommitResult> commit(Journal &j, const std::map<std::string, std::strin
       res.gone.push_back(f.path);
       continue;
     }
-    if (readable && (sum == f.original_sha1 || is_ours(f, sum))) {
+    // vprof writes regular files: a link in a file's place was put there
+    // since (a checkout's, the user's), and a restore through it would
+    // replace the link with a file, or write where it points.
+    struct stat link_st;
+    const bool link = lstat(f.path.c_str(), &link_st) == 0 && S_ISLNK(link_st.st_mode);
+    if (readable && !link && (sum == f.original_sha1 || is_ours(f, sum))) {
       current[f.path] = now;
       want[f.path] = originals.at(f.path);
       continue;
     }
-    std::string why = readable ? "changed since vprof rewrote it" : "cannot be read";
+    std::string why = link       ? "a symbolic link now, not the file vprof rewrote"
+                      : readable ? "changed since vprof rewrote it"
+                                 : "cannot be read";
     if (!o.force)
       return Error{f.path + ": " + why + "; nothing was changed (`vprof restore --force` restores the other files and leaves this one)"};
     res.left_alone.push_back(f.path + ": " + why + "; left as it is (its original: " + originals_dir(j.dir) + "/" +

@@ -179,18 +179,24 @@ int lock_trace_dir(const fs::path &dir, std::string &why) {
   return fd;
 }
 
-// Step 1's probe (see the top of this file): DIR/.vprof-probe-PID, a process
-// file of no process (pid 0) with its page written: the only sure test that
-// the runtime will be able to write (permissions, read-only mounts,
-// immutable flags, root, a full file system). "" or why not.
-std::string make_probe(const fs::path &probe) {
+// Step 1's probe (see the top of this file): DIR/.vprof-probe-XXXXXX, a
+// process file of no process (pid 0) with its page written: the only sure
+// test that the runtime will be able to write (permissions, read-only mounts,
+// immutable flags, root, a full file system). Its name is new and not
+// guessed (mkostemp: O_EXCL, a random suffix), so nothing another user put in
+// a shared directory under a name vprof would pick stops the run. `probe`
+// gets the name; "" or why not.
+std::string make_probe(const fs::path &dir, fs::path &probe) {
   struct rlimit lim;  // a page past ulimit -f would be SIGXFSZ
   if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < VPROF_HEADER_BYTES)
     return fmt::format("the file size limit (ulimit -f) is {} bytes", lim.rlim_cur);
-  int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0 && errno == EEXIST && unlink(probe.c_str()) == 0)  // left by a killed vprof
-    fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  std::string name = (dir / ".vprof-probe-XXXXXX").string();
+  int fd = mkostemp(name.data(), O_CLOEXEC);
   if (fd < 0) return std::strerror(errno);
+  probe = name;
+  const mode_t mask = umask(0);  // 0644 less the umask, as an open() would make it
+  umask(mask);
+  (void)fchmod(fd, 0644 & ~mask);
   vprof_process_header h{};
   vprof_process_header_identity(&h);
   h.ppid = static_cast<uint32_t>(getpid());
@@ -321,8 +327,8 @@ Expected<std::unique_ptr<Recording>> Recording::prepare(const std::string &path,
     r->dev_ = at_start.st_dev;
     r->ino_ = at_start.st_ino;
   }
-  const fs::path probe = dir / fmt::format(".vprof-probe-{}", getpid());
-  if (why = make_probe(probe); !why.empty())
+  fs::path probe;
+  if (why = make_probe(dir, probe); !why.empty())
     return Error{fmt::format("{}: cannot write in the trace directory: {}", dir.string(), why)};
   r->added_ = add;
   if (add) {  // the trace there is this run's too; p-0.vpp is there

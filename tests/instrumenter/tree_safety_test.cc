@@ -575,6 +575,32 @@ TEST(TreeSafety, AFileDeletedSinceVprofWroteItIsNotMadeAgainAndStopsNothing) {
   EXPECT_FALSE(fs::exists(t.src() + "/.vprof"));
 }
 
+// An instrumented file replaced by a symbolic link since (to a copy holding
+// vprof's text, here) is no file vprof wrote: restore neither replaces the
+// link nor writes through it; --force restores the others and says so.
+TEST(TreeSafety, ASymbolicLinkInAnInstrumentedFilesPlaceIsLeftAlone) {
+  vprof::test::TestTree t;
+  two_files(t);
+  ASSERT_TRUE(vprof::instr::instrument(options(t.build(), {"work", "helper"})).ok());
+  const std::string helper = slurp(t.path("helper.c"));
+  spit(t.path("copy.c"), helper);
+  ASSERT_TRUE(fs::remove(t.path("helper.c")));
+  fs::create_symlink("copy.c", t.path("helper.c"));
+  auto r = vprof::instr::restore({t.build()});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("helper.c: a symbolic link now, not the file vprof rewrote; nothing was changed"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_NE(slurp(t.path("work.c")), kWork) << "a failed restore changed the tree";
+  vprof::instr::RestoreOptions force{t.build()};
+  force.force = true;
+  auto f = vprof::instr::restore(force);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(slurp(t.path("work.c")), kWork);
+  EXPECT_TRUE(fs::is_symlink(t.path("helper.c"))) << "the link was replaced";
+  EXPECT_EQ(slurp(t.path("copy.c")), helper) << "written through the link";
+}
+
 // A journal cut short (a disk that filled, a hand edit) changes nothing and
 // says the way out; taken aside, restore takes back what vprof wrote from
 // the markers and the written log.

@@ -144,6 +144,17 @@ TEST(Recording, ARunAddedToATraceKeepsWhatIsThere) {
   EXPECT_EQ(listing(dir), (std::vector<std::string>{".lock", "p-0.vpp", "t-8-21.vpt", "t-9-31.vpt"}));
 }
 
+TEST(Recording, NamesAnotherUserPlantedForTheProbeStopNothing) {
+  // The probe's name was DIR/.vprof-probe-PID: a directory planted under the
+  // next pids made every run into a shared directory fail. It is random now.
+  const std::string dir = fresh("planted");
+  for (int d = 0; d < 4; ++d) fs::create_directories(dir + "/.vprof-probe-" + std::to_string(getpid() + d) + "/x");
+  auto r = trace::Recording::start(dir);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(fs::exists(dir + "/p-0.vpp"));
+  EXPECT_EQ(fs::status(dir + "/p-0.vpp").permissions() & fs::perms::others_write, fs::perms::none);
+}
+
 TEST(Recording, AManifestThatIsNotJsonIsRefusedBeforeAnythingMoves) {
   const std::string dir = fresh("manifest");
   write_thread(dir, 7, 11, 4);
