@@ -14,7 +14,8 @@
 #      the planted function named; and on 10 without one: any step reported.
 # Prints the gate_figures line. Usage: scripts/gate-history.sh [WORK_DIR]
 #   env: VPROF (build/src/vprof), DECISIONS (20), HISTORY (20),
-#        DELAY14 (exp:230us), DELAY40 (exp:400us)
+#        DELAY14 (exp:230us), DELAY40 (exp:400us), REUSE (1: decide again on the
+#        runs an earlier call recorded in WORK_DIR)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-${TMPDIR:-/tmp}/vprof-gate-history}
@@ -26,26 +27,31 @@ delay40=${DELAY40:-exp:400us}
 source "$root/scripts/lib/minidb-gate.sh"
 
 start=$(date +%s)
-rm -rf "$work"
-mkdir -p "$work/data" "$work/same" "$work/p14" "$work/p40"
-minidb_gate_build "$root/examples/minidb" "$work/build"
-n_same=$((history + 3 * decisions + 40)) n14=$((5 * decisions)) n40=$((3 * decisions + 40))
-seed=0
-for k in $(seq 1 "$n_same"); do
-  seed=$((seed + 1))
-  minidb_gate_run "$work/build" "$work/same/$k.vprof" "$work/data" --seed "$seed"
-  if [ "$k" -le "$n14" ]; then
+if [ "${REUSE:-0}" = 1 ] && [ -d "$work/same" ] && [ -d "$work/p14" ] && [ -d "$work/p40" ]; then
+  # The pools of an earlier call, decided again (another vprof, other options).
+  echo "gate-history: reusing the runs in $work"
+else
+  rm -rf "$work"
+  mkdir -p "$work/data" "$work/same" "$work/p14" "$work/p40"
+  minidb_gate_build "$root/examples/minidb" "$work/build"
+  n_same=$((history + 3 * decisions + 40)) n14=$((5 * decisions)) n40=$((3 * decisions + 40))
+  seed=0
+  for k in $(seq 1 "$n_same"); do
     seed=$((seed + 1))
-    minidb_gate_run "$work/build" "$work/p14/$k.vprof" "$work/data" --seed "$seed" \
-      --inject-delay "run_transaction=$delay14"
-  fi
-  if [ "$k" -le "$n40" ]; then
-    seed=$((seed + 1))
-    minidb_gate_run "$work/build" "$work/p40/$k.vprof" "$work/data" --seed "$seed" \
-      --inject-delay "run_transaction=$delay40"
-  fi
-done
-echo "gate-history: $n_same same, $n14 +14%, $n40 +40% runs in $(( $(date +%s) - start )) s"
+    minidb_gate_run "$work/build" "$work/same/$k.vprof" "$work/data" --seed "$seed"
+    if [ "$k" -le "$n14" ]; then
+      seed=$((seed + 1))
+      minidb_gate_run "$work/build" "$work/p14/$k.vprof" "$work/data" --seed "$seed" \
+        --inject-delay "run_transaction=$delay14"
+    fi
+    if [ "$k" -le "$n40" ]; then
+      seed=$((seed + 1))
+      minidb_gate_run "$work/build" "$work/p40/$k.vprof" "$work/data" --seed "$seed" \
+        --inject-delay "run_transaction=$delay40"
+    fi
+  done
+  echo "gate-history: $n_same same, $n14 +14%, $n40 +40% runs in $(( $(date +%s) - start )) s"
+fi
 
 python3 - "$vprof" "$work" "$history" "$decisions" "$delay14" "$delay40" <<'PY'
 import json, os, random, shutil, subprocess, sys
