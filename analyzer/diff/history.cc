@@ -69,6 +69,23 @@ constexpr Quantity kQuantities[] = {{"p90", &RunSummary::p90, true},
                                     {"p99", &RunSummary::p99, true},
                                     {"variance", &RunSummary::var, true}};
 
+// A run is an outlier when its p99 is this many (robust) standard deviations
+// of the history's p99 beyond its centre: on minidb's contended preset, where
+// that spread is 0.11 on a log scale, a p99 66% above the history's (its stall
+// bursts double it; a planted +35% stays below).
+constexpr double kOutlierSigmas = 4.5;
+
+// P(X >= k) for X ~ Binomial(m, p).
+double binomial_tail(size_t m, size_t k, double p) {
+  double t = 0;
+  for (size_t i = k; i <= m; ++i) {
+    double c = 1;
+    for (size_t j = 0; j < i; ++j) c = c * double(m - j) / double(j + 1);
+    t += c * std::pow(p, double(i)) * std::pow(1 - p, double(m - i));
+  }
+  return std::min(t, 1.0);
+}
+
 // judge: the statistics of a run, compared as the median over runs.
 struct Judged {
   const char *name;
@@ -190,31 +207,53 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
   HistoryVerdict v;
   v.history_runs = n;
   v.head_runs = m;
-  int gated = 0;
+  // Outlier runs: a run whose p99 is beyond the history's centre by
+  // kOutlierSigmas of its spread. On minidb one run in six or seven has a
+  // stall burst that doubles its p99, and two such among a head's three moved
+  // its median as a regression would (2 false alarms in 20). How often runs
+  // are outliers, not how far, is what a handful of head runs can judge: the
+  // statistics below are compared over the runs that are not outliers (the
+  // history's and the head's), and the count of the head's outliers against
+  // the history's rate (a binomial tail). When every head run is an outlier
+  // (a regression that moves every run that far), they are all compared.
+  std::vector<double> p99s = logs(history, from, history.size(), &RunSummary::p99);
+  const double c99 = median_of(p99s);
+  std::vector<double> d99(p99s.size());
+  for (size_t k = 0; k < p99s.size(); ++k) d99[k] = std::fabs(p99s[k] - c99);
+  const double outlier_at = c99 + kOutlierSigmas * std::max(1.4826 * median_of(d99), 1e-6);
+  auto outlier = [&](const RunSummary &r) { return log_of(r.p99) > outlier_at; };
+  std::vector<const RunSummary *> hist, heads;  // the runs that are not outliers
+  for (size_t k = from; k < history.size(); ++k)
+    if (!outlier(history[k])) hist.push_back(&history[k]);
+  for (const RunSummary &r : head)
+    if (!outlier(r)) heads.push_back(&r);
+  if (hist.size() < 3) hist.clear();  // too few to learn from: every run counts
+  if (hist.empty())
+    for (size_t k = from; k < history.size(); ++k) hist.push_back(&history[k]);
+  const size_t hn = hist.size(), hm = heads.size(), out_h = n - hn, out_m = m - hm;
+  int gated = 1;  // the outliers' count
   for (const Judged &q : kJudged) gated += q.gated;
-  // Robust: the history's centre is the median of its runs' logarithms and
-  // its spread their MAD (a run with a stall burst moves neither); the head
-  // is the median of its runs (one burst among three does not move it).
-  // The head median's standard error: the median of m normal draws (its
-  // variance in sigma² units: exact for m <= 5, pi/2m beyond) plus the
-  // history median's own, pi/2N.
-  static const double kMedianVar[] = {1.0, 1.0, 0.5, 0.449, 0.361, 0.287};
-  const double vm = m < 6 ? kMedianVar[m] : M_PI / (2.0 * double(m));
   const double z = normal_quantile(1 - o.alpha / gated);
+  // The head median's standard error: the median of hm normal draws (its
+  // variance in sigma² units: exact up to 5, pi/2m beyond) plus the history
+  // median's own, pi/2N.
+  static const double kMedianVar[] = {1.0, 1.0, 0.5, 0.449, 0.361, 0.287};
+  const size_t mm = hm ? hm : m;  // every head run an outlier: they are all compared
+  const double vm = mm < 6 ? kMedianVar[mm] : M_PI / (2.0 * double(mm));
   std::string caught;
-  std::vector<double> x(n), y(m);
+  std::vector<double> x(hn), y(hm ? hm : m);
   for (const Judged &q : kJudged) {
     HistoryCheck c;
     c.what = q.name;
     c.gated = q.gated;
     c.threshold = q.variance ? o.max_var_increase : o.max_p99_increase;
-    for (size_t k = 0; k < n; ++k) x[k] = log_of(history[from + k].*q.field);
-    for (size_t k = 0; k < m; ++k) y[k] = log_of(head[k].*q.field);
+    for (size_t k = 0; k < hn; ++k) x[k] = log_of(hist[k]->*q.field);
+    for (size_t k = 0; k < y.size(); ++k) y[k] = log_of(hm ? heads[k]->*q.field : head[k].*q.field);
     const double centre = median_of(x), h = median_of(y);
-    std::vector<double> dev(n);
-    for (size_t k = 0; k < n; ++k) dev[k] = std::fabs(x[k] - centre);
+    std::vector<double> dev(hn);
+    for (size_t k = 0; k < hn; ++k) dev[k] = std::fabs(x[k] - centre);
     const double sigma = std::max(1.4826 * median_of(dev), 1e-6);
-    const double se = sigma * std::sqrt(vm + M_PI / (2.0 * double(n)));
+    const double se = sigma * std::sqrt(vm + M_PI / (2.0 * double(hn)));
     c.history = std::exp(centre);
     c.head = std::exp(h);
     c.change = std::exp(h - centre) - 1;
@@ -228,14 +267,41 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
                             100 * c.detectable);
     v.checks.push_back(c);
   }
+  {
+    // The history's rate, with half a run added to each side (a history
+    // without an outlier does not make one outlier a certain regression).
+    HistoryCheck c;
+    c.what = "outlier runs";
+    c.gated = true;
+    const double rate = (double(out_h) + 0.5) / (double(n) + 1);
+    c.history = double(out_h) / double(n);
+    c.head = double(out_m) / double(m);
+    c.change = c.head / rate - 1;
+    c.limit = std::exp(outlier_at);  // a run's p99 above this is an outlier
+    c.p = binomial_tail(m, out_m, rate);
+    size_t need = m + 1;  // the fewest outliers among m runs that would be a regression
+    for (size_t k = m + 1; k-- > 0;)
+      if (binomial_tail(m, k, rate) < o.alpha / gated) need = k;
+    c.detectable = double(need);
+    c.regression = c.p < o.alpha / gated;
+    v.regression = v.regression || c.regression;
+    v.outliers = fmt::format("{} of {} run{} with a p99 beyond {} (the history: {} of {})", out_m, m,
+                             m == 1 ? "" : "s", pct(std::exp(outlier_at - c99) - 1), out_h, n);
+    if (need <= m)
+      caught += fmt::format("{}{} outlier run{} of {}", caught.empty() ? "" : ", ", need, need == 1 ? "" : "s", m);
+    v.checks.push_back(c);
+  }
   v.detectable = fmt::format("with {} run{} against {}, {} would be caught", m, m == 1 ? "" : "s", n, caught);
   v.moved = moves(median_cov(history, from, history.size()), median_cov(head, 0, m), median_var(history, from, history.size()),
                   median_var(head, 0, m));
   std::string why;
   for (const HistoryCheck &c : v.checks) {
     if (!c.gated) continue;
-    why += fmt::format("{}{} {} (p {:.3f}{})", why.empty() ? "" : ", ", c.what, pct(c.change), c.p,
-                       c.regression ? fmt::format(", beyond {}", pct(c.threshold)) : "");
+    if (c.what == "outlier runs")
+      why += fmt::format("{}{} (p {:.3f})", why.empty() ? "" : ", ", v.outliers, c.p);
+    else
+      why += fmt::format("{}{} {} (p {:.3f}{})", why.empty() ? "" : ", ", c.what, pct(c.change), c.p,
+                         c.regression ? fmt::format(", beyond {}", pct(c.threshold)) : "");
   }
   v.summary = fmt::format("{}: {} (medians of {} run{}) against the last {} runs of the history",
                           v.regression ? "REGRESSION" : "PASS", why, m, m == 1 ? "" : "s", n);

@@ -16,7 +16,9 @@
 //                  history's MAD (on minidb one run in six or seven has a
 //                  stall burst that doubles its p99: medians and the MAD do
 //                  not follow one such run, a mean and a standard deviation
-//                  do). Regression when the head's median is beyond the
+//                  do); runs whose p99 is far beyond the history's (outlier
+//                  runs) are left out of the medians and judged by their
+//                  count against the history's rate. Regression when the head's median is beyond the
 //                  history's by z(1 − alpha/gated) standard errors (a
 //                  family-wise false-alarm rate `alpha`) and its change
 //                  beyond the threshold; else pass.
@@ -70,7 +72,7 @@ struct HistoryCheck {
   double change = 0;        // head / history − 1
   double p = 1;             // one-sided p-value of the head's median (robust normal model)
   double limit = 0;         // a regression is above it (at alpha/gated)
-  double detectable = 0;    // the smallest increase these runs would catch (relative)
+  double detectable = 0;    // the smallest increase these runs would catch (relative; outlier runs: a count)
   double threshold = 0;     // the change a regression also needs
   bool regression = false;
 };
@@ -88,6 +90,7 @@ struct HistoryVerdict {
   std::vector<FactorMove> moved;  // the factors whose covariance grew most, largest first
   std::string summary;            // one line: the verdict and why
   std::string detectable;         // "with 3 runs against 20, a p99 increase of 12% or more ..."
+  std::string outliers;           // "2 of 3 runs with a p99 beyond +66% (the history: 3 of 20)"
 };
 
 // history in the order the runs were recorded (oldest first); its last
