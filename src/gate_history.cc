@@ -137,10 +137,18 @@ int run_history(const HistoryCliOptions &o) {
                 v->history_runs, o.dir.c_str());
     std::printf("  %-9s %14s %14s %9s %7s %14s %11s\n", "quantity", "history", "new", "change", "p", "limit",
                 "detectable");
-    for (const auto &c : v->checks)
+    for (const auto &c : v->checks) {
+      if (c.outliers) {  // counts of runs whose p99 is beyond the limit
+        auto of = [](double rate, size_t runs) { return fmt::format("{:.0f} of {}", rate * double(runs), runs); };
+        std::printf("  %-9s %14s %14s %9s %7.3f %14s %11s%s\n", "outliers", of(c.history, v->history_runs).c_str(),
+                    of(c.head, v->head_runs).c_str(), "", c.p, fmt::format("p99>{:.4g}", c.limit).c_str(),
+                    of(c.detectable / double(v->head_runs), v->head_runs).c_str(), c.regression ? "  REGRESSION" : "");
+        continue;
+      }
       std::printf("  %-9s %14.4g %14.4g %9s %7.3f %14.4g %11s%s\n", c.what.c_str(), c.history, c.head,
                   pct(c.change).c_str(), c.p, c.limit, pct(c.detectable).c_str(),
                   c.gated ? (c.regression ? "  REGRESSION" : "") : "  (reported, not gated)");
+    }
     for (const auto &m : v->moved)
       std::printf("  moved: %s: Cov with the latency %.4g -> %.4g ns^2 (%.0f%% of the variance's change)\n",
                   m.factor.c_str(), m.history, m.head, 100 * m.part);

@@ -273,6 +273,7 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
     HistoryCheck c;
     c.what = "outlier runs";
     c.gated = true;
+    c.outliers = true;
     const double rate = (double(out_h) + 0.5) / (double(n) + 1);
     c.history = double(out_h) / double(n);
     c.head = double(out_m) / double(m);
@@ -297,7 +298,7 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
   std::string why;
   for (const HistoryCheck &c : v.checks) {
     if (!c.gated) continue;
-    if (c.what == "outlier runs")
+    if (c.outliers)
       why += fmt::format("{}{} (p {:.3f})", why.empty() ? "" : ", ", v.outliers, c.p);
     else
       why += fmt::format("{}{} {} (p {:.3f}{})", why.empty() ? "" : ", ", c.what, pct(c.change), c.p,

@@ -75,6 +75,9 @@ struct HistoryCheck {
   double detectable = 0;    // the smallest increase these runs would catch (relative; outlier runs: a count)
   double threshold = 0;     // the change a regression also needs
   bool regression = false;
+  // The outlier runs' check: history and head are rates (outliers per run),
+  // limit the p99 beyond which a run is one, detectable a count of the head's.
+  bool outliers = false;
 };
 
 struct FactorMove {
