@@ -9,7 +9,7 @@
 // The runtime reads its settings once, before main(): main() runs the tests
 // in a copy of this program started with them (a fresh trace directory,
 // 4 KiB rings so that a few hundred records switch rings, no context-switch
-// events).
+// events); the budget's test starts one more copy with a budget of its own.
 #include <unistd.h>
 
 #include <algorithm>
@@ -158,6 +158,49 @@ TEST(ControlledClock, AWaitNamesTheThreadThatSignalledAndWhenItDid) {
   auto begin = std::find_if(ev.begin(), ev.end(), [](const Event &e) { return e.kind == Kind::WaitBegin; });
   ASSERT_NE(begin, ev.end());
   EXPECT_EQ(begin->ts, int64_t(t0));
+}
+
+// The budget is the process's (VPROF_BUFFER_MB), so this test runs in a copy
+// of this program of its own, with 1 MiB: 100 000 records through 4 KiB rings
+// fill it at about 64 000. What the file keeps and what its header counts as
+// dropped are every record the thread wrote, once ("records + dropped is
+// every record the program wrote", docs/run.md).
+TEST(ControlledClock, PastTheBudgetEveryRecordIsKeptOrCountedDroppedOnce) {
+  if (std::getenv("VPROF_BUFFER_MB") == nullptr) {
+    const fs::path dir = fs::path(trace_dir()) / "budget";
+    fs::create_directories(dir);
+    const std::string cmd = "VPROF_BUFFER_MB=1 VPROF_TRACE_DIR='" + dir.string() +
+                            "' /proc/" + std::to_string(getpid()) +
+                            "/exe --gtest_filter=ControlledClock.PastTheBudget* > '" + dir.string() + ".log' 2>&1";
+    const int rc = std::system(cmd.c_str());
+    EXPECT_EQ(rc, 0) << "the copy with a 1 MiB budget failed; its output: " << dir.string() << ".log";
+    return;
+  }
+  constexpr uint64_t kRecords = 100000;
+  uint32_t tid = 0;
+  std::promise<uint32_t> got;
+  std::thread t([&] {
+    got.set_value(uint32_t(gettid()));
+    for (uint64_t i = 0; i < kRecords / 2; ++i) {
+      vprof_controlled_clock_set(20'000'000 + 2 * i);
+      vprof_fn_enter(1);
+      vprof_controlled_clock_set(20'000'000 + 2 * i + 1);
+      vprof_fn_exit(1);
+    }
+  });
+  tid = got.get_future().get();
+  t.join();
+  auto trace = vprof::trace::read_trace_dir(trace_dir());
+  ASSERT_TRUE(trace) << trace.error().message;
+  uint64_t kept = 0, dropped = 0;
+  for (const auto &s : trace->threads)
+    if (s.tid == tid) {
+      dropped += s.dropped_records;
+      for (const Event &e : s.events) kept += e.kind == Kind::FuncEnter || e.kind == Kind::FuncExit;
+    }
+  EXPECT_GT(dropped, 0u) << "the budget was not reached";
+  EXPECT_GT(kept, kRecords / 2) << "most of the budget holds records";
+  EXPECT_EQ(kept + dropped, kRecords) << kept << " kept, " << dropped << " dropped";
 }
 
 }  // namespace
