@@ -334,9 +334,8 @@ Status Session::run_iteration(Iteration &it) {
   // one's names: stop, saying why, rather than analyse them.
   auto names = analyzer::load_manifest(it.trace_dir + "/manifest.json");
   if (!names) return Error{names.error().message};
-  auto dir = trace::TraceDir::open(it.trace_dir);
-  if (!dir) return dir.error();
-  const trace::ProcessFiles &procs = (*dir)->processes();
+  if (!out.trace) return Error{fmt::format("{}: cannot open the trace directory after the run", it.trace_dir)};
+  const trace::ProcessFiles &procs = out.trace->processes();
   if (std::string e = trace::build_mismatch(procs, it.trace_dir, names->ids); !e.empty()) return Error{e};
   // A server that dropped root and could not write its threads' files: say
   // which process, as whom, before an analysis finds nothing to read.

@@ -104,7 +104,9 @@ int run(const RunOptions &o) {
                  dir.c_str());
     return rc;
   }
-  std::fprintf(stderr, "vprof: trace in %s %s\n", dir.c_str(), trace::describe(out.count, out.processes).c_str());
+  const trace::RecordCount count = out.trace ? out.trace->count() : trace::RecordCount{};
+  const trace::ProcessFiles processes = out.trace ? out.trace->processes() : trace::ProcessFiles{};
+  std::fprintf(stderr, "vprof: trace in %s %s\n", dir.c_str(), trace::describe(count, processes).c_str());
   if (out.still_recording) {
     std::fprintf(stderr,
                  "vprof: warning: %s exited, but processes it started still record in %s (a daemon): the "
@@ -113,17 +115,17 @@ int run(const RunOptions &o) {
                  o.command[0].c_str(), dir.c_str(), dir.c_str());
     return rc;
   }
-  for (const std::string &line : trace::refused_lines(out.processes, dir))
+  for (const std::string &line : trace::refused_lines(processes, dir))
     std::fprintf(stderr, "vprof: warning: %s\n", line.c_str());
-  if (const std::string cause = trace::lost_records_cause(out.count.dropped, out.processes, dir); !cause.empty())
+  if (const std::string cause = trace::lost_records_cause(count.dropped, processes, dir); !cause.empty())
     std::fprintf(stderr, "vprof: warning: records were lost: %s\n", cause.c_str());
   for (const std::string &line : manifest_lines) say_on_stderr(line);
-  if (out.count.records > 0) return rc;
+  if (count.records > 0) return rc;
   // Nothing recorded: the previous trace stays in DIR/.old (the next run
   // puts it back first). Records lost are a failed run, whatever CMD did;
   // CMD's own failure is the status then, else 2.
   const std::string kept = out.kept_old.empty() ? "" : "; the previous trace is kept in " + out.kept_old;
-  const uint64_t lost = out.count.dropped + out.processes.lost_records;
+  const uint64_t lost = count.dropped + processes.lost_records;
   if (lost) {
     std::fprintf(stderr, "vprof: error: %s: nothing recorded: %llu records lost%s\n", dir.c_str(),
                  static_cast<unsigned long long>(lost), kept.c_str());

@@ -107,6 +107,20 @@ double median_of(std::vector<double> v) {
   return v.size() % 2 ? v[k] : (v[k - 1] + v[k]) / 2;
 }
 
+// A sample's median and its MAD as a standard deviation (a normal's): what a
+// few runs with stall bursts move neither of.
+struct Robust {
+  double centre = 0, sigma = 0;
+};
+Robust robust(const std::vector<double> &x) {
+  Robust r;
+  r.centre = median_of(x);
+  std::vector<double> dev(x.size());
+  for (size_t k = 0; k < x.size(); ++k) dev[k] = std::fabs(x[k] - r.centre);
+  r.sigma = std::max(1.4826 * median_of(dev), 1e-6);
+  return r;
+}
+
 std::vector<double> logs(const std::vector<RunSummary> &runs, size_t from, size_t to, double RunSummary::*f) {
   std::vector<double> out;
   for (size_t i = from; i < to; ++i) out.push_back(log_of(runs[i].*f));
@@ -216,11 +230,8 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
   // history's and the head's), and the count of the head's outliers against
   // the history's rate (a binomial tail). When every head run is an outlier
   // (a regression that moves every run that far), they are all compared.
-  std::vector<double> p99s = logs(history, from, history.size(), &RunSummary::p99);
-  const double c99 = median_of(p99s);
-  std::vector<double> d99(p99s.size());
-  for (size_t k = 0; k < p99s.size(); ++k) d99[k] = std::fabs(p99s[k] - c99);
-  const double outlier_at = c99 + kOutlierSigmas * std::max(1.4826 * median_of(d99), 1e-6);
+  const Robust r99 = robust(logs(history, from, history.size(), &RunSummary::p99));
+  const double c99 = r99.centre, outlier_at = c99 + kOutlierSigmas * r99.sigma;
   auto outlier = [&](const RunSummary &r) { return log_of(r.p99) > outlier_at; };
   std::vector<const RunSummary *> hist, heads;  // the runs that are not outliers
   for (size_t k = from; k < history.size(); ++k)
@@ -249,11 +260,9 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
     c.threshold = q.variance ? o.max_var_increase : o.max_p99_increase;
     for (size_t k = 0; k < hn; ++k) x[k] = log_of(hist[k]->*q.field);
     for (size_t k = 0; k < y.size(); ++k) y[k] = log_of(hm ? heads[k]->*q.field : head[k].*q.field);
-    const double centre = median_of(x), h = median_of(y);
-    std::vector<double> dev(hn);
-    for (size_t k = 0; k < hn; ++k) dev[k] = std::fabs(x[k] - centre);
-    const double sigma = std::max(1.4826 * median_of(dev), 1e-6);
-    const double se = sigma * std::sqrt(vm + M_PI / (2.0 * double(hn)));
+    const Robust r = robust(x);
+    const double centre = r.centre, h = median_of(y);
+    const double se = r.sigma * std::sqrt(vm + M_PI / (2.0 * double(hn)));
     c.history = std::exp(centre);
     c.head = std::exp(h);
     c.change = std::exp(h - centre) - 1;

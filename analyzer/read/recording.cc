@@ -384,22 +384,19 @@ Recording::Outcome Recording::finish(const std::function<void(const std::string 
     out.moved = true;
     return out;
   }
-  auto d = TraceDir::open(dir_);
-  if (d) {
-    out.count = (*d)->count();
-    out.processes = (*d)->processes();
-  }
-  std::error_code ec;
+  if (auto d = TraceDir::open(dir_)) out.trace = std::move(*d);
   if (added_) return out;  // the trace's manifest and previous trace were settled by its first run
+  std::error_code ec;
   if (out.still_recording) {  // the daemon's trace is the one kept
     fs::remove_all(dir / ".old", ec);
     return out;
   }
-  keep_registered_manifest(dir, out.processes, manifest_path_, say);
-  if (out.count.records > 0) {
-    fs::remove_all(dir / ".old", ec);  // the new run holds data: the old one goes
-  } else if (fs::is_directory(dir / ".old", ec)) {
-    out.kept_old = (dir / ".old").string();
+  keep_registered_manifest(dir, out.trace ? out.trace->processes() : ProcessFiles{}, manifest_path_, say);
+  // The previous trace goes once the new one holds a record (a scan of the
+  // records only when there is a previous trace to decide on).
+  if (fs::is_directory(dir / ".old", ec)) {
+    if (out.trace && out.trace->count().records > 0) fs::remove_all(dir / ".old", ec);
+    else out.kept_old = (dir / ".old").string();
   }
   return out;
 }

@@ -60,8 +60,9 @@ class Recording {
   struct Outcome {
     bool moved = false;           // DIR was moved or replaced meanwhile: nothing here is what was recorded
     bool still_recording = false;  // processes the command started hold the lock: a daemon
-    RecordCount count;
-    ProcessFiles processes;
+    // DIR as the run left it (null when moved or unreadable): its process
+    // files, read once, and count() for whoever wants the records scanned.
+    std::unique_ptr<TraceDir> trace;
     std::string kept_old;  // the previous trace's place when it is kept (nothing recorded), else ""
   };
   // After the command. `say` gets the warnings about the manifest the

@@ -23,6 +23,15 @@ namespace {
 
 using namespace analyzer;
 
+// One run's analysis, on one thread (the same reports whatever the machine).
+std::unique_ptr<Analysis> analysis_of(TraceBuilder &tb, const Names &names) {
+  AnalyzeOptions opt;
+  opt.threads = 1;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(tb.build(), names, opt, 0).value());
+  return combine(std::move(runs), opt);
+}
+
 // Lock contention over two request types: thread 1 runs Txn::run and waits at
 // Lock::acquire for thread 2's Holder::work, whose hold grows by 7 ns a
 // request; Log::append's time varies by request too.
@@ -40,11 +49,7 @@ std::unique_ptr<Analysis> contention() {
   }
   Names names = make_names({{1, "Txn::run"}, {3, "Log::append"}, {4, "Holder::work"}},
                            {{1, 1, "Lock::acquire", 40}, {2, 1, "Log::append", 41}});
-  AnalyzeOptions opt;
-  opt.threads = 1;
-  std::vector<std::unique_ptr<RunAnalysis>> runs;
-  runs.push_back(analyze_run(tb.build(), names, opt, 0).value());
-  return combine(std::move(runs), opt);
+  return analysis_of(tb, names);
 }
 
 // A holder that is preempted and paused by the recorder while it holds: the
@@ -63,11 +68,7 @@ std::unique_ptr<Analysis> held_off_cpu() {
   }
   Names names = make_names({{1, "Worker::run"}, {3, "Maintenance::step"}},
                            {{1, 1, "pthread_mutex_lock", 10}, {5, 3, "Index::rebuild", 30}});
-  AnalyzeOptions opt;
-  opt.threads = 1;
-  std::vector<std::unique_ptr<RunAnalysis>> runs;
-  runs.push_back(analyze_run(tb.build(), names, opt, 0).value());
-  return combine(std::move(runs), opt);
+  return analysis_of(tb, names);
 }
 
 std::string render(const Reporter &r, const Analysis &a) {

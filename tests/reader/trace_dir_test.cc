@@ -112,7 +112,7 @@ TEST(Recording, ThePreviousTraceIsKeptUntilARunRecordsAndGoesOnceOneDoes) {
     EXPECT_TRUE(fs::exists(dir + "/.old/t-7-11.vpt"));
     EXPECT_TRUE(fs::exists(dir + "/p-0.vpp")) << "the probe becomes the process file of no process";
     const auto out = (*r)->finish([](const std::string &) {});  // the command recorded nothing
-    EXPECT_EQ(out.count.records, 0u);
+    EXPECT_EQ(out.trace->count().records, 0u);
     EXPECT_EQ(out.kept_old, (*r)->dir() + "/.old");
   }
   {
@@ -121,7 +121,7 @@ TEST(Recording, ThePreviousTraceIsKeptUntilARunRecordsAndGoesOnceOneDoes) {
     EXPECT_TRUE(fs::exists(dir + "/.old/t-7-11.vpt"));
     write_thread(dir, 8, 21, 2);  // this run's command
     const auto out = (*r)->finish([](const std::string &) {});
-    EXPECT_EQ(out.count.records, 8u);
+    EXPECT_EQ(out.trace->count().records, 8u);
     EXPECT_EQ(out.kept_old, "");
     EXPECT_FALSE(fs::exists(dir + "/.old"));
   }
@@ -140,7 +140,7 @@ TEST(Recording, ARunAddedToATraceKeepsWhatIsThere) {
   ASSERT_TRUE(r);
   write_thread(dir, 9, 31, 3);
   const auto out = (*r)->finish([](const std::string &) {});
-  EXPECT_EQ(out.count.records, 20u);
+  EXPECT_EQ(out.trace->count().records, 20u);
   EXPECT_EQ(listing(dir), (std::vector<std::string>{".lock", "p-0.vpp", "t-8-21.vpt", "t-9-31.vpt"}));
 }
 
