@@ -50,9 +50,10 @@ void OwnershipMap::write(Slot &s, uint32_t tid, uint64_t tick, uint64_t pc) {
   s.value.store((uint64_t)tid | (tick << 32), std::memory_order_release);
 }
 
-bool OwnershipMap::put(const void *obj, uint32_t tid, uint64_t tick, uint64_t pc) {
+bool OwnershipMap::put(const void *obj, uint32_t tid, uint64_t tick, uint64_t pc, bool *waited) {
   Slot *s = find(obj, true);
   if (s) write(*s, tid, tick, pc);
+  *waited = s && s->waiting.load(std::memory_order_acquire) != 0;
   return s != nullptr;
 }
 

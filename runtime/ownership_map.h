@@ -50,8 +50,9 @@ class OwnershipMap {
 
   // `slots` is rounded up to a power of two. False when the mapping failed.
   bool init(uint64_t slots);
-  // False when the map had no slot for obj (a miss).
-  bool put(const void *obj, uint32_t tid, uint64_t tick, uint64_t pc);
+  // False when the map had no slot for obj (a miss). `*waited`: whether a
+  // thread was timing a wait on obj.
+  bool put(const void *obj, uint32_t tid, uint64_t tick, uint64_t pc, bool *waited);
   // The release only if a thread is timing a wait on obj; false when it was
   // not written (then no clock is needed: `tick` is read only when true).
   template <class Tick>

@@ -526,15 +526,19 @@ static void sync_release_at(const void *obj, uint32_t role, uint64_t pc) {
   if (!on()) return;
   ThreadState *t = current_thread();
   if (!t || !recording(t)) return;  // between windows: not even the map
-  const bool record = g.opt.mutex_releases || vprof_release_recorded_by_default(role);
+  // A lock's release is recorded when a thread waits for it (or with
+  // VPROF_MUTEX_RELEASES=1): the analysis tiles a wait by each thread that
+  // held the lock in turn, newcomers that barged in included.
+  bool record = g.opt.mutex_releases || vprof_release_recorded_by_default(role);
   uint64_t now = 0;
+  bool waited = false;
   if (!g.release_if_waited || record) {
     now = vprof_now();
-    if (!g.owners.put(obj, t->hot.tid, now, pc)) count_ownership_miss();
+    if (!g.owners.put(obj, t->hot.tid, now, pc, &waited)) count_ownership_miss();
   } else {
-    g.owners.put_if_waited(obj, t->hot.tid, [&] { return now = vprof_now(); }, pc);
+    waited = g.owners.put_if_waited(obj, t->hot.tid, [&] { return now = vprof_now(); }, pc);
   }
-  if (record) emit_at(t, VPROF_K_RELEASE, vprof_sync_arg(obj, role), now);
+  if (record || waited) emit_at(t, VPROF_K_RELEASE, vprof_sync_arg(obj, role), now);
 }
 
 void vprof_rt_sync_release(const void *obj, uint32_t role) {

@@ -114,11 +114,15 @@ double jitter(uint64_t seed, uint32_t seq) {
 uint64_t window_last_tick(const ThreadState *t) {
   if (!t->has_ring() || t->hot.pos <= t->hot.start) return 0;
   if (t->multi_end == t->hot.pos) return t->multi_tick;
-  const vprof_slot &s = *(t->hot.pos - 1);
+  const vprof_slot *last = t->hot.pos - 1;
+  // A run's extension (kind bits 0, probes.h) is its head's payload.
+  if ((last->w0 & VPROF_KIND_MASK) == 0 && last - 1 >= t->hot.start) --last;
+  const vprof_slot &s = *last;
   const uint64_t tick = (s.w0 >> VPROF_TS_SHIFT) + t->hot.tsc_base;
   // A call's span and a recorder's pause end after their record's time.
   switch (s.w0 & VPROF_KIND_MASK) {
-    case VPROF_K_SITE_SPAN: return tick + (s.arg >> 32);
+    case VPROF_K_SITE_SPAN:
+    case VPROF_K_SITE_RUN: return tick + (s.arg >> 32);
     case VPROF_K_RECORDER: return tick + s.arg;
     default: return tick;
   }

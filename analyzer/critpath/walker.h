@@ -262,6 +262,95 @@ class Walker : public Rec {
     }
   }
 
+  // The blocked stretch [a, r) of th's wait `seg` on a lock, which the
+  // waker wk released at r: each stretch between two releases of the lock
+  // (some thread waited for each: the runtime recorded them) goes to the
+  // thread that released at its end, from where it was then (add_held), the
+  // last to wk. A newcomer that barged in after a release and held the lock
+  // for microseconds holds only those; the holder before it keeps its own
+  // stretch. With no releases recorded, the whole stretch is wk's.
+  void held_in_turn(uint32_t ti, const Segment &seg, uint32_t wk, uint32_t w, int64_t a, int64_t r) {
+    const uint64_t obj = lock_of(tl_.threads[ti], seg.wait_begin);
+    turns_.clear();
+    if (obj) {
+      for (uint32_t k = 0; k < tl_.threads.size(); ++k) {
+        const Window<LockRelease> &rel = tl_.threads[k].releases;
+        if (k == ti || rel.empty()) continue;
+        const LockRelease *it = std::upper_bound(rel.begin(), rel.end(), a,
+                                                 [](int64_t v, const LockRelease &x) { return v < x.ts; });
+        for (; it != rel.end() && it->ts < r; ++it)
+          if (it->obj == obj) turns_.push_back({it->ts, k});
+      }
+    }
+    if (turns_.empty()) return add_held(wk, w, a, r, seg.waker_place);
+    std::sort(turns_.begin(), turns_.end());
+    int64_t t = r;
+    uint32_t holder = wk, place = seg.waker_place;
+    for (size_t i = turns_.size() + 1; i-- > 0;) {
+      const int64_t lo = i ? turns_[i - 1].first : a;
+      // Before the holder took the lock it was free: the waiter's own
+      // (waking up while a newcomer came), not the newcomer's code.
+      const int64_t held_from = hold_start(holder, obj, lo, t);
+      add_held(holder, w, held_from, t, place);
+      if (held_from > lo) run_stack(tl_.threads[ti], lo, held_from);
+      t = lo;
+      if (i) holder = turns_[i - 1].second;
+      place = 0;  // where it released is known of the last waker only
+    }
+    counters.lock_turns_tiled += turns_.size();
+  }
+
+  // When thread xi, which released lock obj at hi, began holding it within
+  // [lo, hi). A thread waiting on the lock at lo took it at once (the
+  // convoy's own tiling, add_held, says where it waited): lo. Otherwise it
+  // came after lo and took it without waiting (glibc's try path records no
+  // acquire): taken as when it entered the frame it released in, the lock
+  // being taken inside the frame that releases it; lo if that frame is
+  // older, or the thread was in no instrumented frame.
+  int64_t hold_start(uint32_t xi, uint64_t obj, int64_t lo, int64_t hi) {
+    const ThreadTimeline &x = tl_.threads[xi];
+    const int32_t si = segment_before(xi, lo + 1);
+    if (si < 0) return lo;
+    const Segment &g = x.segs[si];
+    if (g.waiting() && lock_of(x, g.wait_begin) == obj) return lo;
+    const StackChange *it = first_change_after(x, hi - 1);
+    if (it == x.stack.begin()) return lo;
+    // The function it released in: a Function node, or a call site the
+    // merge keeps a direct call of its function in (callee_fn); the release
+    // may sit in a timed call site of the unlock, below it.
+    uint32_t frame = std::prev(it)->node;
+    while (frame != StackTrie::kRoot && tl_.trie[frame].kind != FrameKind::Function && !tl_.trie[frame].callee_fn)
+      frame = tl_.trie[frame].parent;
+    if (frame == StackTrie::kRoot) return lo;
+    int64_t from = hi;
+    // Back over the changes inside that function, to lo at most.
+    for (const StackChange *c = it; c != x.stack.begin() && from > lo;) {
+      --c;
+      if (!inside(c->node, frame)) break;
+      from = c->ts;
+    }
+    return std::max(lo, from);
+  }
+
+  // Whether trie node n is `frame` or below it.
+  bool inside(uint32_t n, uint32_t frame) const {
+    for (int depth = 0; depth < 64 && n >= frame; ++depth) {
+      if (n == frame) return true;
+      if (n == StackTrie::kRoot) return false;
+      n = tl_.trie[n].parent;
+    }
+    return false;
+  }
+
+  // The lock th waited on in the wait begun at `begin` (0: not a lock's, or
+  // not recorded).
+  static uint64_t lock_of(const ThreadTimeline &th, int64_t begin) {
+    const Window<LockWait> &lw = th.lock_waits;
+    const LockWait *it = std::lower_bound(lw.begin(), lw.end(), begin,
+                                          [](const LockWait &x, int64_t v) { return x.begin < v; });
+    return it != lw.end() && it->begin == begin ? it->obj : 0;
+  }
+
   // [a, b) on wt by its innermost frames, into the Held leaves under w; a
   // stretch in no frame by `place`, where wt released (0: not known).
   void held_stack(const ThreadTimeline &wt, uint32_t w, int64_t a, int64_t b, uint32_t place) {
@@ -414,7 +503,7 @@ class Walker : public Rec {
             if ((th->drop_begin_ts >= 0 && r > th->drop_begin_ts) ||
                 (wt.drop_begin_ts >= 0 && r > wt.drop_begin_ts))
               lossy_ = true;
-            add_held(uint32_t(wk), w, a, r, seg.waker_place);
+            held_in_turn(ti, seg, uint32_t(wk), w, a, r);
             t = a;
             hint = si - 1;
             continue;
@@ -454,6 +543,7 @@ class Walker : public Rec {
   std::unordered_map<uint64_t, uint32_t> held_index_;     // (wait << 32 | holder) -> index
   std::vector<int64_t> held_acc_;        // Held cell index -> ns, this interval (0: untouched)
   std::vector<uint32_t> held_touched_;
+  std::vector<std::pair<int64_t, uint32_t>> turns_;  // a wait's releases in turn: (time, thread)
   size_t held_cells_ = 0;
   uint64_t held_last_key_ = 0;
   uint32_t held_last_ = 0;

@@ -373,6 +373,12 @@ void Merger::trim() {
       k = 0;
       while (k < th.preempted.size() && th.preempted[k].in <= w) ++k;
       th.preempted.drop_front(k);
+      k = 0;
+      while (k < th.releases.size() && th.releases[k].ts < w) ++k;
+      th.releases.drop_front(k);
+      k = 0;  // keep the wait that may hold w
+      while (k + 1 < th.lock_waits.size() && th.lock_waits[k + 1].begin <= w) ++k;
+      th.lock_waits.drop_front(k);
       held += th.segs.size() + th.stack.size() + th.dequeues.size();
     }
     if (held <= max_window_ || open_.empty()) return;

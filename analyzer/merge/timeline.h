@@ -288,6 +288,18 @@ struct Preemption {
   bool recorder = false;
 };
 
+// A lock's release that some thread was waiting for (trace_format.h's
+// RELEASE of a lock role), and a wait on a lock: what tiles a wait's blocked
+// stretch by the threads that held the lock in turn.
+struct LockRelease {
+  int64_t ts;
+  uint64_t obj;
+};
+struct LockWait {
+  int64_t begin;  // the wait's begin (Segment::wait_begin)
+  uint64_t obj;
+};
+
 struct ThreadTimeline {
   uint32_t pid = 0, tid = 0;
   int64_t first_ts = 0, last_ts = 0;
@@ -296,6 +308,8 @@ struct ThreadTimeline {
   Window<Segment> segs;
   Window<Dequeue> dequeues;
   Window<Preemption> preempted;  // in order, disjoint; known once drained (trace_format.h)
+  Window<LockRelease> releases;  // in time order
+  Window<LockWait> lock_waits;   // in time order
 };
 
 struct IntervalInfo {

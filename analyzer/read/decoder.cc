@@ -50,14 +50,14 @@ bool check_header(const std::string &path, const MappedFile &f, vprof_file_heade
                         h.version, h.min_readable, h.min_readable));
     h.version = h.min_readable;
   }
-  // Every vprof since format 8 writes min_readable 8, and this reader reads
+  // Every vprof since format 8 writes min_readable 8 or later, and this reader reads
   // no older layout: a file that says it is older came from a vprof of before
   // 2026-11-26, or was relabelled (a file of this format read by an older
   // layout was misread: 11 660 of 12 000 records).
-  if (h.version < VPROF_TRACE_MIN_READABLE)
+  if (h.version < VPROF_TRACE_OLDEST_READ)
     return fail(8, fmt::format("format version {}: written by a vprof older than any this one reads (format {} "
                                "and later); record the run again",
-                               h.version, VPROF_TRACE_MIN_READABLE));
+                               h.version, VPROF_TRACE_OLDEST_READ));
   if (h.cur_ring > 1) {
     warn(208, fmt::format("cur_ring {} is neither 0 nor 1: the header is damaged; ring 0 is read as "
                           "the current one",
@@ -406,6 +406,7 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
     span_end_ = false;
     tick = last_tick_ = span_end_tick_;
     e = site_event(Kind::SiteEnd, span_site_, tick, clock_);
+    e.type_label = span_calls_;
     wake_delta = 0;
     return true;
   }
@@ -498,6 +499,24 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
         uint64_t end = tick + (s.arg >> 32), after;
         if ((s.arg >> 32) > kMaxStep && peek_tick(next, after) && after < end)
           end = std::max(after, tick);
+        span_site_ = static_cast<uint32_t>(s.arg);
+        e = site_event(Kind::SiteBegin, span_site_, tick, clock_);
+        span_end_ = true;
+        span_end_tick_ = end;
+        span_calls_ = 0;
+        break;
+      }
+      case VPROF_K_SITE_RUN: {
+        // Calls of one site in a row: the time between them (the caller's)
+        // first, then one call as long as their sum. A damaged length is
+        // capped as a span's is; the calls' sum never passes it.
+        vprof_slot ext;
+        if (!(keep = extension("site run record cut short", ext))) break;
+        uint64_t end = tick + (s.arg >> 32), after;
+        if ((s.arg >> 32) > kMaxStep && peek_tick(next, after) && after < end) end = std::max(after, tick);
+        const uint64_t calls = std::min<uint64_t>(ext.w0 >> VPROF_TS_SHIFT, end - tick);
+        tick = last_tick_ = end - calls;
+        span_calls_ = static_cast<uint32_t>(std::min<uint64_t>(ext.arg >> 32, UINT32_MAX));
         span_site_ = static_cast<uint32_t>(s.arg);
         e = site_event(Kind::SiteBegin, span_site_, tick, clock_);
         span_end_ = true;

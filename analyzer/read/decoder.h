@@ -232,6 +232,7 @@ class Decoder {
   bool span_end_ = false;
   uint32_t span_site_ = 0;
   uint64_t span_end_tick_ = 0;
+  uint32_t span_calls_ = 0;  // a run's calls (its end's type_label); 0 for a span
   bool ended_ = false, in_chunk_ = false;
   bool eof_in_ring_ = false;  // the ring's data ran into the end of the file
   uint64_t chunk_start_ = 0;

@@ -79,7 +79,7 @@ void add_thread_file(int dir, const std::string &name, RecordCount &s) {
   vprof_file_header h;
   if (f.size() < sizeof h || !f.read(&h, sizeof h, 0) ||
       std::memcmp(h.magic, VPROF_TRACE_MAGIC, 8) != 0 || h.chunk_bytes == 0 ||
-      std::max(h.version, h.min_readable) < VPROF_TRACE_MIN_READABLE) {  // as the reader refuses it
+      std::max(h.version, h.min_readable) < VPROF_TRACE_OLDEST_READ) {  // as the reader refuses it
     ++s.unreadable;
     return;
   }

@@ -65,7 +65,8 @@ struct Event {
                            // Wait*/Release: object address; Task*: task pointer
   int64_t release_ts = -1; // WaitEnd: when the waker released the object; -1 = no waker
   uint32_t waker_tid = 0;  // WaitEnd: the releasing thread (0 = none)
-  uint32_t type_label = 0; // IntervalBegin: index into Trace::labels (0 = none)
+  uint32_t type_label = 0; // IntervalBegin: index into Trace::labels (0 = none);
+                           // SiteEnd of a run (SITE_RUN): the calls it ends (else 0)
   uint32_t client_label = 0;
   Kind kind = Kind::FuncEnter;
   uint8_t role = 0;        // Wait*/Release: VPROF_SYNC_*

@@ -216,6 +216,56 @@ VPROF_INLINE void vprof_fn_enter_body(vprof_u32 id) {
   }
 }
 
+/* The calls of one site in a row with nothing recorded inside or between
+ * them (a loop around a library call: a spin on clock_gettime) are one
+ * SITE_RUN record, not a SITE_SPAN each: the recorder's writes and pauses
+ * do not grow with the loop. `b` (> t->start) is the begin of the call that
+ * ends at `now`, begun at `began`. When the slot before it is a SITE_SPAN
+ * of the same site, the two become a run (its head and extension); when the
+ * two before it are a run of the site, the call is added and its begin
+ * taken back; otherwise (or when the run would pass 2^32 ticks) the begin
+ * becomes a span, as vprof_site_end_body's. Each step leaves a record a
+ * reader reads whole if the thread is killed between its stores: the
+ * extension (kind bits 0) is written first, the head's kind last; a
+ * taken-back begin is zeroed before the run grows. Called with t->busy set,
+ * which it clears; out of line and last, so that the common end keeps no
+ * frame. */
+static __attribute__((noinline, cold, unused)) void vprof_site_end_in_row(struct vprof_thread *t,
+                                                                          struct vprof_slot *b, vprof_u32 id,
+                                                                          vprof_u64 now, vprof_u64 began) {
+  struct vprof_slot *p = b - 1, *h = b - 2;
+  const vprof_u64 len = now - began;
+  vprof_u64 whole;
+  if ((p->w0 & VPROF_KIND_MASK) == VPROF_K_SITE_SPAN && (vprof_u32)p->arg == id &&
+      (whole = now - ((p->w0 >> VPROF_TS_SHIFT) + t->tsc_base)) < (1ull << 32)) {
+    b->w0 = ((p->arg >> 32) + len) << VPROF_TS_SHIFT; /* kind bits 0: data ends here until the head says run */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    b->arg = id | (2ull << 32);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    p->arg = id | (whole << 32);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    p->w0 = (p->w0 & ~VPROF_KIND_MASK) | VPROF_K_SITE_RUN;
+  } else if ((p->w0 & VPROF_KIND_MASK) == 0 && h >= t->start && (h->w0 & VPROF_KIND_MASK) == VPROF_K_SITE_RUN &&
+             (vprof_u32)h->arg == id &&
+             (whole = now - ((h->w0 >> VPROF_TS_SHIFT) + t->tsc_base)) < (1ull << 32)) {
+    /* A slot with kind bits 0 is only ever an extension: the one before it
+     * is its record's head. */
+    b->w0 = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    p->w0 = ((p->w0 >> VPROF_TS_SHIFT) + len) << VPROF_TS_SHIFT;
+    p->arg += 1ull << 32;
+    h->arg = id | (whole << 32);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->pos = b;
+  } else {
+    b->arg = id | (len << 32);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    b->w0 = (b->w0 & ~VPROF_KIND_MASK) | VPROF_K_SITE_SPAN;
+  }
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  t->busy = 0;
+}
+
 /* A call site's end. When the newest slot of this ring pass is the same
  * site's begin (the callee recorded nothing: most calls of a session's
  * sites), that slot becomes a SITE_SPAN holding the call's length, and no
@@ -244,6 +294,13 @@ VPROF_INLINE void vprof_site_end_body(vprof_u64 site) {
   if (b >= t->start && b->arg == site && (b->w0 & VPROF_KIND_MASK) == VPROF_K_SITE_BEGIN) {
     began = (b->w0 >> VPROF_TS_SHIFT) + t->tsc_base;
     if (now - began < (1ull << 32)) {
+      /* Calls of this site in a row are rare; the test stays one compare
+       * of the slot before: a span of this site, or a run's extension
+       * (which repeats the site's id). */
+      if (__builtin_expect(b > t->start && (vprof_u32)(b - 1)->arg == id, 0)) {
+        vprof_site_end_in_row(t, b, id, now, began);
+        return;
+      }
       b->arg = id | ((now - began) << 32);
       __atomic_signal_fence(__ATOMIC_SEQ_CST);
       b->w0 = (b->w0 & ~VPROF_KIND_MASK) | VPROF_K_SITE_SPAN;

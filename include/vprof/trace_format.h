@@ -60,6 +60,10 @@
  *      that a waker outside instrumented code is named by the code it ran.
  *      A version-6 reader would stop at the unknown kind, so min_readable 7.
  *      Process files are unchanged; beside each, p-<pid>.maps (below).
+ *   8  WINDOW records say UNKNOWN (below); min_readable 8.
+ *   9  SITE_RUN records (kind 23): the calls of one site in a row with
+ *      nothing recorded inside or between them are one record. A version-8
+ *      reader would stop at the unknown kind, so min_readable 9.
  */
 #ifndef VPROF_TRACE_FORMAT_H
 #define VPROF_TRACE_FORMAT_H
@@ -85,8 +89,9 @@ typedef __UINT64_TYPE__ vprof_u64;
  * run, vprof iterate, the runtime): writable by all and sticky, as /tmp is,
  * so a server that drops root writes its threads' files as its new user. */
 #define VPROF_TRACE_DIR_MODE_AS_ROOT 01777
-#define VPROF_TRACE_VERSION 8u
-#define VPROF_TRACE_MIN_READABLE 8u       /* oldest reader that can read what we write */
+#define VPROF_TRACE_VERSION 9u
+#define VPROF_TRACE_MIN_READABLE 9u       /* oldest reader that can read what we write */
+#define VPROF_TRACE_OLDEST_READ 8u        /* oldest format this vprof's reader reads */
 #define VPROF_HEADER_BYTES 4096u
 #define VPROF_SLOT_BYTES 16u
 
@@ -131,7 +136,8 @@ typedef __UINT64_TYPE__ vprof_u64;
   X(SITE_SPAN, 19, 1, VPROF_BY_PROGRAM, VPROF_READ_OWN, "site_span")                  \
   X(RECORDER, 20, 1, VPROF_BY_RUNTIME, VPROF_READ_OWN, "recorder")                    \
   X(WINDOW, 21, 1, VPROF_BY_RUNTIME, VPROF_READ_PLAIN, "window")                      \
-  X(WAKER_AT, 22, 1, VPROF_BY_RUNTIME, VPROF_READ_PLAIN, "waker_at")
+  X(WAKER_AT, 22, 1, VPROF_BY_RUNTIME, VPROF_READ_PLAIN, "waker_at")                  \
+  X(SITE_RUN, 23, 2, VPROF_BY_PROGRAM, VPROF_READ_OWN, "site_run")
 
 /* What each kind's time and arg hold:
  *   NONE: never written: end of data
@@ -171,6 +177,14 @@ typedef __UINT64_TYPE__ vprof_u64;
  *     the call shorter than 2^32 ticks). Time: the begin; arg: call-site
  *     id (low 32) | ticks from begin to end (high 32). Read as a
  *     SITE_BEGIN and a SITE_END
+ *   SITE_RUN: calls of one site in a row (a loop), each with nothing recorded
+ *     inside and nothing recorded between them: a SITE_SPAN the next such
+ *     call turned into this. Time: the first call's begin; arg: call-site
+ *     id (low 32) | ticks from the first begin to the last end (high 32);
+ *     +1 extension slot: w0 = the calls' summed ticks << 8 (kind bits 0,
+ *     so that a reader stops there until the head says SITE_RUN), arg =
+ *     call-site id (low 32) | the number of calls (high 32). Read as the time between the calls (the
+ *     caller's) and then one SITE_BEGIN and SITE_END around the calls' sum
  *   RECORDER: the recorder's own pause on the program's thread: its file made
  *     (the thread's first record), a ring switched, a ring appended
  *     because the writer lagged. Time: when the pause began (the
@@ -251,7 +265,9 @@ enum vprof_sync_role {
  * default. A lock's releases (mutex, try, shared) are the most frequent sync
  * events of a server and their waiters wake microseconds later: the
  * WAIT_END's delta names the release time, and the record is written only
- * with VPROF_MUTEX_RELEASES=1. Signals, posts and enqueues keep theirs. */
+ * when a thread was waiting for the lock (the analysis tiles a wait by the
+ * holders in turn), or for every release with VPROF_MUTEX_RELEASES=1.
+ * Signals, posts and enqueues keep theirs. */
 static inline int vprof_release_recorded_by_default(vprof_u32 role) {
   return role != VPROF_SYNC_MUTEX && role != VPROF_SYNC_MUTEX_TRY && role != VPROF_SYNC_SHARED;
 }

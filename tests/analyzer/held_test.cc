@@ -52,6 +52,92 @@ TEST(Held, TheBlockedStretchIsTiledByWhereTheHolderWas) {
   EXPECT_EQ(cp.blame[0].ns, 30);  // blame still counts the whole stretch
 }
 
+TEST(Held, ALockWaitIsTiledByEachThreadThatHeldTheLockInTurn) {
+  // A (interval 1) waits for lock 0x10 at site 1 in F(1) over [10,60),
+  // woken at 60 by C's release at 56. B (interval 2) held it in G(2)'s body
+  // and released at 40 (recorded: A was waiting), then parsed at its site 6
+  // over [41,70). C (interval 3) barged in at 41 and held it across its site
+  // 7 over [45,55), releasing at 56. [10,40) was B's hold; [40,56) C's.
+  for (bool recorded : {true, false}) {
+    SCOPED_TRACE(recorded ? "releases recorded" : "a trace without them: the last releaser's");
+    TraceBuilder tb;
+    const uint8_t mutex = VPROF_SYNC_MUTEX;
+    tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x10, mutex).wait_end(60, 0x10, 3, 56)
+        .site_end(61, 1).exit(65, 1).end(65, 1);
+    auto &b = tb.thread(2).begin(0, 2).enter(0, 2);
+    if (recorded) b.release(40, 0x10, mutex);
+    b.site(41, 6).site_end(70, 6).exit(71, 2).end(71, 2);
+    auto &c = tb.thread(3).begin(0, 3).enter(0, 3).site(45, 7).site_end(55, 7);
+    if (recorded) c.release(56, 0x10, mutex);
+    c.exit(57, 3).end(57, 3);
+    auto tl = compute_critical_paths(tb.build());
+    const auto &cp = tl.paths;
+    size_t r = 0;
+    while (cp.rows[r].id != 1) ++r;
+    auto held = [&](uint32_t id) {
+      int64_t n = node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, id}});
+      return n < 0 ? int64_t(0) : int64_t(leaf_ns(cp, r, n));
+    };
+    if (recorded) {
+      EXPECT_EQ(held(2 | kHeldFunction), 30) << "B held it over [10,40)";
+      EXPECT_EQ(held(3 | kHeldFunction), 6) << "C's body over [40,45) and [55,56)";
+      EXPECT_EQ(held(7), 10);
+      EXPECT_EQ(held(6), 0) << "B's parsing came after its release";
+      EXPECT_EQ(cp.counters.lock_turns_tiled, 1u);
+    } else {
+      EXPECT_EQ(held(3 | kHeldFunction), 36) << "C's body over [10,45) and [55,56)";
+      EXPECT_EQ(held(7), 10);
+      EXPECT_EQ(held(2 | kHeldFunction), 0);
+      EXPECT_EQ(cp.counters.lock_turns_tiled, 0u);
+    }
+    EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}})), 5) << "the wake-up and the call's rest";
+    EXPECT_EQ(cp.counters.tiling_violations, 0u);
+  }
+}
+
+TEST(Held, ANewcomerHoldsTheLockFromWhereItTookItNotBefore) {
+  // The shape above, but C ran J(8) until 43, then entered H(3), where it
+  // took the lock without waiting (no record) and released at 56. [40,43)
+  // the lock was free and A not yet running: A's own, not C's J.
+  TraceBuilder tb;
+  const uint8_t mutex = VPROF_SYNC_MUTEX;
+  tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x10, mutex).wait_end(60, 0x10, 3, 56)
+      .site_end(61, 1).exit(65, 1).end(65, 1);
+  tb.thread(2).begin(0, 2).enter(0, 2).release(40, 0x10, mutex).site(41, 6).site_end(70, 6).exit(71, 2).end(71, 2);
+  tb.thread(3).begin(0, 3).enter(0, 8).exit(43, 8).enter(43, 3).site(45, 7).site_end(55, 7)
+      .release(56, 0x10, mutex).exit(57, 3).end(57, 3);
+  auto tl = compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
+  size_t r = 0;
+  while (cp.rows[r].id != 1) ++r;
+  auto held = [&](uint32_t id) {
+    int64_t n = node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, id}});
+    return n < 0 ? int64_t(0) : int64_t(leaf_ns(cp, r, n));
+  };
+  EXPECT_EQ(held(2 | kHeldFunction), 30);
+  EXPECT_EQ(held(8 | kHeldFunction), 0) << "C's J came before it took the lock";
+  EXPECT_EQ(held(3 | kHeldFunction), 3) << "H's body over [43,45) and [55,56)";
+  EXPECT_EQ(held(7), 10);
+  EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}})), 3 + 5) << "the free stretch and the wake-up";
+  EXPECT_EQ(cp.counters.tiling_violations, 0u);
+}
+
+TEST(Held, AConditionVariablesWaitKeepsItsOneWaker) {
+  // The same, on a condition variable: signals are no holds; the stretch
+  // stays C's, whoever signalled before.
+  TraceBuilder tb;
+  const uint8_t cv = VPROF_SYNC_CONDVAR;
+  tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x10, cv).wait_end(60, 0x10, 3, 56)
+      .site_end(61, 1).exit(65, 1).end(65, 1);
+  tb.thread(2).begin(0, 2).enter(0, 2).release(40, 0x10, cv).site(41, 6).site_end(70, 6).exit(71, 2).end(71, 2);
+  tb.thread(3).begin(0, 3).enter(0, 3).site(45, 7).site_end(55, 7).release(56, 0x10, cv).exit(57, 3).end(57, 3);
+  auto tl = compute_critical_paths(tb.build());
+  size_t r = 0;
+  while (tl.paths.rows[r].id != 1) ++r;
+  EXPECT_EQ(leaf_ns(tl.paths, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, 3 | kHeldFunction}})), 36);
+  EXPECT_EQ(tl.paths.counters.lock_turns_tiled, 0u);
+}
+
 TEST(Held, AHolderOffItsCpuWhileHoldingIsShownAsSuchAndIsNoCause) {
   // The first test's shape, but B was preempted over [18,20) (inside site 5)
   // and [25,30) (H's body), and the recorder paused it over [31,33): those

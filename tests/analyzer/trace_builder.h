@@ -56,7 +56,12 @@ class ThreadBuilder {
   }
   ThreadBuilder &join(int64_t ts, uint64_t iv) { return add(ts, K::IntervalJoin, iv); }
   ThreadBuilder &leave(int64_t ts) { return add(ts, K::IntervalLeave, 0); }
-  ThreadBuilder &wait(int64_t ts, uint64_t obj) { return add(ts, K::WaitBegin, obj); }
+  // `role`: trace_format.h's vprof_sync_role (0: none given).
+  ThreadBuilder &wait(int64_t ts, uint64_t obj, uint8_t role = 0) {
+    add(ts, K::WaitBegin, obj);
+    s.events.back().role = role;
+    return *this;
+  }
   ThreadBuilder &wait_end(int64_t ts, uint64_t obj, uint32_t waker, int64_t release_ts) {
     add(ts, K::WaitEnd, obj);
     s.events.back().waker_tid = waker;
@@ -64,7 +69,11 @@ class ThreadBuilder {
     s.events.back().acquired = 1;
     return *this;
   }
-  ThreadBuilder &release(int64_t ts, uint64_t obj) { return add(ts, K::Release, obj); }
+  ThreadBuilder &release(int64_t ts, uint64_t obj, uint8_t role = 0) {
+    add(ts, K::Release, obj);
+    s.events.back().role = role;
+    return *this;
+  }
   // Where the preceding wait_end's waker released (trace_format.h's WAKER_AT).
   ThreadBuilder &waker_at(int64_t ts, uint64_t pc) { return add(ts, K::WakerAt, pc); }
   ThreadBuilder &enqueue(int64_t ts, uint64_t task) { return add(ts, K::TaskEnqueue, task); }

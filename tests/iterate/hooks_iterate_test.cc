@@ -42,13 +42,7 @@ Config make_target(const std::string &plant) {
 using vprof::testing::session_options;
 using vprof::testing::top_factor;
 
-std::string decisions(const State &s) {
-  std::string log;
-  for (const Decision &d : s.decisions)
-    log += "\n  iteration " + std::to_string(d.iteration) + ": " + d.factor + ": " + d.decision + " (" +
-           d.reason + ")";
-  return log;
-}
+using vprof::testing::decisions;
 
 }  // namespace
 

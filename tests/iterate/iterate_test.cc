@@ -367,7 +367,8 @@ TEST(Iterate, ARunThatDroppedRecordsIsSaidInTheSessionsLog) {
 #include <cstdint>
 volatile int sink;
 __attribute__((noinline)) void step(int i) { sink = sink + i; }
-void handle(int n) { for (int i = 0; i < n; ++i) step(i); }
+// Two sites in turn: calls of one site in a row would be one record.
+void handle(int n) { for (int i = 0; i < n; ++i) { step(i); step(-i); } }
 int main() {
   for (uint64_t i = 1; i <= 3000; ++i) {
     vprof_interval_begin(i);

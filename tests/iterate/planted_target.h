@@ -71,6 +71,15 @@ inline iterate::SessionOptions session_options() {
   return o;
 }
 
+// The session's decisions, a line each, for a failing test to print.
+inline std::string decisions(const iterate::State &s) {
+  std::string log;
+  for (const iterate::Decision &d : s.decisions)
+    log += "\n  iteration " + std::to_string(d.iteration) + ": " + d.factor + ": " + d.decision + " (" +
+           d.reason + ")";
+  return log;
+}
+
 // The session's top factor (rank 1), or null.
 inline const analyzer::Factor *top_factor(const iterate::Outcome &out) {
   for (const auto &f : out.analysis->factors)

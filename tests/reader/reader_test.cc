@@ -230,7 +230,7 @@ TEST(Reader, AFileOlderThanAnyThisVprofReadsIsRefused) {
   auto t = vprof::trace::read_trace_dir(dir);
   ASSERT_TRUE(t.ok());
   EXPECT_TRUE(has_diag(*t, Severity::Error, "t-1-11.vpt", 8,
-                       "format version 2: written by a vprof older than any this one reads (format 8 and later)"))
+                       "format version 2: written by a vprof older than any this one reads (format " + std::to_string(VPROF_TRACE_OLDEST_READ) + " and later)"))
       << dump(*t);
   EXPECT_TRUE(t->threads.empty());
 }
@@ -388,6 +388,53 @@ TEST(Reader, TwoRingsReadDataThenThePendingRingThenTheCurrentOne) {
   ASSERT_TRUE(t2.ok());
   EXPECT_EQ(t2->count(Severity::Error), 0u) << dump(*t2);
   EXPECT_EQ(function_ids(*t2), (std::vector<uint64_t>{1, 3}));
+}
+
+// Trace format 9: calls of one site in a row are one SITE_RUN. It reads as
+// the time between the calls (the caller's), then one begin and end around
+// their sum; a sum past the run's length is capped at it; a run whose
+// thread was killed while its first two calls became one (the extension
+// written, its head still a span) reads as that span, and the data ends at
+// the extension.
+TEST(Reader, RunsReadAsTheTimeBetweenThenOneCallAsLongAsTheirSum) {
+  std::string dir = vprof::testing::fresh_dir("vprof-reader", "runs");
+  {
+    SynthThread a(dir, 1, 11);
+    a.fn_enter(1000, 1);
+    a.site_run(1010, 7, 30000, 20000, 1000);  // 1000 calls, 20 us of them in 30 us
+    a.site_run(40000, 8, 500, 900, 3);        // damaged: the sum past the length
+    a.fn_exit(50000, 1);
+    a.close();
+  }
+  auto t = vprof::trace::read_trace_dir(dir);
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->threads.size(), 1u);
+  EXPECT_EQ(t->count(Severity::Warning), 0u);
+  std::vector<std::tuple<Kind, uint64_t, int64_t>> got, want = {
+      {Kind::FuncEnter, 1, 1000}, {Kind::SiteBegin, 7, 11010}, {Kind::SiteEnd, 7, 31010},
+      {Kind::SiteBegin, 8, 40000}, {Kind::SiteEnd, 8, 40500}, {Kind::FuncExit, 1, 50000}};
+  for (const auto &e : t->threads[0].events)
+    if (e.kind != Kind::ThreadExit) got.emplace_back(e.kind, e.arg, e.ts);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << "event " << i;
+  EXPECT_EQ(t->threads[0].events[2].type_label, 1000u) << "a run's end says how many calls it ends";
+
+  std::string cut = vprof::testing::fresh_dir("vprof-reader", "runs-cut");
+  {
+    SynthThread a(cut, 1, 11);
+    a.fn_enter(1000, 1);
+    a.site_span(1010, 7, 60);                    // the head: still a span, of both calls
+    a.raw(50ull << VPROF_TS_SHIFT, 7 | 2ull << 32);  // the extension: kind bits 0
+    a.close();
+  }
+  auto c = vprof::trace::read_trace_dir(cut);
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->threads.size(), 1u);
+  got.clear();
+  for (const auto &e : c->threads[0].events)
+    if (e.kind != Kind::ThreadExit) got.emplace_back(e.kind, e.arg, e.ts);
+  want = {{Kind::FuncEnter, 1, 1000}, {Kind::SiteBegin, 7, 1010}, {Kind::SiteEnd, 7, 1070}};
+  EXPECT_EQ(got, want);
 }
 
 // Trace format 4: a call with nothing inside is one SITE_SPAN slot. It reads

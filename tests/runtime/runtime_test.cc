@@ -149,7 +149,8 @@ TEST(Runtime, WakeupEdgeNamesTheReleasingThreadAndItsRelease) {
 // pgbench's throughput before any function was timed, and a release record
 // each as much again. A wait shorter than VPROF_MIN_WAIT_NS (default 1 us)
 // is taken back; a real one is kept whole, with its waker; a lock's release
-// is in the ownership map only (VPROF_MUTEX_RELEASES=0, the default).
+// is in the ownership map only (VPROF_MUTEX_RELEASES=0, the default), but
+// for one a thread was waiting for: it is recorded.
 TEST(Runtime, AnUncontendedAcquireLeavesNoWaitRecords) {
   for (bool keep_all : {false, true}) {
     SCOPED_TRACE(keep_all ? "VPROF_MIN_WAIT_NS=0" : "default");
@@ -194,7 +195,10 @@ TEST(Runtime, AnUncontendedAcquireLeavesNoWaitRecords) {
       EXPECT_EQ(begins, 1002u);
       EXPECT_EQ(ends, 1002u);
     } else {
-      EXPECT_EQ(releases, 0u) << "a lock's releases are in the ownership map only";
+      // A lock's releases are in the ownership map only, but for those a
+      // thread was waiting for (B's): the analysis tiles a wait by them.
+      EXPECT_GE(releases, 1u);
+      EXPECT_LE(releases, 11u);
       // A's 1001 acquires took a few hundred ns at most; on a loaded machine
       // one can be descheduled mid-acquire and kept: a handful, not 1001.
       EXPECT_EQ(begins, ends);
@@ -243,8 +247,11 @@ TEST(Runtime, AReleaseNoOneWaitedForIsNotAWaker) {
 // 4): the reader gives back the begin and the end, in order and in time,
 // wherever the span cannot be used (a record inside, a ring switch between
 // begin and end) the two records are there as before, and the file holds
-// about one slot a call, not two.
-TEST(Runtime, Spans_ACallWithNothingInsideIsOneSlotAndReadsAsABeginAndAnEnd) {
+// about one slot a call, not two. Calls of one site in a row with nothing
+// between them (a loop around a library call) are one SITE_RUN (format 9):
+// 20 000 of them read as one call as long as their sum, after the time
+// between them, and take no ring at all.
+TEST(Runtime, Spans_ACallWithNothingInsideIsOneSlotAndCallsInARowOneRun) {
   std::string dir = fresh_dir("spans");
   const uint32_t n = 20000;
   ASSERT_EQ(run_counted(dir, {"spans", std::to_string(n)}, {{"VPROF_CHUNK_KB", "4"}}), 0);
@@ -263,11 +270,12 @@ TEST(Runtime, Spans_ACallWithNothingInsideIsOneSlotAndReadsAsABeginAndAnEnd) {
   const Kind B = Kind::SiteBegin, E = Kind::SiteEnd;
   std::vector<std::pair<Kind, uint64_t>> want = {
       {B, 1}, {E, 1}, {B, 2}, {B, 3}, {E, 3}, {E, 2}, {B, 4}, {B, 4}, {E, 4}, {E, 4},
-      {B, 5}, {Kind::FuncEnter, 6}, {Kind::FuncExit, 6}, {E, 5}, {B, 7}, {E, 7}};
-  for (uint32_t i = 0; i < n; ++i) {
-    want.emplace_back(B, 8);
-    want.emplace_back(E, 8);
-  }
+      {B, 5}, {Kind::FuncEnter, 6}, {Kind::FuncExit, 6}, {E, 5}, {B, 7}, {E, 7}, {B, 8}, {E, 8}};
+  for (uint32_t i = 0; i < n; i += 2)
+    for (uint64_t site : {9, 10}) {
+      want.emplace_back(B, site);
+      want.emplace_back(E, site);
+    }
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     ASSERT_EQ(got[i], want[i]) << "event " << i;
@@ -275,8 +283,12 @@ TEST(Runtime, Spans_ACallWithNothingInsideIsOneSlotAndReadsAsABeginAndAnEnd) {
   }
   EXPECT_GE(ts[15] - ts[14], 2000000) << "site 7's 2 ms call keeps its length";
   EXPECT_LT(ts[15] - ts[14], 1000000000);
-  // ~20 000 calls in 4 KiB rings of 254 slots: ~158 data chunks as begin and
-  // end records, ~79 as spans.
+  // The run: its calls' sum, after the time between them, ending where the
+  // loop ended (before the first call of site 9).
+  EXPECT_GT(ts[17] - ts[16], 0);
+  EXPECT_LE(ts[17], ts[18]);
+  // ~20 000 calls in turn in 4 KiB rings of 254 slots: ~158 data chunks as
+  // begin and end records, ~79 as spans; the run adds none.
   vprof_file_header h;
   FILE *f = std::fopen(s.file.c_str(), "rb");
   ASSERT_NE(f, nullptr);

@@ -577,9 +577,17 @@ int main(int argc, char **argv) {
     vprof_site_begin(7);
     usleep(2000);  // longer than the reader's step check (2^20 ticks)
     vprof_site_end(7);
+    // n calls of one site in a row (one run), then n calls of two sites in
+    // turn (a span each).
     for (uint32_t i = 0, n = arg(2); i < n; ++i) {
       vprof_site_begin(8);
       vprof_site_end(8);
+    }
+    for (uint32_t i = 0, n = arg(2); i < n; i += 2) {
+      vprof_site_begin(9);
+      vprof_site_end(9);
+      vprof_site_begin(10);
+      vprof_site_end(10);
     }
   } else if (mode == "sharedclock") {
     // A site naming its callee (VPROF_SITE_CALLS) and the

@@ -34,6 +34,12 @@ class SynthThread {
   void site_span(uint64_t ts, uint32_t id, uint32_t length) {
     rec(ts, VPROF_K_SITE_SPAN, id | (uint64_t)length << 32);
   }
+  // `count` calls of one site in a row, `calls` ns of them in `length` ns
+  // from the first begin to the last end, as the runtime's site end folds them.
+  void site_run(uint64_t ts, uint32_t id, uint32_t length, uint64_t calls, uint64_t count) {
+    slots_.push_back({(ts << VPROF_TS_SHIFT) | VPROF_K_SITE_RUN, id | (uint64_t)length << 32});
+    slots_.push_back({calls << VPROF_TS_SHIFT, id | count << 32});
+  }
   void interval_begin(uint64_t ts, uint64_t id, const char *type = nullptr,
                       const char *client = nullptr) {
     if (!type && !client) return rec(ts, VPROF_K_IV_BEGIN, id);
