@@ -72,6 +72,10 @@ class Walker : public Rec {
   // Sizes the scratch row for the trie as it now is (it grows by epochs).
   void prepare(size_t nodes) {
     hints_.assign(tl_.threads.size(), Hints{});  // the windows may have moved
+    // Lock releases to tile waits by (a runtime before holders in turn
+    // recorded none): looked for once an epoch, not at every wait.
+    has_releases_ = std::any_of(tl_.threads.begin(), tl_.threads.end(),
+                                [](const ThreadTimeline &th) { return !th.releases.empty(); });
     if (acc_.size() < nodes) {
       acc_.resize(nodes, 0.0);
       stamp_.resize(nodes, 0);
@@ -270,6 +274,11 @@ class Walker : public Rec {
   // for microseconds holds only those; the holder before it keeps its own
   // stretch. With no releases recorded, the whole stretch is wk's.
   void held_in_turn(uint32_t ti, const Segment &seg, uint32_t wk, uint32_t w, int64_t a, int64_t r) {
+    if (!has_releases_) return add_held(wk, w, a, r, seg.waker_place);
+    held_in_turn_slow(ti, seg, wk, w, a, r);
+  }
+  [[gnu::noinline]] void held_in_turn_slow(uint32_t ti, const Segment &seg, uint32_t wk, uint32_t w, int64_t a,
+                                           int64_t r) {
     const uint64_t obj = lock_of(tl_.threads[ti], seg.wait_begin);
     turns_.clear();
     if (obj) {
@@ -549,6 +558,7 @@ class Walker : public Rec {
   uint32_t held_last_ = 0;
   bool lossy_ = false, gap_ = false, saw_preemption_ = false;
   bool unrecorded_ = false;  // the last walk met a holder with no trace
+  bool has_releases_ = false;  // some thread's lock releases are in the window (prepare)
 };
 
 }  // namespace
