@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/report/preemption.h"
 #include "analyzer/report/reporter.h"
 #include "clang_commands.h"
 #include "command.h"
@@ -200,6 +201,17 @@ int session_main(const IterateCli &o, const iterate::Config &cfg) {
     }
     std::printf("Top cause: %s, %.1f%% of the latency's variance: %.1f its own%s.\n", c.name.c_str(),
                 100 * c.share, 100 * c.own_share, held.c_str());
+  } else {
+    // No wait's holder in any cause: the answer is the top factor, said
+    // beside what the machine took (preemption is no factor).
+    for (const analyzer::Factor &f : out->analysis->factors) {
+      if (f.rank != 1) continue;
+      const auto p = analyzer::preemption_share(*out->analysis->runs.front());
+      std::string machine;
+      if (p && *p >= 0.05) machine = fmt::format(" ({:.1f}% is preemption: the machine, not the code)", 100 * *p);
+      std::printf("Top factor: %s, %.1f%% of the latency's variance%s.\n", f.name.c_str(), 100 * f.share,
+                  machine.c_str());
+    }
   }
   std::printf("Reports: %s, %s and %s\n", out->final_text.c_str(), out->final_json.c_str(),
               out->final_html.c_str());

@@ -324,15 +324,19 @@ class Walker : public Rec {
     if (g.waiting() && lock_of(x, g.wait_begin) == obj) return lo;
     const StackChange *it = first_change_after(x, hi - 1);
     if (it == x.stack.begin()) return lo;
-    // The function it released in: a Function node, or a call site the
-    // merge keeps a direct call of its function in (callee_fn); the release
-    // may sit in a timed call site of the unlock, below it.
+    // The frame it released in: the innermost one, but for the unlock's own
+    // timed call site (its release probe runs as the call begins, within
+    // kReleaseCallNs; the frame is the one that called the unlock). An
+    // uninstrumented callee's call site is such a frame too: the release was
+    // inside that call (a first iteration, its root's calls not yet broken
+    // down, had the workers' request parsing as holders).
     uint32_t frame = std::prev(it)->node;
-    while (frame != StackTrie::kRoot && tl_.trie[frame].kind != FrameKind::Function && !tl_.trie[frame].callee_fn)
+    if (frame != StackTrie::kRoot && tl_.trie[frame].kind == FrameKind::Site && !tl_.trie[frame].callee_fn &&
+        hi - std::prev(it)->ts < kReleaseCallNs)
       frame = tl_.trie[frame].parent;
     if (frame == StackTrie::kRoot) return lo;
     int64_t from = hi;
-    // Back over the changes inside that function, to lo at most.
+    // Back over the changes inside that frame, to lo at most.
     for (const StackChange *c = it; c != x.stack.begin() && from > lo;) {
       --c;
       if (!inside(c->node, frame)) break;
@@ -340,6 +344,10 @@ class Walker : public Rec {
     }
     return std::max(lo, from);
   }
+
+  // An unlock's timed call site begins this close before its release probe
+  // (20-50 ns measured); a call that took the lock is longer.
+  static constexpr int64_t kReleaseCallNs = 500;
 
   // Whether trie node n is `frame` or below it.
   bool inside(uint32_t n, uint32_t frame) const {

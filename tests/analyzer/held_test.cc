@@ -122,6 +122,36 @@ TEST(Held, ANewcomerHoldsTheLockFromWhereItTookItNotBefore) {
   EXPECT_EQ(cp.counters.tiling_violations, 0u);
 }
 
+TEST(Held, ANewcomerThatReleasedInsideAnUninstrumentedCallHoldsFromThatCall) {
+  // A first iteration: C's root F(4) calls update_table at its site 9, not
+  // broken down yet, which took the lock at once and released it at 56 us
+  // inside the call begun at 43 us. Before 43 us C parsed in F's body: no
+  // hold. Its unlock's own timed site (site 11, begun 30 ns before its
+  // release) is no frame: B released in G(2) from there.
+  TraceBuilder tb;
+  const uint8_t mutex = VPROF_SYNC_MUTEX;
+  tb.thread(1).begin(0, 1).enter(0, 1).site(10000, 1).wait(10000, 0x10, mutex).wait_end(60000, 0x10, 3, 56000)
+      .site_end(61000, 1).exit(65000, 1).end(65000, 1);
+  tb.thread(2).begin(0, 2).enter(0, 2).site(39970, 11).release(40000, 0x10, mutex).site_end(40100, 11)
+      .site(41000, 6).site_end(70000, 6).exit(71000, 2).end(71000, 2);
+  tb.thread(3).begin(0, 3).enter(0, 4).site(43000, 9).release(56000, 0x10, mutex).site_end(57000, 9)
+      .exit(57500, 4).end(57500, 3);
+  auto tl = compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
+  size_t r = 0;
+  while (cp.rows[r].id != 1) ++r;
+  auto held = [&](uint32_t id) {
+    int64_t n = node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, id}});
+    return n < 0 ? int64_t(0) : int64_t(leaf_ns(cp, r, n));
+  };
+  EXPECT_EQ(held(2 | kHeldFunction), 29970) << "B in G's body over [10, 39.97) us";
+  EXPECT_EQ(held(11), 30) << "then in its unlock's site";
+  EXPECT_EQ(held(9), 13000) << "C inside update_table's call over [43, 56) us";
+  EXPECT_EQ(held(4 | kHeldFunction), 0) << "C's parsing before it is no hold";
+  EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}})), 3000 + 5000);
+  EXPECT_EQ(cp.counters.tiling_violations, 0u);
+}
+
 TEST(Held, AConditionVariablesWaitKeepsItsOneWaker) {
   // The same, on a condition variable: signals are no holds; the stretch
   // stays C's, whoever signalled before.
