@@ -66,6 +66,7 @@ struct alignas(64) ThreadState {
   void *perf = nullptr;
   size_t perf_bytes = 0, perf_data = 0;  // mapping size, offset of the data pages
   uint64_t out_ns = 0;                   // a preemption's switch-out awaiting its switch-in
+  uint64_t slept_ns = 0;                 // a sleep's (voluntary switch-out) awaiting its switch-in
   bool draining = false;
   // The last WAIT_BEGIN's slot while it is the newest record in the current
   // ring (else nullptr): a wait that ends within Process::min_wait_ticks

@@ -118,7 +118,7 @@ void switches_drain(ThreadState *t, uint64_t now) {
     size_t n = rec.h.size < sizeof rec ? rec.h.size : sizeof rec;
     for (size_t i = 0; i < n; ++i) rec.bytes[i] = data[(off + i) % size];
     if (rec.h.type == PERF_RECORD_LOST) {
-      t->out_ns = 0;  // switches were lost: a pending switch-out may pair wrongly
+      t->out_ns = t->slept_ns = 0;  // switches were lost: a pending switch-out may pair wrongly
       tail += rec.h.size;
       continue;
     }
@@ -134,7 +134,19 @@ void switches_drain(ThreadState *t, uint64_t now) {
     const bool late = ns > now_ns;
     if (late && (out || !t->out_ns)) break;
     if (out) {
-      t->out_ns = (rec.h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? ns : 0;
+      const bool preempt = rec.h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT;
+      t->out_ns = preempt ? ns : 0;
+      t->slept_ns = preempt ? 0 : ns;
+    } else if (t->slept_ns) {
+      // A sleep's end (trace format 10): when the thread ran again. A wait's
+      // wake-up came before it; the time between was the thread runnable
+      // and waiting for a core, which the analysis tells from the code's.
+      if (ns > t->slept_ns && window_recording(t->observed)) {
+        if (t->dropping || t->hot.pos + 2 > t->hot.end) break;
+        vprof_slot ext{ns, 1};
+        emit_slots(t, VPROF_K_PREEMPTED, t->slept_ns, now, &ext, 1);
+      }
+      t->slept_ns = 0;
     } else if (t->out_ns) {
       const uint64_t in = late ? now_ns : ns;
       // Outside a recording window (window.h) a stretch is let go: nothing
@@ -162,6 +174,7 @@ void switches_close(ThreadState *t) {
   if (t->perf) munmap(t->perf, t->perf_bytes);
   t->perf = nullptr;
   t->out_ns = 0;
+  t->slept_ns = 0;
 }
 
 }  // namespace vprof::rt

@@ -188,6 +188,28 @@ class Walker : public Rec {
     return sum;
   }
 
+  // [r, t) of a wait on th after its waker's release: the wake-up. Where
+  // th slept past r (trace format 10), it was runnable until it ran again,
+  // waiting for a core: the machine's, in the wait's (preempted) leaf as a
+  // preemption is (more runnable threads than cores), no cause. The rest
+  // is the wait's own.
+  void wake_up(const ThreadTimeline &th, int64_t r, int64_t t) {
+    if (__builtin_expect(!th.slept.empty(), 0)) {
+      const Preemption *p = std::upper_bound(th.slept.begin(), th.slept.end(), r,
+                                             [](int64_t v, const Preemption &x) { return v < x.in; });
+      if (p != th.slept.end() && p->out <= r) {
+        const int64_t ran = std::min(p->in, t);
+        if (ran > r) {
+          add_off(node_before(th, t) | kPreemptedMark, ran - r);
+          this->on_thread(uint32_t(&th - tl_.threads.data()), r, ran);
+          ++counters.wakeups_waiting_for_a_core;
+          r = ran;
+        }
+      }
+    }
+    run_stack(th, r, t);
+  }
+
   // ns of the marked leaf `leaf` in this interval.
   void add_off(uint32_t leaf, int64_t ns) {
     for (auto &e : preempted_)
@@ -255,7 +277,7 @@ class Walker : public Rec {
       if (wk >= 0 && uint32_t(wk) != wi && seg.release_ts >= seg.wait_begin) {
         int64_t r = std::min(seg.release_ts, t);
         if (r > x) {
-          held_stack(wt, w, r, t, place);
+          held_wake(wt, w, r, t, place);
           add_held(uint32_t(wk), w, x, r, seg.waker_place, depth + 1);
           t = x;
           continue;
@@ -366,6 +388,28 @@ class Walker : public Rec {
     const LockWait *it = std::lower_bound(lw.begin(), lw.end(), begin,
                                           [](const LockWait &x, int64_t v) { return x.begin < v; });
     return it != lw.end() && it->begin == begin ? it->obj : 0;
+  }
+
+  // [r, t) of a holder's own wait after its waker's release: where the
+  // holder, woken, waited for a core (it slept past r: trace format 10),
+  // it is a holder off its CPU ("preempted while holding", no cause); the
+  // rest is where it was, as held_stack says.
+  void held_wake(const ThreadTimeline &wt, uint32_t w, int64_t r, int64_t t, uint32_t place) {
+    if (__builtin_expect(!wt.slept.empty(), 0)) {
+      const Preemption *p = std::upper_bound(wt.slept.begin(), wt.slept.end(), r,
+                                             [](int64_t v, const Preemption &x) { return v < x.in; });
+      if (p != wt.slept.end() && p->out <= r) {
+        const int64_t ran = std::min(p->in, t);
+        if (ran > r) {
+          const uint32_t node = node_before(wt, t);
+          const uint32_t holder = node == StackTrie::kRoot && place ? kPlaceHolder | place : node;
+          add_held_cell(held_cell(w, holder | kOffCpuHolder), ran - r);
+          ++counters.wakeups_waiting_for_a_core;
+          r = ran;
+        }
+      }
+    }
+    held_stack(wt, w, r, t, place);
   }
 
   // [a, b) on wt by its innermost frames, into the Held leaves under w; a
@@ -496,7 +540,7 @@ class Walker : public Rec {
           if (r > a && depth < opt_.max_wake_depth) {
             // The waker worked for s: the path moves to it for the blocked
             // stretch; the wake-up latency [r, t) stays with the wait.
-            run_stack(*th, r, t);
+            wake_up(*th, r, t);
             ++counters.wake_edges_followed;
             this->on_edge(false, uint32_t(wk), seg.release_ts, ti, seg.wait_end);
             int64_t j = cover(uint32_t(wk), a, r, depth + 1);
@@ -515,7 +559,7 @@ class Walker : public Rec {
           const uint32_t holder = node_before(wt, seg.release_ts);
           blame[{w, seg.waker_tid, holder, wl, holder == StackTrie::kRoot ? seg.waker_place : 0}] += t - a;
           if (r > a) {
-            run_stack(*th, r, t);
+            wake_up(*th, r, t);
             this->on_thread(ti, a, r);  // still the waiter's stretch, for a recorded path
             if ((th->drop_begin_ts >= 0 && r > th->drop_begin_ts) ||
                 (wt.drop_begin_ts >= 0 && r > wt.drop_begin_ts))

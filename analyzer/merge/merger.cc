@@ -374,6 +374,9 @@ void Merger::trim() {
       while (k < th.preempted.size() && th.preempted[k].in <= w) ++k;
       th.preempted.drop_front(k);
       k = 0;
+      while (k < th.slept.size() && th.slept[k].in <= w) ++k;
+      th.slept.drop_front(k);
+      k = 0;
       while (k < th.releases.size() && th.releases[k].ts < w) ++k;
       th.releases.drop_front(k);
       k = 0;  // keep the wait that may hold w

@@ -57,6 +57,16 @@ void ThreadBuilder::add_off_cpu(Preemption p) {
   if (p.in > p.out) w.insert(at, p);
 }
 
+// A sleep, in order (drained after the fact, like a preemption).
+void ThreadBuilder::add_sleep(Preemption p) {
+  auto &w = th_.slept;
+  if (p.in <= p.out) return;
+  if (w.empty() || p.out >= w.back().out) return w.push_back(p);
+  const Preemption *at = std::upper_bound(w.begin(), w.end(), p.out,
+                                          [](int64_t v, const Preemption &x) { return v < x.out; });
+  w.insert(at, p);
+}
+
 void ThreadBuilder::fold_trie(StackTrie &g) {
   for (uint32_t n = uint32_t(map_.size()); n < trie_.size(); ++n) {
     const StackNode &l = trie_[n];
@@ -335,6 +345,10 @@ void ThreadBuilder::on_event(const Event &e) {
       break;
     case Kind::Preempted:  // drained after the fact: the stretch lies before this record
     case Kind::Recorder:   // the stretch begins at this record
+      if (e.kind == Kind::Preempted && e.role == 1) {
+        add_sleep({e.release_ts, static_cast<int64_t>(e.arg)});
+        break;
+      }
       add_off_cpu({e.release_ts, static_cast<int64_t>(e.arg), e.kind == Kind::Recorder});
       break;
     case Kind::Window: on_window(e); break;

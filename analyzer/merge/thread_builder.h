@@ -117,6 +117,7 @@ class ThreadBuilder {
   inline void set_label(uint64_t label, int64_t ts);
   inline void on_event(const trace::Event &e);
   void add_off_cpu(Preemption p);
+  void add_sleep(Preemption p);
   void on_window(const trace::Event &e);
 
   struct CacheEntry {

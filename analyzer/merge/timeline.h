@@ -309,6 +309,10 @@ struct ThreadTimeline {
   Window<Dequeue> dequeues;
   Window<Preemption> preempted;  // in order, disjoint; known once drained (trace_format.h)
   Window<LockRelease> releases;  // in time order
+  // Sleeps (the thread blocked) to when it ran again (format 10's PREEMPTED
+  // of a sleep), in order: a wake-up inside one left the thread runnable,
+  // waiting for a core, until its end.
+  Window<Preemption> slept;
   Window<LockWait> lock_waits;   // in time order
 };
 

@@ -474,6 +474,7 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
         if (out < 0 || in < out || in > e.ts + 1000000) out = in = e.ts;
         e.release_ts = out;
         e.arg = static_cast<uint64_t>(in);
+        e.role = ext.arg == 1 ? 1 : 0;  // a sleep's, not a preemption (format 10)
         break;
       }
       case VPROF_K_STRING: {

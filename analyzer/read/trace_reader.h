@@ -69,7 +69,8 @@ struct Event {
                            // SiteEnd of a run (SITE_RUN): the calls it ends (else 0)
   uint32_t client_label = 0;
   Kind kind = Kind::FuncEnter;
-  uint8_t role = 0;        // Wait*/Release: VPROF_SYNC_*
+  uint8_t role = 0;        // Wait*/Release: VPROF_SYNC_*; Preempted: 1 when the thread slept
+                           // (blocked), not preempted: it ran again at arg
   uint8_t acquired = 0;    // WaitEnd: 1 when the wait got the object (waker_tid may still be 0)
 };
 

@@ -64,6 +64,9 @@
  *   9  SITE_RUN records (kind 23): the calls of one site in a row with
  *      nothing recorded inside or between them are one record. A version-8
  *      reader would stop at the unknown kind, so min_readable 9.
+ *  10  PREEMPTED records also for a sleep (a voluntary switch-out): the
+ *      extension's arg says which. A version-9 reader would read a sleep as
+ *      a preemption, so min_readable 10.
  */
 #ifndef VPROF_TRACE_FORMAT_H
 #define VPROF_TRACE_FORMAT_H
@@ -89,8 +92,8 @@ typedef __UINT64_TYPE__ vprof_u64;
  * run, vprof iterate, the runtime): writable by all and sticky, as /tmp is,
  * so a server that drops root writes its threads' files as its new user. */
 #define VPROF_TRACE_DIR_MODE_AS_ROOT 01777
-#define VPROF_TRACE_VERSION 9u
-#define VPROF_TRACE_MIN_READABLE 9u       /* oldest reader that can read what we write */
+#define VPROF_TRACE_VERSION 10u
+#define VPROF_TRACE_MIN_READABLE 10u       /* oldest reader that can read what we write */
 #define VPROF_TRACE_OLDEST_READ 8u        /* oldest format this vprof's reader reads */
 #define VPROF_HEADER_BYTES 4096u
 #define VPROF_SLOT_BYTES 16u
@@ -168,7 +171,10 @@ typedef __UINT64_TYPE__ vprof_u64;
  *   THREAD_EXIT: arg: 0. The thread ended cleanly; nothing follows
  *   PREEMPTED: arg: CLOCK_MONOTONIC ns when the kernel switched the thread out
  *     involuntarily (perf's SWITCH_OUT_PREEMPT); +1 extension slot:
- *     w0 = CLOCK_MONOTONIC ns when it switched back in, arg = 0. The
+ *     w0 = CLOCK_MONOTONIC ns when it switched back in, arg = 0. With
+ *     arg = 1 (version 10) the switch-out was a sleep (the thread blocked:
+ *     a wait, I/O), and w0 is when it ran again: a wake-up between the two
+ *     left it runnable, waiting for a core, until w0. The
  *     record's own time is when the runtime drained the switches (at
  *     interval end, a full ring, thread exit): the off-CPU stretch
  *     lies before it, among records already written

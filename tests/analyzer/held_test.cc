@@ -152,6 +152,30 @@ TEST(Held, ANewcomerThatReleasedInsideAnUninstrumentedCallHoldsFromThatCall) {
   EXPECT_EQ(cp.counters.tiling_violations, 0u);
 }
 
+TEST(Held, AWokenWaiterWaitingForACoreIsTheMachinesNotTheWaits) {
+  // A waits [10,60) at site 1 for B's release at 40; A slept from 12 and
+  // ran again at 52: [40,52) it was runnable, waiting for a core. That is
+  // in the wait's (preempted) leaf (the machine), the rest of the wake-up
+  // the wait's own. Without the sleep record it is all the wait's own.
+  for (bool recorded : {true, false}) {
+    SCOPED_TRACE(recorded ? "the sleep recorded" : "a trace without it");
+    TraceBuilder tb;
+    auto &a = tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x10).wait_end(60, 0x10, 2, 40)
+                  .site_end(61, 1).exit(65, 1).end(65, 1);
+    if (recorded) a.slept(65, 12, 52);
+    tb.thread(2).begin(0, 2).enter(0, 2).release(40, 0x10).exit(41, 2).end(41, 2);
+    auto tl = compute_critical_paths(tb.build());
+    const auto &cp = tl.paths;
+    size_t r = 0;
+    while (cp.rows[r].id != 1) ++r;
+    const int64_t wait = node_of(tl.trie, {{Fn, 1}, {Site, 1}});
+    EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, 2 | kHeldFunction}})), 30);
+    EXPECT_EQ(leaf_ns(cp, r, wait), recorded ? 9 : 21);
+    EXPECT_EQ(cp.counters.wakeups_waiting_for_a_core, recorded ? 1u : 0u);
+    EXPECT_EQ(cp.counters.tiling_violations, 0u);
+  }
+}
+
 TEST(Held, AConditionVariablesWaitKeepsItsOneWaker) {
   // The same, on a condition variable: signals are no holds; the stretch
   // stays C's, whoever signalled before.

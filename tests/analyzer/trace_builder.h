@@ -42,6 +42,13 @@ class ThreadBuilder {
     s.events.back().release_ts = out;
     return *this;
   }
+  // A PREEMPTED record of a sleep (format 10): the thread blocked at out
+  // and ran again at in.
+  ThreadBuilder &slept(int64_t drained, int64_t out, int64_t in) {
+    preempted(drained, out, in);
+    s.events.back().role = 1;
+    return *this;
+  }
   // A RECORDER record: the recorder paused the thread over [ts, end).
   ThreadBuilder &recorder(int64_t ts, int64_t end) {
     add(ts, K::Recorder, uint64_t(end));
