@@ -194,20 +194,23 @@ class Walker : public Rec {
   // preemption is (more runnable threads than cores), no cause. The rest
   // is the wait's own.
   void wake_up(const ThreadTimeline &th, int64_t r, int64_t t) {
-    if (__builtin_expect(!th.slept.empty(), 0)) {
-      const Preemption *p = std::upper_bound(th.slept.begin(), th.slept.end(), r,
-                                             [](int64_t v, const Preemption &x) { return v < x.in; });
-      if (p != th.slept.end() && p->out <= r) {
-        const int64_t ran = std::min(p->in, t);
-        if (ran > r) {
-          add_off(node_before(th, t) | kPreemptedMark, ran - r);
-          this->on_thread(uint32_t(&th - tl_.threads.data()), r, ran);
-          ++counters.wakeups_waiting_for_a_core;
-          r = ran;
-        }
-      }
+    const int64_t ran = ran_again(th, r, t);
+    if (ran > r) {
+      add_off(node_before(th, t) | kPreemptedMark, ran - r);
+      this->on_thread(uint32_t(&th - tl_.threads.data()), r, ran);
     }
-    run_stack(th, r, t);
+    run_stack(th, ran, t);
+  }
+
+  // When th, woken at r, ran again: the end of the sleep r falls in (trace
+  // format 10), at most t; r when it was running, or nothing says.
+  int64_t ran_again(const ThreadTimeline &th, int64_t r, int64_t t) {
+    if (__builtin_expect(th.slept.empty(), 1)) return r;
+    const Preemption *p = std::upper_bound(th.slept.begin(), th.slept.end(), r,
+                                           [](int64_t v, const Preemption &x) { return v < x.in; });
+    if (p == th.slept.end() || p->out > r || std::min(p->in, t) <= r) return r;
+    ++counters.wakeups_waiting_for_a_core;
+    return std::min(p->in, t);
   }
 
   // ns of the marked leaf `leaf` in this interval.
@@ -395,21 +398,13 @@ class Walker : public Rec {
   // it is a holder off its CPU ("preempted while holding", no cause); the
   // rest is where it was, as held_stack says.
   void held_wake(const ThreadTimeline &wt, uint32_t w, int64_t r, int64_t t, uint32_t place) {
-    if (__builtin_expect(!wt.slept.empty(), 0)) {
-      const Preemption *p = std::upper_bound(wt.slept.begin(), wt.slept.end(), r,
-                                             [](int64_t v, const Preemption &x) { return v < x.in; });
-      if (p != wt.slept.end() && p->out <= r) {
-        const int64_t ran = std::min(p->in, t);
-        if (ran > r) {
-          const uint32_t node = node_before(wt, t);
-          const uint32_t holder = node == StackTrie::kRoot && place ? kPlaceHolder | place : node;
-          add_held_cell(held_cell(w, holder | kOffCpuHolder), ran - r);
-          ++counters.wakeups_waiting_for_a_core;
-          r = ran;
-        }
-      }
+    const int64_t ran = ran_again(wt, r, t);
+    if (ran > r) {
+      const uint32_t node = node_before(wt, t);
+      const uint32_t holder = node == StackTrie::kRoot && place ? kPlaceHolder | place : node;
+      add_held_cell(held_cell(w, holder | kOffCpuHolder), ran - r);
     }
-    held_stack(wt, w, r, t, place);
+    held_stack(wt, w, ran, t, place);
   }
 
   // [a, b) on wt by its innermost frames, into the Held leaves under w; a
