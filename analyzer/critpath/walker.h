@@ -322,11 +322,12 @@ class Walker : public Rec {
     uint32_t holder = wk, place = seg.waker_place;
     for (size_t i = turns_.size() + 1; i-- > 0;) {
       const int64_t lo = i ? turns_[i - 1].first : a;
-      // Before the holder took the lock it was free: the waiter's own
-      // (waking up while a newcomer came), not the newcomer's code.
+      // Before the holder took the lock it was free: the waiter's own, not
+      // the newcomer's code, and the machine's where the waiter, woken,
+      // waited for a core meanwhile (wake_up).
       const int64_t held_from = hold_start(holder, obj, lo, t);
       add_held(holder, w, held_from, t, place);
-      if (held_from > lo) run_stack(tl_.threads[ti], lo, held_from);
+      if (held_from > lo) wake_up(tl_.threads[ti], lo, held_from);
       t = lo;
       if (i) holder = turns_[i - 1].second;
       place = 0;  // where it released is known of the last waker only

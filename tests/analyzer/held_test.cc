@@ -98,28 +98,35 @@ TEST(Held, ALockWaitIsTiledByEachThreadThatHeldTheLockInTurn) {
 TEST(Held, ANewcomerHoldsTheLockFromWhereItTookItNotBefore) {
   // The shape above, but C ran J(8) until 43, then entered H(3), where it
   // took the lock without waiting (no record) and released at 56. [40,43)
-  // the lock was free and A not yet running: A's own, not C's J.
-  TraceBuilder tb;
-  const uint8_t mutex = VPROF_SYNC_MUTEX;
-  tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x10, mutex).wait_end(60, 0x10, 3, 56)
-      .site_end(61, 1).exit(65, 1).end(65, 1);
-  tb.thread(2).begin(0, 2).enter(0, 2).release(40, 0x10, mutex).site(41, 6).site_end(70, 6).exit(71, 2).end(71, 2);
-  tb.thread(3).begin(0, 3).enter(0, 8).exit(43, 8).enter(43, 3).site(45, 7).site_end(55, 7)
-      .release(56, 0x10, mutex).exit(57, 3).end(57, 3);
-  auto tl = compute_critical_paths(tb.build());
-  const auto &cp = tl.paths;
-  size_t r = 0;
-  while (cp.rows[r].id != 1) ++r;
-  auto held = [&](uint32_t id) {
-    int64_t n = node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, id}});
-    return n < 0 ? int64_t(0) : int64_t(leaf_ns(cp, r, n));
-  };
-  EXPECT_EQ(held(2 | kHeldFunction), 30);
-  EXPECT_EQ(held(8 | kHeldFunction), 0) << "C's J came before it took the lock";
-  EXPECT_EQ(held(3 | kHeldFunction), 3) << "H's body over [43,45) and [55,56)";
-  EXPECT_EQ(held(7), 10);
-  EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}})), 3 + 5) << "the free stretch and the wake-up";
-  EXPECT_EQ(cp.counters.tiling_violations, 0u);
+  // the lock was free and A not yet running: A's own, not C's J; and the
+  // machine's when A, woken at 40, slept on to 50 (waiting for a core).
+  for (bool slept : {false, true}) {
+    SCOPED_TRACE(slept ? "A waited for a core until 50" : "no sleep recorded");
+    TraceBuilder tb;
+    const uint8_t mutex = VPROF_SYNC_MUTEX;
+    auto &a = tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x10, mutex).wait_end(60, 0x10, 3, 56)
+        .site_end(61, 1).exit(65, 1).end(65, 1);
+    if (slept) a.slept(65, 10, 50);
+    tb.thread(2).begin(0, 2).enter(0, 2).release(40, 0x10, mutex).site(41, 6).site_end(70, 6).exit(71, 2).end(71, 2);
+    tb.thread(3).begin(0, 3).enter(0, 8).exit(43, 8).enter(43, 3).site(45, 7).site_end(55, 7)
+        .release(56, 0x10, mutex).exit(57, 3).end(57, 3);
+    auto tl = compute_critical_paths(tb.build());
+    const auto &cp = tl.paths;
+    size_t r = 0;
+    while (cp.rows[r].id != 1) ++r;
+    auto held = [&](uint32_t id) {
+      int64_t n = node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, id}});
+      return n < 0 ? int64_t(0) : int64_t(leaf_ns(cp, r, n));
+    };
+    EXPECT_EQ(held(2 | kHeldFunction), 30);
+    EXPECT_EQ(held(8 | kHeldFunction), 0) << "C's J came before it took the lock";
+    EXPECT_EQ(held(3 | kHeldFunction), 3) << "H's body over [43,45) and [55,56)";
+    EXPECT_EQ(held(7), 10);
+    EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}})), (slept ? 0 : 3) + 5)
+        << "the free stretch and the wake-up";
+    EXPECT_EQ(cp.counters.wakeups_waiting_for_a_core, slept ? 1u : 0u);
+    EXPECT_EQ(cp.counters.tiling_violations, 0u);
+  }
 }
 
 TEST(Held, ANewcomerThatReleasedInsideAnUninstrumentedCallHoldsFromThatCall) {
