@@ -401,6 +401,15 @@ inline void Decoder::plain(uint32_t kind, const vprof_slot &s, Event &e, uint32_
   }
 }
 
+// The end of a stretch `length` ticks from `tick` (a call's span, a run, a
+// recorder's pause): a length past the step check that would reach beyond
+// the record at `next` is damage, and that record's time caps it.
+uint64_t Decoder::capped_end(uint64_t tick, uint64_t length, uint64_t next) const {
+  uint64_t end = tick + length, after;
+  if (length > kMaxStep && peek_tick(next, after) && after < end) end = std::max(after, tick);
+  return end;
+}
+
 bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
   if (span_end_) {
     span_end_ = false;
@@ -497,9 +506,7 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
       case VPROF_K_SITE_SPAN: {
         // The end is given by the next call. A damaged length would put every
         // later record before it: the next record's time caps it.
-        uint64_t end = tick + (s.arg >> 32), after;
-        if ((s.arg >> 32) > kMaxStep && peek_tick(next, after) && after < end)
-          end = std::max(after, tick);
+        const uint64_t end = capped_end(tick, s.arg >> 32, next);
         span_site_ = static_cast<uint32_t>(s.arg);
         e = site_event(Kind::SiteBegin, span_site_, tick, clock_);
         span_end_ = true;
@@ -513,8 +520,7 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
         // capped as a span's is; the calls' sum never passes it.
         vprof_slot ext;
         if (!(keep = extension("site run record cut short", ext))) break;
-        uint64_t end = tick + (s.arg >> 32), after;
-        if ((s.arg >> 32) > kMaxStep && peek_tick(next, after) && after < end) end = std::max(after, tick);
+        const uint64_t end = capped_end(tick, s.arg >> 32, next);
         const uint64_t calls = std::min<uint64_t>(ext.w0 >> VPROF_TS_SHIFT, end - tick);
         tick = last_tick_ = end - calls;
         span_calls_ = static_cast<uint32_t>(std::min<uint64_t>(ext.arg >> 32, UINT32_MAX));
@@ -527,8 +533,7 @@ bool Decoder::next(Event &e, uint64_t &tick, uint32_t &wake_delta) {
       case VPROF_K_RECORDER: {
         // The recorder's pause, from this record's time. A damaged length
         // would reach past later records: the next record's time caps it.
-        uint64_t end = tick + s.arg, after;
-        if (s.arg > kMaxStep && peek_tick(next, after) && after < end) end = std::max(after, tick);
+        const uint64_t end = capped_end(tick, s.arg, next);
         e.release_ts = e.ts;
         e.arg = static_cast<uint64_t>(clock_.ns(end));
         break;

@@ -204,6 +204,7 @@ class Decoder {
   // The tick of the record at `off` (or, past this chunk, the next chunk's
   // first); false when there is none.
   bool peek_tick(uint64_t off, uint64_t &tick) const;
+  uint64_t capped_end(uint64_t tick, uint64_t length, uint64_t next) const;
   // At the end of a chunk's data: a partial slot (the file was cut mid-record)
   // and whether the ring ran into the end of the file.
   void chunk_ran_out();

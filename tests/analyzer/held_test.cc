@@ -24,6 +24,19 @@ constexpr auto Fn = FrameKind::Function;
 constexpr auto Site = FrameKind::Site;
 constexpr auto Held = FrameKind::Held;
 
+// The row of interval `id`.
+size_t row_of(const CriticalPaths &cp, uint64_t id) {
+  size_t r = 0;
+  while (cp.rows[r].id != id) ++r;
+  return r;
+}
+
+// ns of the Held leaf `id` under F(1)'s wait at site 1 in row r (0: none).
+int64_t held_at_site1(const TracePaths &tl, size_t r, uint32_t id) {
+  const int64_t n = node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, id}});
+  return n < 0 ? 0 : int64_t(leaf_ns(tl.paths, r, uint32_t(n)));
+}
+
 TEST(Held, TheBlockedStretchIsTiledByWhereTheHolderWas) {
   // A (interval 1, tid 1) waits at site 1 in F(1) over [10,40), woken at 40
   // by B's release at 36. B (tid 2) works for interval 2 in H(3): H's body
@@ -72,12 +85,8 @@ TEST(Held, ALockWaitIsTiledByEachThreadThatHeldTheLockInTurn) {
     c.exit(57, 3).end(57, 3);
     auto tl = compute_critical_paths(tb.build());
     const auto &cp = tl.paths;
-    size_t r = 0;
-    while (cp.rows[r].id != 1) ++r;
-    auto held = [&](uint32_t id) {
-      int64_t n = node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, id}});
-      return n < 0 ? int64_t(0) : int64_t(leaf_ns(cp, r, n));
-    };
+    const size_t r = row_of(cp, 1);
+    auto held = [&](uint32_t id) { return held_at_site1(tl, r, id); };
     if (recorded) {
       EXPECT_EQ(held(2 | kHeldFunction), 30) << "B held it over [10,40)";
       EXPECT_EQ(held(3 | kHeldFunction), 6) << "C's body over [40,45) and [55,56)";
@@ -112,12 +121,8 @@ TEST(Held, ANewcomerHoldsTheLockFromWhereItTookItNotBefore) {
         .release(56, 0x10, mutex).exit(57, 3).end(57, 3);
     auto tl = compute_critical_paths(tb.build());
     const auto &cp = tl.paths;
-    size_t r = 0;
-    while (cp.rows[r].id != 1) ++r;
-    auto held = [&](uint32_t id) {
-      int64_t n = node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, id}});
-      return n < 0 ? int64_t(0) : int64_t(leaf_ns(cp, r, n));
-    };
+    const size_t r = row_of(cp, 1);
+    auto held = [&](uint32_t id) { return held_at_site1(tl, r, id); };
     EXPECT_EQ(held(2 | kHeldFunction), 30);
     EXPECT_EQ(held(8 | kHeldFunction), 0) << "C's J came before it took the lock";
     EXPECT_EQ(held(3 | kHeldFunction), 3) << "H's body over [43,45) and [55,56)";
@@ -145,12 +150,8 @@ TEST(Held, ANewcomerThatReleasedInsideAnUninstrumentedCallHoldsFromThatCall) {
       .exit(57500, 4).end(57500, 3);
   auto tl = compute_critical_paths(tb.build());
   const auto &cp = tl.paths;
-  size_t r = 0;
-  while (cp.rows[r].id != 1) ++r;
-  auto held = [&](uint32_t id) {
-    int64_t n = node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, id}});
-    return n < 0 ? int64_t(0) : int64_t(leaf_ns(cp, r, n));
-  };
+  const size_t r = row_of(cp, 1);
+  auto held = [&](uint32_t id) { return held_at_site1(tl, r, id); };
   EXPECT_EQ(held(2 | kHeldFunction), 29970) << "B in G's body over [10, 39.97) us";
   EXPECT_EQ(held(11), 30) << "then in its unlock's site";
   EXPECT_EQ(held(9), 13000) << "C inside update_table's call over [43, 56) us";
@@ -173,8 +174,7 @@ TEST(Held, AWokenWaiterWaitingForACoreIsTheMachinesNotTheWaits) {
     tb.thread(2).begin(0, 2).enter(0, 2).release(40, 0x10).exit(41, 2).end(41, 2);
     auto tl = compute_critical_paths(tb.build());
     const auto &cp = tl.paths;
-    size_t r = 0;
-    while (cp.rows[r].id != 1) ++r;
+    const size_t r = row_of(cp, 1);
     const int64_t wait = node_of(tl.trie, {{Fn, 1}, {Site, 1}});
     EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, 2 | kHeldFunction}})), 30);
     EXPECT_EQ(leaf_ns(cp, r, wait), recorded ? 9 : 21);
@@ -193,8 +193,7 @@ TEST(Held, AConditionVariablesWaitKeepsItsOneWaker) {
   tb.thread(2).begin(0, 2).enter(0, 2).release(40, 0x10, cv).site(41, 6).site_end(70, 6).exit(71, 2).end(71, 2);
   tb.thread(3).begin(0, 3).enter(0, 3).site(45, 7).site_end(55, 7).release(56, 0x10, cv).exit(57, 3).end(57, 3);
   auto tl = compute_critical_paths(tb.build());
-  size_t r = 0;
-  while (tl.paths.rows[r].id != 1) ++r;
+  const size_t r = row_of(tl.paths, 1);
   EXPECT_EQ(leaf_ns(tl.paths, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}, {Held, 3 | kHeldFunction}})), 36);
   EXPECT_EQ(tl.paths.counters.lock_turns_tiled, 0u);
 }
@@ -269,8 +268,7 @@ TEST(Held, AHolderThatWasItselfBlockedPassesTheStretchToWhatBlockedIt) {
   tb.thread(3).begin(0, 3).enter(0, 3).release(36, 0x20).exit(38, 3).end(38, 3);
   auto tl = compute_critical_paths(tb.build());
   const auto &cp = tl.paths;
-  size_t r = 0;
-  while (cp.rows[r].id != 1) ++r;
+  const size_t r = row_of(cp, 1);
   // A's [10,46): B's G body before its wait [10,12) and after it [41,46) =
   // 7; B's site 2 from C's release to B's return [36,41) = 5; while B was
   // blocked, [12,36), C's H body = 24.
