@@ -104,13 +104,6 @@ void ThreadBuilder::count_callee_mismatches(const StackTrie &g) {
       ++counters.callee_mismatches;
 }
 
-namespace {
-// A lock's roles (trace_format.h): its releases tile a wait in turn.
-bool is_lock_role(uint8_t role) {
-  return role == VPROF_SYNC_MUTEX || role == VPROF_SYNC_MUTEX_TRY || role == VPROF_SYNC_SHARED;
-}
-}  // namespace
-
 // Appends write each field in place: a struct built aside and copied in is
 // reloaded with wider loads than it was stored with, and the store
 // forwarding fails (a stall per record; these were most of the merge).
@@ -276,7 +269,7 @@ void ThreadBuilder::on_event(const Event &e) {
       }
       cut(e.ts);
       wait_begin_ = e.ts;
-      if (is_lock_role(e.role)) th_.lock_waits.push_back({e.ts, e.arg});
+      if (vprof_sync_role_is_lock(e.role)) th_.lock_waits.push_back({e.ts, e.arg});
       break;
     case Kind::WaitEnd: {
       if (wait_begin_ < 0) {
@@ -353,7 +346,7 @@ void ThreadBuilder::on_event(const Event &e) {
       break;
     case Kind::Window: on_window(e); break;
     case Kind::Release:
-      if (is_lock_role(e.role)) th_.releases.push_back({e.ts, e.arg});
+      if (vprof_sync_role_is_lock(e.role)) th_.releases.push_back({e.ts, e.arg});
       break;
     case Kind::ThreadExit: break;
   }

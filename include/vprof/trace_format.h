@@ -274,9 +274,12 @@ enum vprof_sync_role {
  * when a thread was waiting for the lock (the analysis tiles a wait by the
  * holders in turn), or for every release with VPROF_MUTEX_RELEASES=1.
  * Signals, posts and enqueues keep theirs. */
-static inline int vprof_release_recorded_by_default(vprof_u32 role) {
-  return role != VPROF_SYNC_MUTEX && role != VPROF_SYNC_MUTEX_TRY && role != VPROF_SYNC_SHARED;
+/* Whether a role is a lock's (its holders hold it in turn: the analysis
+ * tiles a wait on it by each holder's stretch). */
+static inline int vprof_sync_role_is_lock(vprof_u32 role) {
+  return role == VPROF_SYNC_MUTEX || role == VPROF_SYNC_MUTEX_TRY || role == VPROF_SYNC_SHARED;
 }
+static inline int vprof_release_recorded_by_default(vprof_u32 role) { return !vprof_sync_role_is_lock(role); }
 #define VPROF_OBJ_MASK 0x00ffffffffffffffull
 #define VPROF_TS_SHIFT 8
 #define VPROF_KIND_MASK 0xffull
