@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
-# CI: vprof gate on examples/minidb. Base: minidb as of the
-# merge-base of HEAD and BASE_BRANCH (main); head: this tree's. Both are
-# instrumented by this vprof at the same functions (scripts/lib/minidb-gate.sh)
-# and run RUNS times each, interleaved (base, head, base, ...), on the
-# contended preset; then one gate decision. Exit: the gate's (0 pass, 1
-# regression, 2 error), except that an inconclusive verdict (3: an interval on
-# both sides of a threshold, usual for a few runs of minidb's heavy tail) is
-# printed with the runs it would take and exits 0 unless INCONCLUSIVE=fail:
-# this job checks the gate end to end and that nothing regressed surely.
-# Reports in WORK_DIR: gate.md, gate.json, junit.xml.
+# CI: vprof gate on examples/minidb. Base: minidb as of the merge-base of
+# HEAD and BASE_BRANCH (main); head: this tree's. Both are instrumented by
+# this vprof at the same functions (scripts/lib/minidb-gate.sh) and run on the
+# contended preset, interleaved: BASE_RUNS (15) runs of the base, one head
+# run after every third of them (RUNS, 5). The base's runs are recorded as a
+# history (`vprof gate --history DIR --record`) and the head's judged against
+# it (docs/gate.md, "Against a history"): a permutation test over the runs,
+# whose false-alarm rate is its --alpha (1%) whatever minidb's heavy tail
+# does; the two-sided `--baseline-runs` gate said REGRESSION on an unchanged
+# build here. Exit: the gate's (0 pass, 1 regression, 2 error).
+# Reports in WORK_DIR: gate.txt, gate.json, junit.xml.
 # Usage: scripts/gate-minidb.sh [WORK_DIR]
 #   env: VPROF (build/src/vprof), BASE_REV (the merge-base), BASE_BRANCH (main),
-#        RUNS (5), CONFIDENCE (0.99: CI must not fail on noise; docs/gate.md)
+#        BASE_RUNS (15), RUNS (5)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-${TMPDIR:-/tmp}/vprof-gate-minidb}
 vprof=${VPROF:-$root/build/src/vprof}
+base_runs=${BASE_RUNS:-15}
 runs=${RUNS:-5}
-confidence=${CONFIDENCE:-0.99}
 source "$root/scripts/lib/minidb-gate.sh"
 
 # The merge-base with main (a fresh clone may only have origin/main); with
@@ -33,19 +34,25 @@ minidb_gate_build "$work/base-src/examples/minidb" "$work/base"
 minidb_gate_build "$root/examples/minidb" "$work/head"
 base=() head=()
 head_rev=$(git -C "$root" rev-parse HEAD)
-for k in $(seq 1 "$runs"); do
-  VPROF_BUILD_COMMIT=$base_rev minidb_gate_run "$work/base" "$work/base-$k.vprof" "$work/data" --seed "$k"
-  VPROF_BUILD_COMMIT=$head_rev minidb_gate_run "$work/head" "$work/head-$k.vprof" "$work/data" --seed "$k"
-  base+=("$work/base-$k.vprof") head+=("$work/head-$k.vprof")
+every=$(( (base_runs + runs - 1) / runs ))
+k=0 seed=0
+while [ "${#base[@]}" -lt "$base_runs" ] || [ "${#head[@]}" -lt "$runs" ]; do
+  k=$((k + 1)) seed=$((seed + 1))
+  if [ "${#base[@]}" -lt "$base_runs" ]; then
+    VPROF_BUILD_COMMIT=$base_rev minidb_gate_run "$work/base" "$work/base-$k.vprof" "$work/data" --seed "$seed"
+    base+=("$work/base-$k.vprof")
+  fi
+  if [ "${#head[@]}" -lt "$runs" ] && { [ $((k % every)) = 0 ] || [ "${#base[@]}" -ge "$base_runs" ]; }; then
+    seed=$((seed + 1))
+    VPROF_BUILD_COMMIT=$head_rev minidb_gate_run "$work/head" "$work/head-$k.vprof" "$work/data" --seed "$seed"
+    head+=("$work/head-$k.vprof")
+  fi
 done
+"$vprof" gate --history "$work/history" --record --runs "${base[@]}" >/dev/null
 rc=0
-"$vprof" gate --baseline-runs "${base[@]}" --runs "${head[@]}" \
-  --confidence "$confidence" --name "minidb contended (base $(git -C "$root" rev-parse --short "$base_rev"))" \
-  --junit "$work/junit.xml" --markdown "$work/gate.md" --json "$work/gate.json" > "$work/gate.txt" || rc=$?
-tail -1 "$work/gate.txt"
-echo "gate-minidb: base $base_rev, $runs runs a side, exit $rc, $(( $(date +%s) - start )) s"
-if [ "$rc" -eq 3 ] && [ "${INCONCLUSIVE:-pass}" != fail ]; then
-  echo "gate-minidb: inconclusive (not a regression); INCONCLUSIVE=fail makes it fail"
-  exit 0
-fi
+"$vprof" gate --history "$work/history" --history-runs "$base_runs" --runs "${head[@]}" \
+  --name "minidb contended (base $(git -C "$root" rev-parse --short "$base_rev"))" \
+  --junit "$work/junit.xml" --json "$work/gate.json" > "$work/gate.txt" 2>/dev/null || rc=$?
+tail -2 "$work/gate.txt"
+echo "gate-minidb: base $base_rev, $base_runs base runs as the history, $runs head runs, exit $rc, $(( $(date +%s) - start )) s"
 exit $rc

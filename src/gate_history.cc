@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -145,8 +146,10 @@ int run_history(const HistoryCliOptions &o) {
                     of(c.detectable / double(v->head_runs), v->head_runs).c_str(), c.regression ? "  REGRESSION" : "");
         continue;
       }
-      std::printf("  %-9s %14.4g %14.4g %9s %7.3f %14.4g %11s%s\n", c.what.c_str(), c.history, c.head,
-                  pct(c.change).c_str(), c.p, c.limit, pct(c.detectable).c_str(),
+      const bool none = std::isinf(c.detectable);  // too few runs to catch anything
+      std::printf("  %-9s %14.4g %14.4g %9s %7.3f %14s %11s%s\n", c.what.c_str(), c.history, c.head,
+                  pct(c.change).c_str(), c.p, none ? "-" : fmt::format("{:.4g}", c.limit).c_str(),
+                  none ? "none" : pct(c.detectable).c_str(),
                   c.gated ? (c.regression ? "  REGRESSION" : "") : "  (reported, not gated)");
     }
     for (const auto &m : v->moved)

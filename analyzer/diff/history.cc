@@ -11,31 +11,6 @@
 namespace vprof::analyzer {
 namespace {
 
-// The inverse of the standard normal distribution (Acklam's rational
-// approximation, relative error below 1.2e-9).
-double normal_quantile(double p) {
-  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
-                             1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00};
-  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                             6.680131188771972e+01, -1.328068155288572e+01};
-  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
-                             -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00};
-  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
-                             3.754408661907416e+00};
-  const double lo = 0.02425, hi = 1 - lo;
-  if (p <= 0) return -INFINITY;
-  if (p >= 1) return INFINITY;
-  if (p < lo) {
-    const double q = std::sqrt(-2 * std::log(p));
-    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
-           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
-  }
-  if (p > hi) return -normal_quantile(1 - p);
-  const double q = p - 0.5, r = q * q;
-  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
-         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
-}
-
 double mean_of(const std::vector<double> &v) {
   return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
 }
@@ -75,18 +50,7 @@ constexpr Quantity kQuantities[] = {{"p90", &RunSummary::p90, true},
 // bursts double it; a planted +35% stays below).
 constexpr double kOutlierSigmas = 4.5;
 
-// P(X >= k) for X ~ Binomial(m, p).
-double binomial_tail(size_t m, size_t k, double p) {
-  double t = 0;
-  for (size_t i = k; i <= m; ++i) {
-    double c = 1;
-    for (size_t j = 0; j < i; ++j) c = c * double(m - j) / double(j + 1);
-    t += c * std::pow(p, double(i)) * std::pow(1 - p, double(m - i));
-  }
-  return std::min(t, 1.0);
-}
-
-// judge: the statistics of a run, compared as the median over runs.
+// judge: the statistics of a run, compared over the runs without an outlier.
 struct Judged {
   const char *name;
   double RunSummary::*field;
@@ -107,16 +71,22 @@ double median_of(std::vector<double> v) {
   return v.size() % 2 ? v[k] : (v[k - 1] + v[k]) / 2;
 }
 
-// A sample's median and its MAD as a standard deviation (a normal's): what a
-// few runs with stall bursts move neither of.
+// A centre and a spread (as a normal's standard deviation).
 struct Robust {
   double centre = 0, sigma = 0;
 };
-Robust robust(const std::vector<double> &x) {
+
+// The median of x and the spread of the runs at or below it (their median
+// deviation): a run's p99 strays upward (a stall burst), never down, so the
+// lower half's spread is that of runs without one, however many had one.
+// (With 4 burst runs among 15, the MAD of all of them put the outlier line
+// at +203%, and a head with two burst runs of three was a false alarm.)
+Robust lower_robust(const std::vector<double> &x) {
   Robust r;
   r.centre = median_of(x);
-  std::vector<double> dev(x.size());
-  for (size_t k = 0; k < x.size(); ++k) dev[k] = std::fabs(x[k] - r.centre);
+  std::vector<double> dev;
+  for (double v : x)
+    if (v <= r.centre) dev.push_back(r.centre - v);
   r.sigma = std::max(1.4826 * median_of(dev), 1e-6);
   return r;
 }
@@ -217,91 +187,185 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
                              "runs into it with --record)",
                              history.size(), history.size() == 1 ? "" : "s")};
   if (head.empty()) return Error{"nothing to judge: give the new build's runs (--runs FILE...)"};
-  const size_t from = history.size() - n, m = head.size();
+  const size_t from = history.size() - n, m = head.size(), total = n + m;
   HistoryVerdict v;
   v.history_runs = n;
   v.head_runs = m;
-  // Outlier runs: a run whose p99 is beyond the history's centre by
-  // kOutlierSigmas of its spread. On minidb one run in six or seven has a
-  // stall burst that doubles its p99, and two such among a head's three moved
-  // its median as a regression would (2 false alarms in 20). How often runs
-  // are outliers, not how far, is what a handful of head runs can judge: the
-  // statistics below are compared over the runs that are not outliers (the
-  // history's and the head's), and the count of the head's outliers against
-  // the history's rate (a binomial tail). When every head run is an outlier
-  // (a regression that moves every run that far), they are all compared.
-  const Robust r99 = robust(logs(history, from, history.size(), &RunSummary::p99));
-  const double c99 = r99.centre, outlier_at = c99 + kOutlierSigmas * r99.sigma;
-  auto outlier = [&](const RunSummary &r) { return log_of(r.p99) > outlier_at; };
-  std::vector<const RunSummary *> hist, heads;  // the runs that are not outliers
-  for (size_t k = from; k < history.size(); ++k)
-    if (!outlier(history[k])) hist.push_back(&history[k]);
-  for (const RunSummary &r : head)
-    if (!outlier(r)) heads.push_back(&r);
-  if (hist.size() < 3) hist.clear();  // too few to learn from: every run counts
-  if (hist.empty())
-    for (size_t k = from; k < history.size(); ++k) hist.push_back(&history[k]);
-  const size_t hn = hist.size(), hm = heads.size(), out_h = n - hn, out_m = m - hm;
+  // The pool: the history's last n runs, then the head's m. Each statistic is
+  // compared by a permutation test over it: were the head's runs any m of
+  // the pool's (the same build, runs exchangeable), how often would their
+  // statistic be as high? That holds whatever the runs' distribution is (on
+  // minidb: a p99 with a second mode where a stall burst doubles it), where a
+  // normal model fitted to a few runs raised 4-8 false alarms in 100 at a 1%
+  // rate (docs/gate.md).
+  std::vector<const RunSummary *> pool;
+  for (size_t k = from; k < history.size(); ++k) pool.push_back(&history[k]);
+  for (const RunSummary &r : head) pool.push_back(&r);
+  // Outlier runs: a p99 beyond the history's median by kOutlierSigmas of
+  // its lower half's spread (the history's, the reference: from the whole
+  // pool, a head that moved raised the line over the history's bursts and
+  // was caught 28 times in 40 at 5 runs where this catches it 34). The
+  // statistics below are the runs' without an outlier; the outliers are
+  // judged by their count.
+  std::vector<double> l99;
+  for (const RunSummary *r : pool) l99.push_back(log_of(r->p99));
+  const Robust r99 = lower_robust(std::vector<double>(l99.begin(), l99.begin() + ptrdiff_t(n)));
+  const double outlier_at = r99.centre + kOutlierSigmas * r99.sigma;
+  std::vector<char> out(total);
+  size_t out_h = 0, out_m = 0;
+  for (size_t k = 0; k < total; ++k) {
+    out[k] = l99[k] > outlier_at;
+    (k < n ? out_h : out_m) += out[k];
+  }
+  // The arrangements: every m-subset of the pool when there are at most
+  // kExact of them, else kSampled random ones (and the head's own).
+  constexpr double kExact = 100000;
+  constexpr size_t kSampled = 20000;
+  double arrangements = 1;
+  for (size_t k = 0; k < m; ++k) arrangements = arrangements * double(total - k) / double(k + 1);
+  std::vector<uint32_t> subsets;  // m indices each
+  if (arrangements <= kExact) {
+    std::vector<uint32_t> c(m);
+    std::iota(c.begin(), c.end(), 0u);
+    for (;;) {
+      subsets.insert(subsets.end(), c.begin(), c.end());
+      size_t i = m;
+      while (i > 0 && c[i - 1] == total - m + i - 1) --i;
+      if (i == 0) break;
+      ++c[i - 1];
+      for (size_t j = i; j < m; ++j) c[j] = c[j - 1] + 1;
+    }
+  } else {
+    std::mt19937_64 rng(o.seed);
+    std::vector<uint32_t> idx(total);
+    std::iota(idx.begin(), idx.end(), 0u);
+    for (size_t s = 0; s < kSampled; ++s) {
+      for (size_t j = 0; j < m; ++j) std::swap(idx[j], idx[j + rng() % (total - j)]);
+      subsets.insert(subsets.end(), idx.begin(), idx.begin() + ptrdiff_t(m));
+    }
+    for (size_t j = 0; j < m; ++j) subsets.push_back(uint32_t(n + j));
+  }
+  const size_t count = subsets.size() / m;
   int gated = 1;  // the outliers' count
   for (const Judged &q : kJudged) gated += q.gated;
-  const double z = normal_quantile(1 - o.alpha / gated);
-  // The head median's standard error: the median of hm normal draws (its
-  // variance in sigma² units: exact up to 5, pi/2m beyond) plus the history
-  // median's own, pi/2N.
-  static const double kMedianVar[] = {1.0, 1.0, 0.5, 0.449, 0.361, 0.287};
-  const size_t mm = hm ? hm : m;  // every head run an outlier: they are all compared
-  const double vm = mm < 6 ? kMedianVar[mm] : M_PI / (2.0 * double(mm));
+  const double level = o.alpha / gated;
+  // A subset's statistic: the mean of its runs' values, where an outlier
+  // run's value is the history's level (a burst is judged by the count of
+  // outliers alone: were it left out, a subset of one high run and two
+  // bursts would be as high as that one run). When every head run is an
+  // outlier, every run counts as it is: a head moved that far is compared
+  // by its level too (choosing so adds at most the chance of m outliers in
+  // m runs times alpha to the false alarms).
+  auto p_value = [&](const std::vector<double> &f) {
+    auto stat = [&](const uint32_t *s) {
+      double sum = 0;
+      for (size_t j = 0; j < m; ++j) sum += f[s[j]];
+      return sum;
+    };
+    double t = 0;
+    for (size_t j = 0; j < m; ++j) t += f[n + j];
+    t -= 1e-9 * (1 + std::fabs(t));
+    size_t beyond = 0;
+    for (size_t s = 0; s < count; ++s) beyond += stat(&subsets[s * m]) >= t;
+    return double(beyond) / double(count);
+  };
+  // Even a head far above every history run is as high as 1 arrangement in
+  // `count`: with too few runs nothing could be caught.
+  const bool can_catch = 1.0 / double(count) < level;
   std::string caught;
-  std::vector<double> x(hn), y(hm ? hm : m);
   for (const Judged &q : kJudged) {
     HistoryCheck c;
     c.what = q.name;
     c.gated = q.gated;
     c.threshold = q.variance ? o.max_var_increase : o.max_p99_increase;
-    for (size_t k = 0; k < hn; ++k) x[k] = log_of(hist[k]->*q.field);
-    for (size_t k = 0; k < y.size(); ++k) y[k] = log_of(hm ? heads[k]->*q.field : head[k].*q.field);
-    const Robust r = robust(x);
-    const double centre = r.centre, h = median_of(y);
-    const double se = r.sigma * std::sqrt(vm + M_PI / (2.0 * double(hn)));
+    std::vector<double> x(total), hist;
+    for (size_t k = 0; k < total; ++k) {
+      x[k] = log_of(pool[k]->*q.field);
+      if (k < n && !out[k]) hist.push_back(x[k]);
+    }
+    if (hist.empty())
+      for (size_t k = 0; k < n; ++k) hist.push_back(x[k]);
+    std::vector<double> heads;  // the head's runs without an outlier (all of them when each is one)
+    for (size_t j = 0; j < m; ++j)
+      if (!out[n + j]) heads.push_back(x[n + j]);
+    if (heads.empty()) heads.assign(x.begin() + ptrdiff_t(n), x.end());
+    const double centre = mean_of(hist), h = mean_of(heads);
+    std::vector<double> f = x;
+    if (out_m < m)  // when every head run is an outlier (a regression that far), all runs count as they are
+      for (size_t k = 0; k < total; ++k)
+        if (out[k]) f[k] = centre;
     c.history = std::exp(centre);
     c.head = std::exp(h);
     c.change = std::exp(h - centre) - 1;
-    c.limit = std::exp(centre + z * se);
-    c.p = 0.5 * std::erfc((h - centre) / se / std::sqrt(2.0));
-    c.detectable = std::max(c.threshold, std::exp(z * se) - 1);
-    c.regression = q.gated && h > centre + z * se && c.change > c.threshold;
+    c.p = p_value(f);
+    // The smallest increase these runs would catch: the head's runs, none an
+    // outlier, moved (their spread kept) until their level is the
+    // history's times 1 + d and its p-value below the level.
+    c.detectable = INFINITY;
+    if (can_catch) {
+      std::vector<double> g = f;
+      auto p_at = [&](double d) {
+        for (size_t j = 0; j < m; ++j) g[n + j] = (out[n + j] ? h : x[n + j]) - h + centre + std::log1p(d);
+        return p_value(g);
+      };
+      double lo = 0, hi = 1;
+      while (p_at(hi) >= level && hi < 1e6) hi *= 4;
+      for (int it = 0; it < 40 && hi < 1e6; ++it) (p_at((lo + hi) / 2) < level ? hi : lo) = (lo + hi) / 2;
+      if (hi < 1e6) c.detectable = std::max(c.threshold, hi);
+    }
+    c.limit = c.history * (1 + c.detectable);
+    c.regression = q.gated && c.p < level && c.change > c.threshold;
     v.regression = v.regression || c.regression;
-    if (q.gated)
+    if (q.gated && can_catch)
       caught += fmt::format("{}a {} increase of {:.0f}% or more", caught.empty() ? "" : ", ", q.name,
                             100 * c.detectable);
     v.checks.push_back(c);
   }
   {
-    // The history's rate, with half a run added to each side (a history
-    // without an outlier does not make one outlier a certain regression).
+    // The count of the head's outlier runs: as many among any m runs of the
+    // pool (a hypergeometric tail, by counting arrangements).
     HistoryCheck c;
     c.what = "outlier runs";
     c.gated = true;
     c.outliers = true;
-    const double rate = (double(out_h) + 0.5) / (double(n) + 1);
     c.history = double(out_h) / double(n);
     c.head = double(out_m) / double(m);
-    c.change = c.head / rate - 1;
+    c.change = c.head - c.history;
     c.limit = std::exp(outlier_at);  // a run's p99 above this is an outlier
-    c.p = binomial_tail(m, out_m, rate);
+    auto tail = [&](size_t k) {  // the share of arrangements with k or more outliers
+      size_t beyond = 0;
+      for (size_t s = 0; s < count; ++s) {
+        size_t o_s = 0;
+        for (size_t j = 0; j < m; ++j) o_s += out[subsets[s * m + j]];
+        beyond += o_s >= k;
+      }
+      return double(beyond) / double(count);
+    };
+    c.p = tail(out_m);
     size_t need = m + 1;  // the fewest outliers among m runs that would be a regression
-    for (size_t k = m + 1; k-- > 0;)
-      if (binomial_tail(m, k, rate) < o.alpha / gated) need = k;
+    for (size_t k = m + 1; k-- > 1;)
+      if (tail(k) < level) need = k;
     c.detectable = double(need);
-    c.regression = c.p < o.alpha / gated;
+    c.regression = c.p < level;
     v.regression = v.regression || c.regression;
     v.outliers = fmt::format("{} of {} run{} with a p99 beyond {} (the history: {} of {})", out_m, m,
-                             m == 1 ? "" : "s", pct(std::exp(outlier_at - c99) - 1), out_h, n);
+                             m == 1 ? "" : "s", pct(std::exp(outlier_at - r99.centre) - 1), out_h, n);
     if (need <= m)
       caught += fmt::format("{}{} outlier run{} of {}", caught.empty() ? "" : ", ", need, need == 1 ? "" : "s", m);
     v.checks.push_back(c);
   }
-  v.detectable = fmt::format("with {} run{} against {}, {} would be caught", m, m == 1 ? "" : "s", n, caught);
+  if (can_catch) {
+    v.detectable = fmt::format("with {} run{} against {}, {} would be caught", m, m == 1 ? "" : "s", n, caught);
+  } else {
+    // The fewest history runs with which these m could catch anything.
+    size_t need = n;
+    for (double a = arrangements; 1.0 / a >= level && need < 100000; ++need)
+      a = a * double(need + m + 1) / double(need + 1);
+    v.detectable = fmt::format("with {} run{} against {}, nothing could be caught: however high, the head's "
+                               "runs would be the highest {} of the {} by chance 1 time in {:.0f}, not below {:.3g}; "
+                               "{} history runs would do",
+                               m, m == 1 ? "" : "s", n, m, total, arrangements, level, need);
+  }
   v.moved = moves(median_cov(history, from, history.size()), median_cov(head, 0, m), median_var(history, from, history.size()),
                   median_var(head, 0, m));
   std::string why;
@@ -313,8 +377,9 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
       why += fmt::format("{}{} {} (p {:.3f}{})", why.empty() ? "" : ", ", c.what, pct(c.change), c.p,
                          c.regression ? fmt::format(", beyond {}", pct(c.threshold)) : "");
   }
-  v.summary = fmt::format("{}: {} (medians of {} run{}) against the last {} runs of the history",
-                          v.regression ? "REGRESSION" : "PASS", why, m, m == 1 ? "" : "s", n);
+  v.summary = fmt::format("{}: {} ({} run{}, outlier runs apart) against the last {} runs of the history{}",
+                          v.regression ? "REGRESSION" : "PASS", why, m, m == 1 ? "" : "s", n,
+                          can_catch ? "" : " (too few runs to catch anything)");
   if (v.regression && !v.moved.empty() && v.moved.front().part > 0)
     v.summary += fmt::format("; {:.0f}% of the variance's increase from {}", 100 * v.moved.front().part,
                              v.moved.front().factor);

@@ -11,19 +11,21 @@
 // Two uses:
 //   judge          the head's m runs against the history's last N: each
 //                  statistic of a run (p90, p99 gated; variance, p50, mean,
-//                  p99.9 reported) on a log scale, the head's median over
-//                  its runs against the history's median, the noise the
-//                  history's MAD (on minidb one run in six or seven has a
-//                  stall burst that doubles its p99: medians and the MAD do
-//                  not follow one such run, a mean and a standard deviation
-//                  do); runs whose p99 is far beyond the history's (outlier
-//                  runs) are left out of the medians and judged by their
-//                  count against the history's rate. Regression when the head's median is beyond the
-//                  history's by z(1 − alpha/gated) standard errors (a
-//                  family-wise false-alarm rate `alpha`) and its change
-//                  beyond the threshold; else pass.
-//                  No "inconclusive": what the runs could not catch is
-//                  printed as the detectable change.
+//                  p99.9 reported) on a log scale, the head's mean over its
+//                  runs without an outlier (a run whose p99 is far beyond the
+//                  history's: on minidb one run in six or seven has a stall
+//                  burst that doubles its p99), its p-value a permutation
+//                  test's: the share of the m-subsets of the N + m runs
+//                  whose statistic is as high (all of them, or 20 000 drawn).
+//                  Exact whatever the runs' distribution, where a normal
+//                  model fitted to a few runs with bursts raised 4-8 false
+//                  alarms in 100 at a 1% rate. The outlier runs' count is
+//                  judged the same way. Regression when a gated check's
+//                  p-value is below alpha / checks (family-wise `alpha`) and
+//                  its change beyond the threshold; else pass. No
+//                  "inconclusive": what the runs could not catch is printed
+//                  as the detectable change (nothing at all when 1 / C(N+m, m)
+//                  is not below the level: too few runs).
 //   change_points  when a quantity stepped along the history (binary
 //                  segmentation: the split with the largest rank-sum
 //                  statistic, its significance by permutation, each side
@@ -67,12 +69,12 @@ struct HistoryOptions {
 struct HistoryCheck {
   std::string what;         // "p90", "p99", "variance", ...
   bool gated = false;       // p90, p99 and variance decide; the others are reported
-  double history = 0;       // the median of the history's runs (ns, or ns²)
-  double head = 0;          // the median of the head's runs
+  double history = 0;       // the history's (the geometric mean of its runs without an outlier; ns, or ns²)
+  double head = 0;          // the head's (the geometric mean of its runs without an outlier)
   double change = 0;        // head / history − 1
-  double p = 1;             // one-sided p-value of the head's median (robust normal model)
+  double p = 1;             // one-sided p-value (a permutation test's)
   double limit = 0;         // a regression is above it (at alpha/gated)
-  double detectable = 0;    // the smallest increase these runs would catch (relative; outlier runs: a count)
+  double detectable = 0;    // the smallest increase these runs would catch (relative, inf: none; outlier runs: a count)
   double threshold = 0;     // the change a regression also needs
   bool regression = false;
   // The outlier runs' check: history and head are rates (outliers per run),

@@ -189,23 +189,31 @@ expect_err "bad threshold" "--max-var-increase: 'ten' is not a percentage"
 "$vprof" gate "$tmp/slow" >/dev/null 2>"$tmp/err"
 expect_rc "no baseline" 2 $?
 
-# Against a history : four same-build runs recorded into it, then a
-# same-build run passes and a planted one fails naming the delay; the history
-# keeps --history-keep runs; --changes lists steps; misuse is exit 2.
-for k in 5 6 7 8 9; do record "h$k" --seed "$k"; done
-"$vprof" gate --history "$tmp/H" --record --runs "$tmp/h5" "$tmp/h6" "$tmp/h7" "$tmp/h8" >"$tmp/out" 2>"$tmp/err"
+# Against a history: twelve same-build runs recorded into it, then three
+# planted runs fail naming the delay (3 runs against 12: 1 arrangement in 455,
+# below 1% / 3; against 4, nothing could be caught, and it says so); the
+# history keeps --history-keep runs; --changes lists steps; misuse is exit 2.
+record slow3 --seed 40 --inject-delay run_transaction=exp:3ms
+hist=()
+for k in $(seq 5 17); do record "h$k" --seed "$k"; [ "$k" -le 16 ] && hist+=("$tmp/h$k"); done
+"$vprof" gate --history "$tmp/H4" --record --runs "${hist[@]:0:4}" >/dev/null 2>&1
+"$vprof" gate --history "$tmp/H4" --runs "$tmp/slow" "$tmp/slow2" "$tmp/slow3" >"$tmp/out" 2>"$tmp/err"
+expect_rc "history of 4: too few" 0 $?
+grep -q "with 3 runs against 4, nothing could be caught: .* 11 history runs would do" "$tmp/out" && ok ||
+  bad "history of 4: $(cat "$tmp/out")"
+"$vprof" gate --history "$tmp/H" --record --runs "${hist[@]}" >"$tmp/out" 2>"$tmp/err"
 expect_rc "history: first record" 0 $?
 grep -q "nothing to judge against yet" "$tmp/out" && ok || bad "history: first record: $(cat "$tmp/out")"
-[ "$(ls "$tmp/H" | wc -l)" = 4 ] && ok || bad "history: $(ls "$tmp/H")"
-"$vprof" gate --history "$tmp/H" --runs "$tmp/slow" "$tmp/slow2" --json "$tmp/hv.json" >"$tmp/out" 2>"$tmp/err"
+[ "$(ls "$tmp/H" | wc -l)" = 12 ] && ok || bad "history: $(ls "$tmp/H")"
+"$vprof" gate --history "$tmp/H" --runs "$tmp/slow" "$tmp/slow2" "$tmp/slow3" --json "$tmp/hv.json" >"$tmp/out" 2>"$tmp/err"
 expect_rc "history: planted delay" 1 $?
-grep -q "REGRESSION: p90 .*p99 .*against the last 4 runs of the history" "$tmp/err" && ok || bad "history: planted: $(cat "$tmp/err" "$tmp/out")"
-grep -q "with 2 runs against 4, a p90 increase of" "$tmp/out" && ok || bad "history: detectable: $(cat "$tmp/out")"
+grep -q "REGRESSION: p90 .*p99 .*against the last 12 runs of the history" "$tmp/err" && ok || bad "history: planted: $(cat "$tmp/err" "$tmp/out")"
+grep -q "with 3 runs against 12, a p90 increase of" "$tmp/out" && ok || bad "history: detectable: $(cat "$tmp/out")"
 grep -q '"verdict": "regression"' "$tmp/hv.json" && ok || bad "history: json"
-"$vprof" gate --history "$tmp/H" --record --history-keep 4 --runs "$tmp/h9" >"$tmp/out" 2>"$tmp/err"
+"$vprof" gate --history "$tmp/H" --record --history-keep 4 --runs "$tmp/h17" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ "$rc" = 0 ] || [ "$rc" = 1 ] && ok || bad "history: same build: exit $rc"
-[ "$(ls "$tmp/H" | wc -l)" = 4 ] && [ -e "$tmp/H/run-000005.vprof" ] && [ ! -e "$tmp/H/run-000001.vprof" ] && ok ||
+[ "$(ls "$tmp/H" | wc -l)" = 4 ] && [ -e "$tmp/H/run-000013.vprof" ] && [ ! -e "$tmp/H/run-000009.vprof" ] && ok ||
   bad "history: --history-keep 4: $(ls "$tmp/H")"
 "$vprof" gate --history "$tmp/nohist" --runs "$tmp/slow" >/dev/null 2>"$tmp/err"
 expect_rc "history: missing" 2 $?
