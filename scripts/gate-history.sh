@@ -9,7 +9,9 @@
 #   3. DECISIONS (20) decisions each: the same build at 3 head runs, P14 at
 #      5, P40 at 3 (every head run used once), and whether the planted
 #      delay (minidb::inject_delay, or run_transaction) is named first;
-#   4. --changes on 10 histories of 40 runs with one step (SAME runs, then
+#   4. random splits of the pools (the false-alarm rate and power where runs
+#      are exchangeable: histories drawn from all SAME runs);
+#   5. --changes on 10 histories of 40 runs with one step (SAME runs, then
 #      P40 runs from a random run 12-28 on): found within one run of it, and
 #      the planted function named; and on 10 without one: any step reported.
 # Prints the gate_figures line. Usage: scripts/gate-history.sh [WORK_DIR]
@@ -106,6 +108,24 @@ print(f'{delay14} (pooled p99 {c14:+.1%}), 5 runs: regression {p14_reg}/{D}, del
       f'detectable at 5 runs {p14_det:+.0%}')
 print(f'{delay40} (pooled p99 {c40:+.1%}), 3 runs: regression {p40_reg}/{D}, delay named first {p40_named}; '
       f'detectable at 3 runs {p40_det:+.0%}')
+
+# Random splits: histories of H runs drawn from the whole SAME pool (so the
+# pool's drift is noise, not a step), heads drawn from the rest or from a
+# planted pool: the false-alarm rate where runs are exchangeable, and power.
+split_rng = random.Random(7)
+def splits(head_pool, m, trials):
+    reg = 0
+    for t in range(trials):
+        if head_pool is same:
+            s = split_rng.sample(same, H + m)
+            h_runs, runs = s[:H], s[H:]
+        else:
+            h_runs, runs = split_rng.sample(same, H), split_rng.sample(head_pool, m)
+        d = make_history('split', h_runs)
+        reg += gate(d, runs)['verdict'] == 'regression'
+    return reg
+print(f'random splits, against {H}: same build at 3 runs {splits(same, 3, 100)}/100, at 5 {splits(same, 5, 100)}/100; '
+      f'{delay40} at 3 {splits(p40, 3, 40)}/40, at 5 {splits(p40, 5, 40)}/40; {delay14} at 5 {splits(p14, 5, 40)}/40')
 
 rng = random.Random(61)
 found = false_steps = named_cp = 0
