@@ -142,14 +142,14 @@ for h in range(10):
     hit = [c for c in cps if abs(c['run'] - 1 - at) <= 1]
     found += bool(hit)
     named_cp += any('inject_delay' in c['factor'] or 'run_transaction' in c['factor'] for c in hit)
-    print(f'  history {h}: step at run {at + 1}: {[(c["run"], c["quantity"], round(c["step"], 3)) for c in cps]}')
+    print(f'  history {h}: step at run {at + 1}: {[(c["run"], round(c["steps"]["p99"], 3)) for c in cps]}')
     flat = make_history(f'flat-{h}', rng.sample(spare_same, 40))
     subprocess.run([vprof, 'gate', '--history', flat, '--changes', '--json', os.path.join(work, 'cp.json')],
                    capture_output=True, text=True, check=True)
     fcps = json.load(open(os.path.join(work, 'cp.json')))['changes']
     false_steps += bool(fcps)
     if fcps:
-        print(f'  flat history {h}: {[(c["run"], c["quantity"], round(c["step"], 3)) for c in fcps]}')
+        print(f'  flat history {h}: {[(c["run"], round(c["steps"]["p99"], 3)) for c in fcps]}')
 print(f'changes: found {found}/10 (planted function named {named_cp}), reported in flat histories {false_steps}/10')
 print(f'gate_figures: same_pass={D - same_reg}/{D} same_regression={same_reg}/{D} planted14_regression={p14_reg}/{D} '
       f'planted40_regression={p40_reg}/{D} changes_found={found}/10 changes_false={false_steps}/10')

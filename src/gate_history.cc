@@ -82,8 +82,9 @@ int changes(const HistoryCliOptions &o) {
   std::printf("vprof gate: %zu runs in %s, %zu change point%s (alpha %.3g)\n", h->size(), o.dir.c_str(),
               cps.size(), cps.size() == 1 ? "" : "s", o.stats.alpha);
   for (const auto &c : cps) {
-    std::printf("  run %zu (commit %s): %s %s (p %.3f)", c.at + 1, short_commit(c.commit).c_str(), c.what.c_str(),
-                pct(c.step).c_str(), c.p);
+    std::string steps;
+    for (const auto &[what, step] : c.steps) steps += fmt::format("{}{} {}", steps.empty() ? "" : ", ", what, pct(step));
+    std::printf("  run %zu (commit %s): %s (p %.3f)", c.at + 1, short_commit(c.commit).c_str(), steps.c_str(), c.p);
     if (!c.factor.empty())
       std::printf("; %.0f%% of the variance's change from %s", 100 * c.factor_part, c.factor.c_str());
     std::printf("\n");
@@ -92,9 +93,12 @@ int changes(const HistoryCliOptions &o) {
     nlohmann::json j;
     j["runs"] = h->size();
     j["changes"] = nlohmann::json::array();
-    for (const auto &c : cps)
-      j["changes"].push_back({{"run", c.at + 1}, {"commit", c.commit}, {"quantity", c.what}, {"step", c.step},
-                              {"p", c.p}, {"factor", c.factor}, {"factor_part", c.factor_part}});
+    for (const auto &c : cps) {
+      nlohmann::json steps;
+      for (const auto &[what, step] : c.steps) steps[what] = step;
+      j["changes"].push_back({{"run", c.at + 1}, {"commit", c.commit}, {"steps", steps}, {"p", c.p},
+                              {"factor", c.factor}, {"factor_part", c.factor_part}});
+    }
     if (Status s = write_output(o.json, [&](std::ostream &f) {
           f << j.dump(2) << "\n";
           return Status::Ok();

@@ -2,6 +2,7 @@
 #include "analyzer/diff/history.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -33,16 +34,6 @@ double rank_quantile(const std::vector<double> &sorted, double q) {
 // A quantity of a run on the log scale (a run whose value is 0 counts as 1
 // unit: a latency of 0 ns or no variance at all).
 double log_of(double v) { return std::log(std::max(v, 1.0)); }
-
-// Change points: per-run values on a log scale.
-struct Quantity {
-  const char *name;
-  double RunSummary::*field;
-  bool gated;
-};
-constexpr Quantity kQuantities[] = {{"p90", &RunSummary::p90, true},
-                                    {"p99", &RunSummary::p99, true},
-                                    {"variance", &RunSummary::var, true}};
 
 // A run is an outlier when its p99 is this many (robust) standard deviations
 // of the history's p99 beyond its centre: on minidb's contended preset, where
@@ -386,76 +377,108 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
   return v;
 }
 
+namespace {
+
+// The E-divisive statistic of splitting runs [0, n) at k, for every k with
+// at least `seg` runs a side, from their distances d (n x n): the energy
+// distance between the two sides, scaled by ab / (a + b) (Matteson and
+// James, 2014, with exponent 1). Returns the largest and its k (0: none).
+double best_energy_split(const std::vector<double> &d, size_t n, size_t seg, size_t &at) {
+  // within(k) = Σ_{i<j<k} d_ij, rest(k) = Σ_{k<=i<j} d_ij, across(k) =
+  // Σ_{i<k<=j} d_ij, moved along k with each run's sums to the left and right.
+  std::vector<double> left(n, 0.0), right(n, 0.0);
+  double rest = 0;
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i + 1; j < n; ++j) rest += d[i * n + j];
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j) (j < i ? left : right)[i] += d[i * n + j];
+  double within = 0, across = 0, best = 0;
+  at = 0;
+  for (size_t k = 1; k < n; ++k) {
+    // Run k − 1 moves from the right side to the left.
+    const size_t r = k - 1;
+    within += left[r];
+    rest -= right[r];
+    across += right[r] - left[r];
+    if (k < seg || n - k < seg) continue;
+    const double a = double(k), b = double(n - k);
+    const double q = a * b / (a + b) *
+                     (2 * across / (a * b) - within / (a * (a - 1) / 2) - rest / (b * (b - 1) / 2));
+    if (q > best) best = q, at = k;
+  }
+  return best;
+}
+
+}  // namespace
+
 std::vector<ChangePoint> change_points(const std::vector<RunSummary> &history, const HistoryOptions &o) {
   std::vector<ChangePoint> out;
-  std::mt19937_64 rng(o.seed);
+  const size_t n_all = history.size();
   const size_t seg = std::max<size_t>(o.min_segment, 2);
-  int gated = 0;
-  for (const Quantity &q : kQuantities) gated += q.gated;
-  for (const Quantity &q : kQuantities) {
-    if (!q.gated) continue;
-    const std::vector<double> all = logs(history, 0, history.size(), q.field);
-    // The split of v with the largest standardized rank-sum (Mann-Whitney's
-    // U, in z units), and it: ranks, so that a run with a stall burst counts
-    // as one high value, not as a mean moved by itself.
-    auto best_split = [&](const std::vector<double> &v, size_t &at) {
-      const size_t len = v.size();
-      std::vector<size_t> order(len);
-      std::iota(order.begin(), order.end(), size_t{0});
-      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
-      std::vector<double> rank(len);
-      for (size_t r = 0; r < len; ++r) rank[order[r]] = double(r + 1);
-      double best = 0, sum = 0;
-      at = 0;
-      const double n = double(len);
-      for (size_t k = 1; k + seg <= len; ++k) {
-        sum += rank[k - 1];
-        if (k < seg) continue;
-        const double a = double(k), b = n - a;
-        const double u = sum - a * (a + 1) / 2;
-        const double z = std::fabs(u - a * b / 2) / std::sqrt(a * b * (n + 1) / 12);
-        if (z > best) best = z, at = k;
-      }
-      return best;
-    };
-    // Binary segmentation: a significant split, then each side on its own.
-    std::vector<std::pair<size_t, size_t>> todo{{0, all.size()}};
-    while (!todo.empty()) {
-      auto [lo, hi] = todo.back();
-      todo.pop_back();
-      if (hi - lo < 2 * seg) continue;
-      std::vector<double> v(all.begin() + ptrdiff_t(lo), all.begin() + ptrdiff_t(hi));
-      size_t at = 0;
-      const double t = best_split(v, at);
-      if (at == 0) continue;
-      size_t beyond = 0;
-      std::vector<double> shuffled = v;
-      for (int k = 0; k < o.permutations; ++k) {
-        std::shuffle(shuffled.begin(), shuffled.end(), rng);
-        size_t ignored = 0;
-        if (best_split(shuffled, ignored) >= t) ++beyond;
-      }
-      const double p = double(beyond + 1) / double(o.permutations + 1);
-      if (p >= o.alpha / gated) continue;
-      ChangePoint c;
-      c.at = lo + at;
-      c.commit = history[c.at].commit;
-      c.what = q.name;
-      const double before = median_of(std::vector<double>(v.begin(), v.begin() + ptrdiff_t(at)));
-      const double after = median_of(std::vector<double>(v.begin() + ptrdiff_t(at), v.end()));
-      c.step = std::exp(after - before) - 1;
-      c.p = p;
-      auto m = moves(median_cov(history, lo, c.at), median_cov(history, c.at, hi), median_var(history, lo, c.at),
-                     median_var(history, c.at, hi));
-      if (!m.empty()) c.factor = m.front().factor, c.factor_part = m.front().part;
-      out.push_back(c);
-      todo.push_back({lo, c.at});
-      todo.push_back({c.at, hi});
-    }
+  if (n_all < 2 * seg) return out;
+  // Each run as a point: its log p50, p90 and p99, each scaled by the
+  // history's median and MAD (a distribution that changed shape, p50 down
+  // and p90 up, is a step too: a delay in a closed loop does that on minidb).
+  constexpr double RunSummary::*kAxes[] = {&RunSummary::p50, &RunSummary::p90, &RunSummary::p99};
+  std::vector<std::array<double, 3>> x(n_all);
+  for (size_t a = 0; a < 3; ++a) {
+    std::vector<double> v = logs(history, 0, n_all, kAxes[a]);
+    const double med = median_of(v);
+    std::vector<double> dev(v.size());
+    for (size_t i = 0; i < v.size(); ++i) dev[i] = std::fabs(v[i] - med);
+    const double sigma = std::max(1.4826 * median_of(dev), 1e-6);
+    for (size_t i = 0; i < n_all; ++i) x[i][a] = (v[i] - med) / sigma;
   }
-  std::sort(out.begin(), out.end(), [](const ChangePoint &a, const ChangePoint &b) {
-    return a.at != b.at ? a.at < b.at : a.what < b.what;
-  });
+  std::mt19937_64 rng(o.seed);
+  std::vector<std::pair<size_t, size_t>> todo{{0, n_all}};
+  while (!todo.empty()) {
+    auto [lo, hi] = todo.back();
+    todo.pop_back();
+    const size_t n = hi - lo;
+    if (n < 2 * seg) continue;
+    std::vector<double> d(n * n);
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < n; ++j) {
+        double s2 = 0;
+        for (size_t a = 0; a < 3; ++a) s2 += (x[lo + i][a] - x[lo + j][a]) * (x[lo + i][a] - x[lo + j][a]);
+        d[i * n + j] = std::sqrt(s2);
+      }
+    size_t at = 0;
+    const double t = best_energy_split(d, n, seg, at);
+    if (at == 0) continue;
+    size_t beyond = 0;
+    std::vector<size_t> perm(n);
+    std::iota(perm.begin(), perm.end(), size_t{0});
+    std::vector<double> dp(n * n);
+    for (int k = 0; k < o.permutations; ++k) {
+      std::shuffle(perm.begin(), perm.end(), rng);
+      for (size_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < n; ++j) dp[i * n + j] = d[perm[i] * n + perm[j]];
+      size_t ignored = 0;
+      if (best_energy_split(dp, n, seg, ignored) >= t) ++beyond;
+    }
+    const double p = double(beyond + 1) / double(o.permutations + 1);
+    if (p >= o.alpha) continue;
+    ChangePoint c;
+    c.at = lo + at;
+    c.commit = history[c.at].commit;
+    c.p = p;
+    for (const auto &[name, field] : {std::pair<const char *, double RunSummary::*>{"p50", &RunSummary::p50},
+                                      {"p90", &RunSummary::p90},
+                                      {"p99", &RunSummary::p99},
+                                      {"variance", &RunSummary::var}}) {
+      const double before = median_of(logs(history, lo, c.at, field));
+      const double after = median_of(logs(history, c.at, hi, field));
+      c.steps.push_back({name, std::exp(after - before) - 1});
+    }
+    auto m = moves(median_cov(history, lo, c.at), median_cov(history, c.at, hi), median_var(history, lo, c.at),
+                   median_var(history, c.at, hi));
+    if (!m.empty()) c.factor = m.front().factor, c.factor_part = m.front().part;
+    out.push_back(c);
+    todo.push_back({lo, c.at});
+    todo.push_back({c.at, hi});
+  }
+  std::sort(out.begin(), out.end(), [](const ChangePoint &a, const ChangePoint &b) { return a.at < b.at; });
   return out;
 }
 

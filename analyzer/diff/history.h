@@ -26,12 +26,12 @@
 //                  "inconclusive": what the runs could not catch is printed
 //                  as the detectable change (nothing at all when 1 / C(N+m, m)
 //                  is not below the level: too few runs).
-//   change_points  when a quantity stepped along the history (binary
-//                  segmentation: the split with the largest rank-sum
-//                  statistic, its significance by permutation, each side
-//                  again), with
-//                  the step, its p-value, the run it happened at (its build's
-//                  commit) and the factor whose covariance moved most.
+//   change_points  when the runs' latency distribution stepped along the
+//                  history (E-divisive: binary segmentation by the energy
+//                  distance of the runs' p50, p90 and p99, each split's
+//                  significance by permutation), with each quantity's step,
+//                  the p-value, the run it happened at (its build's commit)
+//                  and the factor whose covariance moved most.
 #ifndef VPROF_ANALYZER_DIFF_HISTORY_H
 #define VPROF_ANALYZER_DIFF_HISTORY_H
 
@@ -107,14 +107,19 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
 struct ChangePoint {
   size_t at = 0;           // the first run after the step (index in the history)
   std::string commit;      // that run's
-  std::string what;        // "p99", "variance"
-  double step = 0;         // after / before − 1 (the medians of the two sides)
+  // Each quantity's step: after / before − 1, the medians of the two sides
+  // (p50, p90, p99, variance).
+  std::vector<std::pair<std::string, double>> steps;
   double p = 1;            // permutation p-value of the split
   std::string factor;      // the factor whose covariance moved most across it
   double factor_part = 0;  // its part of the variance's change there
 };
 
-// The steps of p99 and variance along the whole history, by run index.
+// Where the runs' latency distribution stepped along the whole history, by
+// run index: E-divisive (the energy distance between the runs before and
+// after a split, of each run's log p50, p90 and p99 scaled by the history's
+// median and MAD), binary segmentation, each split's significance by
+// permutation.
 std::vector<ChangePoint> change_points(const std::vector<RunSummary> &history, const HistoryOptions &o);
 
 }  // namespace vprof::analyzer

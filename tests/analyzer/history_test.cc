@@ -177,7 +177,10 @@ TEST(History, ChangePointsLandOnThePlantedStepAndNowhereWithoutOne) {
     for (const auto &c : change_points(stepped, o))
       if (c.at + 1 >= at && c.at <= at + 1) {
         here = true;
-        EXPECT_GT(c.step, 0.2) << c.what;
+        ASSERT_EQ(c.steps.size(), 4u);
+        EXPECT_EQ(c.steps[2].first, "p99");
+        EXPECT_GT(c.steps[1].second, 0.1);  // p90: a delay of 40% of the median in every interval
+        EXPECT_GT(c.steps[2].second, 0.1);
         EXPECT_EQ(c.commit, "c" + std::to_string(c.at));
         EXPECT_EQ(c.factor, "slow");
       }
