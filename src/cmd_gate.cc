@@ -287,8 +287,8 @@ Registrar reg("gate", "CI gate: exit 1 when latency variance or p99 grew beyond 
   sub.add_option("--work-dir", o->work_dir, "with --base-cmd: where the runs' traces and logs go (default: a new "
                                             "directory in $TMPDIR)");
   sub.add_option("--history", o->history,
-                 "judge the new runs against a history of main's runs kept in DIR (each a saved profile), "
-                 "their noise learned from its run-to-run spread (docs/gate.md)")
+                 "judge the new runs against a history of main's runs kept in DIR (each a saved profile): a "
+                 "permutation test over the history's runs and the new ones (docs/gate.md)")
       ->type_name("DIR");
   sub.add_option("--history-runs", o->history_runs, "with --history: the last N runs of the history are the "
                                                      "reference")
@@ -297,8 +297,8 @@ Registrar reg("gate", "CI gate: exit 1 when latency variance or p99 grew beyond 
       ->check(whole_between(3, 100000));
   sub.add_flag("--record", o->record, "with --history: add the new runs to the history after judging them (on main)");
   sub.add_flag("--changes", o->changes,
-               "with --history: list the runs where p90, p99 or variance stepped along the history, and the factor "
-               "that moved");
+               "with --history: list the runs where the latency's distribution (p50, p90, p99) stepped along the "
+               "history, and the factor that moved");
   sub.add_option("--alpha", o->alpha, "with --history: the false-alarm rate of one decision (default 1%)");
   add_diff_options(sub, o->common);
   return [o] { return run(*o); };
