@@ -12,6 +12,7 @@
 
 #include "analyzer/factors/defaults.h"
 #include "analyzer/pipeline/analyze.h"
+#include "analyzer/profile/merge.h"
 #include "analyzer/profile/profile.h"
 #include "analyzer/read/process_files.h"
 #include "analyzer/read/trace_reader.h"
@@ -84,8 +85,46 @@ Status write_perfetto_file(const AnalyzeCliOptions &o, const analyzer::RunAnalys
   });
 }
 
+// Saved profiles, merged into one tree from their sums (analyzer/profile/merge.h):
+// each is read, reduced and let go, one at a time.
+int run_profiles(const AnalyzeCliOptions &o) {
+  for (const auto &[flag, set] : {std::pair<const char *, bool>{"--csv", !o.csv.empty()},
+                                  {"--html", !o.html.empty()},
+                                  {"--save", !o.save.empty()},
+                                  {"--perfetto", !o.perfetto.empty()},
+                                  {"--manifest", !o.manifest.empty()},
+                                  {"--callgraph", !o.callgraph.empty()},
+                                  {"--root", !o.root.empty()}})
+    if (set)
+      return fail(fmt::format("{}: saved profiles are merged from their trees' sums (root and names included); "
+                              "{} needs trace directories",
+                              o.dirs.front(), flag));
+  analyzer::MergedTree all;
+  for (const std::string &path : o.dirs) {
+    if (!analyzer::is_profile_file(path))
+      return fail(fmt::format("{}: not a saved profile: give saved profiles only, or trace directories only", path));
+    auto p = analyzer::load_profile(path);
+    if (!p) return fail(p.error().message);
+    if (Status s = analyzer::merge_into(all, analyzer::reduce_profile(*p)); !s)
+      return fail(fmt::format("{}: {}", path, s.message()));
+  }
+  if (!o.json.empty()) {
+    Status s = o.json == "-" ? (std::cout << analyzer::merged_json(all, size_t(o.k)), Status::Ok())
+                             : write_output(o.json, [&](std::ostream &f) {
+                                 f << analyzer::merged_json(all, size_t(o.k));
+                                 return Status::Ok();
+                               });
+    if (!s) return fail(s.message());
+    if (o.json == "-") return kExitOk;
+  }
+  std::cout << analyzer::merged_text(all, size_t(o.k), 0.01);
+  return kExitOk;
+}
+
 int run(const AnalyzeCliOptions &o) {
   if (Status s = check_outputs(o); !s.ok()) return fail(s.message());
+  if (std::any_of(o.dirs.begin(), o.dirs.end(), [](const std::string &d) { return analyzer::is_profile_file(d); }))
+    return run_profiles(o);
   for (const std::string *in : {&o.manifest, &o.callgraph})
     if (!in->empty())
       if (Status s = regular_input(*in); !s.ok()) return fail(s.message());
@@ -154,9 +193,18 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
               [](CLI::App &sub) -> Runner {
   auto o = std::make_shared<AnalyzeCliOptions>();
   sub.add_option("trace_dir", o->dirs,
-                 "trace directory; more than one merges refinement runs (the first is the base)")
+                 "trace directory; more than one merges refinement runs (the first is the base); or saved "
+                 "profiles (--save), merged into one tree")
       ->required()
-      ->check(existing_directory());
+      ->check(CLI::Validator(
+          [](std::string &s) -> std::string {
+            if (analyzer::is_profile_file(s)) return "";
+            std::string why = existing_directory()(s);
+            return why.empty() || why.find(": not a directory") == std::string::npos
+                       ? why
+                       : s + ": neither a trace directory nor a saved profile";
+          },
+          "DIR|PROFILE"));
   sub.add_option("--root", o->root, "root function (qualified name); default: the interval latency");
   sub.add_option("-k", o->k, "report at most this many factors")->check(whole_at_least(1));
   sub.add_option("-d", o->d, "minimum contribution of a reported factor, a fraction of Var(L)")

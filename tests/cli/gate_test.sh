@@ -189,6 +189,43 @@ expect_err "bad threshold" "--max-var-increase: 'ten' is not a percentage"
 "$vprof" gate "$tmp/slow" >/dev/null 2>"$tmp/err"
 expect_rc "no baseline" 2 $?
 
+# Saved profiles merged (vprof analyze A.vprof B.vprof): one profile's tree
+# has its trace's shares, two merge into one tree over both runs'
+# intervals; mixed inputs and options that need trace directories are exit 2.
+"$vprof" analyze "$tmp/base" --bootstrap 0 --json "$tmp/trace.json" >/dev/null 2>&1
+"$vprof" analyze "$tmp/base.vprof" --json "$tmp/merged1.json" >/dev/null 2>"$tmp/err"
+expect_rc "analyze one profile" 0 $?
+python3 - "$tmp/trace.json" "$tmp/merged1.json" <<'PY' && ok || bad "one profile's shares differ from its trace's"
+import json, sys
+a, m = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+shares = {}
+def walk(n):
+    if n.get('kind') != 'Cov':
+        shares.setdefault(n['label'], n['share'])
+    for c in n.get('children', []):
+        walk(c)
+walk(a['tree'])
+merged = {x['label']: x['share'] for x in m['nodes']}
+assert m['intervals'] == a['intervals'], (m['intervals'], a['intervals'])
+for label, share in shares.items():
+    if share is None or label not in merged:
+        continue
+    assert abs(merged[label] - share) < 1e-9, (label, share, merged[label])
+PY
+"$vprof" analyze "$tmp/base2" --bootstrap 0 --save "$tmp/base2.vprof" >/dev/null 2>&1
+"$vprof" analyze "$tmp/base.vprof" "$tmp/base2.vprof" >"$tmp/out" 2>"$tmp/err"
+expect_rc "analyze two profiles" 0 $?
+grep -q "^vprof analyze: 2 saved profiles merged: 2 runs, 800 intervals" "$tmp/out" && ok || bad "merged: $(head -3 "$tmp/out")"
+"$vprof" analyze "$tmp/base.vprof" "$tmp/base" >/dev/null 2>"$tmp/err"
+expect_rc "analyze: profile and trace" 2 $?
+expect_err "analyze: profile and trace" "$tmp/base: not a saved profile: give saved profiles only, or trace directories only"
+"$vprof" analyze "$tmp/base.vprof" --html "$tmp/m.html" >/dev/null 2>"$tmp/err"
+expect_rc "analyze: profile --html" 2 $?
+expect_err "analyze: profile --html" "--html needs trace directories"
+"$vprof" analyze "$tmp/text.vprof" >/dev/null 2>"$tmp/err"
+expect_rc "analyze: a text file" 2 $?
+expect_err "analyze: a text file" "$tmp/text.vprof: neither a trace directory nor a saved profile"
+
 # Against a history: twelve same-build runs recorded into it, then three
 # planted runs fail naming the delay (3 runs against 12: 1 arrangement in 455,
 # below 1% / 3; against 4, nothing could be caught, and it says so); the
