@@ -4,6 +4,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -101,12 +104,27 @@ int run_profiles(const AnalyzeCliOptions &o) {
                               o.dirs.front(), flag));
   analyzer::MergedTree all;
   for (const std::string &path : o.dirs) {
-    if (!analyzer::is_profile_file(path))
-      return fail(fmt::format("{}: not a saved profile: give saved profiles only, or trace directories only", path));
-    auto p = analyzer::load_profile(path);
-    if (!p) return fail(p.error().message);
-    if (Status s = analyzer::merge_into(all, analyzer::reduce_profile(*p)); !s)
-      return fail(fmt::format("{}: {}", path, s.message()));
+    analyzer::MergedTree one;
+    if (analyzer::is_profile_file(path)) {
+      auto p = analyzer::load_profile(path);
+      if (!p) return fail(p.error().message);
+      one = analyzer::reduce_profile(*p);
+    } else {
+      std::error_code ec;
+      if (std::filesystem::is_directory(path, ec))
+        return fail(fmt::format("{}: a trace directory among saved profiles: give saved profiles (and merged "
+                                "trees' JSON) only, or trace directories only",
+                                path));
+      std::ifstream in(path, std::ios::binary);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (!in.good() && !in.eof()) return fail(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+      if (!analyzer::is_merged_json(text))
+        return fail(fmt::format("{}: neither a trace directory, a saved profile nor a merged tree's JSON", path));
+      auto t = analyzer::parse_merged_json(text);
+      if (!t) return fail(fmt::format("{}: {}", path, t.error().message));
+      one = std::move(*t);
+    }
+    if (Status s = analyzer::merge_into(all, one); !s) return fail(fmt::format("{}: {}", path, s.message()));
   }
   if (!o.json.empty()) {
     Status s = o.json == "-" ? (std::cout << analyzer::merged_json(all, size_t(o.k)), Status::Ok())
@@ -123,8 +141,11 @@ int run_profiles(const AnalyzeCliOptions &o) {
 
 int run(const AnalyzeCliOptions &o) {
   if (Status s = check_outputs(o); !s.ok()) return fail(s.message());
-  if (std::any_of(o.dirs.begin(), o.dirs.end(), [](const std::string &d) { return analyzer::is_profile_file(d); }))
-    return run_profiles(o);
+  if (std::any_of(o.dirs.begin(), o.dirs.end(), [](const std::string &d) {
+        std::error_code ec;
+        return std::filesystem::is_regular_file(d, ec);
+      }))
+    return run_profiles(o);  // saved profiles or merged trees' JSON
   for (const std::string *in : {&o.manifest, &o.callgraph})
     if (!in->empty())
       if (Status s = regular_input(*in); !s.ok()) return fail(s.message());
@@ -194,15 +215,13 @@ Registrar reg("analyze", "critical paths, variance tree and top-k factors of a t
   auto o = std::make_shared<AnalyzeCliOptions>();
   sub.add_option("trace_dir", o->dirs,
                  "trace directory; more than one merges refinement runs (the first is the base); or saved "
-                 "profiles (--save), merged into one tree")
+                 "profiles (--save) and merged trees' JSON, merged into one tree")
       ->required()
       ->check(CLI::Validator(
           [](std::string &s) -> std::string {
-            if (analyzer::is_profile_file(s)) return "";
-            std::string why = existing_directory()(s);
-            return why.empty() || why.find(": not a directory") == std::string::npos
-                       ? why
-                       : s + ": neither a trace directory nor a saved profile";
+            std::error_code ec;
+            if (std::filesystem::is_regular_file(s, ec)) return "";  // run_profiles says what it is
+            return existing_directory()(s);
           },
           "DIR|PROFILE"));
   sub.add_option("--root", o->root, "root function (qualified name); default: the interval latency");

@@ -169,22 +169,72 @@ std::string merged_text(const MergedTree &t, size_t k, double min_share) {
   return out;
 }
 
+// The JSON's marker and version: a merged tree's JSON is also an input of a
+// later merge (its sums are exact), which the reader checks it by.
+constexpr const char *kMergedFormat = "vprof merged tree";
+constexpr int kMergedVersion = 1;
+
 std::string merged_json(const MergedTree &t, size_t k) {
   nlohmann::json j;
+  j["format"] = kMergedFormat;
+  j["version"] = kMergedVersion;
   j["profiles"] = t.profiles;
   j["runs"] = t.runs;
   j["intervals"] = t.n;
   j["root"] = t.root;
   j["commits"] = t.commits;
-  j["latency"] = {{"mean_ns", t.mean}, {"variance_ns2", t.variance()}};
+  j["latency"] = {{"mean_ns", t.mean}, {"variance_ns2", t.variance()}, {"m2", t.m2}};
   j["nodes"] = nlohmann::json::array();
   for (const MergedNode &x : t.nodes)
     j["nodes"].push_back({{"key", x.key}, {"parent", x.parent}, {"label", x.label}, {"factor", x.factor},
                           {"leaf", x.leaf}, {"share", t.share(x)}, {"mean_ns", x.mean},
-                          {"variance_ns2", t.n > 1 ? x.m2 / (t.n - 1) : 0.0}});
+                          {"variance_ns2", t.n > 1 ? x.m2 / (t.n - 1) : 0.0}, {"m2", x.m2}, {"cxl", x.cxl}});
   j["factors"] = nlohmann::json::array();
   for (const auto &[name, share] : top_factors(t, k)) j["factors"].push_back({{"factor", name}, {"share", share}});
   return j.dump(2) + "\n";
+}
+
+bool is_merged_json(const std::string &text) {
+  const size_t at = text.find_first_not_of(" \t\r\n");
+  if (at == std::string::npos || text[at] != '{') return false;
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  return !j.is_discarded() && j.is_object() && j.value("format", "") == kMergedFormat;
+}
+
+Expected<MergedTree> parse_merged_json(const std::string &text) {
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("format", "") != kMergedFormat)
+    return Error{"not a merged tree's JSON (vprof analyze PROFILES --json)"};
+  if (j.value("version", 0) != kMergedVersion)
+    return Error{fmt::format("a merged tree's JSON of version {}; this vprof reads version {}", j.value("version", 0),
+                             kMergedVersion)};
+  try {
+    MergedTree t;
+    t.profiles = j.at("profiles").get<size_t>();
+    t.runs = j.at("runs").get<size_t>();
+    t.n = j.at("intervals").get<double>();
+    t.root = j.at("root").get<std::string>();
+    t.commits = j.at("commits").get<std::vector<std::string>>();
+    t.mean = j.at("latency").at("mean_ns").get<double>();
+    t.m2 = j.at("latency").at("m2").get<double>();
+    for (const auto &n : j.at("nodes")) {
+      MergedNode x;
+      x.key = n.at("key").get<std::string>();
+      x.parent = n.at("parent").get<std::string>();
+      x.label = n.at("label").get<std::string>();
+      x.factor = n.at("factor").get<std::string>();
+      x.leaf = n.at("leaf").get<bool>();
+      x.mean = n.at("mean_ns").get<double>();
+      x.m2 = n.at("m2").get<double>();
+      x.cxl = n.at("cxl").get<double>();
+      if (!t.index.emplace(x.key, t.nodes.size()).second) return Error{fmt::format("node {} twice", x.key)};
+      t.nodes.push_back(std::move(x));
+    }
+    if (t.n < 0 || t.m2 < 0) return Error{"a negative count or sum of squares"};
+    return t;
+  } catch (const nlohmann::json::exception &e) {
+    return Error{fmt::format("a merged tree's JSON without what it needs: {}", e.what())};
+  }
 }
 
 }  // namespace vprof::analyzer

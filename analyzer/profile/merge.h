@@ -58,8 +58,14 @@ Status merge_into(MergedTree &a, const MergedTree &b);
 // tree's nodes whose |share| is at least min_share (children by share), and
 // the k factors with the largest shares (each factor's leaves summed).
 std::string merged_text(const MergedTree &t, size_t k, double min_share);
-// The same as JSON (docs/analyze.md, "Merging saved profiles").
+// The same as JSON (docs/analyze.md, "Merging saved profiles"), with the
+// sums, so that it is itself an input of a later merge: a reduce of reduces
+// (hosts, then racks) is the same tree as one reduce of every profile.
 std::string merged_json(const MergedTree &t, size_t k);
+// Whether text is a merged tree's JSON (its "format" says so).
+bool is_merged_json(const std::string &text);
+// A merged tree from its JSON; errors say what is missing or wrong.
+Expected<MergedTree> parse_merged_json(const std::string &text);
 
 }  // namespace vprof::analyzer
 

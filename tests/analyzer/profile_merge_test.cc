@@ -132,6 +132,36 @@ TEST(ProfileMerge, AnySplitOfARunMergesToTheWholeRunsShares) {
   }
 }
 
+// A merged tree's JSON is an input of a later merge: hosts, then racks.
+TEST(ProfileMerge, AMergeOfMergedTreesJsonIsTheOneMerge) {
+  const size_t n = 3000;
+  const Cells x = draw(n, 8);
+  std::vector<std::vector<size_t>> parts(6);
+  for (size_t i = 0; i < n; ++i) parts[i % 6].push_back(i);
+  MergedTree once, rack1, rack2;
+  for (size_t k = 0; k < 6; ++k) {
+    ASSERT_TRUE(merge_into(once, reduce_profile(profile_of(x, parts[k]))).ok());
+    ASSERT_TRUE(merge_into(k < 3 ? rack1 : rack2, reduce_profile(profile_of(x, parts[k]))).ok());
+  }
+  ASSERT_TRUE(is_merged_json(merged_json(rack1, 3)));
+  auto a = parse_merged_json(merged_json(rack1, 3));
+  auto b = parse_merged_json(merged_json(rack2, 3));
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  MergedTree twice;
+  ASSERT_TRUE(merge_into(twice, *a).ok());
+  ASSERT_TRUE(merge_into(twice, *b).ok());
+  EXPECT_EQ(twice.profiles, 6u);
+  EXPECT_DOUBLE_EQ(twice.n, double(n));
+  for (const char *key : {"root", "a", "b", "b1", "c"})
+    EXPECT_NEAR(share_of(twice, key), share_of(once, key), 1e-9) << key;
+  EXPECT_FALSE(is_merged_json("{\"format\": \"something else\"}"));
+  EXPECT_FALSE(is_merged_json("not json"));
+  auto bad = parse_merged_json("{\"format\": \"vprof merged tree\", \"version\": 1, \"runs\": 2}");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("without what it needs"), std::string::npos) << bad.error().message;
+}
+
 TEST(ProfileMerge, ProfilesWithAnotherRootAreRefused) {
   const Cells x = draw(100, 1);
   std::vector<size_t> rows(100);

@@ -216,15 +216,29 @@ PY
 "$vprof" analyze "$tmp/base.vprof" "$tmp/base2.vprof" >"$tmp/out" 2>"$tmp/err"
 expect_rc "analyze two profiles" 0 $?
 grep -q "^vprof analyze: 2 saved profiles merged: 2 runs, 800 intervals" "$tmp/out" && ok || bad "merged: $(head -3 "$tmp/out")"
+# A merged tree's JSON merges again: (base) + (base2) is base + base2.
+"$vprof" analyze "$tmp/base.vprof" "$tmp/base2.vprof" --json "$tmp/m12.json" >/dev/null 2>&1
+"$vprof" analyze "$tmp/base2.vprof" --json "$tmp/m2.json" >/dev/null 2>&1
+"$vprof" analyze "$tmp/merged1.json" "$tmp/m2.json" --json "$tmp/m1_2.json" >/dev/null 2>"$tmp/err"
+expect_rc "analyze: merged trees' JSON" 0 $?
+python3 - "$tmp/m12.json" "$tmp/m1_2.json" <<'PY' && ok || bad "a merge of merges differs from one merge"
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert (a['profiles'], a['runs'], a['intervals']) == (b['profiles'], b['runs'], b['intervals']), (a['runs'], b['runs'])
+sa = {n['key']: n['share'] for n in a['nodes']}
+sb = {n['key']: n['share'] for n in b['nodes']}
+assert sa.keys() == sb.keys()
+assert all(abs(sa[k] - sb[k]) < 1e-9 for k in sa), max(abs(sa[k] - sb[k]) for k in sa)
+PY
 "$vprof" analyze "$tmp/base.vprof" "$tmp/base" >/dev/null 2>"$tmp/err"
 expect_rc "analyze: profile and trace" 2 $?
-expect_err "analyze: profile and trace" "$tmp/base: not a saved profile: give saved profiles only, or trace directories only"
+expect_err "analyze: profile and trace" "$tmp/base: a trace directory among saved profiles"
 "$vprof" analyze "$tmp/base.vprof" --html "$tmp/m.html" >/dev/null 2>"$tmp/err"
 expect_rc "analyze: profile --html" 2 $?
 expect_err "analyze: profile --html" "--html needs trace directories"
 "$vprof" analyze "$tmp/text.vprof" >/dev/null 2>"$tmp/err"
 expect_rc "analyze: a text file" 2 $?
-expect_err "analyze: a text file" "$tmp/text.vprof: neither a trace directory nor a saved profile"
+expect_err "analyze: a text file" "$tmp/text.vprof: neither a trace directory, a saved profile nor a merged tree's JSON"
 
 # Against a history: twelve same-build runs recorded into it, then three
 # planted runs fail naming the delay (3 runs against 12: 1 arrangement in 455,
