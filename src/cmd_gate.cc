@@ -139,6 +139,25 @@ Status run_workloads(const Opts &o, const analyzer::GateOptions &go, Sides &side
   return Status::Ok();
 }
 
+// The runs' directory: --work-dir, new or empty, or a new one in $TMPDIR.
+Status prepare_work_dir(Opts &o) {
+  if (o.work_dir.empty()) {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/vprof-gate-XXXXXX";
+    if (!mkdtemp(dir.data())) return Error{fmt::format("{}: cannot create: {}", dir, std::strerror(errno))};
+    o.work_dir = dir;
+    return Status::Ok();
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(o.work_dir, ec);
+  if (ec) return Error{fmt::format("{}: cannot create the --work-dir: {}", o.work_dir, ec.message())};
+  // Each run replaces WORK/base-N and WORK/head-N: never in a directory
+  // that holds anything (a trace, a saved profile).
+  if (!std::filesystem::is_empty(o.work_dir, ec))
+    return Error{fmt::format("{}: the --work-dir is not empty; give a new or empty directory", o.work_dir)};
+  return Status::Ok();
+}
+
 int run(Opts o) {
   if (!o.first_baseline.empty()) o.baseline.insert(o.baseline.begin(), o.first_baseline);
   auto error = [&](const std::string &m) {
@@ -149,9 +168,11 @@ int run(Opts o) {
   if ((o.record || o.changes) && o.history.empty())
     return fail(fmt::format("gate: {} goes with --history DIR", o.record ? "--record" : "--changes"));
   if (!o.history.empty()) {
-    if (!o.baseline.empty() || !o.base_cmd.empty() || !o.head_cmd.empty())
-      return fail("gate: --history is the baseline: give no --baseline, --baseline-runs, --base-cmd or --head-cmd "
-                  "beside it");
+    if (!o.baseline.empty() || !o.base_cmd.empty())
+      return fail("gate: --history is the baseline: give no --baseline, --baseline-runs or --base-cmd beside it");
+    if (!o.head_cmd.empty() && !o.head.empty())
+      return fail("gate: --head-cmd records the new runs; give no runs beside it");
+    if (!o.head_cmd.empty() && o.changes) return fail("gate: --changes judges no new runs; give no --head-cmd");
     auto mv = percent("--max-var-increase", o.max_var);
     if (!mv) return fail(mv.error().message);
     auto mp = percent("--max-p99-increase", o.max_p99);
@@ -162,6 +183,19 @@ int run(Opts o) {
     HistoryCliOptions h;
     h.dir = o.history;
     h.head = o.head;
+    if (!o.head_cmd.empty()) {
+      // The new build's workload, --min-runs times: each run saved as
+      // WORK/head-N.vprof, judged as given runs are.
+      if (Status s = prepare_work_dir(o); !s) return fail(s.message());
+      std::fprintf(stderr, "vprof: gate: %d runs of --head-cmd recorded in %s\n", o.min_runs, o.work_dir.c_str());
+      for (int n = 1; n <= o.min_runs; ++n) {
+        auto p = record(o.head_cmd, "head", n, o.work_dir, o.common, o.timeout);
+        if (!p) return fail(p.error().message);
+        const std::string saved = fmt::format("{}/head-{}.vprof", o.work_dir, n);
+        if (Status s = analyzer::save_profile(*p, saved); !s) return fail(s.message());
+        h.head.push_back(saved);
+      }
+    }
     h.stats.history_runs = o.history_runs;
     h.stats.alpha = *alpha;
     h.stats.max_var_increase = *mv;
@@ -171,6 +205,7 @@ int run(Opts o) {
     h.record = o.record;
     h.changes = o.changes;
     h.json = o.common.json;
+    h.markdown = o.common.markdown;
     h.junit = o.junit;
     h.name = o.name;
     h.root = o.common.root;
@@ -189,18 +224,7 @@ int run(Opts o) {
       return fail("gate: --base-cmd/--head-cmd record the runs; give no baseline or runs beside them");
     if (o.min_runs > o.max_runs)
       return fail(fmt::format("gate: --min-runs {} is more than --max-runs {}", o.min_runs, o.max_runs));
-    if (o.work_dir.empty()) {
-      const char *tmp = std::getenv("TMPDIR");
-      std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/vprof-gate-XXXXXX";
-      if (!mkdtemp(dir.data())) return fail(fmt::format("{}: cannot create: {}", dir, std::strerror(errno)));
-      o.work_dir = dir;
-    } else if (std::error_code ec; std::filesystem::create_directories(o.work_dir, ec), ec) {
-      return fail(fmt::format("{}: cannot create the --work-dir: {}", o.work_dir, ec.message()));
-    } else if (!std::filesystem::is_empty(o.work_dir, ec)) {
-      // Each run replaces WORK/base-N and WORK/head-N: never in a directory
-      // that holds anything (a trace, a saved profile).
-      return fail(fmt::format("{}: the --work-dir is not empty; give a new or empty directory", o.work_dir));
-    }
+    if (Status s = prepare_work_dir(o); !s) return fail(s.message());
   }
   std::vector<std::string> inputs = o.baseline;
   inputs.insert(inputs.end(), o.head.begin(), o.head.end());
@@ -275,7 +299,9 @@ Registrar reg("gate", "CI gate: exit 1 when latency variance or p99 grew beyond 
   sub.add_option("--base-cmd", o->base_cmd,
                  "record the baseline's runs by running CMD (with VPROF_TRACE_DIR set), in turn with --head-cmd");
   sub.add_option("--head-cmd", o->head_cmd, "record the new build's runs by running CMD");
-  sub.add_option("--min-runs", o->min_runs, "with --base-cmd: runs a side before the first verdict")
+  sub.add_option("--min-runs", o->min_runs,
+                 "with --base-cmd: runs a side before the first verdict; with --history and --head-cmd: the new "
+                 "build's runs")
       ->check(whole_between(1, 1000));
   sub.add_option("--max-runs", o->max_runs, "with --base-cmd: runs a side at most, while inconclusive")
       ->check(whole_between(1, 1000));

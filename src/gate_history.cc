@@ -72,6 +72,50 @@ std::string pct(double x) { return fmt::format("{:+.1f}%", 100 * x); }
 
 std::string short_commit(const std::string &c) { return c.empty() ? "?" : c.substr(0, 12); }
 
+// A report to its file whole, or to stdout ('-').
+Status write_text(const std::string &path, const std::string &text) {
+  if (path == "-") {
+    std::fputs(text.c_str(), stdout);
+    return Status::Ok();
+  }
+  return write_output(path, [&](std::ostream &f) {
+    f << text;
+    return Status::Ok();
+  });
+}
+
+// The verdict as Markdown, for a CI's job summary or a pull request's comment.
+std::string markdown(const analyzer::HistoryVerdict &v, const std::string &name) {
+  auto value = [](const analyzer::HistoryCheck &c) {
+    return [&c](double x) {
+      return c.what == "variance" ? fmt::format("{:.4g} ms²", x / 1e12) : fmt::format("{:.3f} ms", x / 1e6);
+    };
+  };
+  std::string md = fmt::format("### vprof gate: {} — {}\n\n{}\n\n", v.regression ? "❌ regression" : "✅ pass",
+                               name.empty() ? "vprof gate" : name, v.summary);
+  md += fmt::format("| quantity | history ({} runs) | new ({} runs) | change | p | would catch |\n", v.history_runs,
+                    v.head_runs);
+  md += "|---|---:|---:|---:|---:|---:|\n";
+  for (const auto &c : v.checks) {
+    if (c.outliers) {
+      md += fmt::format("| outlier runs (p99 > {:.3f} ms) | {:.0f} of {} | {:.0f} of {} | | {:.3f} | {:.0f} of {} |\n",
+                        c.limit / 1e6, c.history * double(v.history_runs), v.history_runs,
+                        c.head * double(v.head_runs), v.head_runs, c.p, c.detectable, v.head_runs);
+      continue;
+    }
+    const auto f = value(c);
+    md += fmt::format("| {}{} | {} | {} | {} | {:.3f} | {} |\n", c.what, c.gated ? "" : " (reported)", f(c.history),
+                      f(c.head), pct(c.change), c.p, std::isinf(c.detectable) ? "none" : pct(c.detectable));
+  }
+  if (!v.moved.empty()) {
+    md += "\nWhat moved (covariance with the latency, medians of runs):\n\n";
+    for (const auto &m : v.moved)
+      md += fmt::format("- `{}`: {:.0f}% of the variance's change\n", m.factor, 100 * m.part);
+  }
+  md += fmt::format("\n{}\n", v.detectable);
+  return md;
+}
+
 int changes(const HistoryCliOptions &o) {
   auto h = load_history(o.dir, SIZE_MAX);
   if (!h) return fail(h.error().message);
@@ -88,6 +132,18 @@ int changes(const HistoryCliOptions &o) {
     if (!c.factor.empty())
       std::printf("; %.0f%% of the variance's change from %s", 100 * c.factor_part, c.factor.c_str());
     std::printf("\n");
+  }
+  if (!o.markdown.empty()) {
+    std::string md = fmt::format("### vprof gate: change points of {} ({} runs)\n\n", o.dir, h->size());
+    if (cps.empty()) md += "No step (alpha " + fmt::format("{:.3g}", o.stats.alpha) + ").\n";
+    for (const auto &c : cps) {
+      std::string steps;
+      for (const auto &[what, step] : c.steps) steps += fmt::format("{}{} {}", steps.empty() ? "" : ", ", what, pct(step));
+      md += fmt::format("- run {} (commit `{}`): {} (p {:.3f}){}\n", c.at + 1, short_commit(c.commit), steps, c.p,
+                        c.factor.empty() ? "" : fmt::format("; {:.0f}% of the variance's change from `{}`",
+                                                            100 * c.factor_part, c.factor));
+    }
+    if (Status s = write_text(o.markdown, md); !s) return fail(s.message());
   }
   if (!o.json.empty()) {
     nlohmann::json j;
@@ -115,7 +171,8 @@ int run_history(const HistoryCliOptions &o) {
   // Before any work, in both uses: no output is an input or inside the history.
   std::vector<std::string> inputs = o.head;
   inputs.push_back(o.dir);
-  if (Status s = check_outputs({{"--json", o.json}, {"--junit", o.junit}}, inputs); !s) return fail(s.message());
+  if (Status s = check_outputs({{"--json", o.json}, {"--junit", o.junit}, {"--markdown", o.markdown}}, inputs); !s)
+    return fail(s.message());
   if (o.changes) return changes(o);
   if (o.head.empty()) return fail("gate: --history: nothing to judge: give the new build's runs (--runs FILE...)");
   std::vector<analyzer::Profile> head;
@@ -182,6 +239,8 @@ int run_history(const HistoryCliOptions &o) {
           !s)
         return fail(s.message());
     }
+    if (!o.markdown.empty())
+      if (Status s = write_text(o.markdown, markdown(*v, o.name)); !s) return fail(s.message());
     if (Status s = write_junit(o.junit, o.name, rc == kExitFinding ? "failure" : "pass", v->summary, v->summary); !s)
       return fail(s.message());
     if (rc == kExitFinding) std::fprintf(stderr, "vprof: %s\n", v->summary.c_str());

@@ -20,7 +20,7 @@ struct HistoryCliOptions {
   size_t keep = 60;     // runs the history keeps; older ones are removed when recording
   bool record = false;  // add the head's runs to the history after judging them
   bool changes = false; // list the history's change points (no head needed)
-  std::string json, junit, name, root;
+  std::string json, junit, markdown, name, root;
   unsigned threads = 1;
 };
 

@@ -261,6 +261,18 @@ expect_rc "history: planted delay" 1 $?
 grep -q "REGRESSION: p90 .*p99 .*against the last 12 runs of the history" "$tmp/err" && ok || bad "history: planted: $(cat "$tmp/err" "$tmp/out")"
 grep -q "with 3 runs against 12, a p90 increase of" "$tmp/out" && ok || bad "history: detectable: $(cat "$tmp/out")"
 grep -q '"verdict": "regression"' "$tmp/hv.json" && ok || bad "history: json"
+# The new build's workload run by the gate (--head-cmd, --min-runs of it),
+# with the Markdown report a CI posts.
+"$vprof" gate --history "$tmp/H" --min-runs 3 --work-dir "$tmp/hw" --markdown "$tmp/hv.md" \
+  --head-cmd "$bench --flush lazy --threads 2 --txns 400 --dir $tmp/data --seed 41 --inject-delay run_transaction=exp:3ms" \
+  >"$tmp/out" 2>"$tmp/err"
+expect_rc "history: --head-cmd" 1 $?
+[ -s "$tmp/hw/head-3.vprof" ] && [ ! -e "$tmp/hw/head-4.vprof" ] && ok || bad "history: --head-cmd runs: $(ls "$tmp/hw")"
+grep -q "^### vprof gate: ❌ regression" "$tmp/hv.md" && grep -q "^| p90 | " "$tmp/hv.md" &&
+  grep -q "with 3 runs against 12" "$tmp/hv.md" && ok || bad "history: markdown: $(cat "$tmp/hv.md")"
+"$vprof" gate --history "$tmp/H" --base-cmd true --head-cmd true >/dev/null 2>"$tmp/err"
+expect_rc "history: --base-cmd" 2 $?
+expect_err "history: --base-cmd" "--history is the baseline"
 "$vprof" gate --history "$tmp/H" --record --history-keep 4 --runs "$tmp/h17" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ "$rc" = 0 ] || [ "$rc" = 1 ] && ok || bad "history: same build: exit $rc"
