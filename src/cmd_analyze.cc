@@ -103,6 +103,7 @@ int run_profiles(const AnalyzeCliOptions &o) {
                               "{} needs trace directories",
                               o.dirs.front(), flag));
   analyzer::MergedTree all;
+  std::vector<analyzer::PartSums> parts;  // each input's, for the between-run intervals
   for (const std::string &path : o.dirs) {
     analyzer::MergedTree one;
     if (analyzer::is_profile_file(path)) {
@@ -125,7 +126,9 @@ int run_profiles(const AnalyzeCliOptions &o) {
       one = std::move(*t);
     }
     if (Status s = analyzer::merge_into(all, one); !s) return fail(fmt::format("{}: {}", path, s.message()));
+    parts.push_back(analyzer::part_sums(all, one));
   }
+  analyzer::between_run_intervals(all, parts, size_t(o.bootstrap), 1);
   if (!o.json.empty()) {
     Status s = o.json == "-" ? (std::cout << analyzer::merged_json(all, size_t(o.k)), Status::Ok())
                              : write_output(o.json, [&](std::ostream &f) {

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <functional>
+#include <random>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -117,6 +119,92 @@ Status merge_into(MergedTree &a, const MergedTree &b) {
   return Status::Ok();
 }
 
+PartSums part_sums(const MergedTree &t, const MergedTree &part) {
+  PartSums p;
+  p.n = part.n;
+  p.mean = part.mean;
+  p.m2 = part.m2;
+  for (const MergedNode &y : part.nodes) {
+    auto it = t.index.find(y.key);
+    if (it == t.index.end()) continue;
+    p.node.push_back(uint32_t(it->second));
+    p.mean_x.push_back(y.mean);
+    p.cxl.push_back(y.cxl);
+  }
+  return p;
+}
+
+void between_run_intervals(MergedTree &t, const std::vector<PartSums> &parts, size_t resamples, uint64_t seed) {
+  const size_t np = parts.size(), nk = t.nodes.size();
+  if (np < 2 || resamples == 0) return;
+  // Each part's sums, aligned with t's nodes (0 where it lacks one).
+  struct Part {
+    double n = 0, mean = 0, m2 = 0;
+    std::vector<double> mx, cxl;
+  };
+  std::vector<Part> ps(np);
+  for (MergedNode &x : t.nodes) x.parts_with = 0;
+  for (size_t p = 0; p < np; ++p) {
+    ps[p].n = parts[p].n;
+    ps[p].mean = parts[p].mean;
+    ps[p].m2 = parts[p].m2;
+    ps[p].mx.assign(nk, 0.0);
+    ps[p].cxl.assign(nk, 0.0);
+    for (size_t i = 0; i < parts[p].node.size(); ++i) {
+      const uint32_t k = parts[p].node[i];
+      if (k >= nk) continue;
+      ps[p].mx[k] = parts[p].mean_x[i];
+      ps[p].cxl[k] = parts[p].cxl[i];
+      ++t.nodes[k].parts_with;
+    }
+  }
+  std::map<std::string, std::vector<size_t>> leaves;  // a factor's leaves
+  for (size_t k = 0; k < nk; ++k)
+    if (t.nodes[k].leaf && !t.nodes[k].factor.empty()) leaves[t.nodes[k].factor].push_back(k);
+  std::vector<std::vector<double>> share(nk);
+  std::map<std::string, std::vector<double>> factor_share;
+  std::mt19937_64 rng(seed);
+  std::vector<double> mx(nk), cx(nk);
+  for (size_t b = 0; b < resamples; ++b) {
+    double n = 0, mean = 0, m2 = 0;
+    for (size_t i = 0; i < np; ++i) {
+      const Part &q = ps[rng() % np];
+      if (q.n == 0) continue;
+      if (n == 0) {
+        n = q.n, mean = q.mean, m2 = q.m2;
+        mx = q.mx;
+        cx = q.cxl;
+        continue;
+      }
+      // Chan's update, as merge_into.
+      const double nn = n + q.n, dl = q.mean - mean, w = n * q.n / nn;
+      for (size_t k = 0; k < nk; ++k) {
+        const double dx = q.mx[k] - mx[k];
+        cx[k] += q.cxl[k] + dx * dl * w;
+        mx[k] += dx * q.n / nn;
+      }
+      m2 += q.m2 + dl * dl * w;
+      mean += dl * q.n / nn;
+      n = nn;
+    }
+    for (size_t k = 0; k < nk; ++k) share[k].push_back(m2 > 0 ? cx[k] / m2 : 0.0);
+    for (const auto &[f, ks] : leaves) {
+      double s = 0;
+      for (size_t k : ks) s += m2 > 0 ? cx[k] / m2 : 0.0;
+      factor_share[f].push_back(s);
+    }
+  }
+  auto ci = [](std::vector<double> &v) {
+    std::sort(v.begin(), v.end());
+    auto at = [&](double q) { return v[std::min(v.size() - 1, size_t(q * double(v.size())))]; };
+    return std::pair<double, double>{at(0.025), at(0.975)};
+  };
+  for (size_t k = 0; k < nk; ++k) std::tie(t.nodes[k].lo, t.nodes[k].hi) = ci(share[k]);
+  for (auto &[f, v] : factor_share) t.factor_ci[f] = ci(v);
+  t.parts = np;
+  t.resamples = resamples;
+}
+
 namespace {
 
 // Each factor's share, its leaves summed; the largest k.
@@ -143,8 +231,12 @@ std::string merged_text(const MergedTree &t, size_t k, double min_share) {
           (t.commits.size() > 1 ? " and others" : ""));
   out += fmt::format("latency: mean {}  stddev {}  (over every interval of every run)\n", ms(t.mean),
                      ms(std::sqrt(t.variance())));
-  out += fmt::format("\nvariance tree (shares >= {:.0f}%; share = Cov(part, L) / Var(L) over all the intervals):\n",
-                     100 * min_share);
+  out += fmt::format("\nvariance tree (shares >= {:.0f}%; share = Cov(part, L) / Var(L) over all the intervals{}):\n",
+                     100 * min_share,
+                     t.resamples ? fmt::format("; [ci95] from {} resamples of the {} profiles, and how many hold the "
+                                               "part: how runs differ",
+                                               t.resamples, t.parts)
+                                 : "");
   std::map<std::string, std::vector<size_t>> children;
   for (size_t i = 0; i < t.nodes.size(); ++i) children[t.nodes[i].parent].push_back(i);
   for (auto &[parent, v] : children)
@@ -155,15 +247,25 @@ std::string merged_text(const MergedTree &t, size_t k, double min_share) {
     for (size_t i : it->second) {
       const MergedNode &x = t.nodes[i];
       if (std::fabs(t.share(x)) < min_share) continue;
-      out += fmt::format("  {:6.1f}% {:{}}{}\n", 100 * t.share(x), "", 2 * depth, x.label);
+      const std::string ci = t.resamples && !std::isnan(x.lo)
+                                 ? fmt::format(" [{:5.1f}, {:5.1f}] {:>4}", 100 * x.lo, 100 * x.hi,
+                                               fmt::format("{}/{}", x.parts_with, t.parts))
+                                 : "";
+      out += fmt::format("  {:6.1f}%{} {:{}}{}\n", 100 * t.share(x), ci, "", 2 * depth, x.label);
       walk(x.key, depth + 1);
     }
   };
   walk("", 0);
   const auto top = top_factors(t, k);
   out += fmt::format("\ntop factors (k={}; a factor's leaves summed):\n", k);
-  for (size_t i = 0; i < top.size(); ++i)
-    out += fmt::format("  {:4}  {:6.1f}%  {}\n", i + 1, 100 * top[i].second, top[i].first);
+  for (size_t i = 0; i < top.size(); ++i) {
+    auto it = t.factor_ci.find(top[i].first);
+    out += fmt::format("  {:4}  {:6.1f}%{}  {}\n", i + 1, 100 * top[i].second,
+                       it == t.factor_ci.end()
+                           ? ""
+                           : fmt::format(" [{:5.1f}, {:5.1f}]", 100 * it->second.first, 100 * it->second.second),
+                       top[i].first);
+  }
   out += "(merged from sums: quantiles, causes, \"if fixed\" and intervals need the intervals; analyze the runs' "
          "trace directories for those)\n";
   return out;
@@ -188,9 +290,18 @@ std::string merged_json(const MergedTree &t, size_t k) {
   for (const MergedNode &x : t.nodes)
     j["nodes"].push_back({{"key", x.key}, {"parent", x.parent}, {"label", x.label}, {"factor", x.factor},
                           {"leaf", x.leaf}, {"share", t.share(x)}, {"mean_ns", x.mean},
-                          {"variance_ns2", t.n > 1 ? x.m2 / (t.n - 1) : 0.0}, {"m2", x.m2}, {"cxl", x.cxl}});
+                          {"variance_ns2", t.n > 1 ? x.m2 / (t.n - 1) : 0.0}, {"m2", x.m2}, {"cxl", x.cxl},
+                          {"ci95", std::isnan(x.lo) ? nlohmann::json(nullptr) : nlohmann::json{x.lo, x.hi}},
+                          {"profiles_with", x.parts_with}});
+  j["resamples"] = t.resamples;
   j["factors"] = nlohmann::json::array();
-  for (const auto &[name, share] : top_factors(t, k)) j["factors"].push_back({{"factor", name}, {"share", share}});
+  for (const auto &[name, share] : top_factors(t, k)) {
+    auto it = t.factor_ci.find(name);
+    j["factors"].push_back({{"factor", name},
+                            {"share", share},
+                            {"ci95", it == t.factor_ci.end() ? nlohmann::json(nullptr)
+                                                             : nlohmann::json{it->second.first, it->second.second}}});
+  }
   return j.dump(2) + "\n";
 }
 

@@ -162,6 +162,40 @@ TEST(ProfileMerge, AMergeOfMergedTreesJsonIsTheOneMerge) {
   EXPECT_NE(bad.error().message.find("without what it needs"), std::string::npos) << bad.error().message;
 }
 
+// Intervals over runs: a part one run alone holds (a stall in 1 of 10
+// runs) gets an interval that reaches near 0, however many intervals that
+// run had; a part every run holds alike gets a narrow one around its share.
+TEST(ProfileMerge, BetweenRunIntervalsSayHowRunsDiffer) {
+  MergedTree all;
+  std::vector<PartSums> parts;
+  for (uint64_t r = 0; r < 10; ++r) {
+    Cells x = draw(1000, 100 + r);
+    if (r != 4)
+      for (double &c : x.c) c = 0;  // the stall in run 4 only
+    std::vector<size_t> rows(1000);
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+    const MergedTree one = reduce_profile(profile_of(x, rows));
+    ASSERT_TRUE(merge_into(all, one).ok());
+    parts.push_back(part_sums(all, one));
+  }
+  between_run_intervals(all, parts, 400, 7);
+  EXPECT_EQ(all.parts, 10u);
+  EXPECT_EQ(all.resamples, 400u);
+  const MergedNode &c = all.nodes[all.index.at("c")];
+  const MergedNode &a = all.nodes[all.index.at("a")];
+  EXPECT_EQ(c.parts_with, 1u);
+  EXPECT_EQ(a.parts_with, 10u);
+  EXPECT_GT(all.share(c), 0.5);  // the stall carries the pooled variance
+  EXPECT_LT(c.lo, 0.05) << "resamples without run 4 have no stall";
+  EXPECT_LE(c.lo, all.share(c));
+  EXPECT_GE(c.hi, all.share(c));
+  ASSERT_TRUE(all.factor_ci.count("c"));
+  EXPECT_LT(all.factor_ci.at("c").first, 0.05);
+  const std::string text = merged_text(all, 3, 0.01);
+  EXPECT_NE(text.find("[ci95] from 400 resamples of the 10 profiles"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 1/10 "), std::string::npos) << text;
+}
+
 TEST(ProfileMerge, ProfilesWithAnotherRootAreRefused) {
   const Cells x = draw(100, 1);
   std::vector<size_t> rows(100);
