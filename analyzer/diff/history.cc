@@ -193,11 +193,10 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
   for (size_t k = from; k < history.size(); ++k) pool.push_back(&history[k]);
   for (const RunSummary &r : head) pool.push_back(&r);
   // Outlier runs: a p99 beyond the history's median by kOutlierSigmas of
-  // its lower half's spread (the history's, the reference: from the whole
-  // pool, a head that moved raised the line over the history's bursts and
-  // was caught 28 times in 40 at 5 runs where this catches it 34). The
-  // statistics below are the runs' without an outlier; the outliers are
-  // judged by their count.
+  // its lower half's spread. The line is the history's, the reference: from
+  // the whole pool, a head that moved raised it over the history's bursts
+  // (and the +35% plant was caught less often). Their count is one check;
+  // each level check below has its own line, by the same rule.
   std::vector<double> l99;
   for (const RunSummary *r : pool) l99.push_back(log_of(r->p99));
   const Robust r99 = lower_robust(std::vector<double>(l99.begin(), l99.begin() + ptrdiff_t(n)));
