@@ -9,6 +9,7 @@
 #include <iterator>
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -104,7 +105,12 @@ int run_profiles(const AnalyzeCliOptions &o) {
                               o.dirs.front(), flag));
   analyzer::MergedTree all;
   std::vector<analyzer::PartSums> parts;  // each input's, for the between-run intervals
+  std::map<std::string, std::string> seen;  // a file given twice would count its intervals twice
   for (const std::string &path : o.dirs) {
+    std::error_code ec;
+    const std::string real = std::filesystem::weakly_canonical(path, ec).string();
+    if (auto [it, fresh] = seen.emplace(ec ? path : real, path); !fresh)
+      return fail(fmt::format("{}: given twice (as {} too): each run's intervals are counted once", path, it->second));
     analyzer::MergedTree one;
     if (analyzer::is_profile_file(path)) {
       auto p = analyzer::load_profile(path);
@@ -119,8 +125,13 @@ int run_profiles(const AnalyzeCliOptions &o) {
       std::ifstream in(path, std::ios::binary);
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       if (!in.good() && !in.eof()) return fail(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-      if (!analyzer::is_merged_json(text))
+      if (!analyzer::is_merged_json(text)) {
+        // A merged tree's JSON cut short (a copy that stopped, a full disk)
+        // is said as such, not as some other file.
+        if (text.find("\"vprof merged tree\"") != std::string::npos)
+          return fail(fmt::format("{}: a merged tree's JSON that does not parse (cut short or damaged)", path));
         return fail(fmt::format("{}: neither a trace directory, a saved profile nor a merged tree's JSON", path));
+      }
       auto t = analyzer::parse_merged_json(text);
       if (!t) return fail(fmt::format("{}: {}", path, t.error().message));
       one = std::move(*t);

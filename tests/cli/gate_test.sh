@@ -236,6 +236,13 @@ expect_err "analyze: profile and trace" "$tmp/base: a trace directory among save
 "$vprof" analyze "$tmp/base.vprof" --html "$tmp/m.html" >/dev/null 2>"$tmp/err"
 expect_rc "analyze: profile --html" 2 $?
 expect_err "analyze: profile --html" "--html needs trace directories"
+"$vprof" analyze "$tmp/base.vprof" "$tmp/base2.vprof" "$tmp/base.vprof" >/dev/null 2>"$tmp/err"
+expect_rc "analyze: a profile twice" 2 $?
+expect_err "analyze: a profile twice" "$tmp/base.vprof: given twice"
+head -c $(( $(wc -c < "$tmp/m2.json") * 6 / 10 )) "$tmp/m2.json" > "$tmp/cut.json"
+"$vprof" analyze "$tmp/base.vprof" "$tmp/cut.json" >/dev/null 2>"$tmp/err"
+expect_rc "analyze: a merged JSON cut short" 2 $?
+expect_err "analyze: a merged JSON cut short" "$tmp/cut.json: a merged tree's JSON that does not parse"
 "$vprof" analyze "$tmp/text.vprof" >/dev/null 2>"$tmp/err"
 expect_rc "analyze: a text file" 2 $?
 expect_err "analyze: a text file" "$tmp/text.vprof: neither a trace directory, a saved profile nor a merged tree's JSON"
