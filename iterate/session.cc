@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -312,8 +313,11 @@ Status Session::run_iteration(Iteration &it) {
 
   std::string build_log = idir + "/build.log";
   log(fmt::format("iteration {}: building ({})", it.number, c_.build_command));
+  const auto built_from = std::chrono::steady_clock::now();
   auto b = run_shell(c_.build_command, c_.dir, build_log, {});
   if (!b) return Error{b.error().message};
+  it.files_changed = int(ir->files_changed);
+  it.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - built_from).count();
   if (*b != 0) {
     it.failed = "build";
     return Error{build_failure(build_log, *b)};

@@ -1,6 +1,7 @@
 #include "iterate/state.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <filesystem>
 #include <fstream>
@@ -72,6 +73,8 @@ Expected<State> load_state(const std::string &path) {
       } else if (i.at("analyzed").get<bool>()) {  // states saved before the phase: two booleans
         it.phase = i.value("decided", true) ? Phase::Decided : Phase::Ran;
       }
+      it.files_changed = i.value("files_changed", -1);
+      it.build_seconds = i.value("build_seconds", -1.0);
       s.iterations.push_back(std::move(it));
     }
     for (const auto &d : j.at("decisions")) {
@@ -99,6 +102,52 @@ const char *phase_name(Phase p) {
   return "planned";
 }
 
+namespace {
+
+std::string minutes(double s) {
+  const long t = std::lround(s);
+  return t >= 60 ? fmt::format("{} min {} s", t / 60, t % 60) : fmt::format("{} s", t);
+}
+
+}  // namespace
+
+std::string builds_summary(const State &s) {
+  size_t builds = 0;
+  double total = 0;
+  const Iteration *first = nullptr, *longest = nullptr;
+  size_t longest_joined = 0, longest_left = 0;
+  const Iteration *before = nullptr;  // the last iteration built before this one
+  for (const Iteration &it : s.iterations) {
+    if (it.build_seconds < 0) {
+      before = &it;
+      continue;
+    }
+    ++builds;
+    total += it.build_seconds;
+    if (!first) first = &it;
+    if (before && (!longest || it.build_seconds > longest->build_seconds)) {
+      longest = &it;
+      longest_joined = longest_left = 0;
+      for (const auto &f : it.instrumented)
+        longest_joined += std::find(before->instrumented.begin(), before->instrumented.end(), f) ==
+                          before->instrumented.end();
+      for (const auto &f : before->instrumented)
+        longest_left += std::find(it.instrumented.begin(), it.instrumented.end(), f) == it.instrumented.end();
+    }
+    before = &it;
+  }
+  if (!builds) return "";
+  std::string out = fmt::format("Builds: {} in {}: iteration {}, the {} ({} files rewritten, {})", builds,
+                                minutes(total), first->number, first == &s.iterations.front() ? "first" : "first this session",
+                                first->files_changed, minutes(first->build_seconds));
+  if (builds > 1 && longest)
+    out += fmt::format("; {} as functions joined or left the set (the longest: iteration {}, {} joined, {} left, {} "
+                       "files rewritten, {})",
+                       builds - 1, longest->number, longest_joined, longest_left, longest->files_changed,
+                       minutes(longest->build_seconds));
+  return out + ".";
+}
+
 Status save_state(const State &s, const std::string &path) {
   json j = schema::versioned(schema::kSessionState);
   j["broken_down"] = json::array();
@@ -109,7 +158,8 @@ Status save_state(const State &s, const std::string &path) {
   j["iterations"] = json::array();
   for (const auto &i : s.iterations)
     j["iterations"].push_back({{"number", i.number}, {"instrumented", i.instrumented},
-                               {"trace_dir", i.trace_dir}, {"phase", phase_name(i.phase)}, {"failed", i.failed}});
+                               {"trace_dir", i.trace_dir}, {"phase", phase_name(i.phase)}, {"failed", i.failed},
+                               {"files_changed", i.files_changed}, {"build_seconds", i.build_seconds}});
   j["decisions"] = json::array();
   for (const auto &d : s.decisions)
     j["decisions"].push_back(decision_json(d, true));

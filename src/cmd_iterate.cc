@@ -213,6 +213,7 @@ int session_main(const IterateCli &o, const iterate::Config &cfg) {
                   machine.c_str());
     }
   }
+  if (std::string b = iterate::builds_summary(out->state); !b.empty()) std::printf("%s\n", b.c_str());
   std::printf("Reports: %s, %s and %s\n", out->final_text.c_str(), out->final_json.c_str(),
               out->final_html.c_str());
   return kExitOk;

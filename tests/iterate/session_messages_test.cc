@@ -190,3 +190,31 @@ TEST(SessionMessages, ALongInstrumentedListIsShortInTheLogAndWholeInItsFile) {
   EXPECT_EQ(slurp(list), whole);
   EXPECT_TRUE(r.has("iteration 1: 31 functions, 32 call sites and 2 sync sites in 1 file;")) << r.all();
 }
+
+// How many builds a session made and why, in one line (a big server's
+// session is mostly its rebuilds: MariaDB's took 13-25 min each when a
+// header's function joined the set). Iterations a resumed session did not
+// build itself (no record) are not counted.
+TEST(SessionMessages, TheBuildsLineCountsTheBuildsAndNamesTheLongest) {
+  State s;
+  auto it = [&](int n, std::vector<std::string> fs, int files, double secs) {
+    Iteration i;
+    i.number = n;
+    i.instrumented = std::move(fs);
+    i.files_changed = files;
+    i.build_seconds = secs;
+    s.iterations.push_back(i);
+  };
+  EXPECT_EQ(builds_summary(s), "");
+  it(1, {"root"}, 6, 41);
+  EXPECT_EQ(builds_summary(s), "Builds: 1 in 41 s: iteration 1, the first (6 files rewritten, 41 s).");
+  it(2, {"root", "a", "b"}, 3, 20);
+  it(3, {"root", "b", "c", "d", "e"}, 34, 185);
+  it(4, {"root", "c"}, 2, 12);
+  EXPECT_EQ(builds_summary(s),
+            "Builds: 4 in 4 min 18 s: iteration 1, the first (6 files rewritten, 41 s); 3 as functions joined or left "
+            "the set (the longest: iteration 3, 3 joined, 1 left, 34 files rewritten, 3 min 5 s).");
+  s.iterations[0].build_seconds = -1;  // built before this session resumed
+  EXPECT_NE(builds_summary(s).find("Builds: 3 in 3 min 37 s: iteration 2, the first this session"), std::string::npos)
+      << builds_summary(s);
+}
