@@ -238,7 +238,6 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
   const size_t count = subsets.size() / m;
   int gated = 1;  // the outliers' count
   for (const Judged &q : kJudged) gated += q.gated;
-  const double level = o.alpha / gated;
   // A subset's statistic: the mean of its runs' values, where an outlier
   // run's value is the history's level (a burst is judged by the count of
   // outliers alone: were it left out, a subset of one high run and two
@@ -259,40 +258,100 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
     for (size_t s = 0; s < count; ++s) beyond += stat(&subsets[s * m]) >= t;
     return double(beyond) / double(count);
   };
+  // One statistic's values over the pool: its logs x, and f, the values its
+  // arrangements are summed from (an outlier run's at the history's level).
+  // Each statistic has its own outlier line, by the same rule as the p99's:
+  // a run whose p99 a stall burst doubled may keep its p90 (on LevelDB, whose
+  // runs' p99 spread is 0.75 on a log scale and p90's 0.08, left out of the
+  // p90 check by their p99 they hid a +26% p90 from 3 runs in 4).
+  struct Prepared {
+    std::vector<double> x, f;
+    std::vector<char> out;
+    double centre = 0, h = 0;  // the history's and the head's level (mean log, outliers apart)
+  };
+  auto prepare = [&](double RunSummary::*field) {
+    Prepared q;
+    q.x.resize(total);
+    for (size_t k = 0; k < total; ++k) q.x[k] = log_of(pool[k]->*field);
+    const Robust rq = lower_robust(std::vector<double>(q.x.begin(), q.x.begin() + ptrdiff_t(n)));
+    q.out.resize(total);
+    std::vector<double> hist, heads;
+    size_t out_head = 0;
+    for (size_t k = 0; k < total; ++k) {
+      q.out[k] = q.x[k] > rq.centre + kOutlierSigmas * rq.sigma;
+      if (k < n && !q.out[k]) hist.push_back(q.x[k]);
+      if (k >= n) {
+        out_head += q.out[k];
+        if (!q.out[k]) heads.push_back(q.x[k]);
+      }
+    }
+    if (hist.empty()) hist.assign(q.x.begin(), q.x.begin() + ptrdiff_t(n));
+    if (heads.empty()) heads.assign(q.x.begin() + ptrdiff_t(n), q.x.end());  // each head run an outlier
+    q.centre = mean_of(hist);
+    q.h = mean_of(heads);
+    q.f = q.x;
+    if (out_head < m)  // when every head run is an outlier (a regression that far), all runs count as they are
+      for (size_t k = 0; k < total; ++k)
+        if (q.out[k]) q.f[k] = q.centre;
+    return q;
+  };
+  // The level a gated check's p-value must reach: Westfall and Young's minP
+  // over the arrangements, so that the chance that any gated check of an
+  // unchanged build is a regression is `alpha`. p90's and p99's statistics
+  // move together, so this level is higher than alpha over the number of
+  // checks (Bonferroni's), and as exact.
+  double level = 0;
+  {
+    std::vector<std::vector<double>> stats;  // per gated check, per arrangement
+    for (const Judged &q : kJudged) {
+      if (!q.gated) continue;
+      const Prepared pq = prepare(q.field);
+      std::vector<double> &st = stats.emplace_back(count);
+      for (size_t s = 0; s < count; ++s) {
+        double sum = 0;
+        for (size_t j = 0; j < m; ++j) sum += pq.f[subsets[s * m + j]];
+        st[s] = sum;
+      }
+    }
+    std::vector<double> &st = stats.emplace_back(count);  // the outliers' count
+    for (size_t s = 0; s < count; ++s) {
+      double o_s = 0;
+      for (size_t j = 0; j < m; ++j) o_s += out[subsets[s * m + j]];
+      st[s] = o_s;
+    }
+    std::vector<double> min_p(count, 1.0);
+    for (const std::vector<double> &v : stats) {
+      std::vector<double> sorted = v;
+      std::sort(sorted.begin(), sorted.end());
+      for (size_t s = 0; s < count; ++s) {
+        const double t = v[s] - 1e-9 * (1 + std::fabs(v[s]));
+        const size_t below = size_t(std::lower_bound(sorted.begin(), sorted.end(), t) - sorted.begin());
+        min_p[s] = std::min(min_p[s], double(count - below) / double(count));
+      }
+    }
+    std::sort(min_p.begin(), min_p.end());
+    // The largest p-value v with at most alpha of the arrangements at or below it.
+    const double allowed = o.alpha * double(count);
+    for (size_t i = min_p.size(); i-- > 0;) {
+      const size_t at_or_below = size_t(std::upper_bound(min_p.begin(), min_p.end(), min_p[i]) - min_p.begin());
+      if (double(at_or_below) <= allowed) {
+        level = min_p[i];
+        break;
+      }
+    }
+  }
   // Even a head far above every history run is as high as 1 arrangement in
   // `count`: with too few runs nothing could be caught.
-  const bool can_catch = 1.0 / double(count) < level;
+  const bool can_catch = level > 0 && 1.0 / double(count) <= level;
   std::string caught;
   for (const Judged &q : kJudged) {
     HistoryCheck c;
     c.what = q.name;
     c.gated = q.gated;
     c.threshold = q.variance ? o.max_var_increase : o.max_p99_increase;
-    // This statistic's outlier runs, by the same rule as the p99's: a run
-    // whose p99 a stall burst doubled may keep its p90 (on LevelDB, whose
-    // runs' p99 spread is 0.75 on a log scale and p90's 0.08, left out of
-    // the p90 check by their p99 they hid a +26% p90 from 3 runs in 4).
-    std::vector<double> x(total), hist;
-    for (size_t k = 0; k < total; ++k) x[k] = log_of(pool[k]->*q.field);
-    const Robust rq = lower_robust(std::vector<double>(x.begin(), x.begin() + ptrdiff_t(n)));
-    std::vector<char> oq(total);
-    size_t oq_m = 0;
-    for (size_t k = 0; k < total; ++k) {
-      oq[k] = x[k] > rq.centre + kOutlierSigmas * rq.sigma;
-      if (k < n && !oq[k]) hist.push_back(x[k]);
-      if (k >= n) oq_m += oq[k];
-    }
-    if (hist.empty())
-      for (size_t k = 0; k < n; ++k) hist.push_back(x[k]);
-    std::vector<double> heads;  // the head's runs without an outlier (all of them when each is one)
-    for (size_t j = 0; j < m; ++j)
-      if (!oq[n + j]) heads.push_back(x[n + j]);
-    if (heads.empty()) heads.assign(x.begin() + ptrdiff_t(n), x.end());
-    const double centre = mean_of(hist), h = mean_of(heads);
-    std::vector<double> f = x;
-    if (oq_m < m)  // when every head run is an outlier (a regression that far), all runs count as they are
-      for (size_t k = 0; k < total; ++k)
-        if (oq[k]) f[k] = centre;
+    const Prepared pq = prepare(q.field);
+    const std::vector<double> &x = pq.x, &f = pq.f;
+    const double centre = pq.centre, h = pq.h;
     c.history = std::exp(centre);
     c.head = std::exp(h);
     c.change = std::exp(h - centre) - 1;
@@ -304,16 +363,16 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
     if (can_catch) {
       std::vector<double> g = f;
       auto p_at = [&](double d) {
-        for (size_t j = 0; j < m; ++j) g[n + j] = (oq[n + j] ? h : x[n + j]) - h + centre + std::log1p(d);
+        for (size_t j = 0; j < m; ++j) g[n + j] = (pq.out[n + j] ? h : x[n + j]) - h + centre + std::log1p(d);
         return p_value(g);
       };
       double lo = 0, hi = 1;
-      while (p_at(hi) >= level && hi < 1e6) hi *= 4;
-      for (int it = 0; it < 40 && hi < 1e6; ++it) (p_at((lo + hi) / 2) < level ? hi : lo) = (lo + hi) / 2;
+      while (p_at(hi) > level && hi < 1e6) hi *= 4;
+      for (int it = 0; it < 40 && hi < 1e6; ++it) (p_at((lo + hi) / 2) <= level ? hi : lo) = (lo + hi) / 2;
       if (hi < 1e6) c.detectable = std::max(c.threshold, hi);
     }
     c.limit = c.history * (1 + c.detectable);
-    c.regression = q.gated && c.p < level && c.change > c.threshold;
+    c.regression = q.gated && c.p <= level && c.change > c.threshold;
     v.regression = v.regression || c.regression;
     if (q.gated && can_catch)
       caught += fmt::format("{}a {} increase of {:.0f}% or more", caught.empty() ? "" : ", ", q.name,
@@ -343,9 +402,9 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
     c.p = tail(out_m);
     size_t need = m + 1;  // the fewest outliers among m runs that would be a regression
     for (size_t k = m + 1; k-- > 1;)
-      if (tail(k) < level) need = k;
+      if (tail(k) <= level) need = k;
     c.detectable = double(need);
-    c.regression = c.p < level;
+    c.regression = c.p <= level;
     v.regression = v.regression || c.regression;
     v.outliers = fmt::format("{} of {} run{} with a p99 beyond {} (the history: {} of {})", out_m, m,
                              m == 1 ? "" : "s", pct(std::exp(outlier_at - r99.centre) - 1), out_h, n);
@@ -358,12 +417,14 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
   } else {
     // The fewest history runs with which these m could catch anything.
     size_t need = n;
-    for (double a = arrangements; 1.0 / a >= level && need < 100000; ++need)
+    // (at Bonferroni's level, alpha over the checks: a bound)
+    const double bound = o.alpha / gated;
+    for (double a = arrangements; 1.0 / a >= bound && need < 100000; ++need)
       a = a * double(need + m + 1) / double(need + 1);
     v.detectable = fmt::format("with {} run{} against {}, nothing could be caught: however high, the head's "
                                "runs would be the highest {} of the {} by chance 1 time in {:.0f}, not below {:.3g}; "
                                "{} history runs would do",
-                               m, m == 1 ? "" : "s", n, m, total, arrangements, level, need);
+                               m, m == 1 ? "" : "s", n, m, total, arrangements, bound, need);
   }
   v.moved = moves(median_cov(history, from, history.size()), median_cov(head, 0, m), median_var(history, from, history.size()),
                   median_var(head, 0, m));

@@ -21,8 +21,10 @@
 //                  model fitted to a few runs with bursts raised 4-8 false
 //                  alarms in 100 at a 1% rate. The outlier runs' count is
 //                  judged the same way. Regression when a gated check's
-//                  p-value is below alpha / checks (family-wise `alpha`) and
-//                  its change beyond the threshold; else pass. No
+//                  p-value is at or below the minP level (Westfall and
+//                  Young: the alpha quantile of each arrangement's smallest
+//                  p-value, a family-wise `alpha` over the correlated
+//                  checks) and its change beyond the threshold; else pass. No
 //                  "inconclusive": what the runs could not catch is printed
 //                  as the detectable change (nothing at all when 1 / C(N+m, m)
 //                  is not below the level: too few runs).
