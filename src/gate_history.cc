@@ -112,7 +112,8 @@ std::string markdown(const analyzer::HistoryVerdict &v, const std::string &name)
     for (const auto &m : v.moved)
       md += fmt::format("- `{}`: {:.0f}% of the variance's change\n", m.factor, 100 * m.part);
   }
-  md += fmt::format("\n{}\n", v.detectable);
+  md += fmt::format("\n{}; a check fails at p ≤ {:.4g} (the checks' false-alarm rate together: --alpha).\n",
+                    v.detectable, v.level);
   return md;
 }
 
@@ -195,8 +196,9 @@ int run_history(const HistoryCliOptions &o) {
   } else {
     auto v = analyzer::judge(*history, head_runs, o.stats);
     if (!v) return fail(fmt::format("{}: {}", o.dir, v.error().message));
-    std::printf("vprof gate: %zu new run%s against the last %zu of %s\n", v->head_runs, v->head_runs == 1 ? "" : "s",
-                v->history_runs, o.dir.c_str());
+    std::printf("vprof gate: %zu new run%s against the last %zu of %s (a check fails at p <= %.4g: --alpha %.3g "
+                "over the checks together)\n",
+                v->head_runs, v->head_runs == 1 ? "" : "s", v->history_runs, o.dir.c_str(), v->level, o.stats.alpha);
     std::printf("  %-9s %14s %14s %9s %7s %14s %11s\n", "quantity", "history", "new", "change", "p", "limit",
                 "detectable");
     for (const auto &c : v->checks) {
@@ -223,6 +225,7 @@ int run_history(const HistoryCliOptions &o) {
       j["verdict"] = v->regression ? "regression" : "pass";
       j["history_runs"] = v->history_runs;
       j["head_runs"] = v->head_runs;
+      j["level"] = v->level;
       j["summary"] = v->summary;
       j["detectable"] = v->detectable;
       for (const auto &c : v->checks)

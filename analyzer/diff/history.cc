@@ -343,6 +343,7 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
   // Even a head far above every history run is as high as 1 arrangement in
   // `count`: with too few runs nothing could be caught.
   const bool can_catch = level > 0 && 1.0 / double(count) <= level;
+  v.level = level;
   std::string caught;
   for (const Judged &q : kJudged) {
     HistoryCheck c;

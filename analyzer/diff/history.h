@@ -98,6 +98,7 @@ struct HistoryVerdict {
   std::string summary;            // one line: the verdict and why
   std::string detectable;         // "with 3 runs against 20, a p99 increase of 12% or more ..."
   std::string outliers;           // "2 of 3 runs with a p99 beyond +66% (the history: 3 of 20)"
+  double level = 0;               // a gated check is a regression at or below this p-value (minP)
 };
 
 // history in the order the runs were recorded (oldest first); its last
