@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <numeric>
 #include <random>
 
@@ -300,24 +301,19 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
   // unchanged build is a regression is `alpha`. p90's and p99's statistics
   // move together, so this level is higher than alpha over the number of
   // checks (Bonferroni's), and as exact.
+  std::vector<Prepared> prepared;  // each of kJudged's, once
+  for (const Judged &q : kJudged) prepared.push_back(prepare(q.field));
+  std::vector<double> outliers_in(count, 0.0);  // each arrangement's count of outlier runs
+  for (size_t s = 0; s < count; ++s)
+    for (size_t j = 0; j < m; ++j) outliers_in[s] += out[subsets[s * m + j]];
   double level = 0;
   {
-    std::vector<std::vector<double>> stats;  // per gated check, per arrangement
-    for (const Judged &q : kJudged) {
-      if (!q.gated) continue;
-      const Prepared pq = prepare(q.field);
-      std::vector<double> &st = stats.emplace_back(count);
-      for (size_t s = 0; s < count; ++s) {
-        double sum = 0;
-        for (size_t j = 0; j < m; ++j) sum += pq.f[subsets[s * m + j]];
-        st[s] = sum;
-      }
-    }
-    std::vector<double> &st = stats.emplace_back(count);  // the outliers' count
-    for (size_t s = 0; s < count; ++s) {
-      double o_s = 0;
-      for (size_t j = 0; j < m; ++j) o_s += out[subsets[s * m + j]];
-      st[s] = o_s;
+    std::vector<std::vector<double>> stats{outliers_in};  // per gated check, per arrangement
+    for (size_t i = 0; i < std::size(kJudged); ++i) {
+      if (!kJudged[i].gated) continue;
+      std::vector<double> &st = stats.emplace_back(count, 0.0);
+      for (size_t s = 0; s < count; ++s)
+        for (size_t j = 0; j < m; ++j) st[s] += prepared[i].f[subsets[s * m + j]];
     }
     std::vector<double> min_p(count, 1.0);
     for (const std::vector<double> &v : stats) {
@@ -330,13 +326,14 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
       }
     }
     std::sort(min_p.begin(), min_p.end());
-    // The largest p-value v with at most alpha of the arrangements at or below it.
-    const double allowed = o.alpha * double(count);
-    for (size_t i = min_p.size(); i-- > 0;) {
-      const size_t at_or_below = size_t(std::upper_bound(min_p.begin(), min_p.end(), min_p[i]) - min_p.begin());
-      if (double(at_or_below) <= allowed) {
-        level = min_p[i];
-        break;
+    // The largest p-value with at most alpha of the arrangements at or below
+    // it: the k-th smallest, unless its ties run past k (then the value below).
+    const size_t k = size_t(o.alpha * double(count));
+    if (k > 0) {
+      level = min_p[k - 1];
+      if (k < count && min_p[k] == level) {
+        auto first = std::lower_bound(min_p.begin(), min_p.end(), level);
+        level = first == min_p.begin() ? 0.0 : *(first - 1);
       }
     }
   }
@@ -345,12 +342,13 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
   const bool can_catch = level > 0 && 1.0 / double(count) <= level;
   v.level = level;
   std::string caught;
-  for (const Judged &q : kJudged) {
+  for (size_t i = 0; i < std::size(kJudged); ++i) {
+    const Judged &q = kJudged[i];
     HistoryCheck c;
     c.what = q.name;
     c.gated = q.gated;
     c.threshold = q.variance ? o.max_var_increase : o.max_p99_increase;
-    const Prepared pq = prepare(q.field);
+    const Prepared &pq = prepared[i];
     const std::vector<double> &x = pq.x, &f = pq.f;
     const double centre = pq.centre, h = pq.h;
     c.history = std::exp(centre);
@@ -392,12 +390,7 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
     c.change = c.head - c.history;
     c.limit = std::exp(outlier_at);  // a run's p99 above this is an outlier
     auto tail = [&](size_t k) {  // the share of arrangements with k or more outliers
-      size_t beyond = 0;
-      for (size_t s = 0; s < count; ++s) {
-        size_t o_s = 0;
-        for (size_t j = 0; j < m; ++j) o_s += out[subsets[s * m + j]];
-        beyond += o_s >= k;
-      }
+      const auto beyond = std::count_if(outliers_in.begin(), outliers_in.end(), [&](double o_s) { return o_s >= double(k); });
       return double(beyond) / double(count);
     };
     c.p = tail(out_m);
