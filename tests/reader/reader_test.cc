@@ -390,6 +390,16 @@ TEST(Reader, TwoRingsReadDataThenThePendingRingThenTheCurrentOne) {
   EXPECT_EQ(function_ids(*t2), (std::vector<uint64_t>{1, 3}));
 }
 
+// A thread's events as (kind, arg, ts), its ThreadExit left out: what the
+// reader made of the records a test wrote.
+using EventRow = std::tuple<Kind, uint64_t, int64_t>;
+std::vector<EventRow> event_rows(const vprof::trace::ThreadStream &th) {
+  std::vector<EventRow> out;
+  for (const auto &e : th.events)
+    if (e.kind != Kind::ThreadExit) out.emplace_back(e.kind, e.arg, e.ts);
+  return out;
+}
+
 // Trace format 9: calls of one site in a row are one SITE_RUN. It reads as
 // the time between the calls (the caller's), then one begin and end around
 // their sum; a sum past the run's length is capped at it; a run whose
@@ -410,11 +420,10 @@ TEST(Reader, RunsReadAsTheTimeBetweenThenOneCallAsLongAsTheirSum) {
   ASSERT_TRUE(t.ok());
   ASSERT_EQ(t->threads.size(), 1u);
   EXPECT_EQ(t->count(Severity::Warning), 0u);
-  std::vector<std::tuple<Kind, uint64_t, int64_t>> got, want = {
+  std::vector<EventRow> want = {
       {Kind::FuncEnter, 1, 1000}, {Kind::SiteBegin, 7, 11010}, {Kind::SiteEnd, 7, 31010},
       {Kind::SiteBegin, 8, 40000}, {Kind::SiteEnd, 8, 40500}, {Kind::FuncExit, 1, 50000}};
-  for (const auto &e : t->threads[0].events)
-    if (e.kind != Kind::ThreadExit) got.emplace_back(e.kind, e.arg, e.ts);
+  const std::vector<EventRow> got = event_rows(t->threads[0]);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << "event " << i;
   EXPECT_EQ(t->threads[0].events[2].type_label, 1000u) << "a run's end says how many calls it ends";
@@ -430,11 +439,8 @@ TEST(Reader, RunsReadAsTheTimeBetweenThenOneCallAsLongAsTheirSum) {
   auto c = vprof::trace::read_trace_dir(cut);
   ASSERT_TRUE(c.ok());
   ASSERT_EQ(c->threads.size(), 1u);
-  got.clear();
-  for (const auto &e : c->threads[0].events)
-    if (e.kind != Kind::ThreadExit) got.emplace_back(e.kind, e.arg, e.ts);
   want = {{Kind::FuncEnter, 1, 1000}, {Kind::SiteBegin, 7, 1010}, {Kind::SiteEnd, 7, 1070}};
-  EXPECT_EQ(got, want);
+  EXPECT_EQ(event_rows(c->threads[0]), want);
 }
 
 // Trace format 4: a call with nothing inside is one SITE_SPAN slot. It reads
@@ -460,13 +466,12 @@ TEST(Reader, SpansReadAsABeginAndAnEnd) {
   ASSERT_TRUE(t.ok());
   ASSERT_EQ(t->threads.size(), 1u);
   EXPECT_EQ(t->count(Severity::Warning), 0u);
-  std::vector<std::tuple<Kind, uint64_t, int64_t>> got, want = {
+  std::vector<EventRow> want = {
       {Kind::FuncEnter, 1, 1000},     {Kind::SiteBegin, 7, 1010},    {Kind::SiteEnd, 7, 1035},
       {Kind::SiteBegin, 8, 1040},     {Kind::SiteEnd, 8, 5001040},   {Kind::SiteBegin, 9, 5001100},
       {Kind::SiteEnd, 9, 5002000},    {Kind::FuncEnter, 2, 5002000}, {Kind::SiteBegin, 10, 5003000},
       {Kind::FuncExit, 2, 5004000},   {Kind::FuncExit, 1, 5005000}};
-  for (const auto &e : t->threads[0].events)
-    if (e.kind != Kind::ThreadExit) got.emplace_back(e.kind, e.arg, e.ts);
+  const std::vector<EventRow> got = event_rows(t->threads[0]);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << "event " << i;
 }
