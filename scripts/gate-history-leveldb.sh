@@ -73,25 +73,13 @@ if [ "${REUSE:-0}" != 1 ] || [ ! -d same ] || [ ! -d slow ]; then
 fi
 
 step "decisions"
-python3 - "$vprof" "$work" <<'PY'
-import json, math, os, random, shutil, statistics, subprocess, sys
+PYTHONPATH="$here/scripts/lib" python3 - "$vprof" "$work" <<'PY'
+import math, os, random, statistics, sys
+import history_pools as hp
 vprof, work = sys.argv[1], sys.argv[2]
-pool = lambda name: sorted((os.path.join(work, name, f) for f in os.listdir(os.path.join(work, name))),
-                           key=lambda p: int(os.path.basename(p).split('.')[0]))
-same, slow = pool('same'), pool('slow')
-def make_history(runs):
-    d = os.path.join(work, 'split')
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    for i, p in enumerate(runs, 1):
-        os.symlink(p, os.path.join(d, f'run-{i:06d}.vprof'))
-    return d
-def gate(d, runs):
-    out = os.path.join(work, 'verdict.json')
-    r = subprocess.run([vprof, 'gate', '--history', d, '--json', out, '--runs', *runs], capture_output=True, text=True)
-    if r.returncode not in (0, 1):
-        sys.exit(f'gate failed ({r.returncode}): {r.stderr}')
-    return json.load(open(out))
+same, slow = hp.pool(work, 'same'), hp.pool(work, 'slow')
+make_history = lambda runs: hp.make_history(os.path.join(work, 'split'), runs)
+gate = lambda d, runs: hp.gate(vprof, d, runs, os.path.join(work, 'verdict.json'))
 # Each run's statistics: one run judged against the first 3 (its own values are "new").
 hist3 = make_history(same[:3])
 def stats(p):
@@ -105,19 +93,7 @@ print('slow against same, ratio of medians:',
       ', '.join(f'{q} {statistics.median(v[q] for v in slow_vals) / statistics.median(v[q] for v in vals) - 1:+.1%}'
                 for q in ('p50', 'p90', 'p99', 'variance')))
 rng = random.Random(7)
-def splits(head_pool, m, trials, H=20):
-    reg = 0
-    det = []
-    for _ in range(trials):
-        if head_pool is same:
-            s = rng.sample(same, H + m)
-            h, runs = s[:H], s[H:]
-        else:
-            h, runs = rng.sample(same, H), rng.sample(head_pool, m)
-        v = gate(make_history(h), runs)
-        reg += v['verdict'] == 'regression'
-        det.append(next(c for c in v['checks'] if c['quantity'] == 'p99')['detectable'])
-    return reg, sorted(det)[len(det) // 2]
+splits = lambda head_pool, m, trials: hp.random_splits(vprof, work, same, head_pool, m, trials, rng)
 s3, d3 = splits(same, 3, 100)
 s5, d5 = splits(same, 5, 100)
 w3, _ = splits(slow, 3, 40)

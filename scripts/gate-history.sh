@@ -55,29 +55,14 @@ else
   echo "gate-history: $n_same same, $n14 +14%, $n40 +40% runs in $(( $(date +%s) - start )) s"
 fi
 
-python3 - "$vprof" "$work" "$history" "$decisions" "$delay14" "$delay40" <<'PY'
-import json, os, random, shutil, subprocess, sys
+PYTHONPATH="$root/scripts/lib" python3 - "$vprof" "$work" "$history" "$decisions" "$delay14" "$delay40" <<'PY'
+import json, os, random, subprocess, sys
+import history_pools as hp
 vprof, work, H, D = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 delay14, delay40 = sys.argv[5], sys.argv[6]
-pool = lambda name: sorted((os.path.join(work, name, f) for f in os.listdir(os.path.join(work, name))),
-                           key=lambda p: int(os.path.basename(p).split('.')[0]))
-same, p14, p40 = pool('same'), pool('p14'), pool('p40')
-
-def gate(hist_dir, runs, *extra):
-    out = os.path.join(work, 'verdict.json')
-    r = subprocess.run([vprof, 'gate', '--history', hist_dir, '--json', out, *extra, '--runs', *runs],
-                       capture_output=True, text=True)
-    if r.returncode not in (0, 1):
-        sys.exit(f'gate failed ({r.returncode}): {r.stderr}')
-    return json.load(open(out))
-
-def make_history(name, runs):
-    d = os.path.join(work, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    for i, p in enumerate(runs, 1):
-        shutil.copy(p, os.path.join(d, f'run-{i:06d}.vprof'))
-    return d
+same, p14, p40 = hp.pool(work, 'same'), hp.pool(work, 'p14'), hp.pool(work, 'p40')
+gate = lambda hist_dir, runs: hp.gate(vprof, hist_dir, runs, os.path.join(work, 'verdict.json'))
+make_history = lambda name, runs: hp.make_history(os.path.join(work, name), runs)
 
 hist = make_history('history', same[:H])
 rest = same[H:]
@@ -109,21 +94,9 @@ print(f'{delay14} (pooled p99 {c14:+.1%}), 5 runs: regression {p14_reg}/{D}, del
 print(f'{delay40} (pooled p99 {c40:+.1%}), 3 runs: regression {p40_reg}/{D}, delay named first {p40_named}; '
       f'detectable at 3 runs {p40_det:+.0%}')
 
-# Random splits: histories of H runs drawn from the whole SAME pool (so the
-# pool's drift is noise, not a step), heads drawn from the rest or from a
-# planted pool: the false-alarm rate where runs are exchangeable, and power.
+# Random splits (history_pools.random_splits).
 split_rng = random.Random(7)
-def splits(head_pool, m, trials):
-    reg = 0
-    for t in range(trials):
-        if head_pool is same:
-            s = split_rng.sample(same, H + m)
-            h_runs, runs = s[:H], s[H:]
-        else:
-            h_runs, runs = split_rng.sample(same, H), split_rng.sample(head_pool, m)
-        d = make_history('split', h_runs)
-        reg += gate(d, runs)['verdict'] == 'regression'
-    return reg
+splits = lambda head_pool, m, trials: hp.random_splits(vprof, work, same, head_pool, m, trials, split_rng, H)[0]
 print(f'random splits, against {H}: same build at 3 runs {splits(same, 3, 100)}/100, at 5 {splits(same, 5, 100)}/100; '
       f'{delay40} at 3 {splits(p40, 3, 40)}/40, at 5 {splits(p40, 5, 40)}/40; {delay14} at 5 {splits(p14, 5, 40)}/40')
 
