@@ -45,7 +45,7 @@ Expected<std::vector<analyzer::RunSummary>> load_history(const std::string &dir,
   const size_t from = files.size() > last ? files.size() - last : 0;
   for (size_t i = from; i < files.size(); ++i) {
     auto p = analyzer::load_profile(files[i].second);
-    if (!p) return Error{fmt::format("{}: {}", files[i].second, p.error().message)};
+    if (!p) return Error{p.error().message};  // it names the file
     for (auto &s : analyzer::summarize(*p)) out.push_back(std::move(s));
   }
   return out;
