@@ -565,6 +565,55 @@ TEST(VarianceTree, ALaterBreakdownThatInstrumentsWhatARecursiveSiteCallsWins) {
   EXPECT_EQ(m->run, 0);
 }
 
+// Found on memcached: item_replace calls do_item_replace, which calls
+// do_item_link. The run that instrumented do_item_link but not
+// do_item_replace broke the site down into do_item_link re-entered (37% of
+// Var), the Held parts and (preempted) of the lock waits inside the callee
+// (40%), and a sliver of uninstrumented part. The merge counted the sliver
+// alone as the site's uninstrumented part and kept this breakdown over the
+// run that instrumented do_item_replace: the planted stall's waits stayed
+// held by the earlier run's holder, and the stall lost its rank.
+TEST(VarianceTree, AWaitInsideAnUninstrumentedCalleeIsNoBreakdownOfIt) {
+  const std::string site = "root/site:item_replace>do_item_replace#0";
+  auto leaf = [](const std::string &key, const std::string &label, double share, int run,
+                 const std::string &function = "") {
+    VarNode n = share_leaf(key, label, share, run);
+    if (!function.empty()) n.functions = {function};
+    return n;
+  };
+  VarNode root0 = leaf("root", "item_replace", 1.0, 0, "item_replace");
+  VarNode s0 = leaf(site, "do_item_replace (thread.c:887)", 0.80, 0, "do_item_replace");
+  s0.kind = root0.kind = VarNode::Kind::Var;
+  s0.children = {leaf(site + "/fn:do_item_link", "do_item_link", 0.37, 0, "do_item_link"),
+                 leaf(site + "/held:site:do_item_link>item_link_q#0", "held by do_item_link at item_link_q", 0.28,
+                      0, "item_link_q"),
+                 leaf(site + "/preempted", "(preempted)", 0.12, 0),
+                 leaf(site + "/uninstrumented", "do_item_replace (uninstrumented part)", 0.03, 0)};
+  root0.children = {s0, leaf("root/body", "item_replace (body)", 0.20, 0)};
+  VarNode root1 = leaf("root", "item_replace", 1.0, 1, "item_replace");
+  VarNode s1 = leaf(site, "do_item_replace (thread.c:887)", 0.76, 1, "do_item_replace");
+  s1.kind = root1.kind = VarNode::Kind::Var;
+  s1.children = {leaf(site + "/site:do_item_replace>do_item_unlink#0", "do_item_unlink (items.c:611)", 0.45, 1,
+                      "do_item_unlink"),
+                 leaf(site + "/site:do_item_replace>do_item_link#1", "do_item_link (items.c:612)", 0.31, 1,
+                      "do_item_link")};
+  root1.children = {s1, leaf("root/body", "item_replace (body)", 0.24, 1)};
+  VarNode merged = merge_runs({root0, root1});
+  const VarNode *unlink = find_label(merged, "do_item_unlink (items.c:611)");
+  ASSERT_NE(unlink, nullptr) << "the run that instrumented do_item_replace breaks it down";
+  EXPECT_EQ(unlink->run, 1);
+  EXPECT_EQ(find_label(merged, "held by do_item_link at item_link_q"), nullptr);
+  // A later run that re-entered the same function and measured as much
+  // outside it does not replace the earlier breakdown.
+  VarNode again = root0;
+  for (auto &c : again.children[0].children) c.run = 1;
+  again.run = again.children[0].run = 1;
+  merged = merge_runs({root0, again});
+  const VarNode *link = find_label(merged, "do_item_link");
+  ASSERT_NE(link, nullptr);
+  EXPECT_EQ(link->run, 0);
+}
+
 // Found on MariaDB: mysql_execute_command calls
 // mysql_update(thd, ..., unit->lim.get_select_limit(), ...), whose row-lock
 // wait (not instrumented in that run) had Held parts, so the site was
