@@ -242,6 +242,11 @@ TracePaths compute_critical_paths(const std::vector<trace::EventSource *> &sourc
   });
   result.merge = merger.counters();
   result.merge_stats = merger.stats();
+  for (const ThreadTimeline &th : tl.threads)
+    result.looped_sites.insert(result.looped_sites.end(), th.looped_sites.begin(), th.looped_sites.end());
+  std::sort(result.looped_sites.begin(), result.looped_sites.end());
+  result.looped_sites.erase(std::unique(result.looped_sites.begin(), result.looped_sites.end()),
+                            result.looped_sites.end());
   return result;
 }
 

@@ -113,6 +113,7 @@ struct TracePaths {
   MergeCounters merge;
   MergeStats merge_stats;
   CriticalPaths paths;
+  std::vector<uint32_t> looped_sites;  // sites some thread called in a row (a loop), sorted
 };
 
 // From streams (trace_stream.h), one per thread in (pid, tid) order.

@@ -24,9 +24,12 @@ void collect(const VarNode &n, const VarNode *parent, std::map<std::string, Fact
     out.none += share;
     return;
   }
-  Factor &f = by_name[n.factor];
-  f.name = n.factor;
-  if (f.functions.empty()) f.functions = n.functions;
+  // A loop's calls and its body go to the function that loops (causes.h).
+  const std::string &name = n.cause.empty() ? n.factor : n.cause;
+  Factor &f = by_name[name];
+  f.name = name;
+  if (!n.cause.empty()) f.functions = {n.cause};
+  else if (f.functions.empty()) f.functions = n.functions;
   f.share += share;
   f.instances.push_back(&n);
   if (!is_held_part(n) || !parent) {

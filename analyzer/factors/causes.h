@@ -10,6 +10,14 @@
 //     the holder's innermost call site, or "F (body)");
 //   - any other part of the code goes to its own factor name (a body, a call
 //     site not broken down, a wait's "(not held)" rest: the wait's function);
+//   - but a loop is its function's: the parts of a call site some thread
+//     called in a row (SITE_RUN: calls with nothing recorded between them),
+//     the Held parts that name it, and the body of the function holding such
+//     a site, or a holder in that body, go to that function's cause
+//     (VarNode::cause). A stall spinning on clock_gettime read as two causes,
+//     the calls (the runtime writes a row's calls as one span after the time
+//     between them) and the body, and the function that spins as a third,
+//     where the holder was still at its call;
 //   - (outside), (untracked), (queue wait), (preempted), (recorder) and
 //     "held by (outside)" (the holder was outside instrumented code: not
 //     recorded) are no cause; their sum is Causes::none.

@@ -250,7 +250,13 @@ void ThreadBuilder::on_event(const Event &e) {
     case Kind::FuncEnter: push(FrameKind::Function, static_cast<uint32_t>(e.arg), e.ts); break;
     case Kind::FuncExit: pop(FrameKind::Function, static_cast<uint32_t>(e.arg), e.ts); break;
     case Kind::SiteBegin: push(FrameKind::Site, static_cast<uint32_t>(e.arg), e.ts); break;
-    case Kind::SiteEnd: pop(FrameKind::Site, static_cast<uint32_t>(e.arg), e.ts); break;
+    case Kind::SiteEnd:
+      // The end of calls in a row (type_label: how many): the site is a loop's.
+      if (e.type_label > 1 &&
+          std::find(th_.looped_sites.begin(), th_.looped_sites.end(), uint32_t(e.arg)) == th_.looped_sites.end())
+        th_.looped_sites.push_back(static_cast<uint32_t>(e.arg));
+      pop(FrameKind::Site, static_cast<uint32_t>(e.arg), e.ts);
+      break;
     case Kind::IntervalBegin:
       interval_event(true, e, e.type_label, e.client_label);
       set_label(e.arg, e.ts);

@@ -314,6 +314,9 @@ struct ThreadTimeline {
   // waiting for a core, until its end.
   Window<Preemption> slept;
   Window<LockWait> lock_waits;   // in time order
+  // Call sites this thread called in a row (SITE_RUN: a loop of calls with
+  // nothing recorded between them), each once.
+  std::vector<uint32_t> looped_sites;
 };
 
 struct IntervalInfo {

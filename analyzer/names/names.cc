@@ -34,6 +34,17 @@ const CallSiteInfo *Names::site(uint32_t id) const {
   return it == sites.end() ? nullptr : &it->second;
 }
 
+std::string Names::looping_function(uint32_t site_id) const {
+  const CallSiteInfo *s = looped(site_id) ? site(site_id) : nullptr;
+  return s ? function(s->function_id) : std::string();
+}
+
+bool Names::loops(const std::string &name) const {
+  for (uint32_t id : looped_sites)
+    if (looping_function(id) == name) return true;
+  return false;
+}
+
 uint32_t Names::function_id(const std::string &name) const {
   for (const auto &[id, f] : functions)
     if (f.name == name) return id;

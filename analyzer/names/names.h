@@ -5,6 +5,7 @@
 #ifndef VPROF_ANALYZER_NAMES_NAMES_H
 #define VPROF_ANALYZER_NAMES_NAMES_H
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -68,6 +69,18 @@ class Names {
   // leaf's id kHeldPlace | n names places[n - 1]): found by the analysis
   // (names/symbols.h), not in the manifest.
   std::vector<std::string> places;
+  // The call sites some thread called in a row (a loop of calls with nothing
+  // recorded between them, SITE_RUN), sorted: found by the analysis. A
+  // loop's calls are its function's doing, one cause with its body
+  // (factors/causes.h).
+  std::vector<uint32_t> looped_sites;
+  bool looped(uint32_t site) const {
+    return std::binary_search(looped_sites.begin(), looped_sites.end(), site);
+  }
+  // The function holding a site some thread called in a row ("" when none).
+  std::string looping_function(uint32_t site) const;
+  // Whether function `name` holds such a site.
+  bool loops(const std::string &name) const;
   std::string place(uint32_t n) const { return n >= 1 && n <= places.size() ? places[n - 1] : std::string(); }
   // How a holder at place n reads where it is named ("held by ...", the
   // blame lines): "F (outside instrumented code)", or "" for no name.

@@ -193,6 +193,7 @@ TracePaths paths_of(const Input &input, const std::string &dir, const AnalyzeOpt
   PlaceNames places(dir);
   TracePaths tp = compute_critical_paths(input, path_options(opt, direct, places));
   names.places = places.finish();
+  names.looped_sites = tp.looped_sites;
   places_refused = places.refused;
   return tp;
 }

@@ -164,6 +164,31 @@ class Builder {
   }
 
 
+  // A loop's cause (VarNode::cause): for a part of a site some thread called
+  // in a row, or held there, the function that loops; for the body of such a
+  // function, or a holder in it, that function. "" otherwise.
+  std::string loop_cause(const Part &p) const {
+    const ShapeNode &s = c_.nodes[p.node];
+    if (s.kind == FrameKind::Site)
+      if (std::string f = names_.looping_function(s.id); !f.empty()) return f;
+    if (s.kind == FrameKind::Held) {
+      if (s.id == 0 || s.id == kHeldUnrecorded || s.id == kHeldRecorder || held_preempted(s.id) ||
+          (s.id & kHeldPlace))
+        return "";
+      if (s.id & kHeldFunction) {
+        const std::string f = names_.function(s.id & ~kHeldFunction);
+        return names_.loops(f) ? f : "";
+      }
+      return names_.looping_function(s.id);
+    }
+    // A body: a function's own node, or a site its direct call folded into.
+    if (p.self && (s.kind == FrameKind::Function || (s.kind == FrameKind::Site && s.callee_fn != 0))) {
+      const std::string f = fn_name(p.node);
+      return names_.loops(f) ? f : "";
+    }
+    return "";
+  }
+
   bool has_child(const ShapeNode &s, FrameKind kind) const {
     return std::any_of(s.children.begin(), s.children.end(),
                        [&](int ch) { return c_.nodes[size_t(ch)].kind == kind; });
@@ -361,6 +386,7 @@ class Builder {
     for (size_t i = 0; i < parts.size(); ++i) {
       VarNode &v = terms[i];
       describe(parts[i], v);
+      if (!v.factor.empty()) v.cause = loop_cause(parts[i]);
       v.key = out.key + "/" + v.key;
       v.value_ns2 = cov(Eigen::Index(i), Eigen::Index(i));
       v.contribution = var_root_ > 0 ? v.value_ns2 / var_root_ : 0.0;

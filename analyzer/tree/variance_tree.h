@@ -46,6 +46,9 @@ struct VarNode {
   std::string key;     // identity across runs (a path of part names)
   std::string factor;  // factor name ("f", "f (body)", "cov(f, g)"); empty: not a factor
   bool body = false;   // a Var/Leaf term of a body
+  // The cause this part goes to when it is not its factor's (causes.h): a
+  // loop's calls and its function's body are that function's ("" = factor).
+  std::string cause;
   Part a, b;           // the column(s) behind the term (b: Cov only)
   std::vector<VarNode> children;
 };

@@ -41,7 +41,8 @@ std::vector<int64_t> holds(int n) {
   return d;
 }
 
-trace::Trace convoy(const std::vector<int64_t> &d) {
+// With `loop`, C's call d is a loop's: calls of site 5 in a row.
+trace::Trace convoy(const std::vector<int64_t> &d, bool loop = false) {
   TraceBuilder tb;
   auto &a = tb.thread(1);
   auto &b = tb.thread(2);
@@ -50,7 +51,10 @@ trace::Trace convoy(const std::vector<int64_t> &d) {
   for (size_t i = 0; i < d.size(); ++i) {
     const int64_t D = d[i];
     const uint64_t ci = 3000 + i, bi = 2000 + i, ai = i + 1;
-    c.begin(t, ci).enter(t, 3).site(t + 1, 5).site_end(t + 1 + D, 5).release(t + 2 + D, 0x20)
+    c.begin(t, ci).enter(t, 3).site(t + 1, 5);
+    if (loop) c.site_run_end(t + 1 + D, 5, 100);
+    else c.site_end(t + 1 + D, 5);
+    c.release(t + 2 + D, 0x20)
         .exit(t + 3 + D, 3).end(t + 3 + D, ci);
     b.begin(t, bi).enter(t, 2).site(t + 1, 2).wait(t + 1, 0x20).wait_end(t + 4 + D, 0x20, 3, t + 2 + D)
         .site_end(t + 5 + D, 2).release(t + 6 + D, 0x10).exit(t + 7 + D, 2).end(t + 7 + D, bi);
@@ -119,6 +123,37 @@ TEST(Causes, AConvoysHolderCarriesItsOwnTimeAndTheWaitsItHeldUpAtTwoDepths) {
   for (int64_t D : d) vd += 3 * (double(D) - md) * (double(D) - md);
   for (double c : {3.0, 7.0, 10.0}) vc += double(d.size()) * (c - 20.0 / 3) * (c - 20.0 / 3);
   EXPECT_NEAR(f->share, vd / (vd + vc), 1e-9);
+}
+
+// A holder spinning in a loop of short calls (a stall on clock_gettime):
+// the runtime writes the calls as one span after the time between them, so
+// the loop read as two causes, the calls and the body (and a third, the
+// function, where a wait named the holder at its call). A loop is its
+// function's: the calls' parts, the Held parts that name them and the
+// function's body are one cause, the function, with exactly their shares.
+TEST(Causes, ALoopOfCallsIsOneCauseWithItsFunctionsBody) {
+  const std::vector<int64_t> d = holds(40);
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  auto plain = analyze_one(convoy(d), convoy_names(), opt);
+  auto looped = analyze_one(convoy(d, true), convoy_names(), opt);
+  const Factor *calls = cause(*plain, "d"), *body = cause(*plain, "H (body)");
+  ASSERT_NE(calls, nullptr);
+  ASSERT_NE(body, nullptr);
+  const Factor *h = cause(*looped, "H");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->rank, 1);
+  EXPECT_EQ(h->functions, std::vector<std::string>{"H"});
+  EXPECT_NEAR(h->share, calls->share + body->share, 1e-9);
+  EXPECT_NEAR(h->own_share, calls->own_share + body->own_share, 1e-9);
+  EXPECT_EQ(cause(*looped, "d"), nullptr);
+  EXPECT_EQ(cause(*looped, "H (body)"), nullptr);
+  double sum = looped->causes.none;
+  for (const Factor &f : looped->causes.ranked) sum += f.share;
+  EXPECT_NEAR(sum, 1.0, 1e-9);
+  // The factors are the tree's, as before: the loop's calls stay a factor.
+  ASSERT_FALSE(looped->factors.empty());
+  EXPECT_EQ(looped->factors.front().name, plain->factors.front().name);
 }
 
 TEST(Causes, EveryPartOfTheTreeIsInOneCauseOrInNone) {

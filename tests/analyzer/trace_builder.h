@@ -24,6 +24,13 @@ class ThreadBuilder {
   ThreadBuilder &exit(int64_t ts, uint32_t fn) { return add(ts, K::FuncExit, fn); }
   ThreadBuilder &site(int64_t ts, uint32_t id) { return add(ts, K::SiteBegin, id); }
   ThreadBuilder &site_end(int64_t ts, uint32_t id) { return add(ts, K::SiteEnd, id); }
+  // The end of `calls` calls of one site in a row, as the reader gives a
+  // SITE_RUN (the time between them before, the calls' sum from `site`).
+  ThreadBuilder &site_run_end(int64_t ts, uint32_t id, uint32_t calls) {
+    add(ts, K::SiteEnd, id);
+    s.events.back().type_label = calls;
+    return *this;
+  }
   // A call of an instrumented function through a wrapped call site.
   ThreadBuilder &call(int64_t b, int64_t e, uint32_t site_id, uint32_t fn) {
     return site(b, site_id).enter(b, fn).exit(e, fn).site_end(e, site_id);
