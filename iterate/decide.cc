@@ -289,7 +289,11 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
       } else {
         Probe p = probe(g.function);
         g.parents = callers_of(a, f);
-        if (p.opaque) {
+        if (!p.sync_pack.empty()) {
+          g.break_down = true;
+          g.sync_pack = p.sync_pack;
+          g.reason = p.why_not;
+        } else if (p.opaque) {
           parts_hidden =
               break_down_through(g, f, {p.why_not, "calls or may reach", "", p.reaches}, s, probe, probe_many);
         } else {

@@ -53,6 +53,10 @@ struct Suggestion {
   // left some of them out).
   std::vector<std::string> keep;
   std::string place;  // the cause's function ("" for a body): what is broken down below it is kept too
+  // A wait a shipped sync pack names that the session does not wrap: the
+  // pack, which the next run wraps (with `parents` instrumented again), so
+  // that the wait's time goes to who held what it waited for.
+  std::string sync_pack;
   std::string reason;
 };
 
@@ -75,6 +79,9 @@ struct Probe {
   // calls or may reach through pointers, the way below it.
   bool opaque = false;
   std::vector<std::string> reaches;
+  // f is a wait (an acquire) of this shipped sync pack, which the session
+  // does not wrap: wrapping it is the way below f.
+  std::string sync_pack;
 };
 using CanBreakDown = std::function<Probe(const std::string &f)>;
 

@@ -146,15 +146,21 @@ class Session {
   Probe can_break_down(const std::string &f);
   std::map<std::string, Probe> dry_runs(const std::vector<std::string> &fs) const;
   void probe_many(const std::vector<std::string> &fs);
+  // The sync packs the session wraps: the config's, then those it added.
+  std::vector<std::string> sync_packs() const;
   // f's rule when the session's sync packs name f, else null.
   const instr::SyncRule *sync_rule(const std::string &f);
+  // The shipped pack (annotations/) that names f as a wait, "" when none does.
+  std::string shipped_wait_pack(const std::string &f);
 
   const Config &c_;
   const SessionOptions &o_;
   const Hooks &h_;
   std::string dir_, build_dir_;
   State s_;
-  std::optional<instr::SyncRules> sync_rules_;  // loaded on first use
+  std::optional<instr::SyncRules> sync_rules_;  // loaded on first use, again when a pack is added
+  size_t sync_rules_packs_ = 0;                  // how many packs sync_rules_ holds
+  std::optional<std::map<std::string, std::string>> shipped_waits_;  // normalized name -> pack
   std::map<std::string, Probe> probes_;          // can_break_down's, by function
 };
 
@@ -163,7 +169,7 @@ instr::InstrumentOptions Session::instrument_options(std::vector<std::string> fu
   io.build_dir = build_dir_;
   io.source_root = c_.abs_source_root();
   io.functions = std::move(functions);
-  io.sync_packs = c_.sync_packs;
+  io.sync_packs = sync_packs();
   io.annotations_dir = o_.annotations_dir;
   if (!o_.include_dir.empty()) io.excluded_dirs.push_back(o_.include_dir);
   io.all_files = c_.sync_everywhere;
@@ -171,14 +177,42 @@ instr::InstrumentOptions Session::instrument_options(std::vector<std::string> fu
   return io;
 }
 
+std::vector<std::string> Session::sync_packs() const {
+  std::vector<std::string> packs = c_.sync_packs;
+  for (const std::string &p : s_.sync_packs_added)
+    if (std::find(packs.begin(), packs.end(), p) == packs.end()) packs.push_back(p);
+  return packs;
+}
+
 const instr::SyncRule *Session::sync_rule(const std::string &f) {
-  if (!sync_rules_) {
+  const std::vector<std::string> packs = sync_packs();
+  if (!sync_rules_ || sync_rules_packs_ != packs.size()) {
     sync_rules_.emplace();
-    for (const std::string &p : c_.sync_packs)  // a pack that fails has failed the instrumenter
+    sync_rules_packs_ = packs.size();
+    for (const std::string &p : packs)  // a pack that fails has failed the instrumenter
       (void)instr::load_sync_pack(p, o_.annotations_dir, *sync_rules_);
   }
   auto it = sync_rules_->by_name.find(instr::normalize_qualified(f));
   return it != sync_rules_->by_name.end() ? &it->second : nullptr;
+}
+
+std::string Session::shipped_wait_pack(const std::string &f) {
+  if (!shipped_waits_) {
+    shipped_waits_.emplace();
+    std::error_code ec;
+    std::vector<fs::path> files;
+    for (const auto &e : fs::directory_iterator(o_.annotations_dir, ec))
+      if (e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());  // the first pack in name order names a wait
+    for (const fs::path &file : files) {
+      instr::SyncRules rules;
+      if (!instr::load_sync_pack(file.string(), o_.annotations_dir, rules)) continue;
+      for (const auto &[name, rule] : rules.by_name)
+        if (rule.op == instr::SyncOp::Acquire) shipped_waits_->emplace(name, file.stem().string());
+    }
+  }
+  auto it = shipped_waits_->find(instr::normalize_qualified(f));
+  return it != shipped_waits_->end() ? it->second : "";
 }
 
 Probe Session::can_break_down(const std::string &f) {
@@ -197,6 +231,17 @@ Probe Session::can_break_down(const std::string &f) {
       return fmt::format("a release of the {} sync pack (an unlock, a signal): its time is the call itself, "
                          "waking whoever waits",
                          w->pack);
+  }
+  // A wait of a shipped pack the session does not wrap (memcached's
+  // pthread_mutex_lock in a session started with no --sync read "no
+  // definition in the tree", and the session ended on it, 58% of Var, with
+  // no word of who held the locks): the next run wraps the pack.
+  if (std::string pack = shipped_wait_pack(f); !pack.empty()) {
+    Probe p(fmt::format("a wait of the {} sync pack, which this session did not wrap: the next run wraps it, "
+                        "so that the wait's time goes to who held what it waited for",
+                        pack));
+    p.sync_pack = pack;
+    return p;
   }
   // The tree's originals do not change during a session: one dry run a function.
   if (auto it = probes_.find(f); it != probes_.end()) return it->second;
@@ -620,6 +665,18 @@ Status Session::decide(Iteration &it, const analyzer::Analysis &a) {
       if (!g.place.empty() && b.function == g.place) b.cause_place = true;
     }
     if (g.functions.empty() && !g.keep.empty()) s_.pending.push_back(g.keep.front());
+    // A pack to wrap: the wait's callers run again with it, their waits
+    // where the earlier runs measured them.
+    if (!g.sync_pack.empty()) {
+      const std::vector<std::string> packs = sync_packs();
+      if (std::find(packs.begin(), packs.end(), g.sync_pack) == packs.end()) {
+        s_.sync_packs_added.push_back(g.sync_pack);
+        log(fmt::format("iteration {}: the next runs wrap the {} sync pack ({} is one of its waits)", it.number,
+                        g.sync_pack, g.factor));
+      }
+      for (const auto &f : g.parents.empty() ? std::vector<std::string>{c_.root} : g.parents)
+        if (std::find(s_.pending.begin(), s_.pending.end(), f) == s_.pending.end()) s_.pending.push_back(f);
+    }
   }
   if (!s_.done && s_.pending.empty()) {
     s_.done = true;

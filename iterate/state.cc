@@ -84,6 +84,7 @@ Expected<State> load_state(const std::string &path) {
       s.decisions.push_back(std::move(x));
     }
     s.pending = j.at("pending").get<std::vector<std::string>>();
+    s.sync_packs_added = j.value("sync_packs_added", std::vector<std::string>{});
     s.done = j.at("done");
     s.stop_reason = j.value("stop_reason", "");
   } catch (const std::exception &e) {  // json's, and a phase no vprof writes
@@ -164,6 +165,7 @@ Status save_state(const State &s, const std::string &path) {
   for (const auto &d : s.decisions)
     j["decisions"].push_back(decision_json(d, true));
   j["pending"] = s.pending;
+  j["sync_packs_added"] = s.sync_packs_added;
   j["done"] = s.done;
   j["stop_reason"] = s.stop_reason;
   std::string tmp = path + ".tmp";

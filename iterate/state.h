@@ -71,6 +71,9 @@ struct State {
   std::vector<Iteration> iterations;
   std::vector<Decision> decisions;
   std::vector<std::string> pending;  // to break down in the next iteration
+  // Shipped sync packs the session wraps since a wait one of them names was
+  // a factor (decide.h), besides the config's own.
+  std::vector<std::string> sync_packs_added;
   bool done = false;
   std::string stop_reason;
 
