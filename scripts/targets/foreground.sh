@@ -39,3 +39,16 @@ fg_run() {
   fg_pid=
   return $rc
 }
+
+# session_auto [RUNNER...]: the session (`vprof iterate --auto --fresh`,
+# under RUNNER when given: postgres.sh's as_user) in the foreground as
+# fg_run runs it, its wall time, then its final report. Uses the script's
+# $vprof and step.
+session_auto() {
+  local start=$SECONDS
+  step "vprof iterate --auto"
+  fg_run "$@" "$vprof" iterate --auto --fresh
+  echo "session: $((SECONDS - start)) s of wall time"
+  step "final report"
+  cat .vprof-session/final-report.txt
+}

@@ -71,12 +71,7 @@ if [ $mode = profile ]; then
     --build "nice cmake --build build -j $jobs --target db_bench" --run "$run" \
     --max-iterations "$max_iter" ${SAMPLE:+--sample "$SAMPLE"} --force
   cat vprof.json
-  step "vprof iterate --auto"
-  start=$SECONDS
-  fg_run "$vprof" iterate --auto --fresh
-  echo "session: $((SECONDS - start)) s of wall time"
-  step "final report"
-  cat .vprof-session/final-report.txt
+  session_auto
   step "restore and un-patch"
   if instrumented; then "$vprof" restore -p build; fi
   (cd src && patch -p1 -R -s < "$patchfile")

@@ -103,12 +103,7 @@ if [ $mode != test ]; then
     --run "sh $work/run.sh" \
     --max-iterations "$max_iter" ${SAMPLE:+--sample "$SAMPLE"} --force
   cat vprof.json
-  step "vprof iterate --auto"
-  start=$SECONDS
-  fg_run as_user "$vprof" iterate --auto --fresh
-  echo "session: $((SECONDS - start)) s of wall time"
-  step "final report"
-  cat .vprof-session/final-report.txt
+  session_auto as_user
   step "restore and un-patch"
   if instrumented; then as_user "$vprof" restore -p src; fi
   (cd src && as_user patch -p1 -R -s < "$patchfile")

@@ -29,6 +29,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/scripts/targets/foreground.sh"
+. "$here/scripts/targets/planted-tree.sh"
 mode=build
 case "${1:-}" in build|profile|once) mode=$1; shift ;; esac
 work=${1:-/tmp/vprof-redis}
@@ -119,14 +120,8 @@ stop_server() {  # one left running by a run killed with SIGKILL
 }
 stop_server
 # However this ends, the server stops and the tree goes back to its pristine bytes.
-unwind() { stop_server
-           if instrumented; then "$vprof" restore -p src >/dev/null; fi
-           if planted; then (cd src && patch -p1 -R -s < "$stall"); fi
-           if patched; then (cd src && patch -p1 -R -s < "$intervals"); fi; }
-trap unwind EXIT
-step "patch: one vprof interval per command$([ "$plant" = 1 ] && echo ', and the planted stall' || true)"
-(cd src && patch -p1 -s < "$intervals")
-if [ "$plant" = 1 ]; then (cd src && patch -p1 -s < "$stall"); fi
+trap plant_unwind EXIT
+plant_apply
 build_cmd="cd src/src && nice make -s -j $jobs $make_args redis-server >/dev/null"
 step "build the patched redis-server"
 start=$SECONDS
@@ -144,10 +139,7 @@ if [ $mode = once ]; then
   rm -rf once-trace
   "$vprof" run --trace-dir once-trace --manifest src/.vprof/manifest.json -- sh run.sh
   "$vprof" analyze once-trace --root "${functions%% *}" --json once.json | tee once.txt
-  step "restore and un-patch"
-  unwind
-  pristine || die "restored sources differ from the pristine tree"
-  echo "restored sources identical to the pristine tree"
+  plant_finish
   exit 0
 fi
 
@@ -155,14 +147,7 @@ step "vprof init"
 "$vprof" init -p src --root aeProcessEvents --build "$build_cmd" --run "sh $work/run.sh" \
   --max-iterations "$max_iter" --force
 cat vprof.json
-step "vprof iterate --auto"
-start=$SECONDS
-fg_run "$vprof" iterate --auto --fresh
-echo "session: $((SECONDS - start)) s of wall time"
-step "final report"
-cat .vprof-session/final-report.txt
-step "restore and un-patch"
-unwind
-pristine || die "restored sources differ from the pristine tree"
-echo "restored sources identical to the pristine tree; the session is in $work/.vprof-session"
+session_auto
+plant_finish
+echo "the session is in $work/.vprof-session"
 step "done"
