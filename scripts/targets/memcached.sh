@@ -38,8 +38,6 @@ plant=${PLANT:-0}
 clients=${CLIENTS:-16} requests=${REQUESTS:-2000} workers=${WORKERS:-4}
 port=${PORT:-11311} max_iter=${MAX_ITERATIONS:-16}
 sync=${SYNC:-}
-step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
-die() { echo "memcached.sh: $*" >&2; exit 1; }
 [ -x "$vprof" ] || die "no vprof at $vprof (build it, or set VPROF)"
 command -v bear >/dev/null || die "bear is not installed (apt-get install bear)"
 command -v memcslap >/dev/null || die "memcslap is not installed (apt-get install libmemcached-tools)"
@@ -48,18 +46,8 @@ cd "$work"
 
 intervals=$here/scripts/targets/patches/memcached-command-intervals.patch
 stall=$here/scripts/targets/patches/memcached-planted-stall.patch
-# The sums cover the C sources and headers (what vprof rewrites): configure
-# rewrites doc/Makefile, which Debian's source ships.
-sums() { (cd src && find . -type f \( -name '*.c' -o -name '*.h' \) -not -path './.vprof/*' -print0 |
-               sort -z | xargs -0 sha1sum); }
 pristine() { (cd src && sha1sum -c --quiet ../pristine.sha1); }
-
-step "fetch Debian's memcached source, build it with bear (compile db in src/)"
-if [ ! -d src ]; then
-  "$here/scripts/targets/deb-source.sh" memcached src
-  sums > pristine.sha1  # before any build writes into the tree
-fi
-[ -s pristine.sha1 ] || sums > pristine.sha1
+plant_fetch memcached
 instrumented() { [ -f src/.vprof/state.json ]; }
 patched() { grep -q vprof_command_begin src/proto_text.c; }
 planted() { grep -q planted_stall src/items.c; }

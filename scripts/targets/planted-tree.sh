@@ -6,8 +6,10 @@
 #                 runs whatever happened, and what a script runs to start clean;
 #   plant_apply   patches the intervals, and the stall when $plant is 1;
 #   plant_finish  below.
-# Needs the script's $vprof, $plant, step, stop_server, and instrumented,
-# patched and planted (whether each is in the tree now).
+# Needs the script's $vprof, $plant, stop_server, and instrumented, patched
+# and planted (whether each is in the tree now). step and die are here.
+step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
+die() { echo "$(basename "$0"): $*" >&2; exit 1; }
 plant_unwind() {
   stop_server
   if instrumented; then "$vprof" restore -p src >/dev/null; fi
@@ -26,4 +28,21 @@ plant_finish() {
   plant_unwind
   pristine || die "restored sources differ from the pristine tree"
   echo "restored sources identical to the pristine tree"
+}
+
+# plant_fetch PACKAGE: Debian's source of PACKAGE in src/, fetched once, and
+# pristine.sha1, the sums of its C sources and headers (what vprof rewrites;
+# a configure rewrites other files Debian ships: memcached's doc/Makefile),
+# which the script's pristine checks.
+plant_sums() {
+  (cd src && find . -type f \( -name '*.c' -o -name '*.h' \) -not -path './.vprof/*' -print0 |
+     sort -z | xargs -0 sha1sum)
+}
+plant_fetch() {
+  step "fetch Debian's $1 source, build it with bear (compile db in src/)"
+  if [ ! -d src ]; then
+    "$here/scripts/targets/deb-source.sh" "$1" src
+    plant_sums > pristine.sha1  # before any build writes into the tree
+  fi
+  [ -s pristine.sha1 ] || plant_sums > pristine.sha1
 }

@@ -40,8 +40,6 @@ plant=${PLANT:-0}
 clients=${CLIENTS:-16} requests=${REQUESTS:-10000} tests=${TESTS:-set,lpush}
 port=${PORT:-6390} max_iter=${MAX_ITERATIONS:-12}
 functions=${FUNCTIONS:-aeProcessEvents}
-step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
-die() { echo "redis.sh: $*" >&2; exit 1; }
 [ -x "$vprof" ] || die "no vprof at $vprof (build it, or set VPROF)"
 command -v bear >/dev/null || die "bear is not installed (apt-get install bear)"
 case $aof in always|off) ;; *) die "AOF=$aof: always or off" ;; esac
