@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -28,6 +29,7 @@
 #include "iterate/session.h"
 
 namespace vprof::cli {
+namespace fs = std::filesystem;
 namespace {
 
 struct IterateCli {
@@ -195,8 +197,14 @@ int session_main(const IterateCli &o, const iterate::Config &cfg) {
     std::string held;
     // A wait it held up for 0.0 points is no wait to name.
     if (!c.held_up.empty() && std::fabs(c.held_up.front().share) >= 0.0005) {
-      const double others = c.share - c.own_share - c.held_up.front().share;
-      held = fmt::format(", {:.1f} holding up {}", 100 * c.held_up.front().share, c.held_up.front().wait);
+      const analyzer::Factor::HeldUp &h = c.held_up.front();
+      const double others = c.share - c.own_share - h.share;
+      // Which wait: a lock's function names every lock (memcached's three
+      // pthread_mutex_lock waits), its place says which.
+      std::string where;
+      if (h.site && !h.site->file.empty())
+        where = fmt::format(" ({}:{})", fs::path(h.site->file).filename().string(), h.site->line);
+      held = fmt::format(", {:.1f} holding up {}{}", 100 * h.share, h.wait, where);
       if (std::fabs(others) >= 0.005) held += fmt::format(" and {:.1f} other waits", 100 * others);
     }
     std::printf("Top cause: %s, %.1f%% of the latency's variance: %.1f its own%s.\n", c.name.c_str(),
