@@ -9,11 +9,9 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cmath>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -21,15 +19,14 @@
 
 #include <fmt/format.h>
 
-#include "analyzer/report/preemption.h"
 #include "analyzer/report/reporter.h"
 #include "clang_commands.h"
 #include "command.h"
 #include "instrumenter/instrument.h"
+#include "iterate/answer.h"
 #include "iterate/session.h"
 
 namespace vprof::cli {
-namespace fs = std::filesystem;
 namespace {
 
 struct IterateCli {
@@ -189,38 +186,7 @@ int session_main(const IterateCli &o, const iterate::Config &cfg) {
   std::printf("\n");
   analyzer::make_terminal_reporter()->write(*out->analysis, std::cout);
   std::printf("\n%zu iterations; %s.\n", out->state.iterations.size(), out->state.stop_reason.c_str());
-  // The top cause, when a wait's holder is in it (docs/method.md, "Causes"):
-  // what the waits came down to, in one line.
-  const analyzer::Causes &causes = out->analysis->causes;
-  if (causes.held && !causes.ranked.empty() && causes.ranked.front().rank == 1) {
-    const analyzer::Factor &c = causes.ranked.front();
-    std::string held;
-    // A wait it held up for 0.0 points is no wait to name.
-    if (!c.held_up.empty() && std::fabs(c.held_up.front().share) >= 0.0005) {
-      const analyzer::Factor::HeldUp &h = c.held_up.front();
-      const double others = c.share - c.own_share - h.share;
-      // Which wait: a lock's function names every lock (memcached's three
-      // pthread_mutex_lock waits), its place says which.
-      std::string where;
-      if (h.site && !h.site->file.empty())
-        where = fmt::format(" ({}:{})", fs::path(h.site->file).filename().string(), h.site->line);
-      held = fmt::format(", {:.1f} holding up {}{}", 100 * h.share, h.wait, where);
-      if (std::fabs(others) >= 0.005) held += fmt::format(" and {:.1f} other waits", 100 * others);
-    }
-    std::printf("Top cause: %s, %.1f%% of the latency's variance: %.1f its own%s.\n", c.name.c_str(),
-                100 * c.share, 100 * c.own_share, held.c_str());
-  } else {
-    // No wait's holder in any cause: the answer is the top factor, said
-    // beside what the machine took (preemption is no factor).
-    for (const analyzer::Factor &f : out->analysis->factors) {
-      if (f.rank != 1) continue;
-      const auto p = analyzer::preemption_share(*out->analysis->runs.front());
-      std::string machine;
-      if (p && *p >= 0.05) machine = fmt::format(" ({:.1f}% is preemption: the machine, not the code)", 100 * *p);
-      std::printf("Top factor: %s, %.1f%% of the latency's variance%s.\n", f.name.c_str(), 100 * f.share,
-                  machine.c_str());
-    }
-  }
+  if (std::string line = iterate::answer_line(*out->analysis); !line.empty()) std::printf("%s\n", line.c_str());
   if (std::string b = iterate::builds_summary(out->state); !b.empty()) std::printf("%s\n", b.c_str());
   std::printf("Reports: %s, %s and %s\n", out->final_text.c_str(), out->final_json.c_str(),
               out->final_html.c_str());

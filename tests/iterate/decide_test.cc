@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/pipeline/analyze.h"
+#include "iterate/answer.h"
 #include "iterate/decide.h"
 
 using namespace vprof;
@@ -519,4 +520,28 @@ TEST(Decide, ACallersNameComesFromItsSitesOwnManifest) {
   f.instances.push_back(&inst);
   EXPECT_EQ(iterate::caller_of(a, f), "worker_loop");
   EXPECT_EQ(iterate::callers_of(a, f), std::vector<std::string>{"worker_loop"});
+}
+
+// The answer's line names the wait the top cause held up most by its place:
+// on memcached it held up three pthread_mutex_lock waits, and the line said
+// only "holding up pthread_mutex_lock".
+TEST(Answer, TheTopCauseSaysWhichWaitItHeldUpByItsPlace) {
+  analyzer::Analysis a;
+  analyzer::Factor c = factor("planted_stall", "planted_stall", 0.586, 1);
+  c.own_share = 0.213;
+  analyzer::CallSiteInfo site;
+  site.file = "/tmp/vprof-memcached/src/items.c";
+  site.line = 508;
+  c.held_up = {{"pthread_mutex_lock", site, 0.222}, {"pthread_mutex_lock", std::nullopt, 0.151}};
+  a.causes.ranked = {c};
+  a.causes.held = true;
+  EXPECT_EQ(iterate::answer_line(a),
+            "Top cause: planted_stall, 58.6% of the latency's variance: 21.3 its own, 22.2 holding up "
+            "pthread_mutex_lock (items.c:508) and 15.1 other waits.");
+  // No Held part anywhere: the top factor, and no run to read preemption from.
+  a.causes.held = false;
+  a.factors = {factor("ngx_http_planted_stall", "ngx_http_planted_stall", 0.939, 1)};
+  EXPECT_EQ(iterate::answer_line(a), "Top factor: ngx_http_planted_stall, 93.9% of the latency's variance.");
+  a.factors.clear();
+  EXPECT_EQ(iterate::answer_line(a), "");
 }
