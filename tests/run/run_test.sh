@@ -698,7 +698,11 @@ shared_dir_names_planted_by_another_user() {
   done
   "$VPROF" analyze S >report 2>&1 || fail "analyze: $(head -3 report)"
   [ "$(cat secret)" = "root's secret" ] || fail "a planted temporary's target was written: $(cat secret)"
-  grep -q "held by background_release" report || fail "the holder was not named: $(grep -m3 held report)"
+  # Named where its share may be ~0 (20 waits of ~1 ms each: the variance is
+  # their jitter, and one preempted interval took all of it in a CI run), so
+  # in the blame, which lists the blocked time whatever its share.
+  grep -q "<- .* in background_release (outside instrumented code)" report ||
+    fail "the holder was not named: $(grep -m3 'held\|<-' report)"
   rm -f S/places.json.*.tmp S/places.json
   # A FIFO as places.json: read as no file, said, never waited on.
   as_nobody mkfifo S/places.json
@@ -712,7 +716,8 @@ shared_dir_names_planted_by_another_user() {
   as_nobody sh -c 'echo "{\"places\": []}" > S/places.json'
   "$VPROF" analyze S >report 2>&1 || fail "analyze: $(head -3 report)"
   grep -q "places.json: belongs to another user" report || fail "nobody's places.json was not said: $(head -20 report)"
-  grep -q "held by background_release" report || fail "the holder was not named again: $(grep -m3 held report)"
+  grep -q "<- .* in background_release (outside instrumented code)" report ||
+    fail "the holder was not named again: $(grep -m3 'held\|<-' report)"
   # A trace directory whose path goes through another user's link: refused
   # before anything is made where the link points.
   mkdir -m 0700 rootonly
