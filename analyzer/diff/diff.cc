@@ -339,6 +339,7 @@ VarNode Comparison::change_tree() {
     v.call_site = n.head_site ? n.head_site : n.base_site;
     const ProfileNode *p = hs_.node(k) ? hs_.node(k) : bs_.node(k);
     v.factor = n.factor;
+    v.cause = p->cause;
     v.body = p->body;
     v.value_ns2 = n.delta;
     v.contribution = n.of_base;

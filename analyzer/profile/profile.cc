@@ -55,10 +55,12 @@ json build_json(const BuildInfo &b) {
 
 json run_json(const ProfileRun &r) {
   json nodes = json::array();
-  for (const ProfileNode &n : r.nodes)
+  for (const ProfileNode &n : r.nodes) {
     nodes.push_back({{"key", n.key}, {"parent", n.parent}, {"leaf", n.leaf}, {"label", n.label},
                      {"factor", n.factor}, {"functions", n.functions}, {"body", n.body},
                      {"call_site", site_json(n.call_site)}});
+    if (!n.cause.empty()) nodes.back()["cause"] = n.cause;  // absent in profiles before loops had one
+  }
   // Version 2: each column's cells, its count then (row step, value) pairs;
   // every interval's value, zeros included, was nodes x intervals bytes
   // before zlib (24 GB for a MariaDB session's 22 runs).
@@ -161,6 +163,7 @@ bool read_run(const json &j, ProfileRun &r, std::string &err, const std::string 
       err = w + "parent: does not precede the node";
       return false;
     }
+    if (x.contains("cause") && !field(x, "cause", p.cause, err, w)) return false;
     if (x.contains("call_site") && x["call_site"].is_object()) {
       CallSiteInfo s;
       const json &c = x["call_site"];
@@ -280,6 +283,7 @@ Profile make_profile(const Analysis &a, BuildInfo build) {
       n.leaf = v.kind == VarNode::Kind::Leaf;
       n.label = v.label;
       n.factor = v.factor;
+      n.cause = v.cause;
       n.functions = v.functions;
       n.body = v.body;
       n.call_site = v.call_site;

@@ -40,6 +40,7 @@ struct ProfileNode {
   int parent = -1;    // index in ProfileRun::nodes; parents precede children
   bool leaf = false;  // nothing below it in this run
   std::string label, factor;
+  std::string cause;  // VarNode::cause: a loop's part goes to its function ("" = the factor's)
   std::vector<std::string> functions;
   bool body = false;
   std::optional<CallSiteInfo> call_site;  // function_id is not kept (ids are per build)

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "analyzer/critpath/critical_path.h"
+#include "analyzer/diff/diff.h"
 #include "analyzer/pipeline/analyze.h"
+#include "analyzer/profile/profile.h"
 #include "analyzer/report/reporter.h"
 #include "tests/analyzer/test_util.h"
 #include "tests/analyzer/trace_builder.h"
@@ -154,6 +156,32 @@ TEST(Causes, ALoopOfCallsIsOneCauseWithItsFunctionsBody) {
   // The factors are the tree's, as before: the loop's calls stay a factor.
   ASSERT_FALSE(looped->factors.empty());
   EXPECT_EQ(looped->factors.front().name, plain->factors.front().name);
+}
+
+// A saved profile keeps which parts are a loop's, so that diff and the gate
+// name the changed loop by its function too: the holder's loop got slower.
+TEST(Causes, ALoopsCauseSurvivesASavedProfileAndNamesTheChange) {
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  std::vector<int64_t> slower = holds(40);
+  for (int64_t &D : slower) D = 3 * D;
+  Profile base = make_profile(*analyze_one(convoy(holds(40), true), convoy_names(), opt), BuildInfo{});
+  Profile head = make_profile(*analyze_one(convoy(slower, true), convoy_names(), opt), BuildInfo{});
+  const std::string path = std::string(::testing::TempDir()) + "loop-cause.vprof";
+  ASSERT_TRUE(save_profile(head, path).ok());
+  auto loaded = load_profile(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  size_t looped = 0;
+  for (const ProfileNode &n : loaded->runs[0].nodes) looped += n.cause == "H";
+  EXPECT_GT(looped, 0u) << "the loop's parts keep their cause";
+  DiffOptions o;
+  o.bootstrap = 0;
+  auto d = diff_profiles({&base}, {&*loaded}, o);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  ASSERT_FALSE(d->causes.empty());
+  EXPECT_EQ(d->causes.front().name, "H");
+  for (const FactorDiff &c : d->causes) EXPECT_NE(c.name, "d");
 }
 
 TEST(Causes, EveryPartOfTheTreeIsInOneCauseOrInNone) {
