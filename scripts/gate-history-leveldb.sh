@@ -22,8 +22,6 @@ n_same=${SAME:-40} n_slow=${SLOW:-20} num=${BENCH_NUM:-250000} threads=${BENCH_T
 patchfile=$here/scripts/targets/patches/leveldb-db_bench-intervals.patch
 . "$here/scripts/targets/leveldb-configure.sh"
 . "$here/scripts/targets/foreground.sh"
-step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
-die() { echo "gate-history-leveldb.sh: $*" >&2; exit 1; }
 [ -x "$vprof" ] || die "no vprof at $vprof (build it, or set VPROF)"
 mkdir -p "$work"
 cd "$work"

@@ -55,8 +55,6 @@ plant=${PLANT:-}
 functions=${FUNCTIONS:-ap_process_async_request}
 max_iter=${MAX_ITERATIONS:-20}
 root=ap_process_async_request
-step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
-die() { echo "apache.sh: $*" >&2; exit 1; }
 [ -x "$vprof" ] || die "no vprof at $vprof (build it, or set VPROF)"
 for tool in bear ab apr-1-config apu-1-config patch; do
   command -v $tool >/dev/null ||

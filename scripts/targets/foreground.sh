@@ -17,6 +17,12 @@
 #                        vprof stops its build or workload and restores the
 #                        tree), waits for it, and exits 128 + the signal,
 #                        which runs the EXIT trap.
+#
+# Also the scripts' two helpers: step TEXT (a heading with the seconds since
+# the script began) and die TEXT (the script's name and TEXT on stderr, exit 1).
+step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
+die() { echo "$(basename "$0"): $*" >&2; exit 1; }
+
 fg_pid=
 fg_stop() {
   trap - INT TERM HUP

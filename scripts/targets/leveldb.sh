@@ -31,8 +31,6 @@ jobs=${JOBS:-2}
 if [ $mode = profile ]; then num=${BENCH_NUM:-50000}; else num=${BENCH_NUM:-20000}; fi
 patchfile=$here/scripts/targets/patches/leveldb-db_bench-intervals.patch
 . "$here/scripts/targets/leveldb-configure.sh"
-step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
-die() { echo "leveldb.sh: $*" >&2; exit 1; }
 [ -x "$vprof" ] || die "no vprof at $vprof (build it, or set VPROF)"
 mkdir -p "$work"
 cd "$work"

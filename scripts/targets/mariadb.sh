@@ -86,8 +86,6 @@ if { [ $mode = dba ] || [ $mode = overhead ]; } && [ -z "${FUNCTIONS:-}" ]; then
   [ -f "$last/trace/manifest.json" ] && KEEP_IDS=${KEEP_IDS:-$last/trace/manifest.json}
 fi
 functions=${FUNCTIONS:-$root}
-step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
-die() { echo "mariadb.sh: $*" >&2; exit 1; }
 as_user() { if [ "$(id -u)" = 0 ]; then runuser -u "$user" -- "$@"; else "$@"; fi; }
 [ -x "$vprof" ] || die "no vprof at $vprof (build it, or set VPROF)"
 for c in cmake ninja ccache sysbench; do command -v $c >/dev/null || die "$c is not installed"; done

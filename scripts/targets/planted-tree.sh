@@ -1,15 +1,13 @@
 # Sourced by the target scripts whose tree gets vprof's intervals as a patch
 # ($intervals) and, with PLANT=1, a planted stall ($stall), and is
-# instrumented in src/ (redis.sh, memcached.sh):
+# instrumented in src/ (redis.sh, memcached.sh, nginx.sh):
 #   plant_unwind  stops the server (the script's stop_server), restores the
 #                 tree, takes out the patches that are in: what an EXIT trap
 #                 runs whatever happened, and what a script runs to start clean;
 #   plant_apply   patches the intervals, and the stall when $plant is 1;
 #   plant_finish  below.
 # Needs the script's $vprof, $plant, stop_server, and instrumented, patched
-# and planted (whether each is in the tree now). step and die are here.
-step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
-die() { echo "$(basename "$0"): $*" >&2; exit 1; }
+# and planted (whether each is in the tree now), and foreground.sh's step and die.
 plant_unwind() {
   stop_server
   if instrumented; then "$vprof" restore -p src >/dev/null; fi

@@ -36,8 +36,6 @@ vprof=${VPROF:-$here/build/src/vprof}
 jobs=${JOBS:-2}
 pguser=${PGUSER:-nobody}
 functions=${FUNCTIONS:-exec_simple_query}
-step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
-die() { echo "postgres.sh: $*" >&2; exit 1; }
 . "$here/scripts/targets/postgres-common.sh"
 as_user() { pg_as_user "$@"; }
 [ -x "$vprof" ] || die "no vprof at $vprof (build it, or set VPROF)"
