@@ -158,8 +158,7 @@ class Session {
   const Hooks &h_;
   std::string dir_, build_dir_;
   State s_;
-  std::optional<instr::SyncRules> sync_rules_;  // loaded on first use, again when a pack is added
-  size_t sync_rules_packs_ = 0;                  // how many packs sync_rules_ holds
+  std::optional<instr::SyncRules> sync_rules_;  // loaded on first use; dropped when a pack is added
   std::optional<std::map<std::string, std::string>> shipped_waits_;  // normalized name -> pack
   std::map<std::string, Probe> probes_;          // can_break_down's, by function
 };
@@ -185,11 +184,9 @@ std::vector<std::string> Session::sync_packs() const {
 }
 
 const instr::SyncRule *Session::sync_rule(const std::string &f) {
-  const std::vector<std::string> packs = sync_packs();
-  if (!sync_rules_ || sync_rules_packs_ != packs.size()) {
+  if (!sync_rules_) {
     sync_rules_.emplace();
-    sync_rules_packs_ = packs.size();
-    for (const std::string &p : packs)  // a pack that fails has failed the instrumenter
+    for (const std::string &p : sync_packs())  // a pack that fails has failed the instrumenter
       (void)instr::load_sync_pack(p, o_.annotations_dir, *sync_rules_);
   }
   auto it = sync_rules_->by_name.find(instr::normalize_qualified(f));
@@ -671,6 +668,7 @@ Status Session::decide(Iteration &it, const analyzer::Analysis &a) {
       const std::vector<std::string> packs = sync_packs();
       if (std::find(packs.begin(), packs.end(), g.sync_pack) == packs.end()) {
         s_.sync_packs_added.push_back(g.sync_pack);
+        sync_rules_.reset();
         log(fmt::format("iteration {}: the next runs wrap the {} sync pack ({} is one of its waits)", it.number,
                         g.sync_pack, g.factor));
       }
