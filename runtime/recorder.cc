@@ -3,6 +3,7 @@
 #include "recorder.h"
 
 #include "common/trace_dir_rules.h"
+#include "dormant.h"
 #include "switches.h"
 #include "window.h"
 
@@ -273,6 +274,12 @@ static void vprof_runtime_init() {
   char why[256];
   if (tracedir::refuse_trace_dir(g.opt.trace_dir, why, sizeof why)) {
     fprintf(stderr, "vprof: trace directory %s %s; recording is off\n", g.opt.trace_dir, why);
+    return;
+  }
+  // Before any probe records (this runs before the program's constructors):
+  // a function's enter and exit agree on whether it is dormant.
+  if (g.opt.dormant[0] && !load_dormant(g.opt.dormant, why, sizeof why)) {
+    fprintf(stderr, "vprof: VPROF_DORMANT file %s: %s; recording is off\n", g.opt.dormant, why);
     return;
   }
   g.chunk_bytes = g.opt.chunk_kb * 1024;  // validated: a multiple of 4 KiB, within the budget

@@ -329,10 +329,32 @@ VPROF_INLINE int vprof_records(void) {
   const struct vprof_thread *t = vprof_tls;
   return t->off_word != *t->window_word;
 }
-VPROF_INLINE void vprof_fn_enter(vprof_u32 id) { if (vprof_records()) vprof_fn_enter_ool(id); }
-VPROF_INLINE void vprof_fn_exit(vprof_u32 id) { if (vprof_records()) vprof_fn_exit_ool(id); }
-VPROF_INLINE void vprof_site_begin(vprof_u64 site) { if (vprof_records()) vprof_site_begin_ool(site); }
-VPROF_INLINE void vprof_site_end(vprof_u64 site) { if (vprof_records()) vprof_site_end_ool(site); }
+/* Dormant probes (docs/iterate.md, "Build once"): an iterate session builds
+ * the probes of more functions than a run records, and each run names the
+ * ones it leaves dormant (VPROF_DORMANT, read once at start-up, before any
+ * probe records: an enter and its exit always agree). A dormant probe stops
+ * at the test of its id's bit, a constant offset into a page of zeros when
+ * nothing is dormant: two loads and a branch, nothing called. Ids at or past
+ * VPROF_DORMANT_IDS are never dormant (the test folds away: ids are
+ * constants). */
+#define VPROF_DORMANT_IDS (1u << 20)
+VPROF_API extern unsigned char vprof_rt_dormant_fns[VPROF_DORMANT_IDS / 8];
+VPROF_API extern unsigned char vprof_rt_dormant_sites[VPROF_DORMANT_IDS / 8];
+VPROF_INLINE int vprof_dormant(const unsigned char *bits, vprof_u32 id) {
+  return id < VPROF_DORMANT_IDS && __builtin_expect((bits[id >> 3] >> (id & 7)) & 1, 0);
+}
+VPROF_INLINE void vprof_fn_enter(vprof_u32 id) {
+  if (!vprof_dormant(vprof_rt_dormant_fns, id) && vprof_records()) vprof_fn_enter_ool(id);
+}
+VPROF_INLINE void vprof_fn_exit(vprof_u32 id) {
+  if (!vprof_dormant(vprof_rt_dormant_fns, id) && vprof_records()) vprof_fn_exit_ool(id);
+}
+VPROF_INLINE void vprof_site_begin(vprof_u64 site) {
+  if (!vprof_dormant(vprof_rt_dormant_sites, (vprof_u32)site) && vprof_records()) vprof_site_begin_ool(site);
+}
+VPROF_INLINE void vprof_site_end(vprof_u64 site) {
+  if (!vprof_dormant(vprof_rt_dormant_sites, (vprof_u32)site) && vprof_records()) vprof_site_end_ool(site);
+}
 
 /* The sync probes stop at the same test, and then call the runtime: the
  * ownership map is there. Between windows nothing is recorded of a wait or a

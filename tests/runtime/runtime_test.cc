@@ -251,6 +251,51 @@ TEST(Runtime, AReleaseNoOneWaitedForIsNotAWaker) {
 // between them (a loop around a library call) are one SITE_RUN (format 9):
 // 20 000 of them read as one call as long as their sum, after the time
 // between them, and take no ring at all.
+// An iterate session's build holds probes a run leaves dormant
+// (VPROF_DORMANT): those record nothing, and the rest record as they would
+// in a build without them: a site inside a dormant site, a site around a
+// dormant function's call (a span: nothing recorded inside).
+TEST(Runtime, DormantProbesRecordNothingAndTheRestAsIfTheyWereNotBuilt) {
+  std::string dir = fresh_dir("dormant");
+  const std::string list = dir + ".dormant";
+  {
+    std::ofstream out(list);
+    out << "s 2\nf 6\ns 9\ns 10";  // no newline after the last line
+  }
+  ASSERT_EQ(run_counted(dir, {"spans", "100"}, {{"VPROF_DORMANT", list}}), 0);
+  Trace t = read_ok(dir);
+  ASSERT_EQ(t.threads.size(), 1u);
+  std::vector<std::pair<Kind, uint64_t>> got;
+  for (const auto &e : t.threads[0].events)
+    if (e.kind == Kind::SiteBegin || e.kind == Kind::SiteEnd || e.kind == Kind::FuncEnter ||
+        e.kind == Kind::FuncExit)
+      got.emplace_back(e.kind, e.arg);
+  const Kind B = Kind::SiteBegin, E = Kind::SiteEnd;
+  const std::vector<std::pair<Kind, uint64_t>> want = {{B, 1}, {E, 1}, {B, 3}, {E, 3}, {B, 4}, {B, 4}, {E, 4},
+                                                       {E, 4}, {B, 5}, {E, 5}, {B, 7}, {E, 7}, {B, 8}, {E, 8}};
+  EXPECT_EQ(got, want);
+  fs::remove_all(dir);
+  fs::remove(list);
+}
+
+// A list the runtime cannot read, or one with a line that is not "f ID" or
+// "s ID", turns recording off (the run would name probes the session did not
+// ask for), and says so on stderr; the program runs.
+TEST(Runtime, ADormantListThatCannotBeReadTurnsRecordingOff) {
+  for (const std::string text : {std::string("none"), std::string("f 3\nx 4\n"), std::string("s 99999999999\n")}) {
+    std::string dir = fresh_dir("dormant-bad");
+    const std::string list = dir + ".dormant";
+    if (text != "none") std::ofstream(list) << text;
+    ASSERT_EQ(run_counted(dir, {"spans", "100"}, {{"VPROF_DORMANT", list}}), 0) << text;
+    size_t thread_files = 0;
+    if (fs::exists(dir))
+      for (const auto &e : fs::directory_iterator(dir)) thread_files += e.path().extension() == ".vpt";
+    EXPECT_EQ(thread_files, 0u) << text;
+    fs::remove_all(dir);
+    fs::remove(list);
+  }
+}
+
 TEST(Runtime, Spans_ACallWithNothingInsideIsOneSlotAndCallsInARowOneRun) {
   std::string dir = fresh_dir("spans");
   const uint32_t n = 20000;
