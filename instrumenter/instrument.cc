@@ -362,6 +362,16 @@ Expected<Plan> Instrumentation::plan() {
       for (const auto &f : sc.functions) calls[f.pattern] |= with_calls.count({f.file, f.insert_at}) > 0;
     for (const auto &[pattern, any] : calls)
       if (!any) res_.without_calls.push_back(pattern);
+    std::map<uint32_t, std::string> name_of;
+    for (const auto &f : plan->manifest.at("functions")) name_of[f.at("id").get<uint32_t>()] = f.at("name");
+    for (const auto &c : plan->manifest.at("call_sites")) {
+      auto &reach = res_.calls[name_of[c.at("function_id").get<uint32_t>()]];
+      if (c.value("indirect", false)) {
+        for (const auto &t : c.value("targets", nlohmann::json::array())) reach.insert(t.get<std::string>());
+      } else {
+        reach.insert(c.at("callee").get<std::string>());
+      }
+    }
   }
   return plan;
 }

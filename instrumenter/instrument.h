@@ -14,6 +14,8 @@
 #define VPROF_INSTRUMENTER_INSTRUMENT_H
 
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -89,6 +91,11 @@ struct InstrumentResult {
   // dry run of many functions says of each (iterate's probes of a pointer
   // call's targets: one parse of the tree for all of them).
   std::vector<std::string> undefined_patterns, without_calls;
+  // Dry runs: what each selected function's calls may reach, by its name: the
+  // callees its call sites name, and a pointer, virtual or template call's
+  // targets (the manifest's). An iterate session builds these ahead of the
+  // level that asks for them (docs/iterate.md, "Build once").
+  std::map<std::string, std::set<std::string>> calls;
   std::vector<FileChange> changes;
   std::string manifest_path;
 };

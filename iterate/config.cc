@@ -54,6 +54,8 @@ Expected<Config> load_config(const std::string &path) {
     c.sample = j.value("sample", c.sample);
     c.runs = j.value("runs", c.runs);
     c.session_dir = j.value("session_dir", c.session_dir);
+    c.prebuild_depth = j.value("prebuild_depth", c.prebuild_depth);
+    c.prebuild_functions = j.value("prebuild_functions", c.prebuild_functions);
   } catch (const json::exception &e) {
     return Error{fmt::format("{}: wrong type: {}", path, e.what())};
   }
@@ -63,6 +65,8 @@ Expected<Config> load_config(const std::string &path) {
   if (c.exponent < 0) return bad("exponent", "must be >= 0");
   if (c.max_iterations < 1) return bad("max_iterations", "must be >= 1");
   if (c.sample < 0 || c.sample > 100) return bad("sample", "must be a percentage in [0, 100]");
+  if (c.prebuild_depth < 0 || c.prebuild_depth > 8) return bad("prebuild_depth", "must be in [0, 8]");
+  if (c.prebuild_functions < 1) return bad("prebuild_functions", "must be >= 1");
   if (c.runs < 1 || c.runs > kMaxRuns) return bad("runs", fmt::format("must be in [1, {}]", kMaxRuns));
   return c;
 }
@@ -75,7 +79,8 @@ Status save_config(const Config &c, const std::string &path) {
             {"d", c.d},                 {"m", c.m},
             {"exponent", c.exponent},   {"max_iterations", c.max_iterations},
             {"sample", c.sample},       {"runs", c.runs},
-            {"session_dir", c.session_dir}};
+            {"session_dir", c.session_dir}, {"prebuild_depth", c.prebuild_depth},
+            {"prebuild_functions", c.prebuild_functions}};
   if (!c.source_root.empty()) j["source_root"] = c.source_root;
   std::ofstream out(path);
   if (!out) return Error{fmt::format("{}: cannot write", path)};

@@ -9,7 +9,8 @@
 //     "run_command": "./build/minidb_bench --seconds 3",
 //     "sync_packs": ["stdcxx"], "sync_everywhere": true,
 //     "k": 3, "d": 0.05, "m": 0.5, "exponent": 2, "max_iterations": 30,
-//     "sample": 0, "runs": 1, "session_dir": ".vprof-session" }
+//     "sample": 0, "runs": 1, "session_dir": ".vprof-session",
+//     "prebuild_depth": 2, "prebuild_functions": 400 }
 #ifndef VPROF_ITERATE_CONFIG_H
 #define VPROF_ITERATE_CONFIG_H
 
@@ -52,6 +53,13 @@ struct Config {
   // count with runs = 100 / sample (vprof init's default under --sample).
   int runs = 1;
   std::string session_dir = ".vprof-session";
+  // Build once (docs/iterate.md): a build holds, besides the iteration's
+  // set, what its functions' calls may reach this many calls deep, up to
+  // this many functions in all; a run turns on only its set's probes, and a
+  // level inside the build needs no rebuild. Depth 0: each iteration builds
+  // its set alone.
+  int prebuild_depth = 6;
+  int prebuild_functions = 400;
 
   std::string abs(const std::string &p) const;  // p resolved against dir
   std::string abs_source_root() const { return source_root.empty() ? "" : abs(source_root); }

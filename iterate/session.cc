@@ -30,6 +30,8 @@
 #include "instrumenter/names.h"
 #include "instrumenter/sync_pack.h"
 #include "instrumenter/tree.h"
+#include "iterate/prebuild.h"
+#include <vprof/trace_format.h>
 
 namespace fs = std::filesystem;
 
@@ -161,6 +163,22 @@ class Session {
   std::optional<instr::SyncRules> sync_rules_;  // loaded on first use; dropped when a pack is added
   std::optional<std::map<std::string, std::string>> shipped_waits_;  // normalized name -> pack
   std::map<std::string, Probe> probes_;          // can_break_down's, by function
+
+  // Build once (iterate/prebuild.h). The build the tree holds, made by this
+  // process (a resumed session builds again: its tree was restored): the
+  // iteration that made it, its functions, its sync packs, its manifest.
+  struct Build {
+    int iteration = 0;
+    std::vector<std::string> functions, packs;
+    std::string manifest;
+  };
+  std::optional<Build> build_;
+  bool prebuild_failed_ = false;  // a build ahead failed once: each iteration builds its set alone
+  // Instruments and builds for `it`: its set, and with `ahead` what
+  // prebuild.h's widen adds; build_ becomes it.
+  Status build(Iteration &it, bool ahead);
+  Status instrument_and_build(Iteration &it, const std::vector<std::string> &functions);
+  std::map<std::string, Reach> reach_of(const std::vector<std::string> &fs);
 };
 
 instr::InstrumentOptions Session::instrument_options(std::vector<std::string> functions) const {
@@ -275,6 +293,7 @@ std::map<std::string, Probe> Session::dry_runs(const std::vector<std::string> &f
   };
   for (const auto &f : fs) {
     Probe &p = out[f];
+    if (auto c = r->calls.find(f); c != r->calls.end()) p.calls = c->second;
     auto op = std::find_if(r->opaque.begin(), r->opaque.end(),
                            [&](const instr::OpaqueFunction &o) { return o.pattern == f; });
     if (has(r->undefined_patterns, f)) {
@@ -320,16 +339,161 @@ Status Session::run_iteration(Iteration &it) {
   else
     log(fmt::format("iteration {}: instrumenting {} functions: {} (all of them: {})", it.number,
                     it.instrumented.size(), some_names(it.instrumented), list));
-  instr::InstrumentOptions io = instrument_options(it.instrumented);
-  // The ids of the last iteration that was built: a file whose selection
-  // did not change is rewritten to the bytes that build compiled, and the
-  // build leaves it and its includers alone (a header of the selection
-  // rebuilt 236-303 of MariaDB's units each iteration before).
-  for (auto p = s_.iterations.rbegin(); p != s_.iterations.rend(); ++p)
-    if (p->number < it.number && fs::exists(p->trace_dir + "/manifest.json")) {
-      io.keep_ids_from = p->trace_dir + "/manifest.json";
+  std::error_code ec;
+  fs::remove(idir + "/dormant.txt", ec);
+  // A level whose functions the tree's build holds needs no build: its run
+  // turns on their probes and leaves the rest dormant.
+  const bool held = build_ && build_->packs == sync_packs() &&
+                    std::all_of(it.instrumented.begin(), it.instrumented.end(), [&](const std::string &f) {
+                      return std::find(build_->functions.begin(), build_->functions.end(), f) !=
+                             build_->functions.end();
+                    });
+  if (held) {
+    it.files_changed = -1;
+    it.build_seconds = -1;
+    it.prebuilt.clear();
+    it.ran_on_build_of = build_->iteration;
+    log(fmt::format("iteration {}: no build: iteration {}'s build holds its functions (its run turns on their "
+                    "probes; the other {} dormant)",
+                    it.number, build_->iteration, plural(build_->functions.size() - it.instrumented.size(),
+                                                        "function stays", "functions stay")));
+  } else if (Status b = build(it, c_.prebuild_depth > 0 && !prebuild_failed_); !b) {
+    return b;
+  }
+  if (interrupted()) return Error{"interrupted"};
+  // The run's own manifest (its set's functions and call sites) and the
+  // probes it leaves dormant.
+  std::ifstream built_in(build_->manifest);
+  nlohmann::json built = nlohmann::json::parse(built_in, nullptr, false);
+  if (built.is_discarded()) return Error{fmt::format("{}: cannot read the build's manifest", build_->manifest)};
+  RunProbes probes = run_probes(built, it.instrumented);
+  const bool too_many = std::any_of(probes.dormant.begin(), probes.dormant.end(), [](const std::string &l) {
+    return std::stoull(l.substr(2)) >= VPROF_DORMANT_IDS;
+  });
+  if (!probes.missing.empty() || too_many) {
+    // Not expected: a name the build's manifest does not answer to, or more
+    // probes than the runtime's bits. This iteration builds its set alone.
+    log(fmt::format("iteration {}: {}; building its functions alone", it.number,
+                    too_many ? fmt::format("the build has probe ids past {}", VPROF_DORMANT_IDS)
+                             : fmt::format("the build holds no function named {}", probes.missing.front())));
+    if (Status b = build(it, false); !b) return b;
+    std::ifstream again(build_->manifest);
+    built = nlohmann::json::parse(again, nullptr, false);
+    if (built.is_discarded()) return Error{fmt::format("{}: cannot read the build's manifest", build_->manifest)};
+    probes = run_probes(built, it.instrumented);
+  }
+  std::string run_manifest = build_->manifest;
+  if (!probes.dormant.empty()) {
+    run_manifest = idir + "/manifest.json";
+    std::ofstream m(run_manifest), d(idir + "/dormant.txt");
+    m << probes.manifest.dump(2) << "\n";
+    for (const auto &l : probes.dormant) d << l << "\n";
+    if (!m.flush() || !d.flush()) return Error{fmt::format("{}: cannot write the run's manifest and dormant probes", idir)};
+  }
+  if (interrupted()) return Error{"interrupted"};
+
+  fs::remove_all(it.trace_dir, ec);
+  // Prepared, locked and summed up as `vprof run` does (analyzer/read/recording.h),
+  // with this iteration's manifest.
+  auto rec = trace::Recording::start(it.trace_dir, run_manifest);
+  if (!rec) return Error{rec.error().message};
+  if (Status ran = run_workload(it, (*rec)->env(c_.sample), 1, c_.runs); !ran) return ran;
+  const trace::Recording::Outcome out =
+      (*rec)->finish([&](const std::string &line) { log(fmt::format("iteration {}: {}", it.number, line)); });
+  if (out.moved) return Error{fmt::format("{}: moved or replaced while the workload ran", it.trace_dir)};
+  // Probes of another iteration's instrumentation would be read under this
+  // one's names: stop, saying why, rather than analyse them.
+  auto names = analyzer::load_manifest(it.trace_dir + "/manifest.json");
+  if (!names) return Error{names.error().message};
+  if (!out.trace) return Error{fmt::format("{}: cannot open the trace directory after the run", it.trace_dir)};
+  const trace::ProcessFiles &procs = out.trace->processes();
+  if (std::string e = trace::build_mismatch(procs, it.trace_dir, names->ids); !e.empty()) return Error{e};
+  // A server that dropped root and could not write its threads' files: say
+  // which process, as whom, before an analysis finds nothing to read.
+  for (const std::string &line : trace::refused_lines(procs, it.trace_dir))
+    log(fmt::format("iteration {}: warning: {}", it.number, line));
+  it.phase = Phase::Ran;
+  return Status::Ok();
+}
+
+// What a dry run says of each of fs, for a build ahead: whether it can be
+// built with calls to time (not a sync pack's function, not opaque, not
+// undefined, not a leaf) and what its calls may reach. Each function is
+// asked once a session (probes_); a dry run of several that fails says
+// nothing of them, and they are left out.
+std::map<std::string, Reach> Session::reach_of(const std::vector<std::string> &fs) {
+  std::vector<std::string> ask;
+  for (const auto &f : fs)
+    if (!probes_.count(f) && !sync_rule(f)) ask.push_back(f);
+  if (!ask.empty()) {
+    auto found = dry_runs(ask);
+    if (!interrupted())
+      for (auto &[f, p] : found) probes_[f] = std::move(p);
+  }
+  std::map<std::string, Reach> out;
+  for (const auto &f : fs) {
+    auto it = probes_.find(f);
+    if (it == probes_.end()) continue;
+    const Probe &p = it->second;
+    out[f] = Reach{!p.opaque && p.why_not.empty() && p.sync_pack.empty(), p.calls};
+  }
+  return out;
+}
+
+Status Session::build(Iteration &it, bool ahead) {
+  std::vector<std::string> functions = it.instrumented;
+  if (ahead) {
+    log(fmt::format("iteration {}: finding what its functions reach, {} calls deep, to build ahead", it.number,
+                    c_.prebuild_depth));
+    functions = widen(it.instrumented, build_ ? build_->functions : std::vector<std::string>{}, c_.prebuild_depth,
+                      size_t(c_.prebuild_functions), [this](const std::vector<std::string> &fs) { return reach_of(fs); });
+    if (interrupted()) return Error{"interrupted"};
+  }
+  Status built = instrument_and_build(it, functions);
+  if (!built && ahead && functions.size() > it.instrumented.size() && !interrupted()) {
+    // The probes of a function no level asked for yet broke the instrument
+    // or the build: this session builds each set alone from now on.
+    log(fmt::format("iteration {}: the build ahead ({} functions) failed: {}; building its functions alone from now "
+                    "on",
+                    it.number, functions.size(), built.message().substr(0, built.message().find('\n'))));
+    prebuild_failed_ = true;
+    functions = it.instrumented;
+    built = instrument_and_build(it, functions);
+  }
+  if (!built) return built;
+  it.prebuilt.clear();
+  for (const auto &f : functions)
+    if (std::find(it.instrumented.begin(), it.instrumented.end(), f) == it.instrumented.end())
+      it.prebuilt.push_back(f);
+  it.ran_on_build_of = 0;
+  return Status::Ok();
+}
+
+Status Session::instrument_and_build(Iteration &it, const std::vector<std::string> &functions) {
+  const std::string idir = fmt::format("{}/iter-{}", dir_, it.number);
+  build_.reset();  // the tree is about to change
+  if (functions.size() > it.instrumented.size())
+    log(fmt::format("iteration {}: building {} functions: its {} and {} that later levels may ask for", it.number,
+                    functions.size(), it.instrumented.size(), functions.size() - it.instrumented.size()));
+  instr::InstrumentOptions io = instrument_options(functions);
+  // The ids of the last build: a file whose selection did not change is
+  // rewritten to the bytes that build compiled, and the build leaves it and
+  // its includers alone (a header of the selection rebuilt 236-303 of
+  // MariaDB's units each iteration before). A build's whole manifest is
+  // built-manifest.json (a run's trace keeps its own set's part).
+  for (auto p = s_.iterations.rbegin(); p != s_.iterations.rend(); ++p) {
+    if (p->number >= it.number) continue;
+    const std::string whole = fmt::format("{}/iter-{}/built-manifest.json", dir_, p->number);
+    if (fs::exists(whole)) {
+      io.keep_ids_from = whole;
       break;
     }
+    if (fs::exists(p->trace_dir + "/manifest.json") && p->ran_on_build_of == 0 &&
+        !fs::exists(fmt::format("{}/iter-{}/dormant.txt", dir_, p->number))) {
+      io.keep_ids_from = p->trace_dir + "/manifest.json";  // a session from before builds ahead
+      break;
+    }
+  }
   auto ir = instr::instrument(io);
   if (!ir) {
     it.failed = "instrument";
@@ -364,36 +528,19 @@ Status Session::run_iteration(Iteration &it) {
     it.failed = "build";
     return Error{build_failure(build_log, *b)};
   }
-  if (interrupted()) return Error{"interrupted"};
-
   std::error_code ec;
-  fs::remove_all(it.trace_dir, ec);
-  // Prepared, locked and summed up as `vprof run` does (analyzer/read/recording.h),
-  // with this iteration's manifest.
-  auto rec = trace::Recording::start(it.trace_dir, ir->manifest_path);
-  if (!rec) return Error{rec.error().message};
-  if (Status ran = run_workload(it, (*rec)->env(c_.sample), 1, c_.runs); !ran) return ran;
-  const trace::Recording::Outcome out =
-      (*rec)->finish([&](const std::string &line) { log(fmt::format("iteration {}: {}", it.number, line)); });
-  if (out.moved) return Error{fmt::format("{}: moved or replaced while the workload ran", it.trace_dir)};
-  // Probes of another iteration's instrumentation would be read under this
-  // one's names: stop, saying why, rather than analyse them.
-  auto names = analyzer::load_manifest(it.trace_dir + "/manifest.json");
-  if (!names) return Error{names.error().message};
-  if (!out.trace) return Error{fmt::format("{}: cannot open the trace directory after the run", it.trace_dir)};
-  const trace::ProcessFiles &procs = out.trace->processes();
-  if (std::string e = trace::build_mismatch(procs, it.trace_dir, names->ids); !e.empty()) return Error{e};
-  // A server that dropped root and could not write its threads' files: say
-  // which process, as whom, before an analysis finds nothing to read.
-  for (const std::string &line : trace::refused_lines(procs, it.trace_dir))
-    log(fmt::format("iteration {}: warning: {}", it.number, line));
-  it.phase = Phase::Ran;
+  fs::copy_file(ir->manifest_path, idir + "/built-manifest.json", fs::copy_options::overwrite_existing, ec);
+  if (ec) return Error{fmt::format("{}/built-manifest.json: cannot copy the build's manifest: {}", idir, ec.message())};
+  build_ = Build{it.number, functions, sync_packs(), idir + "/built-manifest.json"};
   return Status::Ok();
 }
 
 Status Session::run_workload(Iteration &it, const std::vector<std::pair<std::string, std::string>> &env, int first,
                              int count) {
   const std::string idir = fmt::format("{}/iter-{}", dir_, it.number);
+  // The probes this iteration's run leaves dormant (run_iteration).
+  std::vector<std::pair<std::string, std::string>> run_env = env;
+  if (fs::exists(idir + "/dormant.txt")) run_env.emplace_back("VPROF_DORMANT", idir + "/dormant.txt");
   // `runs` runs (vprof.json), one after another into the one trace directory:
   // their processes' files side by side, read as one run's.
   const int last = first + count - 1;
@@ -401,7 +548,7 @@ Status Session::run_workload(Iteration &it, const std::vector<std::pair<std::str
     std::string run_log = idir + (last == 1 ? "/run.log" : fmt::format("/run-{}.log", k));
     log(last == 1 ? fmt::format("iteration {}: running ({})", it.number, c_.run_command)
                   : fmt::format("iteration {}: running, {} of {} ({})", it.number, k, last, c_.run_command));
-    auto r = run_shell(c_.run_command, c_.dir, run_log, env);
+    auto r = run_shell(c_.run_command, c_.dir, run_log, run_env);
     if (!r) return Error{r.error().message};
     if (*r != 0) {
       it.failed = "run";

@@ -75,6 +75,8 @@ Expected<State> load_state(const std::string &path) {
       }
       it.files_changed = i.value("files_changed", -1);
       it.build_seconds = i.value("build_seconds", -1.0);
+      it.prebuilt = i.value("prebuilt", std::vector<std::string>{});
+      it.ran_on_build_of = i.value("ran_on_build_of", 0);
       s.iterations.push_back(std::move(it));
     }
     for (const auto &d : j.at("decisions")) {
@@ -113,39 +115,53 @@ std::string minutes(double s) {
 }  // namespace
 
 std::string builds_summary(const State &s) {
-  size_t builds = 0;
+  size_t builds = 0, reused = 0;
   double total = 0;
   const Iteration *first = nullptr, *longest = nullptr;
   size_t longest_joined = 0, longest_left = 0;
-  const Iteration *before = nullptr;  // the last iteration built before this one
+  // What a build held: its set and the functions built ahead of it.
+  auto held = [](const Iteration &it) {
+    std::vector<std::string> all = it.instrumented;
+    all.insert(all.end(), it.prebuilt.begin(), it.prebuilt.end());
+    return all;
+  };
+  std::vector<std::string> before;  // what the last build before this one held
+  bool any_before = false;
   for (const Iteration &it : s.iterations) {
+    if (it.ran_on_build_of > 0) ++reused;
     if (it.build_seconds < 0) {
-      before = &it;
+      if (it.ran_on_build_of == 0) {  // a state saved before builds were kept: its set was built
+        before = held(it);
+        any_before = true;
+      }
       continue;
     }
     ++builds;
     total += it.build_seconds;
     if (!first) first = &it;
-    if (before && (!longest || it.build_seconds > longest->build_seconds)) {
+    const std::vector<std::string> now = held(it);
+    if (any_before && (!longest || it.build_seconds > longest->build_seconds)) {
       longest = &it;
       longest_joined = longest_left = 0;
-      for (const auto &f : it.instrumented)
-        longest_joined += std::find(before->instrumented.begin(), before->instrumented.end(), f) ==
-                          before->instrumented.end();
-      for (const auto &f : before->instrumented)
-        longest_left += std::find(it.instrumented.begin(), it.instrumented.end(), f) == it.instrumented.end();
+      for (const auto &f : now) longest_joined += std::find(before.begin(), before.end(), f) == before.end();
+      for (const auto &f : before) longest_left += std::find(now.begin(), now.end(), f) == now.end();
     }
-    before = &it;
+    before = now;
+    any_before = true;
   }
   if (!builds) return "";
   std::string out = fmt::format("Builds: {} in {}: iteration {}, the {} ({} files rewritten, {})", builds,
                                 minutes(total), first->number, first == &s.iterations.front() ? "first" : "first this session",
                                 first->files_changed, minutes(first->build_seconds));
   if (builds > 1 && longest)
-    out += fmt::format("; {} as functions joined or left the set (the longest: iteration {}, {} joined, {} left, {} "
+    out += fmt::format("; {} as functions joined or left the build (the longest: iteration {}, {} joined, {} left, {} "
                        "files rewritten, {})",
                        builds - 1, longest->number, longest_joined, longest_left, longest->files_changed,
                        minutes(longest->build_seconds));
+  if (reused)
+    out += reused == 1 ? "; 1 iteration ran on an earlier build (its own probes on, the rest dormant)"
+                       : fmt::format("; {} iterations ran on an earlier build (their own probes on, the rest dormant)",
+                                     reused);
   return out + ".";
 }
 
@@ -160,7 +176,8 @@ Status save_state(const State &s, const std::string &path) {
   for (const auto &i : s.iterations)
     j["iterations"].push_back({{"number", i.number}, {"instrumented", i.instrumented},
                                {"trace_dir", i.trace_dir}, {"phase", phase_name(i.phase)}, {"failed", i.failed},
-                               {"files_changed", i.files_changed}, {"build_seconds", i.build_seconds}});
+                               {"files_changed", i.files_changed}, {"build_seconds", i.build_seconds},
+                               {"prebuilt", i.prebuilt}, {"ran_on_build_of", i.ran_on_build_of}});
   j["decisions"] = json::array();
   for (const auto &d : s.decisions)
     j["decisions"].push_back(decision_json(d, true));

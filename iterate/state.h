@@ -62,6 +62,12 @@ struct Iteration {
   // by this session, as a state saved before these were kept).
   int files_changed = -1;
   double build_seconds = -1;
+  // Build once (docs/iterate.md): the functions its build held beyond its own
+  // set (empty when it built only its set, or did not build), and the
+  // iteration whose build its run used when that is an earlier one (0: its
+  // own): its probes outside its set were dormant.
+  std::vector<std::string> prebuilt;
+  int ran_on_build_of = 0;
   bool analyzed() const { return phase != Phase::Planned; }  // its trace is one of the session's runs
   bool decided() const { return phase == Phase::Decided; }
 };

@@ -336,8 +336,7 @@ VPROF_INLINE int vprof_records(void) {
  * at the test of its id's bit, a constant offset into a page of zeros when
  * nothing is dormant: two loads and a branch, nothing called. Ids at or past
  * VPROF_DORMANT_IDS are never dormant (the test folds away: ids are
- * constants). */
-#define VPROF_DORMANT_IDS (1u << 20)
+ * constants; VPROF_DORMANT_IDS is trace_format.h's). */
 VPROF_API extern unsigned char vprof_rt_dormant_fns[VPROF_DORMANT_IDS / 8];
 VPROF_API extern unsigned char vprof_rt_dormant_sites[VPROF_DORMANT_IDS / 8];
 VPROF_INLINE int vprof_dormant(const unsigned char *bits, vprof_u32 id) {

@@ -413,6 +413,7 @@ static inline int vprof_ring_pending(const struct vprof_file_header *h) {
 #define VPROF_THREAD_EUIDS 4u    /* effective uids a process file keeps for its threads' files */
 #define VPROF_MANIFEST_IDS 256u  /* registered ids a process file holds (more are counted, not kept) */
 #define VPROF_MANIFEST_ID_DIGITS 16 /* hex digits of a manifest's or a rewritten file's id */
+#define VPROF_DORMANT_IDS (1u << 20) /* function and call-site ids a run can leave dormant (probes.h) */
 
 /* vprof_process_header.preemption, bits. 0 (and files before version 3): not recorded. */
 #define VPROF_PREEMPT_MEASURED 1u  /* at least one thread recorded its context switches */

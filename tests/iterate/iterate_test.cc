@@ -9,8 +9,10 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <set>
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "analyzer/profile/profile.h"
@@ -585,17 +587,9 @@ TEST(Iterate, TheConfigsSourceRootKeepsGeneratedFilesUnedited) {
   EXPECT_FALSE(fs::exists(dir / "src" / ".vprof")) << "a restored tree keeps no journal";
 }
 
-// On MariaDB, from the iteration that selected TABLE::delete_row
-// (defined in table.h) on, every iteration rebuilt the 236-303 units that
-// include table.h, 12-13 minutes each: the ids were numbered over the whole
-// selection, so a function added in a file sorted before table.h changed
-// table.h's text, and every rewritten file carried the whole selection's id.
-// Here the root's file sorts last: iteration 3 selects mid_a in aa_mid.cc,
-// and the root's file, whose own selection and callees did not change, must
-// keep its bytes and not be recompiled; the session's check that the
-// program holds one instrumentation still passes.
-TEST(Iterate, AFileWhoseSelectionDidNotChangeIsNotRebuilt) {
-  fs::path dir = vprof::testing::fresh_dir("vprof-it", "stable-ids");
+// handle -> step_a -> mid_a -> leaf_slow (the variance) and leaf_fast, and
+// handle -> step_b, in three files, the root's last in build order.
+Config three_file_tree(const fs::path &dir) {
   std::ofstream(dir / "aa_mid.cc") << "#include <cstdint>\n"
                                       "static volatile std::uint64_t sink;\n"
                                       "void spin(int n) { for (int k = 0; k < n; ++k) sink = sink + k; }\n"
@@ -614,12 +608,31 @@ TEST(Iterate, AFileWhoseSelectionDidNotChangeIsNotRebuilt) {
                                        "  }\n  return 0;\n}\n";
   Config c = vprof::testing::make_target_project(dir, "CXX", "tree", "zz_root.cc aa_steps.cc aa_mid.cc", "",
                                                  "handle", "");
+  return c;
+}
+
+// On MariaDB, from the iteration that selected TABLE::delete_row
+// (defined in table.h) on, every iteration rebuilt the 236-303 units that
+// include table.h, 12-13 minutes each: the ids were numbered over the whole
+// selection, so a function added in a file sorted before table.h changed
+// table.h's text, and every rewritten file carried the whole selection's id.
+// Here the root's file sorts last: iteration 3 selects mid_a in aa_mid.cc,
+// and the root's file, whose own selection and callees did not change, must
+// keep its bytes and not be recompiled; the session's check that the
+// program holds one instrumentation still passes.
+TEST(Iterate, ABuildThatWidensKeepsTheBytesOfFilesWhoseSelectionDidNotChange) {
+  fs::path dir = vprof::testing::fresh_dir("vprof-it", "stable-ids");
+  Config c = three_file_tree(dir);
   c.max_iterations = 3;
+  // Built one call ahead: iteration 2 (step_a) runs on iteration 1's build,
+  // and iteration 3 (mid_a, two calls below the root) builds again.
+  c.prebuild_depth = 1;
   const std::string root_file = (dir / "zz_root.cc").string(), root_before = slurp(root_file);
   ASSERT_EQ(std::system(("cmake --build " + (dir / "b").string() + " > /dev/null").c_str()), 0);
   auto out = run_session(c, options(), Hooks{});
   ASSERT_TRUE(out.ok()) << out.error().message;
   const std::string sdir = c.abs(c.session_dir);
+  EXPECT_FALSE(fs::exists(sdir + "/iter-2/build.log")) << "step_a was in iteration 1's build";
   const std::string selected3 = slurp(sdir + "/iter-3/instrumented.txt"), built3 = slurp(sdir + "/iter-3/build.log");
   ASSERT_NE(selected3.find("mid_a"), std::string::npos) << selected3;
   EXPECT_NE(built3.find("aa_mid.cc"), std::string::npos) << built3;
@@ -635,4 +648,61 @@ TEST(Iterate, AFileWhoseSelectionDidNotChangeIsNotRebuilt) {
   EXPECT_EQ(id_of(m2), id_of(m3));
   EXPECT_FALSE(id_of(m3).empty()) << m3.dump(1);
   EXPECT_EQ(slurp(root_file), root_before) << "restored";
+}
+
+// Build once (docs/iterate.md): the first build holds what the root reaches,
+// and every later level runs on it with its own probes on and the rest
+// dormant. Each run's trace names only its set's functions, as a build of
+// that set alone would, and the session ends where it would.
+TEST(Iterate, LevelsInsideTheFirstBuildRunWithoutBuildingAndRecordOnlyTheirSet) {
+  fs::path dir = vprof::testing::fresh_dir("vprof-it", "build-once");
+  Config c = three_file_tree(dir);
+  ASSERT_EQ(std::system(("cmake --build " + (dir / "b").string() + " > /dev/null").c_str()), 0);
+  // First as a session that builds each set alone.
+  c.prebuild_depth = 0;
+  auto alone = run_session(c, options(), Hooks{});
+  ASSERT_TRUE(alone.ok()) << alone.error().message;
+  c.prebuild_depth = Config{}.prebuild_depth;
+  SessionOptions again = options();
+  again.fresh = true;
+  auto out = run_session(c, again, Hooks{});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  const std::string sdir = c.abs(c.session_dir);
+  const State &s = out->state;
+  ASSERT_GE(s.iterations.size(), 4u);
+  ASSERT_EQ(s.iterations.size(), alone->state.iterations.size());
+  for (size_t i = 0; i < s.iterations.size(); ++i)
+    EXPECT_EQ(s.iterations[i].instrumented, alone->state.iterations[i].instrumented) << "iteration " << i + 1;
+  EXPECT_TRUE(fs::exists(sdir + "/iter-1/build.log"));
+  // handle's calls, theirs, and mid_a's: spin is a leaf, left out.
+  std::vector<std::string> ahead = s.iterations[0].prebuilt;
+  std::sort(ahead.begin(), ahead.end());
+  EXPECT_EQ(ahead, (std::vector<std::string>{"leaf_fast", "leaf_slow", "mid_a", "step_a", "step_b"}));
+  for (size_t i = 1; i < s.iterations.size(); ++i) {
+    const Iteration &it = s.iterations[i];
+    const std::string idir = fmt::format("{}/iter-{}", sdir, it.number);
+    EXPECT_EQ(it.ran_on_build_of, 1) << idir;
+    EXPECT_FALSE(fs::exists(idir + "/build.log")) << idir;
+    EXPECT_TRUE(fs::exists(idir + "/dormant.txt")) << idir;
+    // The trace's manifest: the set's functions, their call sites only.
+    const nlohmann::json m = nlohmann::json::parse(slurp(it.trace_dir + "/manifest.json"));
+    std::set<std::string> named, want(it.instrumented.begin(), it.instrumented.end());
+    std::set<uint64_t> ids;
+    for (const auto &f : m["functions"]) {
+      named.insert(f["name"].get<std::string>());
+      ids.insert(f["id"].get<uint64_t>());
+    }
+    EXPECT_EQ(named, want) << idir;
+    for (const auto &site : m["call_sites"]) EXPECT_TRUE(ids.count(site["function_id"].get<uint64_t>())) << idir;
+  }
+  // The same path, and the same end: the slow leaf's spin.
+  ASSERT_FALSE(out->analysis->factors.empty());
+  EXPECT_EQ(top(*out).name, "spin");
+  EXPECT_EQ(top(*out).name, top(*alone).name);
+  ASSERT_FALSE(top(*out).call_sites.empty());
+  ASSERT_FALSE(top(*alone).call_sites.empty());
+  ASSERT_TRUE(top(*out).call_sites.front().call_site.has_value());
+  EXPECT_EQ(top(*out).call_sites.front().call_site->caller, "leaf_slow");
+  EXPECT_EQ(top(*alone).call_sites.front().label, top(*out).call_sites.front().label);
+  EXPECT_NE(builds_summary(s).find("Builds: 1 in"), std::string::npos) << builds_summary(s);
 }

@@ -213,8 +213,43 @@ TEST(SessionMessages, TheBuildsLineCountsTheBuildsAndNamesTheLongest) {
   it(4, {"root", "c"}, 2, 12);
   EXPECT_EQ(builds_summary(s),
             "Builds: 4 in 4 min 18 s: iteration 1, the first (6 files rewritten, 41 s); 3 as functions joined or left "
-            "the set (the longest: iteration 3, 3 joined, 1 left, 34 files rewritten, 3 min 5 s).");
+            "the build (the longest: iteration 3, 3 joined, 1 left, 34 files rewritten, 3 min 5 s).");
   s.iterations[0].build_seconds = -1;  // built before this session resumed
   EXPECT_NE(builds_summary(s).find("Builds: 3 in 3 min 37 s: iteration 2, the first this session"), std::string::npos)
       << builds_summary(s);
+}
+
+// Built ahead (docs/iterate.md, "Build once"): a build's functions are its
+// set and those built ahead, and an iteration that ran on an earlier build
+// is no build; the line says how many did.
+TEST(SessionMessages, TheBuildsLineCountsTheIterationsThatRanOnAnEarlierBuild) {
+  State s;
+  Iteration first;
+  first.number = 1;
+  first.instrumented = {"root"};
+  first.prebuilt = {"a", "b"};
+  first.files_changed = 6;
+  first.build_seconds = 41;
+  s.iterations.push_back(first);
+  Iteration reused;
+  reused.number = 2;
+  reused.instrumented = {"root", "a"};
+  reused.ran_on_build_of = 1;
+  s.iterations.push_back(reused);
+  EXPECT_EQ(builds_summary(s),
+            "Builds: 1 in 41 s: iteration 1, the first (6 files rewritten, 41 s); 1 iteration ran on an earlier build "
+            "(its own probes on, the rest dormant).");
+  Iteration wider;
+  wider.number = 3;
+  wider.instrumented = {"root", "a", "c"};
+  wider.prebuilt = {"b", "d"};
+  wider.files_changed = 2;
+  wider.build_seconds = 12;
+  s.iterations.push_back(wider);
+  reused.number = 4;
+  s.iterations.push_back(reused);
+  EXPECT_EQ(builds_summary(s),
+            "Builds: 2 in 53 s: iteration 1, the first (6 files rewritten, 41 s); 1 as functions joined or left the "
+            "build (the longest: iteration 3, 2 joined, 0 left, 2 files rewritten, 12 s); 2 iterations ran on an "
+            "earlier build (their own probes on, the rest dormant).");
 }

@@ -1,0 +1,92 @@
+#include "iterate/prebuild.h"
+
+#include <algorithm>
+
+#include "instrumenter/names.h"
+
+namespace vprof::iterate {
+
+std::vector<std::string> widen(const std::vector<std::string> &want, const std::vector<std::string> &before,
+                               int depth, size_t budget, const ReachOf &reach) {
+  std::vector<std::string> out = before;
+  std::set<std::string> in(before.begin(), before.end());
+  for (const auto &f : want)
+    if (in.insert(f).second) out.push_back(f);
+  std::vector<std::string> frontier = want;
+  for (int level = 0; level < depth && out.size() < budget && !frontier.empty(); ++level) {
+    std::map<std::string, Reach> known = reach(frontier);
+    std::set<std::string> next_names;
+    for (const auto &f : frontier)
+      if (auto it = known.find(f); it != known.end())
+        for (const auto &g : it->second.calls)
+          if (!in.count(g)) next_names.insert(g);
+    std::vector<std::string> ask(next_names.begin(), next_names.end());
+    if (ask.empty()) break;
+    std::map<std::string, Reach> found = reach(ask);
+    frontier.clear();
+    for (const auto &g : ask) {
+      if (out.size() >= budget) break;
+      auto it = found.find(g);
+      if (it == found.end() || !it->second.buildable) continue;
+      in.insert(g);
+      out.push_back(g);
+      frontier.push_back(g);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Does manifest function `f` (its name and file) answer to the session's
+// name `want` (a --function pattern: a qualified name, maybe with a file
+// suffix; a signature selects every overload here, which may turn on more
+// than the pattern's one)?
+bool answers(const nlohmann::json &f, const instr::NamePattern &want) {
+  return instr::normalize_qualified(f.value("name", "")) == want.name &&
+         instr::path_has_suffix(f.value("file", ""), want.file);
+}
+
+}  // namespace
+
+RunProbes run_probes(const nlohmann::json &built, const std::vector<std::string> &set) {
+  RunProbes out;
+  std::vector<instr::NamePattern> patterns;
+  for (const auto &s : set) {
+    auto p = instr::parse_pattern(s);
+    if (!p) {
+      out.missing.push_back(s);
+      continue;
+    }
+    patterns.push_back(*p);
+  }
+  std::set<uint64_t> on;
+  std::vector<bool> matched(patterns.size(), false);
+  nlohmann::json functions = nlohmann::json::array(), sites = nlohmann::json::array();
+  for (const auto &f : built.value("functions", nlohmann::json::array())) {
+    bool any = false;
+    for (size_t i = 0; i < patterns.size(); ++i)
+      if (answers(f, patterns[i])) any = matched[i] = true;
+    const uint64_t id = f.at("id").get<uint64_t>();
+    if (any) {
+      on.insert(id);
+      functions.push_back(f);
+    } else {
+      out.dormant.push_back("f " + std::to_string(id));
+    }
+  }
+  for (size_t i = 0; i < patterns.size(); ++i)
+    if (!matched[i]) out.missing.push_back(patterns[i].text);
+  for (const auto &c : built.value("call_sites", nlohmann::json::array())) {
+    if (on.count(c.at("function_id").get<uint64_t>()))
+      sites.push_back(c);
+    else
+      out.dormant.push_back("s " + std::to_string(c.at("id").get<uint64_t>()));
+  }
+  out.manifest = built;
+  out.manifest["functions"] = std::move(functions);
+  out.manifest["call_sites"] = std::move(sites);
+  return out;
+}
+
+}  // namespace vprof::iterate

@@ -1,0 +1,49 @@
+// Build once (docs/iterate.md): an iteration's build holds the probes of
+// more functions than its run records: its set, and what the set's calls may
+// reach a few calls deep. Each run turns on only its own set's probes (the
+// rest are dormant: probes.h, VPROF_DORMANT), so a later level whose
+// functions the build holds costs a run, not a rebuild.
+#ifndef VPROF_ITERATE_PREBUILD_H
+#define VPROF_ITERATE_PREBUILD_H
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace vprof::iterate {
+
+// What a dry run says of a function, for widening a build: whether it can be
+// instrumented with calls to time, and what its calls may reach.
+struct Reach {
+  bool buildable = false;
+  std::set<std::string> calls;
+};
+using ReachOf = std::function<std::map<std::string, Reach>(const std::vector<std::string> &)>;
+
+// The functions to build for `want`: `before` (the last build's, so that its
+// files keep their bytes), `want`, then breadth first what want's calls
+// reach, `depth` calls deep, each a function `reach` says can be built,
+// until `budget` functions in all (want and before are never cut). Nearest
+// first, in name order within a level, so the same tree gives the same set.
+std::vector<std::string> widen(const std::vector<std::string> &want, const std::vector<std::string> &before,
+                               int depth, size_t budget, const ReachOf &reach);
+
+// A run of a build: the build's manifest cut to `set`'s functions and their
+// call sites (what the run records, so the analysis reads it as a build of
+// `set` alone), and the probes the run leaves dormant, "f ID" and "s ID"
+// lines. `missing`: names of `set` that match no function of the build (the
+// run then needs a build of its own).
+struct RunProbes {
+  nlohmann::json manifest;
+  std::vector<std::string> dormant;
+  std::vector<std::string> missing;
+};
+RunProbes run_probes(const nlohmann::json &built, const std::vector<std::string> &set);
+
+}  // namespace vprof::iterate
+
+#endif

@@ -1,0 +1,95 @@
+// Build once (iterate/prebuild.h) on hand-made call graphs and manifests.
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "iterate/prebuild.h"
+
+using namespace vprof::iterate;
+
+namespace {
+
+// A call graph as a dry run would tell it; a function it does not list is
+// not buildable (no definition in the tree, a library's).
+struct Graph {
+  std::map<std::string, Reach> nodes;
+  std::vector<std::vector<std::string>> asked;
+  ReachOf reach() {
+    return [this](const std::vector<std::string> &fs) {
+      asked.push_back(fs);
+      std::map<std::string, Reach> out;
+      for (const auto &f : fs)
+        if (auto it = nodes.find(f); it != nodes.end()) out[f] = it->second;
+      return out;
+    };
+  }
+};
+
+Graph tree() {
+  Graph g;
+  g.nodes["root"] = {true, {"a", "b", "memcpy"}};
+  g.nodes["a"] = {true, {"a1", "a2"}};
+  g.nodes["b"] = {true, {"b1", "root"}};  // recursion back to the root
+  g.nodes["a1"] = {true, {"deep"}};
+  g.nodes["a2"] = {false, {}};  // a leaf: its call is timed at its site
+  g.nodes["b1"] = {true, {}};
+  g.nodes["deep"] = {true, {}};
+  return g;
+}
+
+}  // namespace
+
+TEST(Prebuild, WidenTakesWhatTheSetReachesNearestFirstToTheDepth) {
+  Graph g = tree();
+  EXPECT_EQ(widen({"root"}, {}, 1, 100, g.reach()), (std::vector<std::string>{"root", "a", "b"}));
+  EXPECT_EQ(widen({"root"}, {}, 2, 100, g.reach()), (std::vector<std::string>{"root", "a", "b", "a1", "b1"}));
+  EXPECT_EQ(widen({"root"}, {}, 3, 100, g.reach()),
+            (std::vector<std::string>{"root", "a", "b", "a1", "b1", "deep"}));
+  EXPECT_EQ(widen({"root"}, {}, 0, 100, g.reach()), (std::vector<std::string>{"root"}));
+}
+
+TEST(Prebuild, WidenKeepsTheLastBuildAndTheSetWhateverTheBudget) {
+  Graph g = tree();
+  // The budget cuts what is added, never the set or the last build.
+  EXPECT_EQ(widen({"root", "x"}, {"old"}, 3, 2, g.reach()), (std::vector<std::string>{"old", "root", "x"}));
+  EXPECT_EQ(widen({"root"}, {}, 3, 4, g.reach()), (std::vector<std::string>{"root", "a", "b", "a1"}));
+  // Already built: not asked about again, not added twice.
+  EXPECT_EQ(widen({"root"}, {"a", "root"}, 1, 100, g.reach()), (std::vector<std::string>{"a", "root", "b"}));
+}
+
+TEST(Prebuild, ARunTurnsOnItsSetsFunctionsAndTheirSitesOnly) {
+  const nlohmann::json built = {
+      {"schema_version", 2},
+      {"id", "0123456789abcdef"},
+      {"files", {{{"id", "f1"}, {"path", "/t/a.c"}}, {{"id", "f2"}, {"path", "/t/b.c"}}}},
+      {"functions",
+       {{{"id", 1}, {"name", "root"}, {"file", "/t/a.c"}, {"line", 1}},
+        {{"id", 2}, {"name", "ns::f"}, {"file", "/t/a.c"}, {"line", 5}},
+        {{"id", 3}, {"name", "ns::f"}, {"file", "/t/b.c"}, {"line", 9}},
+        {{"id", 4}, {"name", "g"}, {"file", "/t/b.c"}, {"line", 20}}}},
+      {"call_sites",
+       {{{"id", 1}, {"function_id", 1}, {"callee", "ns::f"}},
+        {{"id", 2}, {"function_id", 2}, {"callee", "g"}},
+        {{"id", 3}, {"function_id", 3}, {"callee", "g"}},
+        {{"id", 4}, {"function_id", 4}, {"callee", "memcpy"}}}},
+      {"sync_sites", nlohmann::json::array()}};
+  RunProbes r = run_probes(built, {"root", "b.c:ns::f"});
+  EXPECT_TRUE(r.missing.empty());
+  EXPECT_EQ(r.dormant, (std::vector<std::string>{"f 2", "f 4", "s 2", "s 4"}));
+  ASSERT_EQ(r.manifest["functions"].size(), 2u);
+  EXPECT_EQ(r.manifest["functions"][1]["id"], 3);
+  ASSERT_EQ(r.manifest["call_sites"].size(), 2u);
+  EXPECT_EQ(r.manifest["call_sites"][0]["id"], 1);
+  EXPECT_EQ(r.manifest["call_sites"][1]["id"], 3);
+  // The files and the manifest's id stay: the program registered them.
+  EXPECT_EQ(r.manifest["files"], built["files"]);
+  EXPECT_EQ(r.manifest["id"], built["id"]);
+  // Every overload of a name; a name the build does not hold is missing.
+  r = run_probes(built, {"ns::f", "h"});
+  EXPECT_EQ(r.dormant, (std::vector<std::string>{"f 1", "f 4", "s 1", "s 4"}));
+  EXPECT_EQ(r.missing, (std::vector<std::string>{"h"}));
+}
