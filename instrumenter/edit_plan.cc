@@ -144,8 +144,8 @@ namespace {
 class Planner {
  public:
   Planner(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original,
-          const std::string &manifest_path, const nlohmann::json *ids_from)
-      : scans_(scans), original_(original), manifest_path_(manifest_path), reach_(scans) {
+          const std::string &manifest_path, const nlohmann::json *ids_from, bool dormant)
+      : scans_(scans), original_(original), manifest_path_(manifest_path), dormant_(dormant), reach_(scans) {
     keep_ids(ids_from, fn_numbers_, site_numbers_);
   }
   void gather();               // each edit once, with the languages that asked for it
@@ -169,6 +169,7 @@ class Planner {
   const std::vector<ScanResult> &scans_;
   std::map<std::string, std::string> &original_;
   const std::string &manifest_path_;
+  const bool dormant_;
   const CallTargets reach_;
   std::map<std::pair<std::string, unsigned>, FunctionIntent> fns_;
   std::map<std::tuple<std::string, unsigned, unsigned>, SiteIntent> sites_;
@@ -393,7 +394,7 @@ Status Planner::apply() {
     const auto id = file_ids_.find(file);
     // First at the smallest offset: the list stays in order (sorted above).
     list.insert(list.begin(),
-                {start, -1, 0, 0, preamble(sha1_hex(code), id == file_ids_.end() ? "" : id->second, manifest_path_)});
+                {start, -1, 0, 0, preamble(sha1_hex(code), id == file_ids_.end() ? "" : id->second, manifest_path_, dormant_)});
     clang::tooling::Replacements reps;
     for (size_t i = 0; i < list.size();) {
       std::string text;
@@ -429,8 +430,8 @@ Plan Planner::finish() {
 }  // namespace
 
 Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original,
-                         const std::string &manifest_path, const nlohmann::json *ids_from) {
-  Planner p(scans, original, manifest_path, ids_from);
+                         const std::string &manifest_path, const nlohmann::json *ids_from, bool dormant) {
+  Planner p(scans, original, manifest_path, ids_from, dormant);
   p.gather();
   for (Status (Planner::*step)() : {&Planner::function_probes, &Planner::site_wraps, &Planner::sync_wraps,
                                     &Planner::check_nesting, &Planner::file_ids, &Planner::apply})

@@ -64,8 +64,10 @@ class CallTargets {
 // earlier manifest of the same tree (an iterate session's previous
 // iteration), gives its functions and call sites their ids there, so that a
 // file whose selection did not change is rewritten to the same bytes.
+// dormant: the probes may be left dormant by a run (preamble()).
 Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original,
-                         const std::string &manifest_path, const nlohmann::json *ids_from = nullptr);
+                         const std::string &manifest_path, const nlohmann::json *ids_from = nullptr,
+                         bool dormant = false);
 
 }  // namespace vprof::instr
 

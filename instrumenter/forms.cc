@@ -24,12 +24,12 @@ std::string c_string(const std::string &s) {
 }  // namespace
 
 std::string preamble(const std::string &original_sha1, const std::string &file_id,
-                     const std::string &manifest_path) {
+                     const std::string &manifest_path, bool dormant) {
   // One copy of the helpers per translation unit even when several rewritten
   // files are included together; the guard macro is ours alone. extern "C++":
   // a rewritten C header may be included inside a C++ file's extern "C" block.
   // The first line is the marker that tells vprof its own output (journal.h).
-  return marker_line(original_sha1) +
+  return marker_line(original_sha1, dormant) +
          "#if defined(__cplusplus) && !defined(VPROF_INSTRUMENT_HELPERS_)\n"
          "#define VPROF_INSTRUMENT_HELPERS_ 1\n"
          "extern \"C++\" { namespace vprof { namespace detail {\n"

@@ -100,8 +100,10 @@ struct Wrap {
 // The text a rewritten file starts with: vprof's marker, the helpers, and a
 // constructor that registers file_id (its entry in the manifest's "files")
 // and manifest_path with the runtime; file_id "": none (sync wraps alone).
+// With `dormant`, the probes test their id's bit first (probes.h,
+// <vprof/dormant_probes.h>): a build whose runs may leave some off.
 std::string preamble(const std::string &original_sha1, const std::string &file_id,
-                     const std::string &manifest_path);
+                     const std::string &manifest_path, bool dormant = false);
 std::string function_probe(Lang lang, uint32_t id);
 // callee_fn: the function probe id of the site's callee when that function is
 // instrumented in the same plan (0: none, or not one known definition); the

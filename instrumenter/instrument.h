@@ -37,6 +37,9 @@ struct InstrumentOptions {
   // file whose own selection did not change keeps its bytes and the build
   // does not recompile it or its includers (edit_plan.h). "": ids from 1.
   std::string keep_ids_from;
+  // Probes a run may leave dormant (VPROF_DORMANT; docs/iterate.md, "Build
+  // once"): each tests its id's bit first, about 1 ns a probe more.
+  bool dormant = false;
   // With all_files: reuse the scans of units that found no selected
   // function when nothing they read has changed (scan_cache.h).
   bool scan_cache = true;

@@ -25,6 +25,8 @@ namespace vprof::instr {
 namespace {
 
 const char kMarkerHead[] = "#include <vprof/probes.h> /* vprof instrument, original sha1 ";
+// A file rewritten for a build whose runs may leave probes dormant (forms.h).
+const char kDormantMarkerHead[] = "#include <vprof/dormant_probes.h> /* vprof instrument, original sha1 ";
 const char kBom[] = "\xEF\xBB\xBF";
 
 std::string state_path(const std::string &dir) { return dir + "/state.json"; }
@@ -252,14 +254,16 @@ std::string sha1_hex(const std::string &data) {
   return out;
 }
 
-std::string marker_line(const std::string &original_sha1) {
-  return kMarkerHead + original_sha1 + ": `vprof restore` removes this */\n";
+std::string marker_line(const std::string &original_sha1, bool dormant) {
+  return (dormant ? kDormantMarkerHead : kMarkerHead) + original_sha1 + ": `vprof restore` removes this */\n";
 }
 
 std::optional<std::string> marker_sha1(const std::string &text) {
   size_t at = text.compare(0, 3, kBom) == 0 ? 3 : 0;
   size_t n = sizeof kMarkerHead - 1;
-  if (text.compare(at, n, kMarkerHead) != 0 || text.size() < at + n + 40) return std::nullopt;
+  if (text.compare(at, sizeof kDormantMarkerHead - 1, kDormantMarkerHead) == 0) n = sizeof kDormantMarkerHead - 1;
+  else if (text.compare(at, n, kMarkerHead) != 0) return std::nullopt;
+  if (text.size() < at + n + 40) return std::nullopt;
   std::string sum = text.substr(at + n, 40);
   if (sum.find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
   return sum;

@@ -52,8 +52,10 @@ struct Journal {
 
 std::string sha1_hex(const std::string &data);
 
-// The first line of every rewritten file (after a UTF-8 BOM, if any).
-std::string marker_line(const std::string &original_sha1);
+// The first line of every rewritten file (after a UTF-8 BOM, if any): it
+// includes the probe header, <vprof/dormant_probes.h> for a build whose runs
+// may leave probes dormant.
+std::string marker_line(const std::string &original_sha1, bool dormant = false);
 // The original's SHA-1 when `text` starts with a marker.
 std::optional<std::string> marker_sha1(const std::string &text);
 

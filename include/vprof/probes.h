@@ -336,12 +336,24 @@ VPROF_INLINE int vprof_records(void) {
  * at the test of its id's bit, a constant offset into a page of zeros when
  * nothing is dormant: two loads and a branch, nothing called. Ids at or past
  * VPROF_DORMANT_IDS are never dormant (the test folds away: ids are
- * constants; VPROF_DORMANT_IDS is trace_format.h's). */
+ * constants; VPROF_DORMANT_IDS is trace_format.h's).
+ * The test is compiled only into files rewritten for such a build, whose
+ * first line includes <vprof/dormant_probes.h> (VPROF_DORMANT_PROBES): it
+ * costs a recording probe about 1 ns (docs/performance.md), which a build
+ * of `vprof instrument` alone does not pay. */
 VPROF_API extern unsigned char vprof_rt_dormant_fns[VPROF_DORMANT_IDS / 8];
 VPROF_API extern unsigned char vprof_rt_dormant_sites[VPROF_DORMANT_IDS / 8];
+#ifdef VPROF_DORMANT_PROBES
 VPROF_INLINE int vprof_dormant(const unsigned char *bits, vprof_u32 id) {
   return id < VPROF_DORMANT_IDS && __builtin_expect((bits[id >> 3] >> (id & 7)) & 1, 0);
 }
+#else
+VPROF_INLINE int vprof_dormant(const unsigned char *bits, vprof_u32 id) {
+  (void)bits;
+  (void)id;
+  return 0;
+}
+#endif
 VPROF_INLINE void vprof_fn_enter(vprof_u32 id) {
   if (!vprof_dormant(vprof_rt_dormant_fns, id) && vprof_records()) vprof_fn_enter_ool(id);
 }

@@ -2,7 +2,8 @@
 // Re-executes itself with the recorder on (the runtime reads its environment
 // at start-up). Prints one line per figure; the last line is the summary:
 //   probe_pair_ns=<x> timestamp_pair_ns=<y> ratio=<x/y> bytes_per_event=<b> neighbour_ratio=<z>
-//   off_probe_ns=<o> idle_probe_ns=<i> off_sync_ns=<s> call_ns=<c> named_call_ns=<d>
+//   off_probe_ns=<o> idle_probe_ns=<i> off_sync_ns=<s> call_ns=<c> named_call_ns=<d> dormant_probe_ns=<m>
+//   dormant_test_pair_ns=<t>
 // off_probe_ns: one function probe between recording windows (VPROF_SAMPLE,
 // runtime/window.h: the probe stops at its inline test, probes.h), half
 // an enter/exit pair, measured in a child process recording with windows
@@ -13,6 +14,11 @@
 // call_ns: a call site around an instrumented function (site begin, enter,
 // exit, site end), recording; named_call_ns: the same with the site naming
 // its callee (VPROF_SITE_CALLS), whose enter and end read no clock.
+// dormant_probe_ns: one probe whose id the run leaves dormant (VPROF_DORMANT:
+// an iterate session's build holds more probes than a run records), recording:
+// a quarter of a site around a function call; dormant_test_pair_ns: what the
+// dormant test adds to a recorded site pair (a constant id, with the test
+// against without: probe_bench_dormant.cc).
 // lock_bare_ns, lock_timed_ns, lock_tried_ns (a line of their own): an
 // uncontended pthread mutex taken and given back, bare; wrapped as the sync
 // pack wrapped it before acquires were tried first (wait begin, lock, wait
@@ -43,6 +49,8 @@
 #include <vprof/probes.h>
 #include <vprof/vprof.h>
 
+#include "probe_bench_dormant.h"
+
 namespace fs = std::filesystem;
 
 static uint64_t mono_ns() {
@@ -62,8 +70,11 @@ static volatile uint64_t sink;
 static int lock_object;
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 
-enum class What { Timestamps, Site, Function, Sync, Call, NamedCall, LockBare, LockTimed, LockTried };
-constexpr int kWhats = 9;
+enum class What {
+  Timestamps, Site, Function, Sync, Call, NamedCall, LockBare, LockTimed, LockTried,
+  SiteConst, SiteDormantCapable, Dormant
+};
+constexpr int kWhats = 12;
 
 // ns per pair (or triple) over `n` repetitions.
 static double batch(What w, uint32_t n, double tpn) {
@@ -131,6 +142,18 @@ static double batch(What w, uint32_t n, double tpn) {
                       vprof_sync_wait_end(&mutex, VPROF_SYNC_MUTEX, 1)));
         (vprof_sync_release(&mutex, VPROF_SYNC_MUTEX), pthread_mutex_unlock(&mutex));
       }
+      break;
+    case What::SiteConst:  // one site, its id a constant as in rewritten code
+      for (uint32_t i = 0; i < n; ++i) {
+        vprof_site_begin(kRecordedSite);
+        vprof_site_end(kRecordedSite);
+      }
+      break;
+    case What::SiteDormantCapable:  // the same with the dormant probes' test (probe_bench_dormant.cc)
+      dormant_capable_sites(n);
+      break;
+    case What::Dormant:  // a function pair and a site pair left dormant (build once: docs/iterate.md)
+      dormant_call(n);
       break;
   }
   sink = acc;
@@ -205,6 +228,12 @@ int main(int argc, char **argv) {
     std::string dir = fs::temp_directory_path() / ("vprof-bench-probe-" + std::to_string(getpid()));
     setenv("VPROF_TRACE_DIR", dir.c_str(), 1);
     setenv("VPROF_BUFFER_MB", "16384", 1);
+    const std::string dormant = dir + ".dormant";
+    if (FILE *f = std::fopen(dormant.c_str(), "w")) {
+      std::fprintf(f, "f %u\ns %u\n", kDormantId, kDormantId);
+      std::fclose(f);
+      setenv("VPROF_DORMANT", dormant.c_str(), 1);
+    }
     execv("/proc/self/exe", argv);
     std::perror("execv");
     return 1;
@@ -304,8 +333,11 @@ int main(int argc, char **argv) {
   std::printf("between windows: sync_triple_ns=%.2f; not recording: sync_triple_ns=%.2f\n", off_sync, idle_sync);
   std::error_code ec;
   fs::remove_all(dir, ec);
+  fs::remove(dir + ".dormant", ec);
   std::printf("probe_pair_ns=%.2f timestamp_pair_ns=%.2f ratio=%.3f bytes_per_event=%.1f neighbour_ratio=%.3f "
-              "off_probe_ns=%.2f idle_probe_ns=%.2f off_sync_ns=%.2f call_ns=%.2f named_call_ns=%.2f\n",
-              one[1], one[0], one[1] / one[0], bytes, busy[1] / busy[0], off, idle, off_sync, one[4], one[5]);
+              "off_probe_ns=%.2f idle_probe_ns=%.2f off_sync_ns=%.2f call_ns=%.2f named_call_ns=%.2f "
+              "dormant_probe_ns=%.2f dormant_test_pair_ns=%.2f\n",
+              one[1], one[0], one[1] / one[0], bytes, busy[1] / busy[0], off, idle, off_sync, one[4], one[5],
+              one[11] / 4, one[10] - one[9]);
   return 0;
 }

@@ -273,6 +273,32 @@ TEST(TreeSafety, ByteOrderMarkStaysFirstAndTheFileCompiles) {
   EXPECT_EQ(slurp(t.path("work.c")), bom_work);
 }
 
+// A build whose runs may leave probes dormant (an iterate session's build
+// ahead) starts each file with the dormant probes' header: vprof knows the
+// marker, the file compiles warning-free as C99, and restore puts the
+// original back.
+TEST(TreeSafety, AFileRewrittenForDormantProbesCarriesAMarkerRestoreKnows) {
+  vprof::test::TestTree t;
+  t.add("work.c", kWork);
+  t.add("helper.c", kHelper);
+  t.compile("work.c", "-std=c99");
+  t.compile("helper.c", "-std=c99");
+  auto o = options(t.build(), {"work"});
+  o.dormant = true;
+  ASSERT_TRUE(vprof::instr::instrument(o).ok());
+  std::string text = slurp(t.path("work.c"));
+  EXPECT_EQ(text.rfind("#include <vprof/dormant_probes.h> /* vprof instrument, original sha1 ", 0), 0u) << text;
+  EXPECT_EQ(vprof::instr::marker_sha1(text), vprof::instr::sha1_hex(kWork));
+  std::string out;
+  int rc = vprof::test::shell(std::string(TEST_GCC) + " -std=c99 -Wall -Wdeclaration-after-statement -Werror -c -I" +
+                                  VPROF_INCLUDE_DIR + " " + t.path("work.c") + " -o " + t.root() + "/work.o",
+                              &out);
+  EXPECT_EQ(rc, 0) << out;
+  auto back = vprof::instr::restore({t.build()});
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(slurp(t.path("work.c")), kWork);
+}
+
 // Restore where vprof never wrote anything said `restored 0 files`.
 // It says there was nothing to restore; as the tree is as a restore leaves
 // it, that is exit 0 (a script's cleanup ran restore twice and
