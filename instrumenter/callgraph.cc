@@ -176,6 +176,12 @@ Expected<CallGraph> build_callgraph(const CallGraphOptions &o) {
       }
       n.callees.insert(node.callees.begin(), node.callees.end());
     }
+  if (o.whole_tree) {
+    CallGraph whole;
+    whole.nodes = std::move(all);
+    whole.files_parsed = db->entries.size();
+    return whole;
+  }
   auto g = graph_below(all, o.root);
   if (!g) return g.error();
   g->files_parsed = db->entries.size();

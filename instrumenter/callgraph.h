@@ -40,6 +40,9 @@ struct CallGraph {
 
 struct CallGraphOptions {
   std::string build_dir, root;
+  // Every function the tree defines, root or not, with no heights (an
+  // iterate session's build ahead reads what each calls).
+  bool whole_tree = false;
   unsigned jobs = 0;  // 0 = one per core
   std::function<void(size_t done, size_t total)> progress;  // called from worker threads, serialized
 };

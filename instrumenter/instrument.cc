@@ -81,6 +81,10 @@ class Instrumentation {
   bool any_opaque() const {
     return std::any_of(scans_.begin(), scans_.end(), [](const ScanResult &r) { return !r.opaque.empty(); });
   }
+  bool optional(const std::string &pattern) const {
+    return std::find(o_.optional_functions.begin(), o_.optional_functions.end(), pattern) !=
+           o_.optional_functions.end();
+  }
 
   InstrumentOptions o_;
   InstrumentResult res_;
@@ -126,11 +130,12 @@ Status Instrumentation::read_selection() {
   res_.dropped_flags = db_->dropped_flags;
   res_.outside = db_->outside;
   if (o_.functions.empty() && o_.sync_packs.empty()) return Error{"instrument: name at least one --function or --sync pack"};
-  for (const auto &f : o_.functions) {
-    auto p = parse_pattern(f);
-    if (!p) return p.error();
-    so_.patterns.push_back(*p);
-  }
+  for (const auto *list : {&o_.functions, &o_.optional_functions})
+    for (const auto &f : *list) {
+      auto p = parse_pattern(f);
+      if (!p) return p.error();
+      so_.patterns.push_back(*p);
+    }
   for (const auto &pack : o_.sync_packs)
     if (auto s = load_sync_pack(pack, o_.annotations_dir, rules_); !s) return s;
   so_.sync = &rules_;
@@ -297,6 +302,10 @@ Status Instrumentation::check_names() {
     for (const auto &c : close) hint += (hint.empty() ? "" : ", ") + c;
     std::string e = "--function " + p.text + ": no definition in the " + std::to_string(res_.files_parsed) +
                     " files parsed" + (hint.empty() ? "" : "; close matches: " + hint);
+    if (optional(p.text)) {
+      res_.left_out.push_back(p.text + ": no definition in the files parsed");
+      continue;
+    }
     if (!o_.dry_run) return Error{e};
     res_.undefined.push_back(e);
     res_.undefined_patterns.push_back(p.text);
@@ -328,8 +337,10 @@ Status Instrumentation::check_opaque() {
         res_.opaque.push_back(std::move(of));
     }
   if (!o_.dry_run) {
-    const OpaqueFunction &f = res_.opaque.front();
-    return Error{fmt_opaque(f)};
+    for (const OpaqueFunction &f : res_.opaque)
+      if (!optional(f.pattern)) return Error{fmt_opaque(f)};
+    for (const OpaqueFunction &f : res_.opaque) res_.left_out.push_back(f.pattern + ": " + f.why);
+    res_.opaque.clear();
   }
   return Status::Ok();
 }
@@ -362,16 +373,6 @@ Expected<Plan> Instrumentation::plan() {
       for (const auto &f : sc.functions) calls[f.pattern] |= with_calls.count({f.file, f.insert_at}) > 0;
     for (const auto &[pattern, any] : calls)
       if (!any) res_.without_calls.push_back(pattern);
-    std::map<uint32_t, std::string> name_of;
-    for (const auto &f : plan->manifest.at("functions")) name_of[f.at("id").get<uint32_t>()] = f.at("name");
-    for (const auto &c : plan->manifest.at("call_sites")) {
-      auto &reach = res_.calls[name_of[c.at("function_id").get<uint32_t>()]];
-      if (c.value("indirect", false)) {
-        for (const auto &t : c.value("targets", nlohmann::json::array())) reach.insert(t.get<std::string>());
-      } else {
-        reach.insert(c.at("callee").get<std::string>());
-      }
-    }
   }
   return plan;
 }

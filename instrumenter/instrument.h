@@ -14,8 +14,6 @@
 #define VPROF_INSTRUMENTER_INSTRUMENT_H
 
 #include <functional>
-#include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +24,10 @@ namespace vprof::instr {
 struct InstrumentOptions {
   std::string build_dir;
   std::vector<std::string> functions;   // --function patterns (names.h)
+  // Instrumented when they can be: one with no definition in the tree, or
+  // whose body vprof cannot instrument (a macro's), is left out (the
+  // result's left_out), not an error. An iterate session's build ahead.
+  std::vector<std::string> optional_functions;
   std::vector<std::string> sync_packs;  // pack names or paths
   std::string annotations_dir;          // where pack names are looked up
   std::string source_root;              // "" = the deepest directory holding every source
@@ -94,11 +96,8 @@ struct InstrumentResult {
   // dry run of many functions says of each (iterate's probes of a pointer
   // call's targets: one parse of the tree for all of them).
   std::vector<std::string> undefined_patterns, without_calls;
-  // Dry runs: what each selected function's calls may reach, by its name: the
-  // callees its call sites name, and a pointer, virtual or template call's
-  // targets (the manifest's). An iterate session builds these ahead of the
-  // level that asks for them (docs/iterate.md, "Build once").
-  std::map<std::string, std::set<std::string>> calls;
+  // optional_functions left out, "name: why".
+  std::vector<std::string> left_out;
   std::vector<FileChange> changes;
   std::string manifest_path;
 };

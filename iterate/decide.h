@@ -23,7 +23,6 @@
 #define VPROF_ITERATE_DECIDE_H
 
 #include <functional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -83,9 +82,6 @@ struct Probe {
   // f is a wait (an acquire) of this shipped sync pack, which the session
   // does not wrap: wrapping it is the way below f.
   std::string sync_pack;
-  // What its calls may reach (a dry run's callees and pointer targets): what
-  // a build ahead of the next levels holds (iterate/prebuild.h).
-  std::set<std::string> calls;
 };
 using CanBreakDown = std::function<Probe(const std::string &f)>;
 

@@ -8,19 +8,24 @@ namespace vprof::iterate {
 
 std::vector<std::string> widen(const std::vector<std::string> &want, const std::vector<std::string> &before,
                                int depth, size_t budget, const ReachOf &reach) {
-  std::vector<std::string> out = before;
-  std::set<std::string> in(before.begin(), before.end());
+  std::vector<std::string> out = want;
+  std::set<std::string> in(want.begin(), want.end());
+  // The way ahead starts at the functions the last build did not hold: the
+  // level just broken down, whose calls the next levels are made of. The
+  // rest of the set's calls come after them.
+  std::vector<std::string> frontier;
   for (const auto &f : want)
-    if (in.insert(f).second) out.push_back(f);
-  std::vector<std::string> frontier = want;
+    if (std::find(before.begin(), before.end(), f) == before.end()) frontier.push_back(f);
+  for (const auto &f : want)
+    if (std::find(before.begin(), before.end(), f) != before.end()) frontier.push_back(f);
   for (int level = 0; level < depth && out.size() < budget && !frontier.empty(); ++level) {
     std::map<std::string, Reach> known = reach(frontier);
-    std::set<std::string> next_names;
+    std::vector<std::string> ask;
+    std::set<std::string> asked;
     for (const auto &f : frontier)
       if (auto it = known.find(f); it != known.end())
-        for (const auto &g : it->second.calls)
-          if (!in.count(g)) next_names.insert(g);
-    std::vector<std::string> ask(next_names.begin(), next_names.end());
+        for (const auto &g : it->second.calls)  // a set: in name order
+          if (!in.count(g) && asked.insert(g).second) ask.push_back(g);
     if (ask.empty()) break;
     std::map<std::string, Reach> found = reach(ask);
     frontier.clear();
@@ -32,6 +37,12 @@ std::vector<std::string> widen(const std::vector<std::string> &want, const std::
       out.push_back(g);
       frontier.push_back(g);
     }
+  }
+  // The last build's functions, as the budget allows: their files keep the
+  // bytes they were built with.
+  for (const auto &f : before) {
+    if (out.size() >= budget) break;
+    if (in.insert(f).second) out.push_back(f);
   }
   return out;
 }

@@ -24,11 +24,13 @@ struct Reach {
 };
 using ReachOf = std::function<std::map<std::string, Reach>(const std::vector<std::string> &)>;
 
-// The functions to build for `want`: `before` (the last build's, so that its
-// files keep their bytes), `want`, then breadth first what want's calls
-// reach, `depth` calls deep, each a function `reach` says can be built,
-// until `budget` functions in all (want and before are never cut). Nearest
-// first, in name order within a level, so the same tree gives the same set.
+// The functions to build for `want`: want itself (never cut), then breadth
+// first what its calls reach, `depth` calls deep, each a function `reach`
+// says can be built, starting from want's functions that `before` (the last
+// build's) did not hold: the level just broken down, where the next levels
+// come from. Then before's functions, so that their files keep their bytes.
+// All until `budget` functions in all. Nearest first, in the order of the
+// functions that call them and then by name, so one tree gives one set.
 std::vector<std::string> widen(const std::vector<std::string> &want, const std::vector<std::string> &before,
                                int depth, size_t budget, const ReachOf &reach);
 

@@ -26,6 +26,7 @@
 #include "analyzer/report/reporter.h"
 #include "common/output_file.h"
 #include "common/process.h"
+#include "instrumenter/callgraph.h"
 #include "instrumenter/instrument.h"
 #include "instrumenter/names.h"
 #include "instrumenter/sync_pack.h"
@@ -173,7 +174,9 @@ class Session {
     std::string manifest;
   };
   std::optional<Build> build_;
-  bool prebuild_failed_ = false;  // a build ahead failed once: each iteration builds its set alone
+  bool prebuild_failed_ = false;
+  std::optional<instr::CallGraph> graph_;  // the whole tree's, for building ahead (reach_of)
+  bool graph_failed_ = false;  // a build ahead failed once: each iteration builds its set alone
   // Instruments and builds for `it`: its set, and with `ahead` what
   // prebuild.h's widen adds; build_ becomes it.
   Status build(Iteration &it, bool ahead);
@@ -294,7 +297,6 @@ std::map<std::string, Probe> Session::dry_runs(const std::vector<std::string> &f
   };
   for (const auto &f : fs) {
     Probe &p = out[f];
-    if (auto c = r->calls.find(f); c != r->calls.end()) p.calls = c->second;
     auto op = std::find_if(r->opaque.begin(), r->opaque.end(),
                            [&](const instr::OpaqueFunction &o) { return o.pattern == f; });
     if (has(r->undefined_patterns, f)) {
@@ -417,26 +419,35 @@ Status Session::run_iteration(Iteration &it) {
   return Status::Ok();
 }
 
-// What a dry run says of each of fs, for a build ahead: whether it can be
-// built with calls to time (not a sync pack's function, not opaque, not
-// undefined, not a leaf) and what its calls may reach. Each function is
-// asked once a session (probes_); a dry run of several that fails says
-// nothing of them, and they are left out.
+// What each of fs calls, for a build ahead, from the tree's call graph
+// (read once a session: one parse of every unit, 55 s on PostgreSQL; a dry
+// run a level parsed every file naming a level's functions, minutes a
+// build). A function can be built ahead when the tree defines it, it makes
+// calls, and no sync pack names it; whether vprof can open its body, the
+// instrument says (optional_functions). Calls through pointers are not in
+// the graph: their targets join when a level asks for them.
 std::map<std::string, Reach> Session::reach_of(const std::vector<std::string> &fs) {
-  std::vector<std::string> ask;
-  for (const auto &f : fs)
-    if (!probes_.count(f) && !sync_rule(f)) ask.push_back(f);
-  if (!ask.empty()) {
-    auto found = dry_runs(ask);
-    if (!interrupted())
-      for (auto &[f, p] : found) probes_[f] = std::move(p);
+  if (!graph_ && !graph_failed_) {
+    instr::CallGraphOptions go;
+    go.build_dir = build_dir_;
+    go.whole_tree = true;
+    auto g = instr::build_callgraph(go);
+    if (g) {
+      graph_ = std::move(*g);
+    } else {
+      graph_failed_ = true;
+      log("warning: cannot read the tree's call graph (" + g.error().message + "); nothing is built ahead");
+    }
   }
   std::map<std::string, Reach> out;
+  if (!graph_) return out;
   for (const auto &f : fs) {
-    auto it = probes_.find(f);
-    if (it == probes_.end()) continue;
-    const Probe &p = it->second;
-    out[f] = Reach{!p.opaque && p.why_not.empty() && p.sync_pack.empty(), p.calls};
+    auto p = instr::parse_pattern(f);
+    if (!p) continue;
+    auto n = graph_->nodes.find(p->name);
+    if (n == graph_->nodes.end()) continue;
+    const bool waits = sync_rule(f) || !shipped_wait_pack(f).empty();
+    out[f] = Reach{!n->second.callees.empty() && !waits, n->second.callees};
   }
   return out;
 }
@@ -446,9 +457,13 @@ Status Session::build(Iteration &it, bool ahead) {
   if (ahead) {
     log(fmt::format("iteration {}: finding what its functions reach, {} calls deep, to build ahead", it.number,
                     c_.prebuild_depth));
+    const auto from = std::chrono::steady_clock::now();
     functions = widen(it.instrumented, build_ ? build_->functions : std::vector<std::string>{}, c_.prebuild_depth,
                       size_t(c_.prebuild_functions), [this](const std::vector<std::string> &fs) { return reach_of(fs); });
     if (interrupted()) return Error{"interrupted"};
+    log(fmt::format("iteration {}: {} ahead, found in {:.0f} s", it.number,
+                    plural(functions.size() - it.instrumented.size(), "function", "functions"),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count()));
   }
   Status built = instrument_and_build(it, functions);
   if (!built && ahead && functions.size() > it.instrumented.size() && !interrupted()) {
@@ -463,7 +478,7 @@ Status Session::build(Iteration &it, bool ahead) {
   }
   if (!built) return built;
   it.prebuilt.clear();
-  for (const auto &f : functions)
+  for (const auto &f : build_->functions)
     if (std::find(it.instrumented.begin(), it.instrumented.end(), f) == it.instrumented.end())
       it.prebuilt.push_back(f);
   it.ran_on_build_of = 0;
@@ -473,10 +488,12 @@ Status Session::build(Iteration &it, bool ahead) {
 Status Session::instrument_and_build(Iteration &it, const std::vector<std::string> &functions) {
   const std::string idir = fmt::format("{}/iter-{}", dir_, it.number);
   build_.reset();  // the tree is about to change
-  if (functions.size() > it.instrumented.size())
-    log(fmt::format("iteration {}: building {} functions: its {} and {} that later levels may ask for", it.number,
-                    functions.size(), it.instrumented.size(), functions.size() - it.instrumented.size()));
-  instr::InstrumentOptions io = instrument_options(functions);
+  // The iteration's own functions must be instrumented; those ahead are
+  // left out where vprof cannot open them.
+  instr::InstrumentOptions io = instrument_options(it.instrumented);
+  for (const auto &f : functions)
+    if (std::find(it.instrumented.begin(), it.instrumented.end(), f) == it.instrumented.end())
+      io.optional_functions.push_back(f);
   // The ids of the last build: a file whose selection did not change is
   // rewritten to the bytes that build compiled, and the build leaves it and
   // its includers alone (a header of the selection rebuilt 236-303 of
@@ -500,6 +517,17 @@ Status Session::instrument_and_build(Iteration &it, const std::vector<std::strin
     it.failed = "instrument";
     return Error{ir.error().message};
   }
+  std::vector<std::string> built = it.instrumented;
+  for (const auto &f : io.optional_functions)
+    if (std::none_of(ir->left_out.begin(), ir->left_out.end(),
+                     [&](const std::string &l) { return l.rfind(f + ": ", 0) == 0; }))
+      built.push_back(f);
+  if (built.size() > it.instrumented.size())
+    log(fmt::format("iteration {}: building {} functions: its {} and {} that later levels may ask for{}", it.number,
+                    built.size(), it.instrumented.size(), built.size() - it.instrumented.size(),
+                    ir->left_out.empty() ? ""
+                                         : fmt::format(" ({} left out: vprof cannot instrument {})",
+                                                       ir->left_out.size(), ir->left_out.size() == 1 ? "it" : "them")));
   // Files with instrumented functions and files with sync sites alone are
   // counted apart: a sync pack applied to the whole tree rewrites many files
   // that hold no instrumented function.
@@ -532,7 +560,7 @@ Status Session::instrument_and_build(Iteration &it, const std::vector<std::strin
   std::error_code ec;
   fs::copy_file(ir->manifest_path, idir + "/built-manifest.json", fs::copy_options::overwrite_existing, ec);
   if (ec) return Error{fmt::format("{}/built-manifest.json: cannot copy the build's manifest: {}", idir, ec.message())};
-  build_ = Build{it.number, functions, sync_packs(), idir + "/built-manifest.json"};
+  build_ = Build{it.number, built, sync_packs(), idir + "/built-manifest.json"};
   return Status::Ok();
 }
 

@@ -1,4 +1,5 @@
-// vprof instrument -p BUILD_DIR (--function QUALNAME)... [--sync PACK]... [--config vprof.json] [--keep-ids M] [--dry-run]
+// vprof instrument -p BUILD_DIR (--function QUALNAME)... [--sync PACK]... [--config vprof.json] [--keep-ids M]
+//                  [--dormant-probes] [--dry-run]
 // Rewrites the target's sources in place (instrumenter/instrument.h); prints
 // progress and a summary on stderr, and with --dry-run the diff on stdout.
 #include <unistd.h>
@@ -26,7 +27,7 @@ struct InstrumentCli {
   std::vector<std::string> functions, packs;
   std::string source_root;
   std::string keep_ids;
-  bool dry_run = false, all_files = false, quiet = false, verbose = false;
+  bool dry_run = false, all_files = false, quiet = false, verbose = false, dormant = false;
   unsigned jobs = 0;
 };
 
@@ -73,6 +74,7 @@ int run(const InstrumentCli &o) {
   io.dry_run = o.dry_run;
   io.jobs = o.jobs;
   io.keep_ids_from = o.keep_ids;
+  io.dormant = o.dormant;
   bool tty = isatty(2);
   if (!o.quiet)
     io.progress = [tty](size_t done, size_t total, const std::string &file) {
@@ -130,6 +132,8 @@ Registrar reg("instrument", clang_command_help("instrument"),
                                "keep the function and call-site ids of this earlier manifest (BUILD/.vprof/"
                                "manifest.json will do: it is read first): files whose selection did not change "
                                "keep their text, and are not rebuilt");
+                sub.add_flag("--dormant-probes", o->dormant,
+                             "probes a run may leave off (VPROF_DORMANT): each tests its id's bit first");
                 sub.add_flag("--all-files", o->all_files, "parse every translation unit (sync wrappers everywhere)");
                 sub.add_option("-j,--jobs", o->jobs, "parallel parses (0: one per core)");
                 sub.add_flag("--dry-run", o->dry_run, "print the diff; change nothing");

@@ -29,6 +29,12 @@ fg_stop() {
   if [ -n "$fg_pid" ]; then
     kill -TERM -- "-$fg_pid" 2>/dev/null || kill -TERM "$fg_pid" 2>/dev/null || true
     wait "$fg_pid" 2>/dev/null || true
+    # The job's leader may go first: runuser (postgres.sh's as_user) exits
+    # on SIGTERM while the vprof under it is still restoring the tree, and
+    # the EXIT trap's restore then found the tree locked and the patch was
+    # left in. Wait for the whole group, 10 min at most.
+    local i=0
+    while kill -0 -- "-$fg_pid" 2>/dev/null && [ $i -lt 3000 ]; do sleep 0.2; i=$((i + 1)); done
   fi
   exit $((128 + $1))
 }

@@ -155,3 +155,28 @@ TEST(Opaque, AConstexprFunctionIsFoundAndLeftAloneNotUndefined) {
   ASSERT_EQ(r->notes.size(), 1u);
   EXPECT_NE(r->notes[0].find("twice is constexpr; not instrumented"), std::string::npos) << r->notes[0];
 }
+
+// A build ahead (an iterate session's optional_functions): a function vprof
+// cannot open, or one with no definition, is left out and said, and the
+// rest is instrumented; the functions the iteration needs still fail.
+TEST(Opaque, AnOptionalFunctionVprofCannotOpenIsLeftOutNotAnError) {
+  vprof::test::TestTree t;
+  t.add("hooks.c", kHooks);
+  t.add("modules.c", kModules);
+  t.compile("hooks.c", "-std=c99");
+  t.compile("modules.c", "-std=c99");
+  vprof::instr::InstrumentOptions o;
+  o.build_dir = t.build();
+  o.functions = {"serve"};
+  o.optional_functions = {"run_handler", "write", "default_handler"};
+  auto r = vprof::instr::instrument(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->functions, 2u) << "serve and default_handler";
+  ASSERT_EQ(r->left_out.size(), 2u);
+  EXPECT_EQ(r->left_out[0], "write: no definition in the files parsed");
+  EXPECT_EQ(r->left_out[1], "run_handler: its body's '{' comes from the macro IMPLEMENT_RUN_FIRST");
+  ASSERT_TRUE(vprof::instr::restore({t.build()}).ok());
+  o.functions = {"run_handler"};
+  o.optional_functions = {"serve"};
+  EXPECT_FALSE(vprof::instr::instrument(o).ok()) << "a function the run needs is no option";
+}

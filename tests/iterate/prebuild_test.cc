@@ -52,13 +52,26 @@ TEST(Prebuild, WidenTakesWhatTheSetReachesNearestFirstToTheDepth) {
   EXPECT_EQ(widen({"root"}, {}, 0, 100, g.reach()), (std::vector<std::string>{"root"}));
 }
 
-TEST(Prebuild, WidenKeepsTheLastBuildAndTheSetWhateverTheBudget) {
+TEST(Prebuild, WidenKeepsTheSetWhateverTheBudgetAndTheLastBuildAsItAllows) {
   Graph g = tree();
-  // The budget cuts what is added, never the set or the last build.
-  EXPECT_EQ(widen({"root", "x"}, {"old"}, 3, 2, g.reach()), (std::vector<std::string>{"old", "root", "x"}));
+  // The budget cuts what is added ahead and what is kept, never the set.
+  EXPECT_EQ(widen({"root", "x"}, {"old"}, 3, 2, g.reach()), (std::vector<std::string>{"root", "x"}));
   EXPECT_EQ(widen({"root"}, {}, 3, 4, g.reach()), (std::vector<std::string>{"root", "a", "b", "a1"}));
-  // Already built: not asked about again, not added twice.
-  EXPECT_EQ(widen({"root"}, {"a", "root"}, 1, 100, g.reach()), (std::vector<std::string>{"a", "root", "b"}));
+  EXPECT_EQ(widen({"root"}, {"old"}, 1, 100, g.reach()), (std::vector<std::string>{"root", "a", "b", "old"}));
+  // Not added twice.
+  EXPECT_EQ(widen({"root"}, {"a", "root"}, 1, 100, g.reach()), (std::vector<std::string>{"root", "a", "b"}));
+}
+
+// On PostgreSQL the first build's 400 functions were the root's nearest, and
+// the session's path went deeper: each later level left the build, and with
+// the last build kept whole no budget was left to look ahead of it. The way
+// ahead starts where the set is new.
+TEST(Prebuild, WidenLooksAheadOfTheFunctionsTheLastBuildDidNotHoldFirst) {
+  Graph g = tree();
+  EXPECT_EQ(widen({"root", "a", "a1"}, {"root", "a", "b"}, 2, 4, g.reach()),
+            (std::vector<std::string>{"root", "a", "a1", "deep"}));
+  EXPECT_EQ(widen({"root", "a", "a1"}, {"root", "a", "b"}, 2, 100, g.reach()),
+            (std::vector<std::string>{"root", "a", "a1", "deep", "b", "b1"}));
 }
 
 TEST(Prebuild, ARunTurnsOnItsSetsFunctionsAndTheirSitesOnly) {
