@@ -54,6 +54,7 @@ class DefinitionCollector : public RecursiveASTVisitor<DefinitionCollector> {
       n.file = file_of(loc, sm);
       n.line = sm.getSpellingLineNumber(loc);
     }
+    n.files.insert(file_of(loc, sm));
     CalleeCollector c(n.callees);
     c.TraverseStmt(fd->getBody());
     return true;
@@ -175,6 +176,7 @@ Expected<CallGraph> build_callgraph(const CallGraphOptions &o) {
         n.line = node.line;
       }
       n.callees.insert(node.callees.begin(), node.callees.end());
+      n.files.insert(node.files.begin(), node.files.end());
     }
   if (o.whole_tree) {
     CallGraph whole;

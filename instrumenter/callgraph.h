@@ -28,6 +28,10 @@ struct CallGraphNode {
   std::string name, file;
   unsigned line = 0;
   std::set<std::string> callees;
+  // Every file that defines a function of this name: more than one when
+  // programs of the tree each define their own (PostgreSQL's frontend
+  // palloc in fe_memutils.c beside the backend's in mcxt.c).
+  std::set<std::string> files;
   int height = 0;
 };
 

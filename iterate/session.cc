@@ -422,10 +422,14 @@ Status Session::run_iteration(Iteration &it) {
 // What each of fs calls, for a build ahead, from the tree's call graph
 // (read once a session: one parse of every unit, 55 s on PostgreSQL; a dry
 // run a level parsed every file naming a level's functions, minutes a
-// build). A function can be built ahead when the tree defines it, it makes
-// calls, and no sync pack names it; whether vprof can open its body, the
-// instrument says (optional_functions). Calls through pointers are not in
-// the graph: their targets join when a level asks for them.
+// build). A function can be built ahead when the tree defines it in one
+// file, it makes calls, and no sync pack names it; whether vprof can open
+// its body, the instrument says (optional_functions). A name several files
+// define is left to the level that asks for it: PostgreSQL's frontend
+// programs define their own palloc and write_stderr, and a build ahead
+// instrumented pg_ctl, which the session's build does not install, so a
+// later run carried another build's probes. Calls through pointers are not
+// in the graph: their targets join when a level asks for them.
 std::map<std::string, Reach> Session::reach_of(const std::vector<std::string> &fs) {
   if (!graph_ && !graph_failed_) {
     instr::CallGraphOptions go;
@@ -447,7 +451,7 @@ std::map<std::string, Reach> Session::reach_of(const std::vector<std::string> &f
     auto n = graph_->nodes.find(p->name);
     if (n == graph_->nodes.end()) continue;
     const bool waits = sync_rule(f) || !shipped_wait_pack(f).empty();
-    out[f] = Reach{!n->second.callees.empty() && !waits, n->second.callees};
+    out[f] = Reach{!n->second.callees.empty() && n->second.files.size() == 1 && !waits, n->second.callees};
   }
   return out;
 }

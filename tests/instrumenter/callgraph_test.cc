@@ -61,4 +61,24 @@ TEST(CallGraph, FromATreeAcrossFiles) {
   EXPECT_EQ(j["functions"][0]["callees"], nlohmann::json({"s::mid"}));
 }
 
+// The whole tree's graph (an iterate session's build ahead): every function
+// the tree defines, below the root or not, with the files that define each
+// name: two programs' own helpers of one name are two files.
+TEST(CallGraph, TheWholeTreeNamesEveryFileThatDefinesAName) {
+  vprof::test::TestTree t;
+  t.add("server.c", "static int helper(int x) { return x + 1; }\nint serve(int x) { return helper(x); }\n");
+  t.add("tool.c", "static int helper(int x) { return x - 1; }\nint tool(int x) { return helper(x); }\n");
+  t.compile("server.c", "-std=c99");
+  t.compile("tool.c", "-std=c99");
+  CallGraphOptions o;
+  o.build_dir = t.build();
+  o.whole_tree = true;
+  auto g = build_callgraph(o);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  ASSERT_TRUE(g->nodes.count("serve") && g->nodes.count("tool") && g->nodes.count("helper"));
+  EXPECT_EQ(g->nodes.at("helper").files.size(), 2u);
+  EXPECT_EQ(g->nodes.at("serve").files.size(), 1u);
+  EXPECT_EQ(g->nodes.at("serve").callees, (std::set<std::string>{"helper"}));
+}
+
 }  // namespace
