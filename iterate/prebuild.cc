@@ -84,6 +84,7 @@ RunProbes run_probes(const nlohmann::json &built, const std::vector<std::string>
       functions.push_back(f);
     } else {
       out.dormant.push_back("f " + std::to_string(id));
+      out.largest_dormant = std::max(out.largest_dormant, id);
     }
   }
   for (size_t i = 0; i < patterns.size(); ++i)
@@ -91,8 +92,11 @@ RunProbes run_probes(const nlohmann::json &built, const std::vector<std::string>
   for (const auto &c : built.value("call_sites", nlohmann::json::array())) {
     if (on.count(c.at("function_id").get<uint64_t>()))
       sites.push_back(c);
-    else
-      out.dormant.push_back("s " + std::to_string(c.at("id").get<uint64_t>()));
+    else {
+      const uint64_t id = c.at("id").get<uint64_t>();
+      out.dormant.push_back("s " + std::to_string(id));
+      out.largest_dormant = std::max(out.largest_dormant, id);
+    }
   }
   out.manifest = built;
   out.manifest["functions"] = std::move(functions);

@@ -6,6 +6,7 @@
 #ifndef VPROF_ITERATE_PREBUILD_H
 #define VPROF_ITERATE_PREBUILD_H
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <set>
@@ -42,6 +43,7 @@ std::vector<std::string> widen(const std::vector<std::string> &want, const std::
 struct RunProbes {
   nlohmann::json manifest;
   std::vector<std::string> dormant;
+  uint64_t largest_dormant = 0;  // the largest id of `dormant` (the runtime's bits stop at VPROF_DORMANT_IDS)
   std::vector<std::string> missing;
 };
 RunProbes run_probes(const nlohmann::json &built, const std::vector<std::string> &set);

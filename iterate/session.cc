@@ -174,13 +174,15 @@ class Session {
     std::string manifest;
   };
   std::optional<Build> build_;
-  bool prebuild_failed_ = false;
+  bool prebuild_failed_ = false;  // a build ahead failed once: each iteration builds its set alone
   std::optional<instr::CallGraph> graph_;  // the whole tree's, for building ahead (reach_of)
-  bool graph_failed_ = false;  // a build ahead failed once: each iteration builds its set alone
+  bool graph_failed_ = false;              // it could not be read: nothing is built ahead
   // Instruments and builds for `it`: its set, and with `ahead` what
   // prebuild.h's widen adds; build_ becomes it.
   Status build(Iteration &it, bool ahead);
   Status instrument_and_build(Iteration &it, const std::vector<std::string> &functions);
+  // The build's manifest cut to the iteration's set, and what its run leaves dormant.
+  Expected<RunProbes> run_probes_of(const Iteration &it) const;
   std::map<std::string, Reach> reach_of(const std::vector<std::string> &fs);
 };
 
@@ -366,31 +368,25 @@ Status Session::run_iteration(Iteration &it) {
   if (interrupted()) return Error{"interrupted"};
   // The run's own manifest (its set's functions and call sites) and the
   // probes it leaves dormant.
-  std::ifstream built_in(build_->manifest);
-  nlohmann::json built = nlohmann::json::parse(built_in, nullptr, false);
-  if (built.is_discarded()) return Error{fmt::format("{}: cannot read the build's manifest", build_->manifest)};
-  RunProbes probes = run_probes(built, it.instrumented);
-  const bool too_many = std::any_of(probes.dormant.begin(), probes.dormant.end(), [](const std::string &l) {
-    return std::stoull(l.substr(2)) >= VPROF_DORMANT_IDS;
-  });
-  if (!probes.missing.empty() || too_many) {
+  auto probes = run_probes_of(it);
+  if (!probes) return probes.error();
+  const bool too_many = probes->largest_dormant >= VPROF_DORMANT_IDS;
+  if (!probes->missing.empty() || too_many) {
     // Not expected: a name the build's manifest does not answer to, or more
     // probes than the runtime's bits. This iteration builds its set alone.
     log(fmt::format("iteration {}: {}; building its functions alone", it.number,
                     too_many ? fmt::format("the build has probe ids past {}", VPROF_DORMANT_IDS)
-                             : fmt::format("the build holds no function named {}", probes.missing.front())));
+                             : fmt::format("the build holds no function named {}", probes->missing.front())));
     if (Status b = build(it, false); !b) return b;
-    std::ifstream again(build_->manifest);
-    built = nlohmann::json::parse(again, nullptr, false);
-    if (built.is_discarded()) return Error{fmt::format("{}: cannot read the build's manifest", build_->manifest)};
-    probes = run_probes(built, it.instrumented);
+    probes = run_probes_of(it);
+    if (!probes) return probes.error();
   }
   std::string run_manifest = build_->manifest;
-  if (!probes.dormant.empty()) {
+  if (!probes->dormant.empty()) {
     run_manifest = idir + "/manifest.json";
     std::ofstream m(run_manifest), d(idir + "/dormant.txt");
-    m << probes.manifest.dump(2) << "\n";
-    for (const auto &l : probes.dormant) d << l << "\n";
+    m << probes->manifest.dump(2) << "\n";
+    for (const auto &l : probes->dormant) d << l << "\n";
     if (!m.flush() || !d.flush()) return Error{fmt::format("{}: cannot write the run's manifest and dormant probes", idir)};
   }
   if (interrupted()) return Error{"interrupted"};
@@ -417,6 +413,13 @@ Status Session::run_iteration(Iteration &it) {
     log(fmt::format("iteration {}: warning: {}", it.number, line));
   it.phase = Phase::Ran;
   return Status::Ok();
+}
+
+Expected<RunProbes> Session::run_probes_of(const Iteration &it) const {
+  std::ifstream in(build_->manifest);
+  nlohmann::json built = nlohmann::json::parse(in, nullptr, false);
+  if (built.is_discarded()) return Error{fmt::format("{}: cannot read the build's manifest", build_->manifest)};
+  return run_probes(built, it.instrumented);
 }
 
 // What each of fs calls, for a build ahead, from the tree's call graph
@@ -510,8 +513,7 @@ Status Session::instrument_and_build(Iteration &it, const std::vector<std::strin
       io.keep_ids_from = whole;
       break;
     }
-    if (fs::exists(p->trace_dir + "/manifest.json") && p->ran_on_build_of == 0 &&
-        !fs::exists(fmt::format("{}/iter-{}/dormant.txt", dir_, p->number))) {
+    if (p->ran_on_build_of == 0 && fs::exists(p->trace_dir + "/manifest.json")) {
       io.keep_ids_from = p->trace_dir + "/manifest.json";  // a session from before builds ahead
       break;
     }
@@ -727,7 +729,11 @@ Status Session::plan_next(int n) {
       }
       if (std::find(need.begin(), need.end(), g) == need.end()) need.push_back(g);
     }
-  s_.iterations.push_back({n, need, fmt::format("{}/iter-{}/trace", dir_, n), Phase::Planned, ""});
+  Iteration next;
+  next.number = n;
+  next.instrumented = need;
+  next.trace_dir = fmt::format("{}/iter-{}/trace", dir_, n);
+  s_.iterations.push_back(std::move(next));
   return save_state(s_, state_path());
 }
 

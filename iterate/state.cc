@@ -64,7 +64,11 @@ Expected<State> load_state(const std::string &path) {
       s.broken_down.push_back(std::move(d));
     }
     for (const auto &i : j.at("iterations")) {
-      Iteration it{i.at("number"), i.at("instrumented"), i.at("trace_dir"), Phase::Planned, i.value("failed", "")};
+      Iteration it;
+      it.number = i.at("number");
+      it.instrumented = i.at("instrumented").get<std::vector<std::string>>();
+      it.trace_dir = i.at("trace_dir");
+      it.failed = i.value("failed", "");
       if (i.contains("phase")) {
         const std::string p = i.at("phase");
         if (p == phase_name(Phase::Ran)) it.phase = Phase::Ran;

@@ -47,16 +47,22 @@ int serve(int r) {
 }
 )";
 
-}  // namespace
-
-TEST(Opaque, ADryRunReportsAMacroMadeFunctionWithWhatItReaches) {
-  vprof::test::TestTree t;
+// The two files above, compiled, and options naming their build.
+vprof::instr::InstrumentOptions hooks_tree(vprof::test::TestTree &t) {
   t.add("hooks.c", kHooks);
   t.add("modules.c", kModules);
   t.compile("hooks.c", "-std=c99");
   t.compile("modules.c", "-std=c99");
   vprof::instr::InstrumentOptions o;
   o.build_dir = t.build();
+  return o;
+}
+
+}  // namespace
+
+TEST(Opaque, ADryRunReportsAMacroMadeFunctionWithWhatItReaches) {
+  vprof::test::TestTree t;
+  vprof::instr::InstrumentOptions o = hooks_tree(t);
   o.functions = {"run_handler"};
   o.dry_run = true;
   auto r = vprof::instr::instrument(o);
@@ -161,12 +167,7 @@ TEST(Opaque, AConstexprFunctionIsFoundAndLeftAloneNotUndefined) {
 // rest is instrumented; the functions the iteration needs still fail.
 TEST(Opaque, AnOptionalFunctionVprofCannotOpenIsLeftOutNotAnError) {
   vprof::test::TestTree t;
-  t.add("hooks.c", kHooks);
-  t.add("modules.c", kModules);
-  t.compile("hooks.c", "-std=c99");
-  t.compile("modules.c", "-std=c99");
-  vprof::instr::InstrumentOptions o;
-  o.build_dir = t.build();
+  vprof::instr::InstrumentOptions o = hooks_tree(t);
   o.functions = {"serve"};
   o.optional_functions = {"run_handler", "write", "default_handler"};
   auto r = vprof::instr::instrument(o);

@@ -93,6 +93,7 @@ TEST(Prebuild, ARunTurnsOnItsSetsFunctionsAndTheirSitesOnly) {
   RunProbes r = run_probes(built, {"root", "b.c:ns::f"});
   EXPECT_TRUE(r.missing.empty());
   EXPECT_EQ(r.dormant, (std::vector<std::string>{"f 2", "f 4", "s 2", "s 4"}));
+  EXPECT_EQ(r.largest_dormant, 4u);
   ASSERT_EQ(r.manifest["functions"].size(), 2u);
   EXPECT_EQ(r.manifest["functions"][1]["id"], 3);
   ASSERT_EQ(r.manifest["call_sites"].size(), 2u);
