@@ -21,21 +21,51 @@ namespace {
 
 using namespace clang;
 
+// A body's callees, its size, and its calls inside loops.
 class CalleeCollector : public EvaluatedVisitor<CalleeCollector> {
+  using Base = EvaluatedVisitor<CalleeCollector>;
+
  public:
-  explicit CalleeCollector(std::set<std::string> &out) : out_(out) {}
+  explicit CalleeCollector(CallGraphNode &out) : out_(out) {}
+  bool VisitStmt(Stmt *) {
+    ++out_.size;
+    return true;
+  }
   bool VisitCallExpr(CallExpr *ce) {
-    if (const FunctionDecl *fd = ce->getDirectCallee())
-      if (!fd->getBuiltinID()) out_.insert(normalize_qualified(fd->getQualifiedNameAsString()));
+    if (const FunctionDecl *fd = ce->getDirectCallee()) {
+      if (!fd->getBuiltinID()) add(fd);
+    } else if (loops_ > 0) {
+      out_.loops_call_pointers = true;
+    }
     return true;
   }
   bool VisitCXXConstructExpr(CXXConstructExpr *ce) {
-    out_.insert(normalize_qualified(ce->getConstructor()->getQualifiedNameAsString()));
+    add(ce->getConstructor());
     return true;
+  }
+  bool TraverseForStmt(ForStmt *s) { return in_loop([&] { return Base::TraverseForStmt(s); }); }
+  bool TraverseWhileStmt(WhileStmt *s) { return in_loop([&] { return Base::TraverseWhileStmt(s); }); }
+  bool TraverseDoStmt(DoStmt *s) { return in_loop([&] { return Base::TraverseDoStmt(s); }); }
+  bool TraverseCXXForRangeStmt(CXXForRangeStmt *s) {
+    return in_loop([&] { return Base::TraverseCXXForRangeStmt(s); });
   }
 
  private:
-  std::set<std::string> &out_;
+  void add(const FunctionDecl *fd) {
+    std::string name = normalize_qualified(fd->getQualifiedNameAsString());
+    if (loops_ > 0) out_.loop_callees.insert(name);
+    if (!fd->isDefined()) out_.opaque_callees.insert(name);
+    out_.callees.insert(std::move(name));
+  }
+  template <class F>
+  bool in_loop(F traverse) {
+    ++loops_;
+    const bool ok = traverse();
+    --loops_;
+    return ok;
+  }
+  CallGraphNode &out_;
+  int loops_ = 0;
 };
 
 class DefinitionCollector : public RecursiveASTVisitor<DefinitionCollector> {
@@ -55,8 +85,16 @@ class DefinitionCollector : public RecursiveASTVisitor<DefinitionCollector> {
       n.line = sm.getSpellingLineNumber(loc);
     }
     n.files.insert(file_of(loc, sm));
-    CalleeCollector c(n.callees);
+    // A header's function is defined again in every unit that includes it:
+    // its size is one definition's.
+    CallGraphNode body;
+    CalleeCollector c(body);
     c.TraverseStmt(fd->getBody());
+    n.callees.insert(body.callees.begin(), body.callees.end());
+    n.size = std::max(n.size, body.size);
+    n.loop_callees.insert(body.loop_callees.begin(), body.loop_callees.end());
+    n.loops_call_pointers |= body.loops_call_pointers;
+    n.opaque_callees.insert(body.opaque_callees.begin(), body.opaque_callees.end());
     return true;
   }
 
@@ -177,6 +215,10 @@ Expected<CallGraph> build_callgraph(const CallGraphOptions &o) {
       }
       n.callees.insert(node.callees.begin(), node.callees.end());
       n.files.insert(node.files.begin(), node.files.end());
+      n.size = std::max(n.size, node.size);
+      n.loop_callees.insert(node.loop_callees.begin(), node.loop_callees.end());
+      n.loops_call_pointers |= node.loops_call_pointers;
+      n.opaque_callees.insert(node.opaque_callees.begin(), node.opaque_callees.end());
     }
   if (o.whole_tree) {
     CallGraph whole;
@@ -198,7 +240,9 @@ nlohmann::json callgraph_json(const CallGraph &g) {
                    [](const CallGraphNode *a, const CallGraphNode *b) { return a->height > b->height; });
   for (const CallGraphNode *n : order)
     fns.push_back({{"name", n->name}, {"height", n->height}, {"file", n->file}, {"line", n->line},
-                   {"callees", std::vector<std::string>(n->callees.begin(), n->callees.end())}});
+                   {"size", n->size}, {"callees", std::vector<std::string>(n->callees.begin(), n->callees.end())},
+                   {"loop_callees", std::vector<std::string>(n->loop_callees.begin(), n->loop_callees.end())},
+                   {"opaque_callees", std::vector<std::string>(n->opaque_callees.begin(), n->opaque_callees.end())}});
   return {{"schema_version", schema::kCallGraph.version}, {"root", g.root}, {"height", g.height}, {"functions", fns}};
 }
 

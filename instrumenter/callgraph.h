@@ -33,6 +33,19 @@ struct CallGraphNode {
   // palloc in fe_memutils.c beside the backend's in mcxt.c).
   std::set<std::string> files;
   int height = 0;
+  // The body's size: its statements and expressions as clang counts them
+  // (the code that runs: evaluated_visitor.h); of the largest definition
+  // when several files define the name. A build ahead leaves out the
+  // smallest (iterate/prebuild.h).
+  unsigned size = 0;
+  // What it calls inside a loop (its body, condition or increment), by
+  // name as in `callees`: a dormant probe there runs at every turn
+  // (iterate/prebuild.h).
+  std::set<std::string> loop_callees;
+  bool loops_call_pointers = false;  // a loop calls through a pointer too
+  // Callees whose body the calling unit cannot see: a library's or the
+  // system's (write, fsync), or a function another file of the tree defines.
+  std::set<std::string> opaque_callees;
 };
 
 struct CallGraph {

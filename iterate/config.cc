@@ -56,6 +56,7 @@ Expected<Config> load_config(const std::string &path) {
     c.session_dir = j.value("session_dir", c.session_dir);
     c.prebuild_depth = j.value("prebuild_depth", c.prebuild_depth);
     c.prebuild_functions = j.value("prebuild_functions", c.prebuild_functions);
+    c.prebuild_min_size = j.value("prebuild_min_size", c.prebuild_min_size);
   } catch (const json::exception &e) {
     return Error{fmt::format("{}: wrong type: {}", path, e.what())};
   }
@@ -67,6 +68,7 @@ Expected<Config> load_config(const std::string &path) {
   if (c.sample < 0 || c.sample > 100) return bad("sample", "must be a percentage in [0, 100]");
   if (c.prebuild_depth < 0 || c.prebuild_depth > 8) return bad("prebuild_depth", "must be in [0, 8]");
   if (c.prebuild_functions < 1) return bad("prebuild_functions", "must be >= 1");
+  if (c.prebuild_min_size < 0) return bad("prebuild_min_size", "must be >= 0");
   if (c.runs < 1 || c.runs > kMaxRuns) return bad("runs", fmt::format("must be in [1, {}]", kMaxRuns));
   return c;
 }
@@ -80,7 +82,7 @@ Status save_config(const Config &c, const std::string &path) {
             {"exponent", c.exponent},   {"max_iterations", c.max_iterations},
             {"sample", c.sample},       {"runs", c.runs},
             {"session_dir", c.session_dir}, {"prebuild_depth", c.prebuild_depth},
-            {"prebuild_functions", c.prebuild_functions}};
+            {"prebuild_functions", c.prebuild_functions}, {"prebuild_min_size", c.prebuild_min_size}};
   if (!c.source_root.empty()) j["source_root"] = c.source_root;
   std::ofstream out(path);
   if (!out) return Error{fmt::format("{}: cannot write", path)};

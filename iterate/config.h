@@ -10,7 +10,7 @@
 //     "sync_packs": ["stdcxx"], "sync_everywhere": true,
 //     "k": 3, "d": 0.05, "m": 0.5, "exponent": 2, "max_iterations": 30,
 //     "sample": 0, "runs": 1, "session_dir": ".vprof-session",
-//     "prebuild_depth": 6, "prebuild_functions": 60 }
+//     "prebuild_depth": 6, "prebuild_functions": 60, "prebuild_min_size": 24 }
 #ifndef VPROF_ITERATE_CONFIG_H
 #define VPROF_ITERATE_CONFIG_H
 
@@ -60,6 +60,7 @@ struct Config {
   // its set alone.
   int prebuild_depth = 6;
   int prebuild_functions = 60;
+  int prebuild_min_size = 24;  // tiny functions (and kernels over them) are not built ahead: prebuild.h
 
   std::string abs(const std::string &p) const;  // p resolved against dir
   std::string abs_source_root() const { return source_root.empty() ? "" : abs(source_root); }

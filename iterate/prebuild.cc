@@ -6,6 +6,23 @@
 
 namespace vprof::iterate {
 
+std::string left_out_ahead(const instr::CallGraphNode &n, const std::map<std::string, instr::CallGraphNode> &graph,
+                           unsigned min_size) {
+  // Small, and all its work in the tree: a call whose body is elsewhere
+  // (a syscall's wrapper, a library's) may be where the time goes.
+  auto tiny = [&](const instr::CallGraphNode &f) {
+    return f.size < min_size && std::all_of(f.opaque_callees.begin(), f.opaque_callees.end(),
+                                            [&](const std::string &c) { return graph.count(c) > 0; });
+  };
+  if (tiny(n)) return "tiny";
+  if (n.loop_callees.empty() || n.loops_call_pointers) return {};
+  for (const auto &c : n.loop_callees) {
+    auto it = graph.find(c);
+    if (it == graph.end() || !tiny(it->second)) return {};  // outside the tree (a syscall, a library), or real work
+  }
+  return "a kernel";
+}
+
 std::vector<std::string> widen(const std::vector<std::string> &want, const std::vector<std::string> &before,
                                int depth, size_t budget, const ReachOf &reach) {
   std::vector<std::string> out = want;

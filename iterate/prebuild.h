@@ -15,7 +15,26 @@
 
 #include <nlohmann/json.hpp>
 
+#include "instrumenter/callgraph.h"
+
 namespace vprof::iterate {
+
+// What a build ahead leaves out although a level may reach it, because its
+// probes would cost runs that leave them dormant more than a rebuild costs
+// the one session that reaches it (docs/iterate.md, "What a build holds"):
+// - a tiny function: a body of fewer than `min_size` statements and
+//   expressions, clang's count (config: prebuild_min_size, 24: a line or
+//   two, an accessor), that calls nothing whose body is outside the tree
+//   (a wrapper of fsync or write is where time goes): inlined into its
+//   callers' loops, its enter and exit run at every turn, and a level that
+//   breaks it down finds its one or two calls;
+// - a kernel: a function whose loops call nothing but the tree's tiny
+//   functions (a checksum over a buffer, a loop of accessors): its sites'
+//   probes run at every turn of a loop whose turn costs a few instructions.
+// XRay's instruction threshold is the precedent. Says which, or nothing
+// when it is built.
+std::string left_out_ahead(const instr::CallGraphNode &n, const std::map<std::string, instr::CallGraphNode> &graph,
+                           unsigned min_size);
 
 // What a dry run says of a function, for widening a build: whether it can be
 // instrumented with calls to time, and what its calls may reach.

@@ -454,7 +454,9 @@ std::map<std::string, Reach> Session::reach_of(const std::vector<std::string> &f
     auto n = graph_->nodes.find(p->name);
     if (n == graph_->nodes.end()) continue;
     const bool waits = sync_rule(f) || !shipped_wait_pack(f).empty();
-    out[f] = Reach{!n->second.callees.empty() && n->second.files.size() == 1 && !waits, n->second.callees};
+    out[f] = Reach{!n->second.callees.empty() && n->second.files.size() == 1 && !waits &&
+                       left_out_ahead(n->second, graph_->nodes, unsigned(c_.prebuild_min_size)).empty(),
+                   n->second.callees};
   }
   return out;
 }

@@ -81,4 +81,42 @@ TEST(CallGraph, TheWholeTreeNamesEveryFileThatDefinesAName) {
   EXPECT_EQ(g->nodes.at("serve").callees, (std::set<std::string>{"helper"}));
 }
 
+// What a build ahead weighs (iterate/prebuild.h): a body's size, and what
+// its loops call. Loops of every kind count, a call in a loop's condition
+// too; a call through a pointer in a loop is said as such.
+TEST(CallGraph, EachFunctionHasItsSizeAndWhatItsLoopsCall) {
+  vprof::test::TestTree t;
+  t.add("k.c",
+        "static unsigned rd(const unsigned char *p) { return p[0] | p[1] << 8; }\n"
+        "static int more(int i) { return i < 4; }\n"
+        "unsigned sum(const unsigned char *p, int n) {\n"
+        "  unsigned s = rd(p);\n"
+        "  for (int i = 0; i < n; i += 2) s += rd(p + i);\n"
+        "  int j = 0; while (more(j)) ++j;\n"
+        "  return s + j;\n"
+        "}\n"
+        "void each(void (*f)(int), int n) { do f(n); while (--n > 0); }\n"
+        "int fsync(int);\n"
+        "int sync_log(int fd) { return fsync(fd) + more(fd); }\n");
+  t.compile("k.c", "-std=c99");
+  CallGraphOptions o;
+  o.build_dir = t.build();
+  o.whole_tree = true;
+  auto g = build_callgraph(o);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const CallGraphNode &rd = g->nodes.at("rd"), &sum = g->nodes.at("sum"), &each = g->nodes.at("each");
+  EXPECT_GT(rd.size, 5u);
+  EXPECT_LT(rd.size, 24u) << "a one-line function is tiny at the default";
+  EXPECT_GT(sum.size, 2 * rd.size);
+  EXPECT_TRUE(rd.loop_callees.empty());
+  EXPECT_EQ(sum.loop_callees, (std::set<std::string>{"more", "rd"}));
+  EXPECT_EQ(sum.callees, (std::set<std::string>{"more", "rd"}));
+  EXPECT_FALSE(sum.loops_call_pointers);
+  EXPECT_TRUE(each.loops_call_pointers);
+  EXPECT_TRUE(each.loop_callees.empty());
+  // Callees whose body the unit cannot see: fsync's; more's is in the unit.
+  EXPECT_EQ(g->nodes.at("sync_log").opaque_callees, (std::set<std::string>{"fsync"}));
+  EXPECT_TRUE(sum.opaque_callees.empty());
+}
+
 }  // namespace
