@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include <clang/Tooling/Core/Replacement.h>
+#include <fmt/format.h>
 #include <llvm/Support/Error.h>
 #include <vprof/trace_format.h>
 
@@ -153,6 +154,7 @@ class Planner {
   Status site_wraps();
   Status sync_wraps();
   Status check_nesting();      // wrapped spans nest or are disjoint
+  Status two_versions();       // a dormant build's bodies: one without probes
   Status file_ids();           // each rewritten file's id, and the manifest
   Status apply();              // the new texts
   Plan finish();               // the counts
@@ -351,6 +353,83 @@ Status Planner::check_nesting() {
   return Status::Ok();
 }
 
+namespace {
+
+// Can a body's text be written twice? Its preprocessor lines must be ones
+// a second copy repeats harmlessly (#define and #undef, #pragma) or
+// conditionals that open and close inside it; an #include would be empty
+// the second time behind its guard.
+bool directives_repeat(const std::string &body) {
+  int depth = 0;
+  for (size_t at = body.find('\n'); at != std::string::npos; at = body.find('\n', at + 1)) {
+    size_t i = body.find_first_not_of(" \t", at + 1);
+    if (i == std::string::npos || body[i] != '#') continue;
+    i = body.find_first_not_of(" \t", i + 1);
+    size_t e = i == std::string::npos ? body.size() : body.find_first_not_of("abcdefghijklmnopqrstuvwxyz_", i);
+    const std::string word = i == std::string::npos ? "" : body.substr(i, (e == std::string::npos ? body.size() : e) - i);
+    if (word == "if" || word == "ifdef" || word == "ifndef") {
+      ++depth;
+    } else if (word == "endif") {
+      if (--depth < 0) return false;
+    } else if (word == "elif" || word == "else") {
+      if (depth == 0) return false;
+    } else if (!(word.empty() || word == "define" || word == "undef" || word == "pragma")) {
+      return false;
+    }
+  }
+  return depth == 0;
+}
+
+}  // namespace
+
+// In a build whose runs may leave probes dormant, a function's body is
+// written twice: as the original (with its sync wraps: waits and releases
+// are recorded whatever the set) and as instrumented, and one test of the
+// function's bit at entry picks one:
+//   int f(int x) { if (vprof_fn_is_dormant(7)) { ...original... }
+//   #line 12
+//    else { FnScope vprof_fn_(7); ...instrumented... } }
+// A dormant function then costs a call one test, whatever its loops and
+// sites run (docs/iterate.md, "Build once"). Both copies keep the
+// original's line numbers. A run's dormant list is fixed from start-up, so
+// one copy runs in a process (a static local in the body is one per copy).
+// Its sites are on exactly when the function is (iterate/prebuild.h's
+// run_probes), so the instrumented copy is what a run records.
+Status Planner::two_versions() {
+  if (!dormant_) return Status::Ok();
+  for (const auto &[key, f] : fns_) {
+    if (!f.two_versions || f.body_end < f.insert_at) continue;
+    auto text = original_of(f.file);
+    if (!text) return text.error();
+    const std::string &code = **text;
+    const unsigned open = f.insert_at - 1, close = f.body_end;
+    if (close >= code.size() || code[open] != '{' || code[close] != '}') continue;
+    const std::string body = code.substr(open, close + 1 - open);
+    if (!directives_repeat(body)) continue;
+    // The original copy: the body with its sync wraps alone (layer 0 is
+    // the probes': functions', call sites', and nested bodies' copies).
+    std::vector<Insertion> inside;
+    for (const Insertion &i : ins_[f.file])
+      if (i.layer != 0 && i.offset > open && i.offset <= close) inside.push_back(i);
+    std::stable_sort(inside.begin(), inside.end(), before);
+    std::string plain;
+    unsigned at = open;
+    for (const Insertion &i : inside) {
+      plain.append(code, at, i.offset - at);
+      plain += i.text;
+      at = i.offset;
+    }
+    plain.append(code, at, close + 1 - at);
+    const long long line = 1 + std::count(code.begin(), code.begin() + open, '\n');
+    const long long span = close + 1 - open;
+    ins_[f.file].push_back({open, 2, span, 0,
+                            fmt::format("{{ if (vprof_fn_is_dormant({})) {}\n#line {}\n else ", fn_ids_.at(key), plain,
+                                        line)});
+    ins_[f.file].push_back({close + 1, 0, span, 0, " }"});
+  }
+  return Status::Ok();
+}
+
 Status Planner::file_ids() {
   // Each rewritten file whose probes carry ids (functions', call sites')
   // registers its own id: a hash of its path, its original and every
@@ -434,7 +513,8 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
   Planner p(scans, original, manifest_path, ids_from, dormant);
   p.gather();
   for (Status (Planner::*step)() : {&Planner::function_probes, &Planner::site_wraps, &Planner::sync_wraps,
-                                    &Planner::check_nesting, &Planner::file_ids, &Planner::apply})
+                                    &Planner::check_nesting, &Planner::two_versions, &Planner::file_ids,
+                                    &Planner::apply})
     if (Status s = (p.*step)(); !s) return Error{s.message()};
   return p.finish();
 }

@@ -19,6 +19,12 @@ struct FunctionIntent {
   std::string file;      // where the probe goes
   unsigned insert_at = 0;  // just after the body's '{'
   Lang lang = Lang::Cxx;
+  // The body's '}' offset, and whether the body may be written twice (a
+  // build whose probes may be dormant: edit_plan.h): no labels (a label's
+  // scope is the function), no asm (its labels are global), not a
+  // function-try-block, its braces in the file as written.
+  unsigned body_end = 0;
+  bool two_versions = false;
 };
 
 struct SiteIntent {

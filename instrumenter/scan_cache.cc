@@ -22,7 +22,7 @@ namespace {
 // 2: a sync site's try_first, try_value; 3: stored, stored_unknown; 4: the
 // selected functions' intents, the patterns they were selected by, and the
 // notes the selection adds apart.
-constexpr int kFormat = 5;
+constexpr int kFormat = 6;
 constexpr size_t kKeptSettings = 3;  // settings directories kept, this one included
 
 }  // namespace
@@ -67,7 +67,8 @@ void from_json(const json &j, SyncIntent &s) {
 
 void to_json(json &j, const FunctionIntent &f) {
   j = {{"name", f.name}, {"pattern", f.pattern}, {"decl", f.decl},
-       {"file", f.file}, {"insert_at", f.insert_at}, {"lang", static_cast<int>(f.lang)}};
+       {"file", f.file}, {"insert_at", f.insert_at}, {"lang", static_cast<int>(f.lang)},
+       {"body_end", f.body_end}, {"two_versions", f.two_versions}};
 }
 void from_json(const json &j, FunctionIntent &f) {
   j.at("name").get_to(f.name);
@@ -76,6 +77,8 @@ void from_json(const json &j, FunctionIntent &f) {
   j.at("file").get_to(f.file);
   j.at("insert_at").get_to(f.insert_at);
   f.lang = static_cast<Lang>(j.at("lang").get<int>());
+  j.at("body_end").get_to(f.body_end);
+  j.at("two_versions").get_to(f.two_versions);
 }
 void to_json(json &j, const SiteIntent &s) {
   j = {{"at", s.at},

@@ -617,6 +617,23 @@ std::string signature_of(const FunctionDecl *fd, const PrintingPolicy &pp) {
   return normalize_signature(s);
 }
 
+// What a body written twice cannot hold (FunctionIntent::two_versions): a
+// label (one function, two of the same label) or asm (its labels are the
+// assembler's, one per object file).
+class BodyOnce : public RecursiveASTVisitor<BodyOnce> {
+ public:
+  static bool holds(Stmt *body) {
+    BodyOnce v;
+    v.TraverseStmt(body);
+    return !v.found_;
+  }
+  bool VisitLabelStmt(LabelStmt *) { return found_ = true, false; }
+  bool VisitAsmStmt(AsmStmt *) { return found_ = true, false; }
+
+ private:
+  bool found_ = false;
+};
+
 class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
  public:
   explicit DefinitionVisitor(Context &cx) : cx_(cx) {}
@@ -808,6 +825,7 @@ class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
       return;
     }
     // A function-try-block: the probe goes in the try block (handlers are not covered).
+    const bool try_block = isa<CXXTryStmt>(body);
     if (auto *t = dyn_cast<CXXTryStmt>(body)) body = t->getTryBlock();
     auto *cs = dyn_cast<CompoundStmt>(body);
     const SourceManager &sm = cx_.ast.getSourceManager();
@@ -829,6 +847,11 @@ class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
     f.file = file;
     f.insert_at = sm.getFileOffset(cs->getLBracLoc()) + 1;
     f.lang = cx_.lang;
+    if (!try_block && cs->getRBracLoc().isFileID() &&
+        sm.getFileID(cs->getRBracLoc()) == sm.getFileID(cs->getLBracLoc()) && BodyOnce::holds(cs)) {
+      f.body_end = sm.getFileOffset(cs->getRBracLoc());
+      f.two_versions = true;
+    }
     SourceLocation nl = sm.getExpansionLoc(fd->getLocation());
     f.decl.file = file;
     f.decl.line = sm.getSpellingLineNumber(nl);

@@ -354,6 +354,10 @@ VPROF_INLINE int vprof_dormant(const unsigned char *bits, vprof_u32 id) {
   return 0;
 }
 #endif
+/* A function whose body such a file writes twice (instrumenter/edit_plan.cc,
+ * two_versions) tests this once at entry: dormant, it runs the original
+ * body, with no probe of its own or of its sites. */
+VPROF_INLINE int vprof_fn_is_dormant(vprof_u32 id) { return vprof_dormant(vprof_rt_dormant_fns, id); }
 VPROF_INLINE void vprof_fn_enter(vprof_u32 id) {
   if (!vprof_dormant(vprof_rt_dormant_fns, id) && vprof_records()) vprof_fn_enter_ool(id);
 }

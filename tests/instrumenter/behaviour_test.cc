@@ -4,12 +4,19 @@
 // promises. Header lines:
 //   // behaviour: std=-std=c++17... [flags=-O2,-fsanitize=address...] function=NAME... sync=PACK...
 //   (one run per std, flag set and compiler; a flag set's commas are spaces; -O1 when none)
-//   // expect: enter=N exit=N site_begin=N site_end=N [wait_begin=N wait_end=N release=N]
+//   // expect: enter=N exit=N site_begin=N site_end=N [wait_begin=N wait_end=N release=N] [twice=N]
+//   (twice: how many bodies a dormant build writes twice)
+// Each program is also instrumented as a build ahead's files are (dormant:
+// each instrumented body written twice, edit_plan.cc's two_versions) and
+// run twice: with nothing dormant it records what it promises; with every
+// function and site dormant it records its waits alone, and its output is
+// the same both times.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <tuple>
@@ -28,12 +35,13 @@ namespace {
 struct Program {
   std::string file, std_flag, flags = "-O1";
   bool gnu = false;  // gcc/g++ instead of clang
+  bool dormant = false;
   std::vector<std::string> functions, packs;
   std::map<std::string, uint64_t> expect;
 };
 
 void PrintTo(const Program &p, std::ostream *os) {
-  *os << p.file << " " << p.std_flag << " " << p.flags << (p.gnu ? " gcc" : " clang");
+  *os << p.file << " " << p.std_flag << " " << p.flags << (p.gnu ? " gcc" : " clang") << (p.dormant ? " dormant" : "");
 }
 
 std::vector<std::string> words_after(const std::string &text, const std::string &tag) {
@@ -70,16 +78,19 @@ std::vector<Program> load_programs() {
     if (flag_sets.empty()) flag_sets.push_back("-O1");
     for (const auto &st : stds)  // one run per standard, flag set and compiler
       for (std::string fl : flag_sets)
-        for (bool gnu : {false, true}) {
-          std::replace(fl.begin(), fl.end(), ',', ' ');
-          p.std_flag = st;
-          p.flags = fl;
-          p.gnu = gnu;
-          out.push_back(p);
-        }
+        for (bool gnu : {false, true})
+          for (bool dormant : {false, true}) {
+            std::replace(fl.begin(), fl.end(), ',', ' ');
+            p.std_flag = st;
+            p.flags = fl;
+            p.gnu = gnu;
+            p.dormant = dormant;
+            out.push_back(p);
+          }
   }
   std::sort(out.begin(), out.end(), [](const Program &a, const Program &b) {
-    return std::tie(a.file, a.std_flag, a.flags, a.gnu) < std::tie(b.file, b.std_flag, b.flags, b.gnu);
+    return std::tie(a.file, a.std_flag, a.flags, a.gnu, a.dormant) <
+           std::tie(b.file, b.std_flag, b.flags, b.gnu, b.dormant);
   });
   return out;
 }
@@ -107,6 +118,7 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
   o.functions = p.functions;
   o.sync_packs = p.packs;
   o.annotations_dir = VPROF_ANNOTATIONS_DIR;
+  o.dormant = p.dormant;
   auto r = vprof::instr::instrument(o);
   ASSERT_TRUE(r.ok()) << r.error().message;
   // -isystem: the warnings checked are those of the generated code, not of probes.h.
@@ -115,33 +127,71 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
                   &log),
             0)
       << log << "\n" << slurp(tree.path(p.file));
+  // The events of a run, by kind.
+  auto run = [&](const std::string &trace, const std::string &env, std::string *out, int *rc) {
+    fs::create_directories(trace);
+    *rc = shell(env + " VPROF_MIN_WAIT_NS=0 VPROF_MUTEX_RELEASES=1 VPROF_TRACE_DIR=" + trace + " " + tree.src() + "/inst",
+                out);
+    std::map<std::string, uint64_t> got;
+    // A thread that records nothing leaves no file: with every probe
+    // dormant and no wait, the directory holds none.
+    bool any = false;
+    for (const auto &f : fs::directory_iterator(trace)) any |= f.path().extension() == ".vpt";
+    if (!any && !env.empty()) return got;
+    auto t = vprof::trace::read_trace_dir(trace);
+    EXPECT_TRUE(t.ok()) << t.error().message;
+    if (!t.ok()) return got;
+    for (const auto &th : t->threads)
+      for (const auto &e : th.events) {
+        switch (e.kind) {
+          case vprof::trace::Kind::FuncEnter: ++got["enter"]; break;
+          case vprof::trace::Kind::FuncExit: ++got["exit"]; break;
+          // A run of one site's calls (SITE_RUN) reads as one call: its end says how many.
+          case vprof::trace::Kind::SiteEnd:
+            got["site_begin"] += std::max<uint64_t>(1, e.type_label);
+            got["site_end"] += std::max<uint64_t>(1, e.type_label);
+            break;
+          case vprof::trace::Kind::WaitBegin: ++got["wait_begin"]; break;
+          case vprof::trace::Kind::WaitEnd: ++got["wait_end"]; break;
+          case vprof::trace::Kind::Release: ++got["release"]; break;
+          default: break;
+        }
+      }
+    EXPECT_EQ(t->dropped_records, 0u);
+    return got;
+  };
   std::string trace = tree.root() + "/trace";
-  fs::create_directories(trace);
-  int inst_rc = shell("VPROF_MIN_WAIT_NS=0 VPROF_MUTEX_RELEASES=1 VPROF_TRACE_DIR=" + trace + " " + tree.src() + "/inst", &inst_out);
+  int inst_rc = 0;
+  std::map<std::string, uint64_t> got = run(trace, "", &inst_out, &inst_rc);
   EXPECT_EQ(orig_rc, inst_rc);
   EXPECT_EQ(orig_out, inst_out);
-
-  auto t = vprof::trace::read_trace_dir(trace);
-  ASSERT_TRUE(t.ok()) << t.error().message;
-  std::map<std::string, uint64_t> got;
-  for (const auto &th : t->threads)
-    for (const auto &e : th.events) {
-      switch (e.kind) {
-        case vprof::trace::Kind::FuncEnter: ++got["enter"]; break;
-        case vprof::trace::Kind::FuncExit: ++got["exit"]; break;
-        // A run of one site's calls (SITE_RUN) reads as one call: its end says how many.
-        case vprof::trace::Kind::SiteEnd:
-          got["site_begin"] += std::max<uint64_t>(1, e.type_label);
-          got["site_end"] += std::max<uint64_t>(1, e.type_label);
-          break;
-        case vprof::trace::Kind::WaitBegin: ++got["wait_begin"]; break;
-        case vprof::trace::Kind::WaitEnd: ++got["wait_end"]; break;
-        case vprof::trace::Kind::Release: ++got["release"]; break;
-        default: break;
-      }
-    }
-  EXPECT_EQ(t->dropped_records, 0u);
-  for (const auto &[kind, n] : p.expect) EXPECT_EQ(got[kind], n) << kind << " events in " << p.file;
+  if (p.dormant && p.expect.count("twice")) {
+    // How many bodies the file writes twice (a body with a label is written once).
+    const std::string text = slurp(tree.path(p.file));
+    size_t n = 0;
+    for (size_t at = text.find("if (vprof_fn_is_dormant("); at != std::string::npos;
+         at = text.find("if (vprof_fn_is_dormant(", at + 1))
+      ++n;
+    EXPECT_EQ(n, p.expect.at("twice")) << text;
+  }
+  if (p.dormant) {
+    // Every probe dormant: the original bodies run, and only waits are recorded.
+    const nlohmann::json m = nlohmann::json::parse(slurp(r->manifest_path));
+    std::string list;
+    for (const auto &f : m.at("functions")) list += fmt::format("f {}\n", f.at("id").get<uint64_t>());
+    for (const auto &c : m.at("call_sites")) list += fmt::format("s {}\n", c.at("id").get<uint64_t>());
+    std::ofstream(tree.root() + "/dormant.txt") << list;
+    std::string off_out;
+    int off_rc = 0;
+    std::map<std::string, uint64_t> off = run(tree.root() + "/trace-dormant", "VPROF_DORMANT=" + tree.root() + "/dormant.txt",
+                                              &off_out, &off_rc);
+    EXPECT_EQ(orig_rc, off_rc);
+    EXPECT_EQ(orig_out, off_out);
+    for (const char *kind : {"enter", "exit", "site_begin", "site_end"}) EXPECT_EQ(off[kind], 0u) << kind;
+    for (const char *kind : {"wait_begin", "wait_end", "release"}) EXPECT_EQ(off[kind], p.expect.count(kind) ? p.expect.at(kind) : 0u) << kind;
+  }
+  for (const auto &[kind, n] : p.expect)
+    if (kind != "twice") EXPECT_EQ(got[kind], n) << kind << " events in " << p.file;
   // The program told the runtime which manifest names its ids: each
   // rewritten file its own id, all listed.
   const nlohmann::json manifest = nlohmann::json::parse(slurp(r->manifest_path));
@@ -166,7 +216,7 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
 
 std::string program_name(const ::testing::TestParamInfo<Program> &info) {
   std::string s = info.param.file + info.param.std_flag + (info.param.flags == "-O1" ? "" : info.param.flags) +
-                  (info.param.gnu ? "_gcc" : "_clang");
+                  (info.param.gnu ? "_gcc" : "_clang") + (info.param.dormant ? "_dormant" : "");
   for (char &ch : s)
     if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return s;
