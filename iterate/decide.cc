@@ -372,7 +372,7 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
   const std::vector<std::string> last_run =
       s.iterations.empty() ? std::vector<std::string>{} : s.iterations.back().instrumented;
   for (const auto &c : a.causes.ranked) {
-    if (c.rank <= 0 || c.share - c.own_share < a.d || c.functions.empty() || c.functions[0].empty() ||
+    if (c.rank <= 0 || c.share - c.own_share < a.d_selected || c.functions.empty() || c.functions[0].empty() ||
         c.functions[0][0] == '(')
       continue;
     const std::string &fn = c.functions[0];

@@ -36,13 +36,6 @@ void preempted_below(const VarNode &n, std::vector<const VarNode *> &out) {
       preempted_below(c, out);
 }
 
-double preempted_share(const VarNode &n) {
-  std::vector<const VarNode *> p;
-  preempted_below(n, p);
-  double s = 0;
-  for (const VarNode *v : p) s += v->share.value_or(0.0);
-  return s;
-}
 
 bool has_preempted(const VarNode &n) {
   if (not_the_codes(n)) return true;
@@ -116,6 +109,19 @@ void select_first_k(It begin, It end, const FactorOptions &o, bool mark_candidat
 }
 
 }  // namespace
+
+double preempted_share(const VarNode &n) {
+  std::vector<const VarNode *> p;
+  preempted_below(n, p);
+  double s = 0;
+  for (const VarNode *v : p) s += v->share.value_or(0.0);
+  return s;
+}
+
+double selection_threshold(const VarNode &tree, double d) {
+  const double machine = std::clamp(preempted_share(tree), 0.0, 1.0);
+  return d * (1.0 - machine);
+}
 
 std::vector<Factor> rank_factors(const VarNode &tree, const Heights &h, const FactorOptions &o) {
   std::map<std::string, Factor> by_name;

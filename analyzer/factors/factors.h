@@ -123,6 +123,19 @@ struct FactorOptions {
   bool held_parts = false;
 };
 
+// The share of Var(root) in the (preempted) and (recorder) leaves below n:
+// the machine's, not the code's.
+double preempted_share(const VarNode &n);
+
+// The threshold a factor's or cause's value must reach to be selected: d of
+// what the code holds of Var(root), that is d × (1 − the machine's share).
+// Shares stay fractions of Var(root) (docs/method.md, "Factors"); on a
+// machine whose preemption holds 96% of Var(root), a function that holds
+// 3% of it holds three quarters of the code's part, and the session breaks
+// it down (tests/iterate/contended.c's `wake`, beside busy loops, ended on
+// "no factor reaches d" with its planted 1 ms call at 3-4%).
+double selection_threshold(const VarNode &tree, double d);
+
 // All factors of the tree, selected ones first in rank order, then the rest
 // by |score|; the selected are the first candidates. The tree must outlive
 // the result (instances point into it).

@@ -291,9 +291,13 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
     if (runs_disagree(g)) a->disagreements.push_back(g);
   Heights h = compute_heights(a->tree, opt.callgraph, opt.root);
   a->height_root = h.root;
-  a->factors = rank_factors(a->tree, h, opt.factors);
+  // Selected against the code's part of Var(root) (factors.h).
+  FactorOptions sel = opt.factors;
+  if (!sel.paper) sel.d = selection_threshold(a->tree, sel.d);
+  a->d_selected = sel.d;
+  a->factors = rank_factors(a->tree, h, sel);
   const RunAnalysis &base = *a->runs.front();
-  FactorOptions fo = opt.factors;
+  FactorOptions fo = sel;
   std::unique_ptr<Workers> own;
   if (!opt.workers && opt.threads > 1) own = std::make_unique<Workers>(opt.threads);
   fo.workers = opt.workers ? opt.workers : own.get();
@@ -305,18 +309,18 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
   // The causes that cannot be a factor's twin are assessed in the factors'
   // pass (one set of weights and one root column for both: the causes' own
   // pass was 13.7% of an analysis' instructions on the 16x files).
-  a->causes = rank_causes(a->tree, opt.factors);
+  a->causes = rank_causes(a->tree, sel);
   const std::vector<Factor *> early_causes = place_own_causes(a->causes, a->factors, run_trees, fo);
   auto assess = [&] {
-    place_in_runs(a->factors, run_trees, opt.factors.paper);
+    place_in_runs(a->factors, run_trees, sel.paper);
     std::vector<Factor *> all;
     for (Factor &f : a->factors) all.push_back(&f);
     all.insert(all.end(), early_causes.begin(), early_causes.end());
     for (size_t r = 0; r < a->runs.size(); ++r) bootstrap_factors(all, a->runs[r]->columns, int(r), fo);
   };
   assess();
-  if (widen_candidates(a->factors, opt.factors)) assess();
-  rerank_fragile(a->factors, opt.factors);
+  if (widen_candidates(a->factors, sel)) assess();
+  rerank_fragile(a->factors, sel);
   for (size_t r = 0; r < a->runs.size(); ++r)
     tail_shares(a->factors, a->runs[r]->columns, int(r));
   std::vector<const Columns *> run_columns;

@@ -123,6 +123,9 @@ struct Analysis {
   std::string root_label;
   int k = kDefaultK;
   double d = kDefaultD, e = kDefaultE;
+  // What a factor's or cause's value had to reach: d less the machine's part
+  // (factors.h, selection_threshold); d when nothing was preempted.
+  double d_selected = kDefaultD;
   bool paper = false;  // factors ranked by the paper's terms, not by shares
   int height_root = 0;
 };

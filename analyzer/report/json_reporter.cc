@@ -255,7 +255,7 @@ json to_json(const Analysis &a) {
           {"factors", std::move(factors)},
           {"causes", {{"ranked", std::move(causes)}, {"held", a.causes.held}, {"none_share", num(a.causes.none)}}},
           {"selection",
-           {{"k", a.k}, {"d", a.d}, {"e", a.e}, {"root_height", a.height_root},
+           {{"k", a.k}, {"d", a.d}, {"d_selected", a.d_selected}, {"e", a.e}, {"root_height", a.height_root},
             {"ranked_by", a.paper ? "contribution" : "share"}}},
           {"blame", std::move(blame)},
           {"run_disagreements", std::move(disagreements)},

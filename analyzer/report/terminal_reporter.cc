@@ -289,8 +289,12 @@ class TerminalReporter : public Reporter {
       o += fmt::format("by type: {} within types (to explain), {} between types (requested work)\n",
                        pct(a.types.within_fraction), pct(a.types.between_fraction));
     o += "\n";
-    o += fmt::format("top factors (k={}, d={}, e={}, root {} at height {}):\n", a.k, a.d, a.e,
-                     a.root_label, a.height_root);
+    // Beside preemption, d is of the code's part of the variance (factors.h).
+    const std::string d = a.d_selected < a.d
+                              ? fmt::format("{} of the code's part: {:.4f} of Var", a.d, a.d_selected)
+                              : fmt::format("{}", a.d);
+    o += fmt::format("top factors (k={}, d={}, e={}, root {} at height {}):\n", a.k, d, a.e, a.root_label,
+                     a.height_root);
     // 110 columns: the largest call site goes on a line of its own.
     o += fmt::format("  {:>4}  {:<36} {:>7} {:<17} {:>7} {:>7} {:>6} {:>7}\n", "rank", "factor",
                      a.paper ? "contrib" : "share", "ci95", "p99", "top.1%", "height", "score");

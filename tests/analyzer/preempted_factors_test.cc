@@ -52,6 +52,37 @@ TEST(PreemptedFactors, AConstantFunctionPreemptedCarriesNoShare) {
   EXPECT_GT(*share, 0.9);
 }
 
+// On a busy machine preemption may hold nearly all of Var(L), and every
+// function of the code less than d of it: the session then stopped on
+// "no factor reaches d" with the code's only variance unexplained
+// (tests/iterate/contended.c's wake, beside busy loops). d is of the code's
+// part: here F is preempted 400 ns in 1 interval in 4 (97.1% of Var(L)) and
+// G runs 0 or 60 ns more (2.9%, uncorrelated with the preemption), and G is
+// selected at d = 0.05; its share stays a fraction of Var(L).
+TEST(PreemptedFactors, DIsOfTheCodesPartOfTheVarianceNotOfThePreemption) {
+  TraceBuilder tb;
+  for (int i = 0; i < 16; ++i) {
+    int64_t t = i * 10000, p = i % 4 == 0 ? 400 : 0, g = (i / 8) % 2 * 60;
+    auto &th = tb.thread(1).begin(t, i + 1).enter(t + 5, 1);
+    th.preempted(t + 40 + p, t + 10, t + 10 + p);
+    th.exit(t + 35 + p, 1).enter(t + 35 + p, 2).exit(t + 40 + p + g, 2).end(t + 40 + p + g, i + 1);
+  }
+  AnalyzeOptions opt;
+  opt.factors.d = 0.05;
+  opt.factors.bootstrap = 50;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  runs.push_back(analyze_run(tb.build(), Names{}, opt, 0).value());
+  auto a = combine(std::move(runs), opt);
+  const Factor *g = nullptr;
+  for (const auto &x : a->factors)
+    if (x.name == "fn#2") g = &x;
+  ASSERT_NE(g, nullptr);
+  EXPECT_NEAR(g->share, 900.0 / 30900.0, 1e-6) << "a fraction of Var(L), not of the code's part";
+  EXPECT_EQ(g->rank, 1) << "2.9% of Var(L) is all of the code's variance";
+  EXPECT_NEAR(a->d_selected, 0.05 * 900.0 / 30900.0, 1e-6);
+  EXPECT_EQ(a->d, 0.05);
+}
+
 // A call never broken down (its callee not instrumented) that is preempted
 // inside, as a library call that wakes another thread is on a busy machine:
 // the preemption is no part of the call's factor or cause. F(1) calls site 7
