@@ -185,6 +185,7 @@ class Planner {
   Ids fn_numbers_, site_numbers_;
   std::set<std::tuple<std::string, unsigned, unsigned>> voided_;
   std::map<std::string, std::string> file_ids_;
+  std::map<std::string, size_t> line_directive_;  // two_versions: first_line_directive of each file
   nlohmann::json jf_ = nlohmann::json::array(), js_ = nlohmann::json::array(), jy_ = nlohmann::json::array();
   Plan plan_;
 };
@@ -380,6 +381,20 @@ bool directives_repeat(const std::string &body) {
   return depth == 0;
 }
 
+// The offset of the file's first #line directive (or a `# N "file"` line
+// marker), or npos: past it the compiler numbers lines as the directive
+// says, and a #line that restores a body's physical line would renumber
+// the rest of the file (bison's and flex's output).
+size_t first_line_directive(const std::string &code) {
+  for (size_t at = 0; at < code.size(); at = code.find('\n', at), at = at == std::string::npos ? at : at + 1) {
+    size_t i = code.find_first_not_of(" \t", at);
+    if (i == std::string::npos || code[i] != '#') continue;
+    i = code.find_first_not_of(" \t", i + 1);
+    if (i != std::string::npos && (code.compare(i, 4, "line") == 0 || (code[i] >= '0' && code[i] <= '9'))) return at;
+  }
+  return std::string::npos;
+}
+
 }  // namespace
 
 // In a build whose runs may leave probes dormant, a function's body is
@@ -391,7 +406,8 @@ bool directives_repeat(const std::string &body) {
 //    else { FnScope vprof_fn_(7); ...instrumented... } }
 // A dormant function then costs a call one test, whatever its loops and
 // sites run (docs/iterate.md, "Build once"). Both copies keep the
-// original's line numbers. A run's dormant list is fixed from start-up, so
+// original's line numbers (a body after a #line of the file's own is
+// written once). A run's dormant list is fixed from start-up, so
 // one copy runs in a process (a static local in the body is one per copy).
 // Its sites are on exactly when the function is (iterate/prebuild.h's
 // run_probes), so the instrumented copy is what a run records.
@@ -404,6 +420,8 @@ Status Planner::two_versions() {
     const std::string &code = **text;
     const unsigned open = f.insert_at - 1, close = f.body_end;
     if (close >= code.size() || code[open] != '{' || code[close] != '}') continue;
+    if (!line_directive_.count(f.file)) line_directive_[f.file] = first_line_directive(code);
+    if (line_directive_[f.file] < open) continue;
     const std::string body = code.substr(open, close + 1 - open);
     if (!directives_repeat(body)) continue;
     // The original copy: the body with its sync wraps alone (layer 0 is
