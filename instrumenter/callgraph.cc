@@ -68,6 +68,18 @@ class CalleeCollector : public EvaluatedVisitor<CalleeCollector> {
   int loops_ = 0;
 };
 
+// What a body says of its function joins what other definitions of the
+// name said (a header's function in every unit that includes it, the
+// workers' partial graphs): callees and loops add up, the size is the
+// largest definition's.
+void merge_body(CallGraphNode &into, const CallGraphNode &from) {
+  into.callees.insert(from.callees.begin(), from.callees.end());
+  into.size = std::max(into.size, from.size);
+  into.loop_callees.insert(from.loop_callees.begin(), from.loop_callees.end());
+  into.loops_call_pointers |= from.loops_call_pointers;
+  into.opaque_callees.insert(from.opaque_callees.begin(), from.opaque_callees.end());
+}
+
 class DefinitionCollector : public RecursiveASTVisitor<DefinitionCollector> {
  public:
   DefinitionCollector(ASTContext &ast, std::map<std::string, CallGraphNode> &out) : ast_(ast), out_(out) {}
@@ -85,16 +97,10 @@ class DefinitionCollector : public RecursiveASTVisitor<DefinitionCollector> {
       n.line = sm.getSpellingLineNumber(loc);
     }
     n.files.insert(file_of(loc, sm));
-    // A header's function is defined again in every unit that includes it:
-    // its size is one definition's.
     CallGraphNode body;
     CalleeCollector c(body);
     c.TraverseStmt(fd->getBody());
-    n.callees.insert(body.callees.begin(), body.callees.end());
-    n.size = std::max(n.size, body.size);
-    n.loop_callees.insert(body.loop_callees.begin(), body.loop_callees.end());
-    n.loops_call_pointers |= body.loops_call_pointers;
-    n.opaque_callees.insert(body.opaque_callees.begin(), body.opaque_callees.end());
+    merge_body(n, body);
     return true;
   }
 
@@ -213,12 +219,8 @@ Expected<CallGraph> build_callgraph(const CallGraphOptions &o) {
         n.file = node.file;
         n.line = node.line;
       }
-      n.callees.insert(node.callees.begin(), node.callees.end());
       n.files.insert(node.files.begin(), node.files.end());
-      n.size = std::max(n.size, node.size);
-      n.loop_callees.insert(node.loop_callees.begin(), node.loop_callees.end());
-      n.loops_call_pointers |= node.loops_call_pointers;
-      n.opaque_callees.insert(node.opaque_callees.begin(), node.opaque_callees.end());
+      merge_body(n, node);
     }
   if (o.whole_tree) {
     CallGraph whole;

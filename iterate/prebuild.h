@@ -23,7 +23,7 @@ namespace vprof::iterate {
 // probes would cost runs that leave them dormant more than a rebuild costs
 // the one session that reaches it (docs/iterate.md, "What a build holds"):
 // - a tiny function: a body of fewer than `min_size` statements and
-//   expressions, clang's count (config: prebuild_min_size, 24: a line or
+//   expressions, clang's count (config.h's prebuild_min_size: a line or
 //   two, an accessor), that calls nothing whose body is outside the tree
 //   (a wrapper of fsync or write is where time goes): inlined into its
 //   callers' loops, its enter and exit run at every turn, and a level that

@@ -868,12 +868,11 @@ Status Session::decide(Iteration &it, const analyzer::Analysis &a) {
     s_.done = true;
     // A dead end is no explanation: say which factors vprof could not get below.
     s_.stop_reason = suggestions.empty()
-                         ? (a.d_selected < c_.d
-                                ? fmt::format("fixed point: no factor reaches d = {} of the code's part of Var(root) "
-                                              "({:.4f} of Var(root): the rest is preemption); nothing was selected",
-                                              c_.d, a.d_selected)
-                                : fmt::format("fixed point: no factor reaches d = {} of Var(root); nothing was selected",
-                                              c_.d))
+                         ? fmt::format("fixed point: no factor reaches d = {} of {}; nothing was selected", c_.d,
+                                       a.d_selected < c_.d ? fmt::format("the code's part of Var(root) ({:.4f} of "
+                                                                         "Var(root): the rest is preemption)",
+                                                                         a.d_selected)
+                                                           : std::string("Var(root)"))
                      : unreached.empty()
                          ? "fixed point: every selected factor is explained"
                          : fmt::format("fixed point: nothing more vprof can break down; {} unreached ({}), "
