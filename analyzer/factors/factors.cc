@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "analyzer/factors/resample.h"
@@ -17,12 +18,17 @@ namespace vprof::analyzer {
 namespace {
 
 // A (preempted) or (recorder) leaf: time the code did not run, because the
-// kernel preempted it or the recorder paused it.
+// kernel preempted it or the recorder paused it; and a wait's Held part of
+// the same kind, its holder off its CPU ("held by …, preempted while
+// holding", "(recorder) pausing the holder"), which the report's preemption
+// figure counts too.
 bool not_the_codes(const VarNode &n) {
-  auto ends = [&](const char *tail, size_t m) {
-    return n.key.size() >= m && n.key.compare(n.key.size() - m, m, tail) == 0;
+  auto ends = [&](std::string_view tail) {
+    return n.key.size() >= tail.size() && n.key.compare(n.key.size() - tail.size(), tail.size(), tail) == 0;
   };
-  return ends("/preempted", 10) || ends("/recorder", 9);
+  if (ends("/preempted") || ends("/recorder") || ends("/held:recorder")) return true;
+  const size_t slash = n.key.rfind('/');
+  return slash != std::string::npos && n.key.compare(slash + 1, 15, "held:preempted:") == 0;
 }
 
 // What the (preempted) and (recorder) leaves below n carry: not the code's

@@ -123,8 +123,9 @@ struct FactorOptions {
   bool held_parts = false;
 };
 
-// The share of Var(root) in the (preempted) and (recorder) leaves below n:
-// the machine's, not the code's.
+// The share of Var(root) in the (preempted) and (recorder) leaves below n,
+// and in the Held parts whose holder was off its CPU: the machine's, not the
+// code's (the report's preemption figure).
 double preempted_share(const VarNode &n);
 
 // The threshold a factor's or cause's value must reach to be selected: d of

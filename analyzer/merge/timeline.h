@@ -169,12 +169,14 @@ struct DirectCalls {
   std::vector<uint32_t> fn_name;      // function id -> its name, numbered the same way
   std::vector<uint8_t> named;         // site id -> 1: a direct call of a named function
   std::vector<uint8_t> indirect;      // site id -> 1: a call through a pointer (never folded)
+  std::vector<uint8_t> sync;          // site id -> 1: a wrapped sync call (a lock, an unlock, a wait)
   bool direct(uint32_t site, uint32_t fn) const {
     return site < site_callee.size() && fn < fn_name.size() && site_callee[site] != 0 &&
            site_callee[site] == fn_name[fn];
   }
   bool calls_a_named_function(uint32_t site) const { return site < named.size() && named[site]; }
   bool through_a_pointer(uint32_t site) const { return site < indirect.size() && indirect[site]; }
+  bool sync_call(uint32_t site) const { return site < sync.size() && sync[site]; }
 };
 
 // A trie of call stacks over all threads. While merging, a function entered

@@ -1,7 +1,9 @@
 #include "analyzer/names/names.h"
 
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -146,6 +148,22 @@ Expected<Names> load_manifest(const std::string &path) {
       }
     }
     n.sites[id] = si;
+  }
+  // The wrapped sync calls: each is also a timed call site at its place.
+  const json &syncs = (*j)["sync_sites"];
+  if (!syncs.is_null() && !syncs.is_array()) return Error{path + ": sync_sites: not an array"};
+  if (syncs.is_array() && !syncs.empty()) {
+    std::set<std::tuple<std::string, int, int>> at;
+    for (size_t i = 0; i < syncs.size(); ++i) {
+      const json &s = syncs[i];
+      std::string where = fmt::format("sync_sites[{}]", i), file;
+      int line = 0, column = 0;
+      if (!s.is_object() || !get(s, "file", file, err, where) || !get(s, "line", line, err, where) ||
+          !get(s, "column", column, err, where))
+        return Error{path + ": " + (err.empty() ? where + ": not an object" : err)};
+      at.emplace(std::move(file), line, column);
+    }
+    for (auto &[id, si] : n.sites) si.sync = at.count({si.file, si.line, si.column}) != 0;
   }
   return n;
 }

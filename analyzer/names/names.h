@@ -27,6 +27,9 @@ struct CallSiteInfo {
   // text): targets lists the functions in the tree it may reach (manifest).
   bool indirect = false;
   std::vector<std::string> targets;
+  // A wrapped sync call (the manifest's sync_sites at this file, line and
+  // column): a lock, an unlock or a wait, whose probes the wrapper records.
+  bool sync = false;
   // A template's call whose callee its arguments decide: the name it calls
   // (targets: the tree's functions of that name).
   std::string dependent_name;

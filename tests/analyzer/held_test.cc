@@ -160,6 +160,42 @@ TEST(Held, ANewcomerThatReleasedInsideAnUninstrumentedCallHoldsFromThatCall) {
   EXPECT_EQ(cp.counters.tiling_violations, 0u);
 }
 
+TEST(Held, ANewcomerHoldsFromItsFrameHoweverLongItsUnlockTookToRelease) {
+  // C took the lock at once in H(3) (entered at 43 us), ran its site 7,
+  // and released in its unlock's call (site 12), begun 1.1 us before the
+  // release probe: a holder just back from milliseconds off its CPU
+  // runs the wrapper's first instructions slowly. The manifest says site 12
+  // is a sync call, so the hold began in H, not in the unlock: [43, 56) us
+  // is C's. Without the manifest's word, a site begun that long before its
+  // release is read as a call that took the lock inside.
+  for (bool manifest : {true, false}) {
+    SCOPED_TRACE(manifest ? "site 12 is a sync call" : "no manifest");
+    TraceBuilder tb;
+    const uint8_t mutex = VPROF_SYNC_MUTEX;
+    tb.thread(1).begin(0, 1).enter(0, 1).site(10000, 1).wait(10000, 0x10, mutex).wait_end(60000, 0x10, 3, 56000)
+        .site_end(61000, 1).exit(65000, 1).end(65000, 1);
+    tb.thread(2).begin(0, 2).enter(0, 2).site(39970, 11).release(40000, 0x10, mutex).site_end(40100, 11)
+        .site(41000, 6).site_end(70000, 6).exit(71000, 2).end(71000, 2);
+    tb.thread(3).begin(0, 3).enter(0, 8).exit(43000, 8).enter(43000, 3).site(45000, 7).site_end(54900, 7)
+        .site(54900, 12).release(56000, 0x10, mutex).site_end(56200, 12).exit(57000, 3).end(57000, 3);
+    DirectCalls direct;
+    direct.sync = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1};
+    PathOptions opt;
+    if (manifest) opt.direct_calls = &direct;
+    auto tl = compute_critical_paths(tb.build(), opt);
+    const auto &cp = tl.paths;
+    const size_t r = row_of(cp, 1);
+    auto held = [&](uint32_t id) { return held_at_site1(tl, r, id); };
+    EXPECT_EQ(held(2 | kHeldFunction), 29970);
+    EXPECT_EQ(held(7), manifest ? 9900 : 0);
+    EXPECT_EQ(held(3 | kHeldFunction), manifest ? 2000 : 0) << "H's body over [43, 45) us";
+    EXPECT_EQ(held(12), 1100) << "its unlock's call until the release";
+    EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}})), (manifest ? 3000 : 14900) + 5000)
+        << "the lock free (from 40 us to 43 us, or as read without the manifest), the wake-up, the call's rest";
+    EXPECT_EQ(cp.counters.tiling_violations, 0u);
+  }
+}
+
 TEST(Held, AWokenWaiterWaitingForACoreIsTheMachinesNotTheWaits) {
   // A waits [10,60) at site 1 for B's release at 40; A slept from 12 and
   // ran again at 52: [40,52) it was runnable, waiting for a core. That is
@@ -181,6 +217,33 @@ TEST(Held, AWokenWaiterWaitingForACoreIsTheMachinesNotTheWaits) {
     EXPECT_EQ(cp.counters.wakeups_waiting_for_a_core, recorded ? 1u : 0u);
     EXPECT_EQ(cp.counters.tiling_violations, 0u);
   }
+}
+
+TEST(Held, AConvoysNextHolderWaitingForACoreHoldsOffItsCpu) {
+  // A waits for lock 0x10 at site 1 over [10,80), woken by B's release at
+  // 70. X (thread 3) held it in H(3) until 30, a release that woke B, which
+  // had waited at its site 2 in G(2) since 12 and slept from 14 to 45: B's
+  // hold began at 30, and [30,45) it was runnable, waiting for a core (the
+  // machine's: "preempted while holding"), then [45,50) in its lock call and
+  // [50,70) in G's body. (It read as B running in its lock call for 20 ns:
+  // at a busy machine's start-up, 10% of Var "held by … at
+  // pthread_mutex_lock", the second cause.)
+  TraceBuilder tb;
+  const uint8_t mutex = VPROF_SYNC_MUTEX;
+  tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x10, mutex).wait_end(80, 0x10, 2, 70)
+      .site_end(81, 1).exit(85, 1).end(85, 1);
+  tb.thread(2).begin(0, 2).enter(0, 2).site(12, 2).wait(12, 0x10, mutex).wait_end(50, 0x10, 3, 30)
+      .site_end(50, 2).release(70, 0x10, mutex).exit(71, 2).end(71, 2).slept(71, 14, 45);
+  tb.thread(3).begin(0, 3).enter(0, 3).release(30, 0x10, mutex).exit(31, 3).end(31, 3);
+  auto tl = compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
+  const size_t r = row_of(cp, 1);
+  auto held = [&](uint32_t id) { return held_at_site1(tl, r, id); };
+  EXPECT_EQ(held(3 | kHeldFunction), 20) << "X over [10,30)";
+  EXPECT_EQ(held(2 | kHeldPreempted), 15) << "B woken, waiting for a core";
+  EXPECT_EQ(held(2), 5) << "B in its lock call, running";
+  EXPECT_EQ(held(2 | kHeldFunction), 20) << "B in G's body";
+  EXPECT_EQ(cp.counters.tiling_violations, 0u);
 }
 
 TEST(Held, AConditionVariablesWaitKeepsItsOneWaker) {

@@ -342,6 +342,30 @@ TEST(Report, ACallThroughAPointerTheTreeSetsToOneFunctionIsNamedByIt) {
   fs::remove_all(dir);
 }
 
+// The manifest's sync_sites mark the call sites at their places: the walk
+// reads an unlock's own call as no frame of the hold (walker.h, hold_start).
+TEST(Report, AWrappedSyncCallIsMarkedOnItsCallSite) {
+  namespace fs = std::filesystem;
+  fs::path p = fs::temp_directory_path() / ("vprof_sync_manifest_" + std::to_string(::getpid()));
+  std::ofstream(p) << R"j({"schema_version": 2,
+    "functions": [{"id": 1, "name": "update", "file": "t.c", "line": 5, "column": 1}],
+    "call_sites": [{"id": 1, "function_id": 1, "callee": "pthread_mutex_unlock", "file": "t.c", "line": 9,
+                    "column": 3, "macro": null},
+                   {"id": 2, "function_id": 1, "callee": "rebuild", "file": "t.c", "line": 8, "column": 3,
+                    "macro": null}],
+    "sync_sites": [{"callee": "pthread_mutex_unlock", "file": "t.c", "line": 9, "column": 3,
+                    "object": "(&m)", "role": "VPROF_SYNC_MUTEX"}]})j";
+  auto n = load_manifest(p.string());
+  ASSERT_TRUE(n.ok()) << n.error().message;
+  EXPECT_TRUE(n->site(1)->sync);
+  EXPECT_FALSE(n->site(2)->sync);
+  std::ofstream(p) << R"j({"schema_version": 2, "sync_sites": [{"file": "t.c", "line": "nine", "column": 3}]})j";
+  auto bad = load_manifest(p.string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("sync_sites[0].line"), std::string::npos) << bad.error().message;
+  fs::remove(p);
+}
+
 TEST(Report, ManifestErrorsNameFileAndField) {
   namespace fs = std::filesystem;
   fs::path p = fs::temp_directory_path() / ("vprof_bad_manifest_" + std::to_string(::getpid()));

@@ -14,7 +14,12 @@
 //          the top factor is, and the recorder holds under 2% of the
 //          variance (the calls in a row are one record, not 10 000);
 //   same, started with no sync pack: the session wraps pthreads when
-//          pthread_mutex_lock becomes a factor, and ends on rebuild_index.
+//          pthread_mutex_lock becomes a factor, and ends on rebuild_index;
+//   same, beside 2 x cores busy loops (same_busy): the same answer. The
+//          holders preempted while holding, the next holder of a convoy
+//          woken and waiting for a core, are the machine's (this shape
+//          ended on pthread_mutex_lock, a lock "free" while its holder ran
+//          rebuild_index, in half of its runs beside a loop on every core).
 #include <unistd.h>
 
 #include <cstdlib>
@@ -24,6 +29,7 @@
 
 #include <gtest/gtest.h>
 
+#include "analyzer/factors/factors.h"
 #include "iterate/config.h"
 #include "iterate/decide.h"
 #include "iterate/session.h"
@@ -41,7 +47,9 @@ struct Shape {
   const char *name;
   bool busy;  // beside 2 x cores busy loops
   bool pack = true;  // the session starts with the pthreads pack; else it must add it
-  std::string test_name() const { return std::string(name) + (pack ? "" : "_no_pack"); }
+  std::string test_name() const {
+    return std::string(name) + (busy && std::string(name) != "wake" ? "_busy" : "") + (pack ? "" : "_no_pack");
+  }
 };
 
 void PrintTo(const Shape &s, std::ostream *os) { *os << s.test_name(); }
@@ -65,6 +73,20 @@ Config make_target(const Shape &shape) {
 double recorder_share(const vprof::analyzer::VarNode &n) {
   double s = n.label == "(recorder)" && n.share ? *n.share : 0.0;
   for (const auto &c : n.children) s += recorder_share(c);
+  return s;
+}
+
+// The summed share of the tree's "held by ... (file:L)" nodes whose holder's
+// place L is outside [first, last] (a holder in update_table with nothing
+// below it known, "at update_table", is inside).
+double held_outside_lines(const vprof::analyzer::VarNode &n, int first, int last) {
+  double s = 0;
+  if (n.label.rfind("held by ", 0) == 0 && n.label.find(" at update_table ") == std::string::npos && n.share) {
+    const auto colon = n.label.rfind(':');
+    const int line = colon == std::string::npos ? 0 : std::atoi(n.label.c_str() + colon + 1);
+    if (line > 0 && (line < first || line > last)) s += *n.share;
+  }
+  for (const auto &c : n.children) s += held_outside_lines(c, first, last);
   return s;
 }
 
@@ -94,16 +116,22 @@ TEST_P(Contended, TheSessionEndsOnThePlantedCauseNotOnTheMachine) {
     ASSERT_FALSE(a.causes.ranked.empty());
     const auto &first = a.causes.ranked.front();
     EXPECT_EQ(first.name, "rebuild_index");
-    // Ranked first by far; its share moves with the machine's load (0.45-0.84
-    // seen, beside a compile: the woken waiters' wait for a core grows).
-    EXPECT_GT(first.share, 0.3);
+    // Ranked first by far; its share of Var(latency) moves with the
+    // machine's load (0.45-0.84 seen; 0.14-0.29 beside a busy loop, where
+    // the woken waiters' wait for a core grows): of the code's part, the
+    // variance not preempted (factors.h), it holds over 0.3.
+    EXPECT_GT(first.share, 0.3 * (1 - vprof::analyzer::preempted_share(a.tree)));
     if (a.causes.ranked.size() > 1) EXPECT_GT(first.share, 2 * a.causes.ranked[1].share);
     EXPECT_FALSE(first.held_up.empty()) << "it held up the others' waits";
     // A worker that took the lock after a release, while the woken waiter
     // was not yet running, held it for microseconds: its request parsing
     // before is no holder's (it was 5-7% of Var "held by parse_request").
-    for (const auto &f : a.causes.ranked)
-      if (f.name == "busy" || f.name == "parse_request") EXPECT_LT(f.share, 0.02) << f.name;
+    // The waits are held from update_table's lock to its unlock (lines
+    // 53-57), its busy(2000) included: in the convoy after a rebuild each
+    // waiter waits for those before it (1.0-2.3% of Var seen, so the cause
+    // `busy` is a real one). parse_request's own time may rank (0-1.3% seen,
+    // a busy loop on a loaded machine); it holds up nothing.
+    EXPECT_LT(held_outside_lines(a.tree, 53, 57), 0.01);
   } else if (name == "wake") {
     // Preemption holds 90-97% of Var here; d is of the code's part
     // (factors.h, selection_threshold), so the write that wakes the writer
@@ -129,5 +157,6 @@ TEST_P(Contended, TheSessionEndsOnThePlantedCauseNotOnTheMachine) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Contended,
                          ::testing::Values(Shape{"same", false}, Shape{"barge", false}, Shape{"wake", true},
-                                           Shape{"spin", false}, Shape{"same", false, false}),
+                                           Shape{"spin", false}, Shape{"same", false, false},
+                                           Shape{"same", true}),
                          [](const ::testing::TestParamInfo<Shape> &i) { return i.param.test_name(); });
