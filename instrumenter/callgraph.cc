@@ -5,10 +5,12 @@
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/ASTLambda.h>
 #include <clang/AST/Expr.h>
+#include <clang/AST/ExprCXX.h>
 
 #include "common/schema.h"
 #include "instrumenter/compile_db.h"
 #include "instrumenter/evaluated_visitor.h"
+#include "instrumenter/function_types.h"
 #include "instrumenter/journal.h"
 #include "instrumenter/tree.h"
 #include "instrumenter/locate.h"
@@ -26,17 +28,21 @@ class CalleeCollector : public EvaluatedVisitor<CalleeCollector> {
   using Base = EvaluatedVisitor<CalleeCollector>;
 
  public:
-  explicit CalleeCollector(CallGraphNode &out) : out_(out) {}
+  CalleeCollector(const ASTContext &ast, CallGraphNode &out) : ast_(ast), out_(out) {}
   bool VisitStmt(Stmt *) {
     ++out_.size;
     return true;
   }
   bool VisitCallExpr(CallExpr *ce) {
+    if (const CXXMethodDecl *m = virtual_callee(ce))
+      out_.virtual_methods.insert(normalize_qualified(m->getQualifiedNameAsString()));
     if (const FunctionDecl *fd = ce->getDirectCallee()) {
       if (!fd->getBuiltinID()) add(fd);
-    } else if (loops_ > 0) {
-      out_.loops_call_pointers = true;
+      return true;
     }
+    if (loops_ > 0) out_.loops_call_pointers = true;
+    if (!isa<CXXMemberCallExpr>(ce))
+      if (std::string t = function_type(ce->getCallee()->getType(), ast_); !t.empty()) out_.pointer_types.insert(t);
     return true;
   }
   bool VisitCXXConstructExpr(CXXConstructExpr *ce) {
@@ -64,8 +70,21 @@ class CalleeCollector : public EvaluatedVisitor<CalleeCollector> {
     --loops_;
     return ok;
   }
+  const ASTContext &ast_;
   CallGraphNode &out_;
   int loops_ = 0;
+};
+
+// What a pointer or virtual call may reach, from the whole tree: functions
+// whose address its code takes, by type (as tu_scan.cc lists a site's
+// targets), and each method's overriders.
+struct PointerFacts {
+  std::map<std::string, std::set<std::string>> address_taken;  // type -> functions
+  std::map<std::string, std::set<std::string>> overriders;     // method -> overriders, transitively
+  void merge(const PointerFacts &o) {
+    for (const auto &[t, fs] : o.address_taken) address_taken[t].insert(fs.begin(), fs.end());
+    for (const auto &[m, fs] : o.overriders) overriders[m].insert(fs.begin(), fs.end());
+  }
 };
 
 // What a body says of its function joins what other definitions of the
@@ -78,11 +97,57 @@ void merge_body(CallGraphNode &into, const CallGraphNode &from) {
   into.loop_callees.insert(from.loop_callees.begin(), from.loop_callees.end());
   into.loops_call_pointers |= from.loops_call_pointers;
   into.opaque_callees.insert(from.opaque_callees.begin(), from.opaque_callees.end());
+  into.pointer_types.insert(from.pointer_types.begin(), from.pointer_types.end());
+  into.virtual_methods.insert(from.virtual_methods.begin(), from.virtual_methods.end());
+}
+
+// Each node's pointer_callees: the tree's functions its pointer calls'
+// types and its virtual calls' methods may reach.
+void resolve_pointer_callees(std::map<std::string, CallGraphNode> &all, const PointerFacts &facts) {
+  for (auto &[name, n] : all) {
+    auto add = [&](const std::set<std::string> &fs) {
+      for (const auto &f : fs)
+        if (f != name && all.count(f)) n.pointer_callees.insert(f);
+    };
+    for (const auto &t : n.pointer_types)
+      if (auto it = facts.address_taken.find(t); it != facts.address_taken.end()) add(it->second);
+    for (const auto &m : n.virtual_methods)
+      if (auto it = facts.overriders.find(m); it != facts.overriders.end()) add(it->second);
+  }
 }
 
 class DefinitionCollector : public RecursiveASTVisitor<DefinitionCollector> {
  public:
-  DefinitionCollector(ASTContext &ast, std::map<std::string, CallGraphNode> &out) : ast_(ast), out_(out) {}
+  DefinitionCollector(ASTContext &ast, std::map<std::string, CallGraphNode> &out, PointerFacts &facts)
+      : ast_(ast), out_(out), facts_(facts) {}
+
+  // A reference to a function anywhere but as a call's callee takes its
+  // address (a pointer, a table entry, a callback argument); a cast to a
+  // function pointer type, as that type too. Calls are visited before their
+  // callee expressions.
+  bool VisitCallExpr(CallExpr *ce) {
+    if (Expr *callee = ce->getCallee()) callees_.insert(callee->IgnoreParenImpCasts());
+    return true;
+  }
+  bool VisitDeclRefExpr(DeclRefExpr *e) {
+    const auto *fd = dyn_cast<FunctionDecl>(e->getDecl());
+    if (fd && !callees_.count(e) && !in_system_header(e->getLocation())) take_address(fd, fd->getType());
+    return true;
+  }
+  bool VisitExplicitCastExpr(ExplicitCastExpr *e) {
+    const FunctionDecl *fd = cast_function(e);
+    if (fd && !in_system_header(e->getBeginLoc())) take_address(fd, e->getType());
+    return true;
+  }
+  bool VisitCXXMethodDecl(CXXMethodDecl *md) {
+    if (!md->isVirtual() || !md->doesThisDeclarationHaveABody() || in_system_header(md->getLocation())) return true;
+    const std::string name = normalize_qualified(md->getQualifiedNameAsString());
+    facts_.overriders[name].insert(name);  // a virtual call of m may reach m itself
+    for (const CXXMethodDecl *o : overridden_methods(md))
+      facts_.overriders[normalize_qualified(o->getQualifiedNameAsString())].insert(name);
+    return true;
+  }
+
   bool VisitFunctionDecl(FunctionDecl *fd) {
     if (!fd->doesThisDeclarationHaveABody() || !fd->isThisDeclarationADefinition() || fd->isImplicit() ||
         fd->getTemplateInstantiationPattern() || isLambdaCallOperator(fd))
@@ -98,15 +163,25 @@ class DefinitionCollector : public RecursiveASTVisitor<DefinitionCollector> {
     }
     n.files.insert(file_of(loc, sm));
     CallGraphNode body;
-    CalleeCollector c(body);
+    CalleeCollector c(ast_, body);
     c.TraverseStmt(fd->getBody());
     merge_body(n, body);
     return true;
   }
 
  private:
+  bool in_system_header(SourceLocation loc) const {
+    const SourceManager &sm = ast_.getSourceManager();
+    return sm.isInSystemHeader(sm.getExpansionLoc(loc));
+  }
+  void take_address(const FunctionDecl *fd, QualType type) {
+    if (std::string t = address_key(fd, type, ast_); !t.empty())
+      facts_.address_taken[t].insert(normalize_qualified(fd->getQualifiedNameAsString()));
+  }
   ASTContext &ast_;
   std::map<std::string, CallGraphNode> &out_;
+  PointerFacts &facts_;
+  std::set<const Expr *> callees_;
 };
 
 }  // namespace
@@ -198,11 +273,12 @@ Expected<CallGraph> build_callgraph(const CallGraphOptions &o) {
   if (!originals) return originals.error();
   const size_t n = db->entries.size();
   std::vector<std::map<std::string, CallGraphNode>> partial(tu_workers(o.jobs, n));
+  std::vector<PointerFacts> facts(partial.size());
   Status parsed = for_each_tu(
       n, o.jobs,
       [&](size_t i, unsigned w) {
         return parse_tu(db->entries[i], &*originals, [&](ASTContext &ast) {
-          DefinitionCollector c(ast, partial[w]);
+          DefinitionCollector c(ast, partial[w], facts[w]);
           c.TraverseDecl(ast.getTranslationUnitDecl());
         });
       },
@@ -222,6 +298,8 @@ Expected<CallGraph> build_callgraph(const CallGraphOptions &o) {
       n.files.insert(node.files.begin(), node.files.end());
       merge_body(n, node);
     }
+  for (size_t w = 1; w < facts.size(); ++w) facts[0].merge(facts[w]);
+  if (!facts.empty()) resolve_pointer_callees(all, facts[0]);
   if (o.whole_tree) {
     CallGraph whole;
     whole.nodes = std::move(all);
@@ -244,7 +322,8 @@ nlohmann::json callgraph_json(const CallGraph &g) {
     fns.push_back({{"name", n->name}, {"height", n->height}, {"file", n->file}, {"line", n->line},
                    {"size", n->size}, {"callees", std::vector<std::string>(n->callees.begin(), n->callees.end())},
                    {"loop_callees", std::vector<std::string>(n->loop_callees.begin(), n->loop_callees.end())},
-                   {"opaque_callees", std::vector<std::string>(n->opaque_callees.begin(), n->opaque_callees.end())}});
+                   {"opaque_callees", std::vector<std::string>(n->opaque_callees.begin(), n->opaque_callees.end())},
+                   {"pointer_callees", std::vector<std::string>(n->pointer_callees.begin(), n->pointer_callees.end())}});
   return {{"schema_version", schema::kCallGraph.version}, {"root", g.root}, {"height", g.height}, {"functions", fns}};
 }
 

@@ -2,8 +2,9 @@
 //
 // Nodes are the functions defined in the tree (by normalized qualified name:
 // overloads share a node); an edge f -> g is a direct call of g in f's body
-// (calls through pointers and virtual calls are invisible here; the analyzer
-// takes their height from the dynamic call tree: docs/method.md, "Factors").
+// (calls through pointers and virtual calls are no edges: the analyzer takes
+// their height from the dynamic call tree, docs/method.md, "Factors"; what
+// they may reach is each node's pointer_callees).
 // Callees with no definition in the tree (libc, the standard library) are
 // listed but are not nodes and add no height. Strongly connected components
 // (recursion) are collapsed: every function of a cycle gets the cycle's height.
@@ -46,6 +47,16 @@ struct CallGraphNode {
   // Callees whose body the calling unit cannot see: a library's or the
   // system's (write, fsync), or a function another file of the tree defines.
   std::set<std::string> opaque_callees;
+  // Its calls through pointers, by type (function_types.h), and its virtual
+  // calls, by the method they name: what build_callgraph resolves into
+  // pointer_callees.
+  std::set<std::string> pointer_types, virtual_methods;
+  // The tree's functions those calls may reach: those whose address the
+  // tree's code takes as that type, the named method and its overriders
+  // (PostgreSQL's ExecProcNode calls node->ExecProcNode, set to ExecSeqScan,
+  // ExecHashJoin and 40 more). Not edges for heights (the analyzer takes a
+  // pointer call's height from the dynamic tree); a build ahead follows them.
+  std::set<std::string> pointer_callees;
 };
 
 struct CallGraph {

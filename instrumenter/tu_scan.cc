@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "instrumenter/evaluated_visitor.h"
+#include "instrumenter/function_types.h"
 #include "instrumenter/names.h"
 #include "instrumenter/parse_tu.h"
 
@@ -279,31 +280,6 @@ size_t written_args(const CallExpr *ce) {
   for (const Expr *a : ce->arguments())
     if (!isa<CXXDefaultArgExpr>(a)) ++n;
   return n;
-}
-
-// A function type as a pointer call and a target are compared: canonical,
-// without its exception specification (a noexcept function converts to a
-// pointer without one).
-std::string function_type(QualType t, const ASTContext &ast) {
-  if (const auto *p = t->getAs<PointerType>()) t = p->getPointeeType();
-  if (const auto *r = t->getAs<ReferenceType>()) t = r->getPointeeType();
-  const auto *ft = t->getAs<FunctionType>();
-  if (!ft) return "";
-  QualType c = t.getCanonicalType();
-  if (const auto *fp = c->getAs<FunctionProtoType>()) {
-    FunctionProtoType::ExtProtoInfo info = fp->getExtProtoInfo();
-    info.ExceptionSpec = FunctionProtoType::ExceptionSpecInfo();
-    c = ast.getFunctionType(fp->getReturnType(), fp->getParamTypes(), info).getCanonicalType();
-  }
-  return c.getAsString();
-}
-
-// The method a virtual call names, or null for any other call.
-const CXXMethodDecl *virtual_callee(const CallExpr *ce) {
-  const auto *md = dyn_cast_or_null<CXXMethodDecl>(ce->getDirectCallee());
-  if (!md || !md->isVirtual()) return nullptr;
-  const auto *me = dyn_cast<MemberExpr>(ce->getCallee()->IgnoreParenImpCasts());
-  return me && !me->hasQualifier() ? md : nullptr;
 }
 
 std::string callee_name(const CallExpr *ce, const Context &cx) {
@@ -749,40 +725,25 @@ class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
   }
 
   // A function cast to a function pointer type may be called through that
-  // type too: PostgreSQL passes (ExecScanAccessMtd) IndexNext, whose own type
-  // takes an IndexScanState *, to ExecScan, which calls (*accessMtd)(node)
-  // with a ScanState *.
+  // type too (function_types.h, cast_function).
   bool VisitExplicitCastExpr(ExplicitCastExpr *e) {
-    const Expr *sub = e->getSubExpr()->IgnoreParenImpCasts();
-    if (const auto *u = dyn_cast<UnaryOperator>(sub); u && u->getOpcode() == UO_AddrOf)
-      sub = u->getSubExpr()->IgnoreParenImpCasts();
-    const auto *ref = dyn_cast<DeclRefExpr>(sub);
-    const auto *fd = ref ? dyn_cast<FunctionDecl>(ref->getDecl()) : nullptr;
+    const FunctionDecl *fd = cast_function(e);
     if (fd && in_tree(e->getBeginLoc())) take_address(fd, e->getType());
     return true;
   }
 
   // fd's address is taken as a `type` (its own, or what it is cast to): a
-  // call through a pointer of that type may reach it. Not for an instance
-  // method (a pointer to member has no targets we list).
+  // call through a pointer of that type may reach it.
   void take_address(const FunctionDecl *fd, QualType type) {
-    if (const auto *md = dyn_cast<CXXMethodDecl>(fd); md && md->isInstance()) return;
-    std::string t = function_type(type, cx_.ast);
+    std::string t = address_key(fd, type, cx_.ast);
     if (!t.empty()) cx_.out.address_taken.emplace_back(t, normalize_qualified(fd->getQualifiedNameAsString()));
   }
 
   bool VisitCXXMethodDecl(CXXMethodDecl *md) {
     if (!md->isVirtual() || !md->doesThisDeclarationHaveABody() || !in_tree(md->getLocation())) return true;
     std::string name = normalize_qualified(md->getQualifiedNameAsString());
-    std::vector<const CXXMethodDecl *> todo(md->begin_overridden_methods(), md->end_overridden_methods());
-    std::set<const CXXMethodDecl *> seen;
-    while (!todo.empty()) {
-      const CXXMethodDecl *o = todo.back();
-      todo.pop_back();
-      if (!seen.insert(o).second) continue;
+    for (const CXXMethodDecl *o : overridden_methods(md))
       cx_.out.overrides.emplace_back(normalize_qualified(o->getQualifiedNameAsString()), name);
-      todo.insert(todo.end(), o->begin_overridden_methods(), o->end_overridden_methods());
-    }
     return true;
   }
 

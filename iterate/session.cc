@@ -431,8 +431,11 @@ Expected<RunProbes> Session::run_probes_of(const Iteration &it) const {
 // define is left to the level that asks for it: PostgreSQL's frontend
 // programs define their own palloc and write_stderr, and a build ahead
 // instrumented pg_ctl, which the session's build does not install, so a
-// later run carried another build's probes. Calls through pointers are not
-// in the graph: their targets join when a level asks for them.
+// later run carried another build's probes. A call through a pointer or a
+// virtual call reaches what the graph's pointer_callees say (the functions
+// whose address the tree takes as its type, the method's overriders): a
+// level that breaks one down asks for those, and at PostgreSQL's
+// node->ExecProcNode every later level had left the build.
 std::map<std::string, Reach> Session::reach_of(const std::vector<std::string> &fs) {
   if (!graph_ && !graph_failed_) {
     instr::CallGraphOptions go;
@@ -454,9 +457,11 @@ std::map<std::string, Reach> Session::reach_of(const std::vector<std::string> &f
     auto n = graph_->nodes.find(p->name);
     if (n == graph_->nodes.end()) continue;
     const bool waits = sync_rule(f) || !shipped_wait_pack(f).empty();
-    out[f] = Reach{!n->second.callees.empty() && n->second.files.size() == 1 && !waits &&
+    std::set<std::string> calls = n->second.callees;
+    calls.insert(n->second.pointer_callees.begin(), n->second.pointer_callees.end());
+    out[f] = Reach{!calls.empty() && n->second.files.size() == 1 && !waits &&
                        left_out_ahead(n->second, graph_->nodes, unsigned(c_.prebuild_min_size)).empty(),
-                   n->second.callees};
+                   std::move(calls)};
   }
   return out;
 }

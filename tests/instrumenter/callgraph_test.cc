@@ -119,4 +119,56 @@ TEST(CallGraph, EachFunctionHasItsSizeAndWhatItsLoopsCall) {
   EXPECT_TRUE(sum.opaque_callees.empty());
 }
 
+// What a pointer or virtual call may reach (a build ahead follows it,
+// iterate/session.cc, reach_of): the tree's functions whose address its code
+// takes as the call's type, in another file too, or cast to it (PostgreSQL's
+// (ExecScanAccessMtd) IndexNext); a method's overriders. Not edges for
+// heights.
+TEST(CallGraph, PointerCallsReachTheFunctionsTakenAsTheirType) {
+  vprof::test::TestTree t;
+  t.add("exec.c",
+        "typedef struct Node Node;\n"
+        "typedef int (*ExecMtd)(Node *);\n"
+        "struct Node { ExecMtd exec; };\n"
+        "int exec_scan(Node *n);\n"
+        "int exec_join(Node *n);\n"
+        "int exec_proc(Node *n) { return n->exec(n); }\n"
+        "int apply(long (*f)(long), long x) { return (int)f(x); }\n"
+        "void init(Node *n, int join) { n->exec = join ? exec_join : exec_scan; }\n");
+  t.add("nodes.c",
+        "typedef struct Node Node;\n"
+        "int exec_scan(Node *n) { return n != 0; }\n"
+        "struct Other { int x; };\n"
+        "static int index_next(struct Other *o) { return o->x; }\n"
+        "typedef int (*AccessMtd)(Node *);\n"
+        "AccessMtd access(void) { return (AccessMtd)index_next; }\n"
+        "int exec_join(Node *n) { return n == 0; }\n"
+        "int not_taken(Node *n) { return 2; }\n");
+  t.add("v.cc",
+        "struct Base { virtual int run(int x) { return x; } virtual ~Base() = default; };\n"
+        "struct Fast : Base { int run(int x) override { return x + 1; } };\n"
+        "struct Slow : Fast { int run(int x) override { return x + 2; } };\n"
+        "int drive(Base &b) { return b.run(1); }\n"
+        "int drive_fast(Fast &f) { return f.run(2); }\n");
+  t.compile("exec.c", "-std=c99");
+  t.compile("nodes.c", "-std=c99");
+  t.compile("v.cc", "-std=c++17");
+  CallGraphOptions o;
+  o.build_dir = t.build();
+  o.whole_tree = true;
+  auto g = build_callgraph(o);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->nodes.at("exec_proc").pointer_callees,
+            (std::set<std::string>{"exec_join", "exec_scan", "index_next"}));
+  EXPECT_TRUE(g->nodes.at("exec_proc").callees.empty());
+  EXPECT_TRUE(g->nodes.at("apply").pointer_callees.empty()) << "no function of its type is taken";
+  EXPECT_EQ(g->nodes.at("drive").pointer_callees, (std::set<std::string>{"Base::run", "Fast::run", "Slow::run"}));
+  EXPECT_EQ(g->nodes.at("drive_fast").pointer_callees, (std::set<std::string>{"Fast::run", "Slow::run"}));
+  CallGraph whole = *g;
+  auto below = graph_below(whole.nodes, "exec_proc");
+  ASSERT_TRUE(below.ok()) << below.error().message;
+  EXPECT_EQ(below->height, 0) << "pointer callees are no edges for heights";
+  EXPECT_EQ(callgraph_json(*g)["functions"].size(), g->nodes.size());
+}
+
 }  // namespace
