@@ -27,32 +27,61 @@ std::vector<std::string> widen(const std::vector<std::string> &want, const std::
                                int depth, size_t budget, const ReachOf &reach) {
   std::vector<std::string> out = want;
   std::set<std::string> in(want.begin(), want.end());
-  // The way ahead starts at the functions the last build did not hold: the
-  // level just broken down, whose calls the next levels are made of. The
-  // rest of the set's calls come after them.
+  auto held = [&](const std::string &f) { return std::find(before.begin(), before.end(), f) != before.end(); };
+  // Where the way ahead starts: want's leaves, new ones first (the level
+  // just broken down), then the rest of want, whose other calls ranked
+  // below d when they were measured. On PostgreSQL the budget went to
+  // CommitTransaction's thirty AtEOXact_ calls, and the next level, below
+  // parse_analyze_fixedparams (a leaf the last build held), left the build.
+  const std::map<std::string, Reach> own = depth > 0 ? reach(want) : std::map<std::string, Reach>{};
+  auto leaf = [&](const std::string &f) {
+    auto it = own.find(f);
+    return it == own.end() || std::none_of(it->second.calls.begin(), it->second.calls.end(),
+                                           [&](const std::string &g) { return g != f && in.count(g); });
+  };
   std::vector<std::string> frontier;
-  for (const auto &f : want)
-    if (std::find(before.begin(), before.end(), f) == before.end()) frontier.push_back(f);
-  for (const auto &f : want)
-    if (std::find(before.begin(), before.end(), f) != before.end()) frontier.push_back(f);
+  for (int pass = 0; pass < 3; ++pass)
+    for (const auto &f : want)
+      if ((pass == 0 && leaf(f) && !held(f)) || (pass == 1 && leaf(f) && held(f)) || (pass == 2 && !leaf(f)))
+        frontier.push_back(f);
   for (int level = 0; level < depth && out.size() < budget && !frontier.empty(); ++level) {
-    std::map<std::string, Reach> known = reach(frontier);
+    std::map<std::string, Reach> known = level == 0 ? own : reach(frontier);
+    // Each frontier function's calls not yet in, in turn.
+    std::vector<std::vector<std::string>> calls;
     std::vector<std::string> ask;
     std::set<std::string> asked;
-    for (const auto &f : frontier)
+    for (const auto &f : frontier) {
+      calls.emplace_back();
       if (auto it = known.find(f); it != known.end())
-        for (const auto &g : it->second.calls)  // a set: in name order
-          if (!in.count(g) && asked.insert(g).second) ask.push_back(g);
+        for (const auto &g : it->second.calls)
+          if (!in.count(g)) {
+            calls.back().push_back(g);
+            if (asked.insert(g).second) ask.push_back(g);
+          }
+    }
     if (ask.empty()) break;
     std::map<std::string, Reach> found = reach(ask);
-    frontier.clear();
-    for (const auto &g : ask) {
-      if (out.size() >= budget) break;
+    auto buildable = [&](const std::string &g) {
       auto it = found.find(g);
-      if (it == found.end() || !it->second.buildable) continue;
-      in.insert(g);
-      out.push_back(g);
-      frontier.push_back(g);
+      return it != found.end() && it->second.buildable;
+    };
+    for (auto &c : calls) {
+      c.erase(std::remove_if(c.begin(), c.end(), [&](const std::string &g) { return !buildable(g); }), c.end());
+      std::stable_sort(c.begin(), c.end(), [&](const std::string &x, const std::string &y) {
+        return found.at(x).size > found.at(y).size;
+      });
+    }
+    frontier.clear();
+    for (size_t turn = 0; out.size() < budget; ++turn) {
+      bool any = false;
+      for (const auto &c : calls) {
+        if (turn >= c.size() || out.size() >= budget) continue;
+        any = true;
+        if (!in.insert(c[turn]).second) continue;
+        out.push_back(c[turn]);
+        frontier.push_back(c[turn]);
+      }
+      if (!any) break;
     }
   }
   // The last build's functions, as the budget allows: their files keep the

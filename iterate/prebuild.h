@@ -41,16 +41,20 @@ std::string left_out_ahead(const instr::CallGraphNode &n, const std::map<std::st
 struct Reach {
   bool buildable = false;
   std::set<std::string> calls;
+  unsigned size = 0;  // the body's size (CallGraphNode::size): a larger callee is asked first
 };
 using ReachOf = std::function<std::map<std::string, Reach>(const std::vector<std::string> &)>;
 
 // The functions to build for `want`: want itself (never cut), then breadth
 // first what its calls reach, `depth` calls deep, each a function `reach`
-// says can be built, starting from want's functions that `before` (the last
-// build's) did not hold: the level just broken down, where the next levels
-// come from. Then before's functions, so that their files keep their bytes.
-// All until `budget` functions in all. Nearest first, in the order of the
-// functions that call them and then by name, so one tree gives one set.
+// says can be built. The way ahead starts at want's leaves (its functions
+// that call none of want's: where the next levels come from), those `before`
+// (the last build's) did not hold first, then the rest of want. At each
+// depth the functions it starts from take turns, each its next callee,
+// largest body first (then by name), so that one of them with thirty callees
+// does not spend the budget of the others. Then before's functions, so that
+// their files keep their bytes. All until `budget` functions in all; one
+// tree gives one set.
 std::vector<std::string> widen(const std::vector<std::string> &want, const std::vector<std::string> &before,
                                int depth, size_t budget, const ReachOf &reach);
 

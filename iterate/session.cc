@@ -461,7 +461,7 @@ std::map<std::string, Reach> Session::reach_of(const std::vector<std::string> &f
     calls.insert(n->second.pointer_callees.begin(), n->second.pointer_callees.end());
     out[f] = Reach{!calls.empty() && n->second.files.size() == 1 && !waits &&
                        left_out_ahead(n->second, graph_->nodes, unsigned(c_.prebuild_min_size)).empty(),
-                   std::move(calls)};
+                   std::move(calls), n->second.size};
   }
   return out;
 }
@@ -472,8 +472,11 @@ Status Session::build(Iteration &it, bool ahead) {
     log(fmt::format("iteration {}: finding what its functions reach, {} calls deep, to build ahead", it.number,
                     c_.prebuild_depth));
     const auto from = std::chrono::steady_clock::now();
+    // The budget is of the functions ahead, dormant in this run: a set of
+    // 42 functions (PostgreSQL's lock waits) left 18 ahead of 60 in all.
     functions = widen(it.instrumented, build_ ? build_->functions : std::vector<std::string>{}, c_.prebuild_depth,
-                      size_t(c_.prebuild_functions), [this](const std::vector<std::string> &fs) { return reach_of(fs); });
+                      it.instrumented.size() + size_t(c_.prebuild_functions),
+                      [this](const std::vector<std::string> &fs) { return reach_of(fs); });
     if (interrupted()) return Error{"interrupted"};
     log(fmt::format("iteration {}: {} ahead, found in {:.0f} s", it.number,
                     plural(functions.size() - it.instrumented.size(), "function", "functions"),

@@ -24,6 +24,7 @@
 #        profile only: SCALE=N (pgbench -i -s, 1)  CLIENTS=N (4)  TXNS=N per client (2500)
 #        MAX_ITERATIONS=N (20)  PORT=N (5499)
 #        SAMPLE=PCT (vprof init --sample PCT: windowed, 100/PCT runs an iteration)
+#        PREBUILD_DEPTH=N (vprof.json's prebuild_depth; 0: each set built alone)
 # Needs: bear, bison, flex, libreadline-dev, zlib1g-dev, gcc, make.
 set -euo pipefail
 
@@ -100,6 +101,9 @@ if [ $mode != test ]; then
     --build "cd src && make -s -j $jobs >/dev/null && make -s -C src/backend install-bin DESTDIR=$inst >/dev/null" \
     --run "sh $work/run.sh" \
     --max-iterations "$max_iter" ${SAMPLE:+--sample "$SAMPLE"} --force
+  if [ -n "${PREBUILD_DEPTH:-}" ]; then
+    as_user python3 -c 'import json, sys; c = json.load(open("vprof.json")); c["prebuild_depth"] = int(sys.argv[1]); json.dump(c, open("vprof.json", "w"), indent=2)' "$PREBUILD_DEPTH"
+  fi
   cat vprof.json
   session_auto as_user
   step "restore and un-patch"

@@ -74,6 +74,24 @@ TEST(Prebuild, WidenLooksAheadOfTheFunctionsTheLastBuildDidNotHoldFirst) {
             (std::vector<std::string>{"root", "a", "a1", "deep", "b", "b1"}));
 }
 
+// PostgreSQL at scale 16: the budget went to CommitTransaction's thirty
+// AtEOXact_ calls, and the next level, below parse_analyze_fixedparams (a
+// leaf of the set the last build held), left the build at every level. The
+// set's leaves take turns, each its next callee, the largest body first.
+TEST(Prebuild, WidenGivesEachLeafOfTheSetItsTurnLargestCalleeFirst) {
+  Graph g;
+  g.nodes["root"] = {true, {"commit", "parse"}, 50};
+  g.nodes["commit"] = {true, {"c1", "c2", "c3", "c4", "c5"}, 80};
+  for (const char *c : {"c1", "c2", "c3", "c4", "c5"}) g.nodes[c] = {true, {"x"}, 10};
+  g.nodes["parse"] = {true, {"p_small", "p_big"}, 60};
+  g.nodes["p_small"] = {true, {"x"}, 5};
+  g.nodes["p_big"] = {true, {"x"}, 100};
+  EXPECT_EQ(widen({"root", "commit", "parse"}, {"root", "parse"}, 2, 6, g.reach()),
+            (std::vector<std::string>{"root", "commit", "parse", "c1", "p_big", "c2"}));
+  EXPECT_EQ(widen({"root", "commit", "parse"}, {"root", "parse"}, 1, 100, g.reach()),
+            (std::vector<std::string>{"root", "commit", "parse", "c1", "p_big", "c2", "p_small", "c3", "c4", "c5"}));
+}
+
 TEST(Prebuild, ARunTurnsOnItsSetsFunctionsAndTheirSitesOnly) {
   const nlohmann::json built = {
       {"schema_version", 2},
