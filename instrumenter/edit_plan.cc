@@ -1,6 +1,7 @@
 #include "instrumenter/edit_plan.h"
 
 #include <algorithm>
+#include <optional>
 #include <deque>
 #include <fstream>
 #include <functional>
@@ -356,6 +357,19 @@ Status Planner::check_nesting() {
 
 namespace {
 
+// The directive a line beginning at `at` holds: its word ("define",
+// "line"; "0" for a `# N "file"` line marker, "" for a null directive), or
+// nullopt when the line is no directive.
+std::optional<std::string> directive_at(const std::string &text, size_t at) {
+  size_t i = text.find_first_not_of(" \t", at);
+  if (i == std::string::npos || text[i] != '#') return std::nullopt;
+  i = text.find_first_not_of(" \t", i + 1);
+  if (i == std::string::npos) return std::string();
+  if (text[i] >= '0' && text[i] <= '9') return std::string("0");
+  const size_t e = std::min(text.size(), text.find_first_not_of("abcdefghijklmnopqrstuvwxyz_", i));
+  return text.substr(i, e - i);
+}
+
 // Can a body's text be written twice? Its preprocessor lines must be ones
 // a second copy repeats harmlessly (#define and #undef, #pragma) or
 // conditionals that open and close inside it; an #include would be empty
@@ -363,11 +377,9 @@ namespace {
 bool directives_repeat(const std::string &body) {
   int depth = 0;
   for (size_t at = body.find('\n'); at != std::string::npos; at = body.find('\n', at + 1)) {
-    size_t i = body.find_first_not_of(" \t", at + 1);
-    if (i == std::string::npos || body[i] != '#') continue;
-    i = body.find_first_not_of(" \t", i + 1);
-    size_t e = i == std::string::npos ? body.size() : body.find_first_not_of("abcdefghijklmnopqrstuvwxyz_", i);
-    const std::string word = i == std::string::npos ? "" : body.substr(i, (e == std::string::npos ? body.size() : e) - i);
+    const std::optional<std::string> d = directive_at(body, at + 1);
+    if (!d) continue;
+    const std::string &word = *d;
     if (word == "if" || word == "ifdef" || word == "ifndef") {
       ++depth;
     } else if (word == "endif") {
@@ -386,12 +398,8 @@ bool directives_repeat(const std::string &body) {
 // says, and a #line that restores a body's physical line would renumber
 // the rest of the file (bison's and flex's output).
 size_t first_line_directive(const std::string &code) {
-  for (size_t at = 0; at < code.size(); at = code.find('\n', at), at = at == std::string::npos ? at : at + 1) {
-    size_t i = code.find_first_not_of(" \t", at);
-    if (i == std::string::npos || code[i] != '#') continue;
-    i = code.find_first_not_of(" \t", i + 1);
-    if (i != std::string::npos && (code.compare(i, 4, "line") == 0 || (code[i] >= '0' && code[i] <= '9'))) return at;
-  }
+  for (size_t at = 0; at < code.size(); at = code.find('\n', at), at = at == std::string::npos ? at : at + 1)
+    if (const auto d = directive_at(code, at); d && (*d == "line" || *d == "0")) return at;
   return std::string::npos;
 }
 

@@ -39,11 +39,10 @@ std::vector<std::string> widen(const std::vector<std::string> &want, const std::
     return it == own.end() || std::none_of(it->second.calls.begin(), it->second.calls.end(),
                                            [&](const std::string &g) { return g != f && in.count(g); });
   };
-  std::vector<std::string> frontier;
-  for (int pass = 0; pass < 3; ++pass)
-    for (const auto &f : want)
-      if ((pass == 0 && leaf(f) && !held(f)) || (pass == 1 && leaf(f) && held(f)) || (pass == 2 && !leaf(f)))
-        frontier.push_back(f);
+  auto order = [&](const std::string &f) { return leaf(f) ? (held(f) ? 1 : 0) : 2; };
+  std::vector<std::string> frontier = want;
+  std::stable_sort(frontier.begin(), frontier.end(),
+                   [&](const std::string &a, const std::string &b) { return order(a) < order(b); });
   for (int level = 0; level < depth && out.size() < budget && !frontier.empty(); ++level) {
     std::map<std::string, Reach> known = level == 0 ? own : reach(frontier);
     // Each frontier function's calls not yet in, in turn.

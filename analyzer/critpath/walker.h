@@ -363,7 +363,7 @@ class Walker : public Rec {
     // request parsing as holders).
     uint32_t frame = std::prev(it)->node;
     if (frame != StackTrie::kRoot && tl_.trie[frame].kind == FrameKind::Site && !tl_.trie[frame].callee_fn &&
-        (unlock_site(tl_.trie[frame].id) || hi - std::prev(it)->ts < kReleaseCallNs))
+        (sync_site(tl_.trie[frame].id) || hi - std::prev(it)->ts < kReleaseCallNs))
       frame = tl_.trie[frame].parent;
     if (frame == StackTrie::kRoot) return lo;
     int64_t from = hi;
@@ -381,7 +381,7 @@ class Walker : public Rec {
   // CPU, whose whole hold then read as the lock being free), a call that
   // took the lock is longer: the rule for a trace without its manifest.
   static constexpr int64_t kReleaseCallNs = 500;
-  bool unlock_site(uint32_t site) const { return opt_.direct_calls && opt_.direct_calls->sync_call(site); }
+  bool sync_site(uint32_t site) const { return opt_.direct_calls && opt_.direct_calls->sync_call(site); }
 
   // Whether trie node n is `frame` or below it.
   bool inside(uint32_t n, uint32_t frame) const {

@@ -26,9 +26,7 @@ bool not_the_codes(const VarNode &n) {
   auto ends = [&](std::string_view tail) {
     return n.key.size() >= tail.size() && n.key.compare(n.key.size() - tail.size(), tail.size(), tail) == 0;
   };
-  if (ends("/preempted") || ends("/recorder") || ends("/held:recorder")) return true;
-  const size_t slash = n.key.rfind('/');
-  return slash != std::string::npos && n.key.compare(slash + 1, 15, "held:preempted:") == 0;
+  return ends("/preempted") || ends("/recorder") || held_off_cpu(n);
 }
 
 // What the (preempted) and (recorder) leaves below n carry: not the code's

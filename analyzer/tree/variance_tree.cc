@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <string_view>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -211,13 +212,13 @@ class Builder {
     }
     if (id == kHeldRecorder) {  // no cause: vprof's own pauses
       v.label = "(recorder) pausing the holder";
-      v.key = "held:recorder";
+      v.key = kHeldRecorderKey;
       return;
     }
     if (held_preempted(id)) {  // no cause: the kernel's doing, at that place
       describe_held(id & ~kHeldPreempted, v);
       v.label += ", preempted while holding";
-      v.key = "held:preempted:" + v.key.substr(v.key.find(':') + 1);
+      v.key = kHeldPreemptedPrefix + v.key.substr(v.key.find(':') + 1);
       v.factor.clear();
       v.body = false;
       return;
@@ -499,6 +500,12 @@ void number_tree(VarNode &root) {
 bool is_held_part(const VarNode &n) {
   size_t p = n.key.rfind('/');
   return n.key.compare(p == std::string::npos ? 0 : p + 1, 5, "held:") == 0;
+}
+
+bool held_off_cpu(const VarNode &n) {
+  const size_t p = n.key.rfind('/'), at = p == std::string::npos ? 0 : p + 1;
+  const std::string_view last = std::string_view(n.key).substr(at);
+  return last == kHeldRecorderKey || last.substr(0, sizeof kHeldPreemptedPrefix - 1) == kHeldPreemptedPrefix;
 }
 
 // A call's part that is no breakdown of its callee: the rest of the call

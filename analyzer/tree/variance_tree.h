@@ -62,6 +62,12 @@ bool is_held_part(const VarNode &n);
 // instrumented function: kHeldOutsideKey when where it released is not
 // known, kHeldOutsideKey ":" F when it released in F.
 inline constexpr char kHeldOutsideKey[] = "held:outside";
+// The keys of the Held parts whose holder was off its CPU: paused by the
+// recorder, and preempted at a place (this prefix, then the place's key).
+inline constexpr char kHeldRecorderKey[] = "held:recorder";
+inline constexpr char kHeldPreemptedPrefix[] = "held:preempted:";
+// A Held part whose holder was off its CPU: the machine's, no cause.
+bool held_off_cpu(const VarNode &n);
 // A node broken down into Held parts only (with its "(not held)" rest, its
 // (preempted) leaves and their covariances): no breakdown by calls, which a
 // later run that instruments the callee gives (merge_runs).
