@@ -71,31 +71,4 @@ if [ "${REUSE:-0}" != 1 ] || [ ! -d same ] || [ ! -d slow ]; then
 fi
 
 step "decisions"
-PYTHONPATH="$here/scripts/lib" python3 - "$vprof" "$work" <<'PY'
-import math, os, random, statistics, sys
-import history_pools as hp
-vprof, work = sys.argv[1], sys.argv[2]
-same, slow = hp.pool(work, 'same'), hp.pool(work, 'slow')
-make_history = lambda runs: hp.make_history(os.path.join(work, 'split'), runs)
-gate = lambda d, runs: hp.gate(vprof, d, runs, os.path.join(work, 'verdict.json'))
-# Each run's statistics: one run judged against the first 3 (its own values are "new").
-hist3 = make_history(same[:3])
-def stats(p):
-    return {c['quantity']: c['new'] for c in gate(hist3, [p])['checks'] if not c['quantity'].startswith('outlier')}
-vals = [stats(p) for p in same]
-spread = {q: statistics.stdev(math.log(max(v[q], 1)) for v in vals) for q in ('p50', 'mean', 'p90', 'p99', 'p99.9', 'variance')}
-print('per-run spread, standard deviation of the log over', len(same), 'same-build runs:',
-      ', '.join(f'{q} {s:.3f}' for q, s in spread.items()))
-slow_vals = [stats(p) for p in slow]
-print('slow against same, ratio of medians:',
-      ', '.join(f'{q} {statistics.median(v[q] for v in slow_vals) / statistics.median(v[q] for v in vals) - 1:+.1%}'
-                for q in ('p50', 'p90', 'p99', 'variance')))
-rng = random.Random(7)
-splits = lambda head_pool, m, trials: hp.random_splits(vprof, work, same, head_pool, m, trials, rng)
-s3, d3 = splits(same, 3, 100)
-s5, d5 = splits(same, 5, 100)
-w3, _ = splits(slow, 3, 40)
-w5, _ = splits(slow, 5, 40)
-print(f'random splits against 20: same build regression {s3}/100 at 3 runs, {s5}/100 at 5; '
-      f'slow {w3}/40 at 3, {w5}/40 at 5; detectable p99 at 3 runs {d3:+.0%}, at 5 {d5:+.0%}')
-PY
+PYTHONPATH="$here/scripts/lib" python3 -c 'import sys, history_pools as hp; hp.settle_report(sys.argv[1], sys.argv[2])' "$vprof" "$work"

@@ -1,9 +1,10 @@
-# Shared by scripts/gate-history.sh and scripts/gate-history-leveldb.sh: pools
-# of saved profiles (WORK/NAME/K.vprof), histories made of them, one gate
-# decision, and random splits (a history drawn from the same-build pool, a
-# head from the rest or from another pool: the false-alarm rate where runs
-# are exchangeable, and power).
-import json, os, shutil, subprocess, sys
+# Shared by scripts/gate-history.sh, gate-history-leveldb.sh and
+# gate-history-postgres.sh: pools of saved profiles (WORK/NAME/K.vprof),
+# histories made of them, one gate decision, random splits (a history drawn
+# from the same-build pool, a head from the rest or from another pool: the
+# false-alarm rate where runs are exchangeable, and power), and what settles
+# on a real tree (each statistic's run-to-run spread, a slower build's move).
+import json, math, os, random, shutil, statistics, subprocess, sys
 
 
 def pool(work, name):
@@ -43,3 +44,33 @@ def random_splits(vprof, work, same, head_pool, m, trials, rng, H=20):
         reg += v['verdict'] == 'regression'
         det.append(next(c for c in v['checks'] if c['quantity'] == 'p99')['detectable'])
     return reg, sorted(det)[len(det) // 2]
+
+
+def settle_report(vprof, work, same_name='same', slow_name='slow'):
+    """Prints each statistic's run-to-run spread over the same-build pool (the
+    standard deviation of its log), the slow pool's move (ratio of medians),
+    and random splits of 20 same-build runs against 3 and 5 same or slow ones."""
+    same, slow = pool(work, same_name), pool(work, slow_name)
+    hist3 = make_history(os.path.join(work, 'split'), same[:3])
+
+    def stats(p):  # one run judged against the first 3: its own values are "new"
+        v = gate(vprof, hist3, [p], os.path.join(work, 'verdict.json'))
+        return {c['quantity']: c['new'] for c in v['checks'] if not c['quantity'].startswith('outlier')}
+
+    vals = [stats(p) for p in same]
+    qs = ('p50', 'mean', 'p90', 'p99', 'p99.9', 'variance')
+    spread = {q: statistics.stdev(math.log(max(v[q], 1)) for v in vals) for q in qs}
+    print('per-run spread, standard deviation of the log over', len(same), 'same-build runs:',
+          ', '.join(f'{q} {s:.3f}' for q, s in spread.items()))
+    slow_vals = [stats(p) for p in slow]
+    print('slow against same, ratio of medians:',
+          ', '.join(f'{q} {statistics.median(v[q] for v in slow_vals) / statistics.median(v[q] for v in vals) - 1:+.1%}'
+                    for q in ('p50', 'p90', 'p99', 'variance')))
+    rng = random.Random(7)
+    splits = lambda head_pool, m, trials: random_splits(vprof, work, same, head_pool, m, trials, rng)
+    s3, d3 = splits(same, 3, 100)
+    s5, d5 = splits(same, 5, 100)
+    w3, _ = splits(slow, 3, 40)
+    w5, _ = splits(slow, 5, 40)
+    print(f'random splits against 20: same build regression {s3}/100 at 3 runs, {s5}/100 at 5; '
+          f'slow {w3}/40 at 3, {w5}/40 at 5; detectable p99 at 3 runs {d3:+.0%}, at 5 {d5:+.0%}')

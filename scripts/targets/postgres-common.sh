@@ -18,7 +18,19 @@
 #                                       transaction, and stops the server; FILE.busy: the
 #                                       machine's busy CPU ticks (/proc/stat) before and after pgbench
 #   pg_stop DESTDIR DATA                stop a server left running
+#   pg_instrumented, pg_patched         is src/ instrumented by vprof, patched with the
+#                                       interval patch ($pg_patchfile)?
+#   pg_put_back                         restore and un-patch src/ where it is either (a
+#                                       tree an interrupted run left, or the EXIT trap's)
 pg_as_user() { if [ "$(id -u)" = 0 ]; then runuser -u "$pguser" -- "$@"; else "$@"; fi; }
+
+pg_patchfile=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/patches/postgres-exec_simple_query-intervals.patch
+pg_instrumented() { [ -f src/.vprof/state.json ]; }
+pg_patched() { grep -q vprof_interval_begin src/src/backend/tcop/postgres.c; }
+pg_put_back() {
+  if pg_instrumented; then pg_as_user "$vprof" restore -p src >/dev/null; fi
+  if pg_patched; then (cd src && pg_as_user patch -p1 -R -s < "$pg_patchfile"); fi
+}
 
 pg_fetch_and_build() {
   local here; here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

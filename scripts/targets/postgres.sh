@@ -46,12 +46,9 @@ cd "$work"
 
 step "fetch Debian's postgresql-15 source, configure, build with bear (compile db in src/)"
 pg_fetch_and_build
-patchfile=$here/scripts/targets/patches/postgres-exec_simple_query-intervals.patch
-instrumented() { [ -f src/.vprof/state.json ]; }
-patched() { grep -q vprof_interval_begin src/src/backend/tcop/postgres.c; }
+patchfile=$pg_patchfile
 # A tree left instrumented or patched by an interrupted run is put back first.
-if instrumented; then as_user "$vprof" restore -p src; fi
-if patched; then (cd src && as_user patch -p1 -R -s < "$patchfile"); fi
+pg_put_back
 # pg_fetch_and_build took the fetched sources' checksums before any build (a
 # tree fetched by an older script has none: its sources, as they are now).
 [ -s pristine.sha1 ] || pg_source_sums > pristine.sha1
@@ -62,9 +59,7 @@ if [ $mode != test ]; then
   inst=$work/inst data=$work/data-s$scale
   pg_stop "$inst" "$data"  # a server left running by a run killed with SIGKILL
   # However this ends, the server stops and the tree goes back to its pristine bytes.
-  unwind() { pg_stop "$inst" "$data"
-             if instrumented; then as_user "$vprof" restore -p src >/dev/null; fi
-             if patched; then (cd src && as_user patch -p1 -R -s < "$patchfile"); fi; }
+  unwind() { pg_stop "$inst" "$data"; pg_put_back; }
   trap unwind EXIT
   step "patch postgres.c: one vprof interval per simple query"
   (cd src && as_user patch -p1 -s < "$patchfile")
@@ -107,7 +102,7 @@ if [ $mode != test ]; then
   cat vprof.json
   session_auto as_user
   step "restore and un-patch"
-  if instrumented; then as_user "$vprof" restore -p src; fi
+  if pg_instrumented; then as_user "$vprof" restore -p src; fi
   (cd src && as_user patch -p1 -R -s < "$patchfile")
   pg_sources_pristine || die "restored sources differ from the pristine tree"
   echo "restored sources identical to the pristine tree; the session is in $work/.vprof-session"
