@@ -57,6 +57,7 @@ Expected<Config> load_config(const std::string &path) {
     c.prebuild_depth = j.value("prebuild_depth", c.prebuild_depth);
     c.prebuild_functions = j.value("prebuild_functions", c.prebuild_functions);
     c.prebuild_min_size = j.value("prebuild_min_size", c.prebuild_min_size);
+    c.lookahead_budget = j.value("lookahead_budget", c.lookahead_budget);
   } catch (const json::exception &e) {
     return Error{fmt::format("{}: wrong type: {}", path, e.what())};
   }
@@ -69,6 +70,8 @@ Expected<Config> load_config(const std::string &path) {
   if (c.prebuild_depth < 0 || c.prebuild_depth > 8) return bad("prebuild_depth", "must be in [0, 8]");
   if (c.prebuild_functions < 1) return bad("prebuild_functions", "must be >= 1");
   if (c.prebuild_min_size < 0) return bad("prebuild_min_size", "must be >= 0");
+  if (c.lookahead_budget < 0 || c.lookahead_budget > 100)
+    return bad("lookahead_budget", "must be a percentage in [0, 100]");
   if (c.runs < 1 || c.runs > kMaxRuns) return bad("runs", fmt::format("must be in [1, {}]", kMaxRuns));
   return c;
 }
@@ -82,7 +85,8 @@ Status save_config(const Config &c, const std::string &path) {
             {"exponent", c.exponent},   {"max_iterations", c.max_iterations},
             {"sample", c.sample},       {"runs", c.runs},
             {"session_dir", c.session_dir}, {"prebuild_depth", c.prebuild_depth},
-            {"prebuild_functions", c.prebuild_functions}, {"prebuild_min_size", c.prebuild_min_size}};
+            {"prebuild_functions", c.prebuild_functions}, {"prebuild_min_size", c.prebuild_min_size},
+            {"lookahead_budget", c.lookahead_budget}};
   if (!c.source_root.empty()) j["source_root"] = c.source_root;
   std::ofstream out(path);
   if (!out) return Error{fmt::format("{}: cannot write", path)};

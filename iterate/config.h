@@ -10,7 +10,8 @@
 //     "sync_packs": ["stdcxx"], "sync_everywhere": true,
 //     "k": 3, "d": 0.05, "m": 0.5, "exponent": 2, "max_iterations": 30,
 //     "sample": 0, "runs": 1, "session_dir": ".vprof-session",
-//     "prebuild_depth": 6, "prebuild_functions": 60, "prebuild_min_size": 24 }
+//     "prebuild_depth": 6, "prebuild_functions": 60, "prebuild_min_size": 24,
+//     "lookahead_budget": 2 }
 #ifndef VPROF_ITERATE_CONFIG_H
 #define VPROF_ITERATE_CONFIG_H
 
@@ -61,6 +62,12 @@ struct Config {
   int prebuild_depth = 6;
   int prebuild_functions = 60;
   int prebuild_min_size = 24;  // tiny functions (and kernels over them) are not built ahead: prebuild.h
+  // More than one level a run (prebuild.h's next_level): a run turns on,
+  // beside its set, the level below the functions it breaks down first that
+  // its build holds, while the run before spent at most this percent of its
+  // intervals' time in probes (its records times half a probe pair). 0: one
+  // level a run.
+  double lookahead_budget = 2;
 
   std::string abs(const std::string &p) const;  // p resolved against dir
   std::string abs_source_root() const { return source_root.empty() ? "" : abs(source_root); }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -240,6 +241,47 @@ double recorder_share(const analyzer::Factor &f) {
   return out;
 }
 
+// A gap on the way to f's largest part: a call site of an instrumented
+// function (`caller`) whose callee (`callee`), not instrumented, re-entered a
+// function turned on ahead (state.h's BrokenDown::ahead: minidb's
+// inject_delay, turned on below write_row, ran inside read_row's call of
+// BufferPool::fetch, two calls down). The part's place is inside the callee,
+// a level the session has not measured: it is broken down first. The key is
+// the path of parts ("site:CALLER>CALLEE#k/fn:F/..."); a pointer call (its
+// expression) and a virtual one (an overrider of the same name) are no gap.
+// A function a decision broke down keeps its place through such calls (a
+// hook dispatcher a macro writes, found through its `reaches`).
+struct Gap {
+  std::string caller, callee;
+};
+std::optional<Gap> gap_above(const analyzer::Factor &f, const State &s) {
+  const analyzer::VarNode *largest = nullptr;
+  for (const auto *inst : f.instances)
+    if (!largest || std::fabs(inst->contribution) > std::fabs(largest->contribution)) largest = inst;
+  if (!largest) return std::nullopt;
+  const std::string &k = largest->key;
+  auto unqualified = [](const std::string &n) {
+    const size_t c = n.rfind("::");
+    return c == std::string::npos ? n : n.substr(c + 2);
+  };
+  for (size_t at = k.find("/site:"); at != std::string::npos; at = k.find("/site:", at + 1)) {
+    const size_t from = at + 6, end = k.find('/', from);
+    if (end == std::string::npos || k.compare(end, 4, "/fn:") != 0) continue;
+    const std::string site = k.substr(from, end - from);
+    const size_t gt = site.find('>'), hash = site.rfind('#');
+    if (gt == std::string::npos || hash == std::string::npos || hash < gt) continue;
+    Gap g{site.substr(0, gt), site.substr(gt + 1, hash - gt - 1)};
+    const size_t fn_end = k.find('/', end + 4);
+    const std::string fn = k.substr(end + 4, fn_end == std::string::npos ? std::string::npos : fn_end - end - 4);
+    if (g.callee.empty() || g.callee.find_first_of("()-.*&[ ") != std::string::npos) continue;  // a pointer call
+    if (fn == g.callee || unqualified(fn) == unqualified(g.callee)) continue;  // recursion, an overrider
+    const bool ahead = std::any_of(s.broken_down.begin(), s.broken_down.end(),
+                                   [&](const BrokenDown &b) { return b.function == fn && b.ahead; });
+    if (ahead) return g;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, double m,
@@ -252,6 +294,20 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
     // A call through a pointer is named by its expression, which may start
     // with '(' as the leaves that are no function do: PostgreSQL's index
     // scan, (*accessMtd)(node), was left "not a function".
+    if (!f.covariance)
+      if (std::optional<Gap> gap = gap_above(f, s); gap && !s.is_broken_down(gap->callee)) {
+        Probe p = probe(gap->callee);
+        if (p.why_not.empty() && !p.opaque && p.sync_pack.empty()) {
+          g.function = gap->callee;
+          g.functions = {gap->callee};
+          g.parents = {gap->caller};
+          g.break_down = true;
+          g.reason = fmt::format("its largest part ran inside {}'s call of {}, which is not instrumented: break "
+                                 "that down to place it",
+                                 gap->caller, gap->callee);
+          return g;
+        }
+      }
     std::vector<std::string> targets;
     const analyzer::CallSiteInfo *site = f.covariance ? nullptr : indirect_site(f, targets);
     const bool indirect = site != nullptr;

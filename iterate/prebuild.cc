@@ -92,6 +92,30 @@ std::vector<std::string> widen(const std::vector<std::string> &want, const std::
   return out;
 }
 
+std::vector<NextLevel> next_level(const std::vector<std::string> &fresh, const std::vector<std::string> &set,
+                                  const std::vector<std::string> &built, const ReachOf &reach) {
+  std::vector<NextLevel> out;
+  if (fresh.empty()) return out;
+  const std::set<std::string> held(built.begin(), built.end());
+  std::set<std::string> taken(set.begin(), set.end());
+  const std::map<std::string, Reach> found = reach(fresh);
+  std::vector<std::string> calls;
+  for (const auto &f : fresh) {
+    auto r = found.find(f);
+    if (r == found.end()) continue;
+    calls.assign(r->second.calls.begin(), r->second.calls.end());  // by name
+    // Largest body first, as widen asks: the callees' sizes, one more ask.
+    std::map<std::string, Reach> sizes = reach(calls);
+    std::stable_sort(calls.begin(), calls.end(), [&](const std::string &x, const std::string &y) {
+      auto a = sizes.find(x), b = sizes.find(y);
+      return (a == sizes.end() ? 0u : a->second.size) > (b == sizes.end() ? 0u : b->second.size);
+    });
+    for (const auto &g : calls)
+      if (held.count(g) && taken.insert(g).second) out.push_back({g, f});
+  }
+  return out;
+}
+
 namespace {
 
 // Does manifest function `f` (its name and file) answer to the session's

@@ -58,6 +58,18 @@ using ReachOf = std::function<std::map<std::string, Reach>(const std::vector<std
 std::vector<std::string> widen(const std::vector<std::string> &want, const std::vector<std::string> &before,
                                int depth, size_t budget, const ReachOf &reach);
 
+// More than one level a run (docs/iterate.md, "More than one level a run"):
+// the level below `fresh` (the functions a run breaks down for the first
+// time) that `built` (the build's functions) holds and `set` (the run's)
+// does not, to turn on in the same run: each callee once, with the first
+// function of `fresh` that calls it, at each fresh function's calls largest
+// body first (then by name). `reach` gives what fresh's calls reach.
+struct NextLevel {
+  std::string function, parent;
+};
+std::vector<NextLevel> next_level(const std::vector<std::string> &fresh, const std::vector<std::string> &set,
+                                  const std::vector<std::string> &built, const ReachOf &reach);
+
 // A run of a build: the build's manifest cut to `set`'s functions and their
 // call sites (what the run records, so the analysis reads it as a build of
 // `set` alone), and the probes the run leaves dormant, "f ID" and "s ID"

@@ -174,9 +174,24 @@ class Session {
     std::string manifest;
   };
   std::optional<Build> build_;
+  // Does the tree's build hold every function of fs, with the session's sync packs?
+  bool build_holds(const std::vector<std::string> &fs) const {
+    return build_ && build_->packs == sync_packs() && std::all_of(fs.begin(), fs.end(), [&](const std::string &f) {
+             return std::find(build_->functions.begin(), build_->functions.end(), f) != build_->functions.end();
+           });
+  }
   bool prebuild_failed_ = false;  // a build ahead failed once: each iteration builds its set alone
   std::optional<instr::CallGraph> graph_;  // the whole tree's, for building ahead (reach_of)
   bool graph_failed_ = false;              // it could not be read: nothing is built ahead
+  // The last run's records (its trace's count) and what its probes cost:
+  // its records times half a probe pair over its intervals' time (unknown
+  // for a resumed session's first plan). More than one level a run while
+  // it is within the config's lookahead_budget.
+  uint64_t last_records_ = 0;
+  std::optional<double> last_probe_cost_;
+  // The level below `fresh` the build holds, turned on in iteration n's run
+  // with `need` (prebuild.h's next_level), when the last run's probes allow.
+  void look_ahead(int n, const std::vector<std::string> &fresh, std::vector<std::string> &need);
   // Instruments and builds for `it`: its set, and with `ahead` what
   // prebuild.h's widen adds; build_ becomes it.
   Status build(Iteration &it, bool ahead);
@@ -348,11 +363,7 @@ Status Session::run_iteration(Iteration &it) {
   fs::remove(idir + "/dormant.txt", ec);
   // A level whose functions the tree's build holds needs no build: its run
   // turns on their probes and leaves the rest dormant.
-  const bool held = build_ && build_->packs == sync_packs() &&
-                    std::all_of(it.instrumented.begin(), it.instrumented.end(), [&](const std::string &f) {
-                      return std::find(build_->functions.begin(), build_->functions.end(), f) !=
-                             build_->functions.end();
-                    });
+  const bool held = build_holds(it.instrumented);
   if (held) {
     it.files_changed = -1;
     it.build_seconds = -1;
@@ -405,6 +416,7 @@ Status Session::run_iteration(Iteration &it) {
   auto names = analyzer::load_manifest(it.trace_dir + "/manifest.json");
   if (!names) return Error{names.error().message};
   if (!out.trace) return Error{fmt::format("{}: cannot open the trace directory after the run", it.trace_dir)};
+  last_records_ = out.trace->count().records;
   const trace::ProcessFiles &procs = out.trace->processes();
   if (std::string e = trace::build_mismatch(procs, it.trace_dir, names->ids); !e.empty()) return Error{e};
   // A server that dropped root and could not write its threads' files: say
@@ -739,12 +751,48 @@ Status Session::plan_next(int n) {
       }
       if (std::find(need.begin(), need.end(), g) == need.end()) need.push_back(g);
     }
+  look_ahead(n, s_.pending, need);
   Iteration next;
   next.number = n;
   next.instrumented = need;
   next.trace_dir = fmt::format("{}/iter-{}/trace", dir_, n);
   s_.iterations.push_back(std::move(next));
   return save_state(s_, state_path());
+}
+
+void Session::look_ahead(int n, const std::vector<std::string> &fresh, std::vector<std::string> &need) {
+  // Only where the run needs no build: building the level below with a set
+  // that builds anyway made PostgreSQL's builds twice as long (157 functions
+  // joined at once) for 12 runs instead of 20, a slower session in all
+  // (docs/performance.md, "Build once").
+  if (c_.lookahead_budget <= 0 || !last_probe_cost_ || !build_holds(need)) return;
+  if (100 * *last_probe_cost_ > c_.lookahead_budget) {
+    log(fmt::format("iteration {}: one level this run: the last run's probes cost {:.2f}% of its intervals' time, "
+                    "over the lookahead budget of {:g}%",
+                    n, 100 * *last_probe_cost_, c_.lookahead_budget));
+    return;
+  }
+  std::vector<std::string> from;
+  for (const auto &f : fresh)
+    if (f != c_.root) from.push_back(f);
+  // What an earlier run broke down is not again (as a decision would not:
+  // "already broken down").
+  std::vector<std::string> skip = need;
+  for (const auto &b : s_.broken_down) skip.push_back(b.function);
+  const std::vector<NextLevel> more =
+      next_level(from, skip, build_->functions, [this](const std::vector<std::string> &fs) { return reach_of(fs); });
+  if (more.empty()) return;
+  std::vector<std::string> names;
+  for (const NextLevel &l : more) {
+    need.push_back(l.function);
+    names.push_back(l.function);
+    BrokenDown b{l.function, {l.parent}, n};
+    b.ahead = true;
+    s_.broken_down.push_back(std::move(b));
+  }
+  log(fmt::format("iteration {}: and the level below, which the build holds: {} (the last run's probes cost "
+                  "{:.2f}% of its intervals' time; the lookahead budget is {:g}%)",
+                  n, some_names(names), 100 * *last_probe_cost_, c_.lookahead_budget));
 }
 
 Status Session::run_planned(Iteration &it) {
@@ -805,6 +853,15 @@ Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze_ran(Iteration &it
                              "vprof_interval_end (are the program's transactions annotated, and did the "
                              "workload reach them? docs/interfaces.md)",
                              it.trace_dir)};
+  }
+  // What its probes cost: its records, half a probe pair each, over its
+  // intervals' time (records outside an interval count too: an upper bound).
+  {
+    const analyzer::RunAnalysis &r = *analysis->runs.back();
+    const double in_intervals = double(r.paths.rows.size()) * r.latency.mean_ns;
+    last_probe_cost_.reset();
+    if (last_records_ > 0 && in_intervals > 0 && r.overhead.probe_pair_ns > 0)
+      last_probe_cost_ = 0.5 * r.overhead.probe_pair_ns * double(last_records_) / in_intervals;
   }
   Status w = write_reports(*analysis, fmt::format("{}/iter-{}/report", dir_, it.number));
   if (!w) return Error{w.message()};

@@ -61,6 +61,7 @@ Expected<State> load_state(const std::string &path) {
       else if (!b.value("parent", "").empty()) d.parents = {b.at("parent")};  // sessions before parents
       d.holder = b.value("holder", false);  // sessions before causes: none
       d.cause_place = b.value("cause_place", false);
+      d.ahead = b.value("ahead", false);
       s.broken_down.push_back(std::move(d));
     }
     for (const auto &i : j.at("iterations")) {
@@ -175,7 +176,7 @@ Status save_state(const State &s, const std::string &path) {
   for (const auto &b : s.broken_down)
     j["broken_down"].push_back(
         {{"function", b.function}, {"parents", b.parents}, {"iteration", b.iteration}, {"holder", b.holder},
-         {"cause_place", b.cause_place}});
+         {"cause_place", b.cause_place}, {"ahead", b.ahead}});
   j["iterations"] = json::array();
   for (const auto &i : s.iterations)
     j["iterations"].push_back({{"number", i.number}, {"instrumented", i.instrumented},

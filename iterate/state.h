@@ -26,6 +26,11 @@ struct BrokenDown {
   // The place of such a cause itself: what was broken down below it (its
   // parents lead here) is kept instrumented too.
   bool cause_place = false;
+  // Turned on as the level below a function its run broke down first (more
+  // than one level a run, prebuild.h's next_level), not by a decision: where
+  // a part of it ran inside an uninstrumented call, that call is broken down
+  // first (decide.cc's gap rule).
+  bool ahead = false;
 };
 
 struct Decision {

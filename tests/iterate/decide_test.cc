@@ -545,3 +545,43 @@ TEST(Answer, TheTopCauseSaysWhichWaitItHeldUpByItsPlace) {
   a.factors.clear();
   EXPECT_EQ(iterate::answer_line(a), "");
 }
+
+// More than one level a run turned on inject_delay below write_row; it also
+// ran inside read_row's call of BufferPool::fetch, which no run instrumented,
+// and the sleep it planted there ranked first. Its place is inside fetch:
+// that is broken down first. The same path through a function a decision
+// broke down (a hook dispatcher found through its reaches) is left as it is.
+TEST(Decide, APartInsideAnUninstrumentedCallOfAFunctionTurnedOnAheadBreaksThatCallDown) {
+  analyzer::VarNode sleep;
+  sleep.key = "root/site:run_transaction>read_row#0/site:read_row>BufferPool::fetch#0/fn:inject_delay"
+              "/site:inject_delay>std::this_thread::sleep_for#0";
+  sleep.contribution = 0.6;
+  analyzer::Analysis a;
+  a.factors.push_back(factor("std::this_thread::sleep_for", "std::this_thread::sleep_for", 0.6, 1));
+  a.factors.back().instances = {&sleep};
+  iterate::State s;
+  s.broken_down.push_back({"run_transaction", {}, 1});
+  s.broken_down.push_back({"read_row", {"run_transaction"}, 2});
+  iterate::BrokenDown ahead{"inject_delay", {"write_row"}, 2};
+  ahead.ahead = true;
+  s.broken_down.push_back(ahead);
+  auto probe = [](const std::string &f) {
+    iterate::Probe p;
+    if (f.rfind("std::", 0) == 0) {
+      p.opaque = true;
+      p.why_not = "no definition in the tree (a library's or the system's code)";
+    }
+    return p;
+  };
+  auto out = iterate::suggest(a, s, 0.5, probe);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].break_down) << out[0].reason;
+  EXPECT_EQ(out[0].functions, (std::vector<std::string>{"BufferPool::fetch"}));
+  EXPECT_EQ(out[0].parents, (std::vector<std::string>{"read_row"}));
+  EXPECT_NE(out[0].reason.find("inside read_row's call of BufferPool::fetch"), std::string::npos) << out[0].reason;
+  // inject_delay broken down by a decision: no gap rule; the sleep is a library's.
+  s.broken_down.back().ahead = false;
+  out = iterate::suggest(a, s, 0.5, probe);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FALSE(out[0].break_down) << out[0].reason;
+}

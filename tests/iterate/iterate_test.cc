@@ -659,7 +659,9 @@ TEST(Iterate, LevelsInsideTheFirstBuildRunWithoutBuildingAndRecordOnlyTheirSet) 
   fs::path dir = vprof::testing::fresh_dir("vprof-it", "build-once");
   Config c = three_file_tree(dir);
   ASSERT_EQ(std::system(("cmake --build " + (dir / "b").string() + " > /dev/null").c_str()), 0);
-  // First as a session that builds each set alone.
+  // One level a run (the next test turns on more), first as a session that
+  // builds each set alone.
+  c.lookahead_budget = 0;
   c.prebuild_depth = 0;
   auto alone = run_session(c, options(), Hooks{});
   ASSERT_TRUE(alone.ok()) << alone.error().message;
@@ -706,4 +708,57 @@ TEST(Iterate, LevelsInsideTheFirstBuildRunWithoutBuildingAndRecordOnlyTheirSet) 
   EXPECT_EQ(top(*out).call_sites.front().call_site->caller, "leaf_slow");
   EXPECT_EQ(top(*alone).call_sites.front().label, top(*out).call_sites.front().label);
   EXPECT_NE(builds_summary(s).find("Builds: 1 in"), std::string::npos) << builds_summary(s);
+}
+
+// More than one level a run (docs/iterate.md): a run on the build ahead also
+// breaks down the level below the functions it breaks down first, so the
+// session reaches the same end in fewer runs, on one build.
+TEST(Iterate, ARunOnABuildAheadAlsoBreaksDownTheLevelBelowItsNewFunctions) {
+  fs::path dir = vprof::testing::fresh_dir("vprof-it", "lookahead");
+  Config c = three_file_tree(dir);
+  ASSERT_EQ(std::system(("cmake --build " + (dir / "b").string() + " > /dev/null").c_str()), 0);
+  c.lookahead_budget = 0;
+  auto one = run_session(c, options(), Hooks{});
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  c.lookahead_budget = Config{}.lookahead_budget;
+  SessionOptions again = options();
+  again.fresh = true;
+  std::string log;
+  Hooks h;
+  h.log = [&](const std::string &l) { log += l + "\n"; };
+  auto out = run_session(c, again, h);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  const State &s = out->state;
+  // handle; step_a and the level below it, mid_a; leaf_slow (its spin is a
+  // leaf, timed at its call site). One level a run took a run more.
+  ASSERT_EQ(s.iterations.size(), 3u) << log;
+  EXPECT_EQ(one->state.iterations.size(), 4u);
+  EXPECT_EQ(s.iterations[1].instrumented, (std::vector<std::string>{"handle", "step_a", "mid_a"})) << log;
+  EXPECT_NE(log.find("iteration 2: and the level below, which the build holds: mid_a (the last run's probes cost"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(builds_summary(s).find("Builds: 1 in"), std::string::npos) << builds_summary(s);
+  // The same end: the slow leaf's spin.
+  ASSERT_FALSE(out->analysis->factors.empty());
+  EXPECT_EQ(top(*out).name, top(*one).name);
+  EXPECT_EQ(top(*out).name, "spin");
+  ASSERT_TRUE(top(*out).call_sites.front().call_site.has_value());
+  EXPECT_EQ(top(*out).call_sites.front().call_site->caller, "leaf_slow");
+  // Each set built alone: nothing is held below it, and a level built with
+  // the set made PostgreSQL's builds twice as long: one level a run.
+  c.prebuild_depth = 0;
+  log.clear();
+  auto narrow = run_session(c, again, h);
+  ASSERT_TRUE(narrow.ok()) << narrow.error().message;
+  EXPECT_EQ(narrow->state.iterations.size(), 4u) << log;
+  EXPECT_EQ(log.find("and the level below"), std::string::npos) << log;
+  EXPECT_EQ(top(*narrow).name, "spin");
+  c.prebuild_depth = Config{}.prebuild_depth;
+  // Over the budget (every probe costs more than it allows): one level a run.
+  c.lookahead_budget = 1e-9;
+  log.clear();
+  auto tight = run_session(c, again, h);
+  ASSERT_TRUE(tight.ok()) << tight.error().message;
+  EXPECT_EQ(tight->state.iterations.size(), 4u) << log;
+  EXPECT_NE(log.find("iteration 2: one level this run: the last run's probes cost"), std::string::npos) << log;
 }

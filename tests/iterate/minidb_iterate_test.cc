@@ -151,11 +151,18 @@ TEST_P(MinidbPlanted, AutoEndsOnTheInjectedCallSite) {
   EXPECT_TRUE(top->name == "minidb::inject_delay" || top->name == "std::this_thread::sleep_for" ||
               top->name == "minidb::inject_delay (body)")
       << describe(out);
-  // ...reached through the call site planted in the victim.
-  std::string via;
-  for (const auto &f : out.analysis->factors)
-    if (f.name == "minidb::inject_delay") via = caller_of(*out.analysis, f);
-  EXPECT_EQ(via, "minidb::" + victim) << describe(out);
+  // ...reached through the call site planted in the victim: its largest
+  // part's place in the tree (its key, the path of parts down to it) passes
+  // through the victim's call and inject_delay's. (A run that broke down the
+  // level below write_row, inject_delay among it, finds the sleep inside
+  // write_row's call of Log::append, whose own part is nothing: the session
+  // need not break Log::append down; more than one level a run, docs/iterate.md.)
+  const vprof::analyzer::VarNode *largest = nullptr;
+  for (const auto *inst : top->instances)
+    if (!largest || std::abs(inst->contribution) > std::abs(largest->contribution)) largest = inst;
+  ASSERT_NE(largest, nullptr) << describe(out);
+  EXPECT_NE(largest->key.find(victim), std::string::npos) << largest->key << "\n" << describe(out);
+  EXPECT_NE(largest->key.find("inject_delay"), std::string::npos) << largest->key << "\n" << describe(out);
 }
 
 INSTANTIATE_TEST_SUITE_P(Depths, MinidbPlanted,

@@ -92,6 +92,37 @@ TEST(Prebuild, WidenGivesEachLeafOfTheSetItsTurnLargestCalleeFirst) {
             (std::vector<std::string>{"root", "commit", "parse", "c1", "p_big", "c2", "p_small", "c3", "c4", "c5"}));
 }
 
+// More than one level a run: on PostgreSQL building ahead alternated a
+// build and a run on it, as each run broke down one level. The level below
+// the functions a run breaks down first, where the build holds it, is
+// turned on in the same run, each callee once, under its first caller.
+TEST(Prebuild, TheNextLevelIsWhatTheBuildHoldsBelowTheFreshFunctions) {
+  Graph g;
+  g.nodes["root"] = {true, {"commit", "parse"}, 50};
+  g.nodes["commit"] = {true, {"c_small", "c_big", "shared", "memcpy"}, 80};
+  g.nodes["parse"] = {true, {"shared", "p1", "root"}, 60};
+  g.nodes["c_small"] = {true, {}, 5};
+  g.nodes["c_big"] = {true, {}, 90};
+  g.nodes["shared"] = {true, {}, 30};
+  g.nodes["p1"] = {true, {}, 30};
+  const std::vector<std::string> built{"root", "commit", "parse", "c_small", "c_big", "shared"};
+  auto names = [](const std::vector<NextLevel> &l) {
+    std::vector<std::string> out;
+    for (const auto &x : l) out.push_back(x.function + "<" + x.parent);
+    return out;
+  };
+  // p1 is not built (a rebuild would be needed), memcpy is not the tree's,
+  // root is in the set already; shared is one callee, under commit.
+  EXPECT_EQ(names(next_level({"commit", "parse"}, {"root", "commit", "parse"}, built, g.reach())),
+            (std::vector<std::string>{"c_big<commit", "shared<commit", "c_small<commit"}));
+  EXPECT_EQ(names(next_level({"parse"}, {"root", "commit", "parse"}, built, g.reach())),
+            (std::vector<std::string>{"shared<parse"}));
+  // Nothing fresh, nothing below; what the set has is not turned on twice.
+  EXPECT_TRUE(next_level({}, {"root"}, built, g.reach()).empty());
+  EXPECT_EQ(names(next_level({"commit"}, {"root", "commit", "c_big"}, built, g.reach())),
+            (std::vector<std::string>{"shared<commit", "c_small<commit"}));
+}
+
 TEST(Prebuild, ARunTurnsOnItsSetsFunctionsAndTheirSitesOnly) {
   const nlohmann::json built = {
       {"schema_version", 2},
