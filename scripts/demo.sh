@@ -13,6 +13,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 work=${DEMO_DIR:-$build/demo}
 start=$(date +%s)
+# The session runs under fg_run: a signal to this script (kill PID, not only a
+# terminal's Ctrl-C) reaches vprof, which stops and restores the scratch tree;
+# bash alone would wait for the session to end before dying of it.
+. "$root/scripts/targets/foreground.sh"
 
 "$root/scripts/setup.sh"
 echo "demo: building vprof"
@@ -35,6 +39,6 @@ cmake --build b >/dev/null
   --run "./b/minidb_bench --preset contended --lock-policy fcfs --dir $work/data" \
   --sync stdcxx ${SAMPLE:+--sample "$SAMPLE"} --force >/dev/null
 echo "demo: vprof iterate --auto (each iteration: instrument, build, run, analyze, decide)"
-"$vprof" iterate --auto --fresh
+fg_run "$vprof" iterate --auto --fresh
 echo "demo: done in $(( $(date +%s) - start )) s; the session (every iteration's trace and report) is in $work/minidb/.vprof-session"
 echo "demo: open $work/minidb/.vprof-session/final-report.html in a browser for the report's page"
