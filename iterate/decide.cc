@@ -49,19 +49,36 @@ void add_once(std::vector<std::string> &out, const std::string &name) {
   if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
 }
 
+// The nodes on the merged tree's path from below n down to `target` (target
+// included); false when target is not below n.
+bool path_to(const analyzer::VarNode &n, const analyzer::VarNode *target,
+             std::vector<const analyzer::VarNode *> &path) {
+  if (&n == target) return true;
+  for (const auto &c : n.children) {
+    path.push_back(&c);
+    if (path_to(c, target, path)) return true;
+    path.pop_back();
+  }
+  return false;
+}
+
+// The function holding a call site node's site ("" when its run is unknown).
+std::string site_caller(const analyzer::Analysis &a, const analyzer::VarNode &c) {
+  if (!c.call_site) return "";
+  if (!c.call_site->caller.empty()) return c.call_site->caller;
+  return c.run >= 0 && c.run < (int)a.runs.size() ? caller_name(a, *c.call_site, c.run) : "";
+}
+
 // The functions holding the call sites on the merged tree's path from the
 // root down to `target` (target's own included), nearest last; false when
 // target is not below n.
 bool path_callers(const analyzer::Analysis &a, const analyzer::VarNode &n,
                   const analyzer::VarNode *target, std::vector<std::string> &path) {
-  if (&n == target) return true;
-  for (const auto &c : n.children) {
-    const bool named = c.call_site && c.run >= 0 && c.run < (int)a.runs.size();
-    if (named) path.push_back(caller_name(a, *c.call_site, c.run));
-    if (path_callers(a, c, target, path)) return true;
-    if (named) path.pop_back();
-  }
-  return false;
+  std::vector<const analyzer::VarNode *> nodes;
+  if (!path_to(n, target, nodes)) return false;
+  for (const analyzer::VarNode *c : nodes)
+    if (std::string caller = site_caller(a, *c); !caller.empty()) path.push_back(caller);
+  return true;
 }
 
 }  // namespace
@@ -241,43 +258,36 @@ double recorder_share(const analyzer::Factor &f) {
   return out;
 }
 
-// A gap on the way to f's largest part: a call site of an instrumented
-// function (`caller`) whose callee (`callee`), not instrumented, re-entered a
-// function turned on ahead (state.h's BrokenDown::ahead: minidb's
-// inject_delay, turned on below write_row, ran inside read_row's call of
-// BufferPool::fetch, two calls down). The part's place is inside the callee,
-// a level the session has not measured: it is broken down first. The key is
-// the path of parts ("site:CALLER>CALLEE#k/fn:F/..."); a pointer call (its
-// expression) and a virtual one (an overrider of the same name) are no gap.
-// A function a decision broke down keeps its place through such calls (a
-// hook dispatcher a macro writes, found through its `reaches`).
+// A gap on the way to f's largest part: a direct call site of an
+// instrumented function (`caller`) whose callee (`callee`), not
+// instrumented, re-entered a function turned on ahead (state.h's
+// BrokenDown::ahead: minidb's inject_delay, turned on below write_row, ran
+// inside read_row's call of BufferPool::fetch, two calls down). The part's
+// place is inside the callee, a level the session has not measured: it is
+// broken down first. A call through a pointer or a virtual call reaches its
+// targets so by design, and a function a decision broke down keeps its place
+// through such calls (a hook dispatcher a macro writes, found through its
+// `reaches`).
 struct Gap {
   std::string caller, callee;
 };
-std::optional<Gap> gap_above(const analyzer::Factor &f, const State &s) {
+std::optional<Gap> gap_above(const analyzer::Analysis &a, const analyzer::Factor &f, const State &s) {
   const analyzer::VarNode *largest = nullptr;
   for (const auto *inst : f.instances)
     if (!largest || std::fabs(inst->contribution) > std::fabs(largest->contribution)) largest = inst;
-  if (!largest) return std::nullopt;
-  const std::string &k = largest->key;
-  auto unqualified = [](const std::string &n) {
-    const size_t c = n.rfind("::");
-    return c == std::string::npos ? n : n.substr(c + 2);
-  };
-  for (size_t at = k.find("/site:"); at != std::string::npos; at = k.find("/site:", at + 1)) {
-    const size_t from = at + 6, end = k.find('/', from);
-    if (end == std::string::npos || k.compare(end, 4, "/fn:") != 0) continue;
-    const std::string site = k.substr(from, end - from);
-    const size_t gt = site.find('>'), hash = site.rfind('#');
-    if (gt == std::string::npos || hash == std::string::npos || hash < gt) continue;
-    Gap g{site.substr(0, gt), site.substr(gt + 1, hash - gt - 1)};
-    const size_t fn_end = k.find('/', end + 4);
-    const std::string fn = k.substr(end + 4, fn_end == std::string::npos ? std::string::npos : fn_end - end - 4);
-    if (g.callee.empty() || g.callee.find_first_of("()-.*&[ ") != std::string::npos) continue;  // a pointer call
-    if (fn == g.callee || unqualified(fn) == unqualified(g.callee)) continue;  // recursion, an overrider
-    const bool ahead = std::any_of(s.broken_down.begin(), s.broken_down.end(),
-                                   [&](const BrokenDown &b) { return b.function == fn && b.ahead; });
-    if (ahead) return g;
+  std::vector<const analyzer::VarNode *> nodes;
+  if (!largest || !path_to(a.tree, largest, nodes)) return std::nullopt;
+  for (size_t i = 0; i + 1 < nodes.size(); ++i) {
+    const analyzer::VarNode &site = *nodes[i], &below = *nodes[i + 1];
+    if (!site.call_site || site.call_site->indirect || !site.call_site->dependent_name.empty()) continue;
+    // A function's own node (no call site of its own): entered inside the call.
+    if (below.call_site || below.functions.empty() || below.functions[0] == site.call_site->callee) continue;
+    const size_t last = below.key.rfind('/');
+    if (below.key.compare(last == std::string::npos ? 0 : last + 1, 3, "fn:") != 0) continue;
+    const std::string &fn = below.functions[0];
+    if (std::any_of(s.broken_down.begin(), s.broken_down.end(),
+                    [&](const BrokenDown &b) { return b.function == fn && b.ahead; }))
+      return Gap{site_caller(a, site), site.call_site->callee};
   }
   return std::nullopt;
 }
@@ -295,7 +305,7 @@ std::vector<Suggestion> suggest(const analyzer::Analysis &a, const State &s, dou
     // with '(' as the leaves that are no function do: PostgreSQL's index
     // scan, (*accessMtd)(node), was left "not a function".
     if (!f.covariance)
-      if (std::optional<Gap> gap = gap_above(f, s); gap && !s.is_broken_down(gap->callee)) {
+      if (std::optional<Gap> gap = gap_above(a, f, s); gap && !s.is_broken_down(gap->callee)) {
         Probe p = probe(gap->callee);
         if (p.why_not.empty() && !p.opaque && p.sync_pack.empty()) {
           g.function = gap->callee;

@@ -99,17 +99,19 @@ std::vector<NextLevel> next_level(const std::vector<std::string> &fresh, const s
   const std::set<std::string> held(built.begin(), built.end());
   std::set<std::string> taken(set.begin(), set.end());
   const std::map<std::string, Reach> found = reach(fresh);
-  std::vector<std::string> calls;
+  std::vector<std::string> all;  // every fresh function's callees: their sizes, one ask
+  for (const auto &[f, r] : found) all.insert(all.end(), r.calls.begin(), r.calls.end());
+  const std::map<std::string, Reach> sizes = reach(all);
+  auto size_of = [&](const std::string &g) {
+    auto it = sizes.find(g);
+    return it == sizes.end() ? 0u : it->second.size;
+  };
   for (const auto &f : fresh) {
     auto r = found.find(f);
     if (r == found.end()) continue;
-    calls.assign(r->second.calls.begin(), r->second.calls.end());  // by name
-    // Largest body first, as widen asks: the callees' sizes, one more ask.
-    std::map<std::string, Reach> sizes = reach(calls);
-    std::stable_sort(calls.begin(), calls.end(), [&](const std::string &x, const std::string &y) {
-      auto a = sizes.find(x), b = sizes.find(y);
-      return (a == sizes.end() ? 0u : a->second.size) > (b == sizes.end() ? 0u : b->second.size);
-    });
+    std::vector<std::string> calls(r->second.calls.begin(), r->second.calls.end());  // by name
+    std::stable_sort(calls.begin(), calls.end(),
+                     [&](const std::string &x, const std::string &y) { return size_of(x) > size_of(y); });
     for (const auto &g : calls)
       if (held.count(g) && taken.insert(g).second) out.push_back({g, f});
   }

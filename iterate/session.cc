@@ -183,11 +183,9 @@ class Session {
   bool prebuild_failed_ = false;  // a build ahead failed once: each iteration builds its set alone
   std::optional<instr::CallGraph> graph_;  // the whole tree's, for building ahead (reach_of)
   bool graph_failed_ = false;              // it could not be read: nothing is built ahead
-  // The last run's records (its trace's count) and what its probes cost:
-  // its records times half a probe pair over its intervals' time (unknown
-  // for a resumed session's first plan). More than one level a run while
-  // it is within the config's lookahead_budget.
-  uint64_t last_records_ = 0;
+  // What the last run's probes cost: its records times half a probe pair
+  // over its intervals' time (unknown for a resumed session's first plan).
+  // More than one level a run while it is within the config's lookahead_budget.
   std::optional<double> last_probe_cost_;
   // The level below `fresh` the build holds, turned on in iteration n's run
   // with `need` (prebuild.h's next_level), when the last run's probes allow.
@@ -416,7 +414,6 @@ Status Session::run_iteration(Iteration &it) {
   auto names = analyzer::load_manifest(it.trace_dir + "/manifest.json");
   if (!names) return Error{names.error().message};
   if (!out.trace) return Error{fmt::format("{}: cannot open the trace directory after the run", it.trace_dir)};
-  last_records_ = out.trace->count().records;
   const trace::ProcessFiles &procs = out.trace->processes();
   if (std::string e = trace::build_mismatch(procs, it.trace_dir, names->ids); !e.empty()) return Error{e};
   // A server that dropped root and could not write its threads' files: say
@@ -860,8 +857,8 @@ Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze_ran(Iteration &it
     const analyzer::RunAnalysis &r = *analysis->runs.back();
     const double in_intervals = double(r.paths.rows.size()) * r.latency.mean_ns;
     last_probe_cost_.reset();
-    if (last_records_ > 0 && in_intervals > 0 && r.overhead.probe_pair_ns > 0)
-      last_probe_cost_ = 0.5 * r.overhead.probe_pair_ns * double(last_records_) / in_intervals;
+    if (r.records > 0 && in_intervals > 0 && r.overhead.probe_pair_ns > 0)
+      last_probe_cost_ = 0.5 * r.overhead.probe_pair_ns * double(r.records) / in_intervals;
   }
   Status w = write_reports(*analysis, fmt::format("{}/iter-{}/report", dir_, it.number));
   if (!w) return Error{w.message()};

@@ -65,6 +65,7 @@ Expected<std::unique_ptr<RunAnalysis>> finish_run(TracePaths tp, const trace::Tr
   r->latency = latency_stats(std::move(lat));
   r->tree = build_variance_tree(r->columns, r->names, opt.root.empty() ? "latency" : opt.root, run);
   r->overhead = meta.overhead;
+  r->records = meta.total_records;
   r->labels = meta.labels;
   for (const auto &t : meta.threads) r->tid_pid.emplace(t.tid, t.pid);
   r->processes = processes;

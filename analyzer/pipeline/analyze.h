@@ -57,6 +57,7 @@ struct RunAnalysis {
   VarNode tree;
   LatencyStats latency;
   trace::Overhead overhead;
+  uint64_t records = 0;               // records read (with overhead: what its probes cost)
   std::vector<std::string> labels;    // interval type/client labels
   std::unordered_map<uint32_t, uint32_t> tid_pid;  // every thread's process
   Names names;

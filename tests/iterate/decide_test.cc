@@ -552,13 +552,34 @@ TEST(Answer, TheTopCauseSaysWhichWaitItHeldUpByItsPlace) {
 // that is broken down first. The same path through a function a decision
 // broke down (a hook dispatcher found through its reaches) is left as it is.
 TEST(Decide, APartInsideAnUninstrumentedCallOfAFunctionTurnedOnAheadBreaksThatCallDown) {
-  analyzer::VarNode sleep;
-  sleep.key = "root/site:run_transaction>read_row#0/site:read_row>BufferPool::fetch#0/fn:inject_delay"
-              "/site:inject_delay>std::this_thread::sleep_for#0";
-  sleep.contribution = 0.6;
+  // root > run_transaction's call of read_row > read_row's call of
+  // BufferPool::fetch > inject_delay (entered inside it) > its sleep_for.
+  auto site = [](const std::string &caller, const std::string &callee, const std::string &key) {
+    analyzer::VarNode n;
+    n.key = key;
+    n.functions = {callee};
+    n.call_site = analyzer::CallSiteInfo{};
+    n.call_site->caller = caller;
+    n.call_site->callee = callee;
+    return n;
+  };
   analyzer::Analysis a;
+  const std::string k1 = "root/site:run_transaction>read_row#0", k2 = k1 + "/site:read_row>BufferPool::fetch#0",
+                    k3 = k2 + "/fn:inject_delay", k4 = k3 + "/site:inject_delay>std::this_thread::sleep_for#0";
+  analyzer::VarNode fn;
+  fn.key = k3;
+  fn.functions = {"inject_delay"};
+  fn.children = {site("inject_delay", "std::this_thread::sleep_for", k4)};
+  fn.children[0].contribution = 0.6;
+  analyzer::VarNode fetch = site("read_row", "BufferPool::fetch", k2);
+  fetch.children = {fn};
+  analyzer::VarNode read = site("run_transaction", "read_row", k1);
+  read.children = {fetch};
+  a.tree.key = "root";
+  a.tree.children = {read};
+  const analyzer::VarNode *sleep = &a.tree.children[0].children[0].children[0].children[0];
   a.factors.push_back(factor("std::this_thread::sleep_for", "std::this_thread::sleep_for", 0.6, 1));
-  a.factors.back().instances = {&sleep};
+  a.factors.back().instances = {sleep};
   iterate::State s;
   s.broken_down.push_back({"run_transaction", {}, 1});
   s.broken_down.push_back({"read_row", {"run_transaction"}, 2});
