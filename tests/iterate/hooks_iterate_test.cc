@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include "analyzer/factors/factors.h"
+#include "iterate/answer.h"
 #include "iterate/config.h"
 #include "iterate/decide.h"
 #include "iterate/session.h"
@@ -66,7 +68,9 @@ TEST_P(HookPlants, AutoGoesThroughMacroMadeDispatchersAndEndsOnThePlantedPlace) 
   // ending on both, explained, as here).
   const std::string &top = first->functions[0];
   EXPECT_TRUE(top == "injected_delay" || top == "maybe_planted") << first->name;
-  EXPECT_GT(first->share, 0.5);
+  // Of the code's part of Var(latency): preemption is the machine's.
+  EXPECT_GT(first->share, 0.5 * (1 - vprof::analyzer::preempted_share(out->analysis->tree)))
+      << vprof::iterate::answer_line(*out->analysis);
   // The planted call's path runs through the place it was planted in, and
   // the measurement named comes from the session's last run (a run that is
   // measured reaches the merged tree).

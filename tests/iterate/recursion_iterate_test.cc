@@ -22,6 +22,8 @@
 
 #include <gtest/gtest.h>
 
+#include "analyzer/factors/factors.h"
+#include "iterate/answer.h"
 #include "iterate/config.h"
 #include "iterate/decide.h"
 #include "iterate/session.h"
@@ -88,7 +90,11 @@ TEST_P(Reentrant, AutoBreaksDownTheRecursionAndEndsOnThePlantedCause) {
   ASSERT_FALSE(first->functions.empty());
   EXPECT_EQ(first->functions[0], "injected_delay") << first->name;
   EXPECT_EQ(caller_of(*out->analysis, *first), shape.planted_caller) << "the planted call site carries it";
-  EXPECT_GT(first->share, 0.5);
+  // Most of the code's part of Var(latency): 0.99-1.00 of Var(latency) on
+  // an idle machine, 0.41 once under CI's ctest -j2; preemption is the
+  // machine's, not the code's (factors.h).
+  EXPECT_GT(first->share, 0.5 * (1 - vprof::analyzer::preempted_share(out->analysis->tree)))
+      << answer_line(*out->analysis);
   EXPECT_EQ(slurp(c.dir + "/reentrant.c"), before) << "restored byte for byte";
 }
 
