@@ -142,7 +142,9 @@ class Session {
   // from `first`.
   Status run_workload(Iteration &it, const std::vector<std::pair<std::string, std::string>> &env, int first,
                       int count);
-  Expected<std::unique_ptr<analyzer::Analysis>> analyze() const;
+  // Every analyzed run, those in analyzed_ taken from there (the current
+  // iteration's never is: it may still be recorded into).
+  Expected<std::unique_ptr<analyzer::Analysis>> analyze();
   // stem.{json,txt,vprof}; with `session` (the final reports) also stem.html,
   // and the JSON and the page carry the session's iterations.
   Status write_reports(const analyzer::Analysis &a, const std::string &stem, bool session = false) const;
@@ -164,6 +166,9 @@ class Session {
   std::optional<instr::SyncRules> sync_rules_;  // loaded on first use; dropped when a pack is added
   std::optional<std::map<std::string, std::string>> shipped_waits_;  // normalized name -> pack
   std::map<std::string, Probe> probes_;          // can_break_down's, by function
+  // Each run analysed once (docs/iterate.md): the runs of the iterations
+  // decided in this process, reduced, combined again with each new run.
+  analyzer::AnalyzedRuns analyzed_;
 
   // Build once (iterate/prebuild.h). The build the tree holds, made by this
   // process (a resumed session builds again: its tree was restored): the
@@ -614,7 +619,7 @@ Status Session::run_workload(Iteration &it, const std::vector<std::pair<std::str
   return Status::Ok();
 }
 
-Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze() const {
+Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze() {
   analyzer::AnalyzeOptions opt;
   opt.root = c_.root;
   opt.factors.k = c_.k;
@@ -629,7 +634,7 @@ Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze() const {
   if (dirs.empty()) return Error{fmt::format("{}: no analyzed run in this session", dir_)};
   // As `vprof analyze` reads them (analyzer/pipeline/trace_dirs.h): each
   // run's own manifest.json names it, damage is said and left out.
-  return analyzer::analyze_dirs(dirs, opt, "", [this](const std::string &line) { log(line); });
+  return analyzer::analyze_dirs(dirs, opt, "", [this](const std::string &line) { log(line); }, &analyzed_);
 }
 
 Status Session::write_reports(const analyzer::Analysis &a, const std::string &stem, bool session) const {
@@ -643,8 +648,13 @@ Status Session::write_reports(const analyzer::Analysis &a, const std::string &st
                      [&](std::ostream &out) { return analyzer::make_html_reporter(extra)->write(a, out); });
     if (!s) return s;
   }
-  // The saved profile, for `vprof diff` and `vprof gate` (docs/gate.md).
-  s = analyzer::save_profile(analyzer::make_profile(a, analyzer::build_info()), stem + ".vprof");
+  // The saved profile, for `vprof diff` and `vprof gate` (docs/gate.md): an
+  // iteration's holds its own run (the runs before it are in theirs; all of
+  // them in it, saved again at every iteration, took 15 s of PostgreSQL's
+  // 20th), the session's every run.
+  std::optional<int> only;
+  if (!session) only = a.runs.back()->run;
+  s = analyzer::save_profile(analyzer::make_profile(a, analyzer::build_info(), only), stem + ".vprof");
   if (!s) return s;
   return write_output(stem + ".txt",
                       [&](std::ostream &out) { return analyzer::make_terminal_reporter()->write(a, out); });
@@ -673,12 +683,13 @@ Expected<Outcome> Session::run() {
       log(fmt::format("iteration {}: its run is complete; analyzing it again", it.number));
     }
     if (h_.after_run) h_.after_run(it);
-    // The last iteration's analysis is not needed for this one's, and it was
-    // kept through it: on MariaDB's session 3, 17.5 GB after 27 runs, and the
-    // 28th analysis beside it reached 24 GB and the OOM killer. What it
-    // freed goes back to the system too: kept by the allocator for reuse
-    // (keep_freed_memory), it stayed resident under the next analysis' peak.
-    analyzer::drop(analysis);
+    // The last iteration's analysis is not needed for this one's, but its
+    // runs are, reduced: the rest was kept through it on MariaDB's session
+    // 3 (17.5 GB after 27 runs, and the 28th analysis beside it reached
+    // 24 GB and the OOM killer). What it freed goes back to the system too:
+    // kept by the allocator for reuse (keep_freed_memory), it stayed
+    // resident under the next analysis' peak.
+    analyzer::keep_runs(analysis, analyzed_, it.trace_dir);
     auto a = analyze_ran(it);
     if (!a) return Error{a.error().message};
     analysis = std::move(*a);
@@ -793,6 +804,7 @@ void Session::look_ahead(int n, const std::vector<std::string> &fresh, std::vect
 }
 
 Status Session::run_planned(Iteration &it) {
+  analyzed_.erase(it.trace_dir);  // recorded afresh
   Status st = run_iteration(it);
   if (!st) {
     // Which step failed, for the resumed session to say (an unsaved state
@@ -827,7 +839,7 @@ Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze_ran(Iteration &it
       (void)save_state(s_, state_path());
       return Error{ran.message()};
     }
-    analyzer::drop(analysis);
+    analyzer::keep_runs(analysis, analyzed_, it.trace_dir);  // its own run is read again
     auto again = analyze();
     if (!again) return Error{again.error().message};
     analysis = std::move(*again);

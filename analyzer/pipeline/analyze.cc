@@ -50,6 +50,7 @@ Expected<std::unique_ptr<RunAnalysis>> finish_run(TracePaths tp, const trace::Tr
                                                   const AnalyzeOptions &opt, int run) {
   auto r = std::make_unique<RunAnalysis>();
   r->dir = meta.dir;
+  r->run = run;
   r->names = std::move(names);
   r->trie = std::move(tp.trie);
   r->merge = tp.merge;
@@ -350,6 +351,11 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
     a->blame.push_back(std::move(nb));
   }
   return a;
+}
+
+void reduce_run(RunAnalysis &r) {
+  std::vector<PathCell>().swap(r.paths.cells);
+  std::vector<size_t>{0}.swap(r.paths.row_start);
 }
 
 void drop(std::unique_ptr<Analysis> &a) {

@@ -49,6 +49,8 @@ struct AnalyzeOptions {
 // Everything one run contributes; kept so reporters can show the raw matrix.
 struct RunAnalysis {
   std::string dir;
+  int run = 0;  // its index among the runs analysed together (the tree's nodes carry it)
+  std::vector<std::string> programs;  // its processes' names (runs of one program are merged)
   StackTrie trie;
   MergeCounters merge;
   MergeStats merge_stats;
@@ -142,6 +144,12 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Na
 // Summed over every run (several trace directories: refinement runs).
 DataLost data_lost(const Analysis &a);
 Level worst_level(const Analysis &a);  // over every run
+
+// What combining a run again needs of it, and no more: the per-interval leaf
+// cells its critical paths were read into are dropped (the columns hold
+// their sums up the tree). A session keeps each run so reduced and combines
+// it again at every later iteration (trace_dirs.h, AnalyzedRuns).
+void reduce_run(RunAnalysis &r);
 
 // Combines runs (at least one) into trees, factors and blame.
 std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs,

@@ -57,10 +57,15 @@ Expected<Names> names_for(const trace::TraceDir &d, const std::string &explicit_
 }
 
 Expected<std::unique_ptr<Analysis>> analyze_dirs(const std::vector<std::string> &dirs, const AnalyzeOptions &opt,
-                                                 const std::string &manifest, const Say &say) {
+                                                 const std::string &manifest, const Say &say, AnalyzedRuns *analyzed) {
   std::vector<std::unique_ptr<RunAnalysis>> runs;
-  std::set<std::string> first_programs;  // run 0's process names: runs of one program share one
   for (size_t i = 0; i < dirs.size(); ++i) {
+    if (analyzed)
+      if (auto kept = analyzed->find(dirs[i]); kept != analyzed->end() && kept->second->run == int(i)) {
+        runs.push_back(std::move(kept->second));
+        analyzed->erase(kept);
+        continue;
+      }
     // Streamed: memory holds the merge's window, not the trace. A damaged
     // file costs its damaged part (the report's first line says what was
     // lost, a warning here says where); the run fails only when nothing of
@@ -87,18 +92,32 @@ Expected<std::unique_ptr<Analysis>> analyze_dirs(const std::vector<std::string> 
     std::set<std::string> programs;
     for (const trace::ThreadStream &t : (*stream)->summary().threads)
       if (!t.comm.empty()) programs.insert(t.comm);
-    if (i == 0) {
-      first_programs = programs;
-    } else if (!programs.empty() && !first_programs.empty() &&
-               std::none_of(programs.begin(), programs.end(), [&](const std::string &p) { return first_programs.count(p); })) {
-      auto list = [](const std::set<std::string> &s) { return fmt::format("{}", fmt::join(s, ", ")); };
-      return Error{fmt::format("{} and {}: traces of different programs ({}; {}): analyze merges runs of one "
-                               "program; compare two with vprof diff",
-                               dirs[0], dirs[i], list(first_programs), list(programs))};
-    }
+    (*r)->programs.assign(programs.begin(), programs.end());
     runs.push_back(std::move(r).value());
   }
+  // Runs of one program share a process name (run 0's: the base).
+  const std::vector<std::string> &first = runs.front()->programs;
+  for (size_t i = 1; i < runs.size(); ++i) {
+    const std::vector<std::string> &programs = runs[i]->programs;
+    if (programs.empty() || first.empty() || std::any_of(programs.begin(), programs.end(), [&](const std::string &p) {
+          return std::binary_search(first.begin(), first.end(), p);
+        }))
+      continue;
+    return Error{fmt::format("{} and {}: traces of different programs ({}; {}): analyze merges runs of one "
+                             "program; compare two with vprof diff",
+                             dirs[0], dirs[i], fmt::join(first, ", "), fmt::join(programs, ", "))};
+  }
   return combine(std::move(runs), opt);
+}
+
+void keep_runs(std::unique_ptr<Analysis> &a, AnalyzedRuns &analyzed, const std::string &except) {
+  if (a)
+    for (std::unique_ptr<RunAnalysis> &r : a->runs) {
+      if (r->dir == except) continue;
+      reduce_run(*r);
+      analyzed[r->dir] = std::move(r);
+    }
+  drop(a);
 }
 
 }  // namespace vprof::analyzer

@@ -5,6 +5,7 @@
 #define VPROF_ANALYZER_PIPELINE_TRACE_DIRS_H
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,12 +32,26 @@ Status regular_input(const std::string &path);
 // the program's is refused: it would put wrong names on every factor.
 Expected<Names> names_for(const trace::TraceDir &dir, const std::string &explicit_file, const Say &say);
 
+// Runs analysed before, by the directory they were given as, each reduced
+// (reduce_run): an iterate session analyses each iteration's run once and
+// combines it with these at every later iteration, where it read every
+// run's trace again (docs/iterate.md, "Each run analysed once").
+using AnalyzedRuns = std::map<std::string, std::unique_ptr<RunAnalysis>>;
+
 // Analyzes trace directories (several: refinement runs, the first the base),
 // streamed: memory holds the merge's window, not the trace. Damage is said,
 // never an error unless nothing of a directory can be read. Runs of
-// different programs are refused. `manifest` names the first run.
+// different programs are refused. `manifest` names the first run. With
+// `analyzed`, a directory found there at the same index is taken from it,
+// not read again (the same options are the caller's to keep).
 Expected<std::unique_ptr<Analysis>> analyze_dirs(const std::vector<std::string> &dirs, const AnalyzeOptions &opt,
-                                                 const std::string &manifest, const Say &say);
+                                                 const std::string &manifest, const Say &say,
+                                                 AnalyzedRuns *analyzed = nullptr);
+
+// Takes the runs of an analysis whose reports are written back into
+// `analyzed`, reduced, all but the one in `except` (a run still being
+// recorded into), and drops the rest of it (drop).
+void keep_runs(std::unique_ptr<Analysis> &a, AnalyzedRuns &analyzed, const std::string &except);
 
 }  // namespace vprof::analyzer
 

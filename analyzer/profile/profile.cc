@@ -254,7 +254,7 @@ void ProfileRun::column_into(size_t n, std::vector<double> &out, size_t at) cons
   for (size_t k = 0; k < c.row.size(); ++k) out[at + c.row[k]] = c.value[k];
 }
 
-Profile make_profile(const Analysis &a, BuildInfo build) {
+Profile make_profile(const Analysis &a, BuildInfo build, std::optional<int> only_run) {
   Profile p;
   p.root = a.root_label;
   p.build = std::move(build);
@@ -266,6 +266,7 @@ Profile make_profile(const Analysis &a, BuildInfo build) {
     p.factors.push_back(std::move(pf));
   }
   for (const auto &run : a.runs) {
+    if (only_run && run->run != *only_run) continue;
     ProfileRun r;
     r.trace_dir = run->dir;
     r.dropped_records = run->read.dropped_records;
@@ -288,14 +289,26 @@ Profile make_profile(const Analysis &a, BuildInfo build) {
       n.body = v.body;
       n.call_site = v.call_site;
       if (n.call_site) n.call_site->function_id = 0;
-      Eigen::VectorXd col(rows);
-      if (rows) c.part_into(v.a.node, v.a.self, col);
       ProfileRun::Column &kept = r.cols.emplace_back();
-      for (Eigen::Index i = 0; i < rows; ++i)
-        if (col(i) != 0) {
-          kept.row.push_back(uint32_t(i));
-          kept.value.push_back(col(i));
-        }
+      const NodeTotals &t = c.total;
+      const int node = v.a.node;
+      if (!v.a.self || c.nodes[size_t(node)].children.empty()) {
+        // A node's total is its column's cells as they are (rows
+        // ascending); a dense pass per node was most of saving a wide run.
+        for (size_t i = t.begin[size_t(node)]; i < t.begin[size_t(node) + 1]; ++i)
+          if (t.value[i] != 0) {
+            kept.row.push_back(uint32_t(t.row[i]));
+            kept.value.push_back(t.value[i]);
+          }
+      } else {
+        Eigen::VectorXd col(rows);
+        if (rows) c.part_into(node, true, col);
+        for (Eigen::Index i = 0; i < rows; ++i)
+          if (col(i) != 0) {
+            kept.row.push_back(uint32_t(i));
+            kept.value.push_back(col(i));
+          }
+      }
       int me = int(r.nodes.size());
       r.nodes.push_back(std::move(n));
       for (const VarNode &ch : v.children) walk(ch, me);

@@ -89,8 +89,10 @@ struct Profile {
   std::string source;            // where it was read from (not saved)
 };
 
-// From an analysis (its runs' own trees and columns).
-Profile make_profile(const Analysis &a, BuildInfo build);
+// From an analysis (its runs' own trees and columns): every run, or the one
+// whose index is only_run (an iterate session's iteration saves its own run:
+// the runs before it are in their iterations' profiles).
+Profile make_profile(const Analysis &a, BuildInfo build, std::optional<int> only_run = std::nullopt);
 
 Status save_profile(const Profile &p, const std::string &path);
 // Errors name the file and say what is wrong (not a profile, another

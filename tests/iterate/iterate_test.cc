@@ -15,7 +15,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analyzer/pipeline/trace_dirs.h"
 #include "analyzer/profile/profile.h"
+#include "analyzer/report/reporter.h"
 #include "instrumenter/instrument.h"
 #include "iterate/config.h"
 #include "iterate/session.h"
@@ -91,6 +93,29 @@ TEST_P(Planted, AutoEndsOnThePlantedFunctionAndRestoresTheTree) {
   EXPECT_EQ(saved->runs.size(), out->state.iterations.size());
   ASSERT_FALSE(saved->factors.empty());
   EXPECT_EQ(saved->factors.front().name, top(*out).name);
+  // Each iteration's profile holds its own run, which the session analysed
+  // once: the merged analysis is the one every run's trace read again gives.
+  std::vector<std::string> dirs;
+  for (const Iteration &it : out->state.iterations) {
+    auto own = vprof::analyzer::load_profile(fs::path(it.trace_dir).parent_path() / "report.vprof");
+    ASSERT_TRUE(own.ok()) << own.error().message;
+    ASSERT_EQ(own->runs.size(), 1u) << "iteration " << it.number;
+    EXPECT_EQ(own->runs[0].trace_dir, it.trace_dir);
+    dirs.push_back(it.trace_dir);
+  }
+  {
+    vprof::analyzer::AnalyzeOptions opt;
+    opt.root = c.root;
+    opt.factors.k = c.k;
+    opt.factors.d = c.d;
+    opt.factors.e = c.exponent;
+    auto again = vprof::analyzer::analyze_dirs(dirs, opt, "", [](const std::string &) {});
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    std::ostringstream read_again, session;
+    ASSERT_TRUE(vprof::analyzer::make_json_reporter()->write(**again, read_again).ok());
+    ASSERT_TRUE(vprof::analyzer::make_json_reporter()->write(*out->analysis, session).ok());
+    EXPECT_EQ(read_again.str(), session.str());
+  }
   // The final JSON and final-report.html carry one document, with
   // the refinement path: every iteration, its run, and its decisions.
   ASSERT_EQ(j["iterations"].size(), out->state.iterations.size());

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 
 #include "analyzer/pipeline/trace_dirs.h"
 #include "analyzer/read/recording.h"
+#include "analyzer/report/reporter.h"
 #include "analyzer/read/trace_dir.h"
 #include "analyzer/read/trace_stream.h"
 #include "tests/support/synth_trace.h"
@@ -176,6 +178,56 @@ TEST(AnalyzeDirs, WhatTheReadersSayGoesToTheCallerNotToStderr) {
   ASSERT_TRUE(a) << a.error().message;
   ASSERT_EQ(said.size(), 1u);
   EXPECT_EQ(said[0].rfind("warning: " + dir + "/p-9.vpp: truncated", 0), 0u) << said[0];
+}
+
+// A run a session analysed is kept, reduced, and combined again with the
+// next: what it gives is what reading every trace again gives, and a kept
+// run needs its trace no more.
+TEST(AnalyzeDirs, AKeptRunIsTakenNotReadAgainAndTheAnalysisIsTheSame) {
+  std::vector<std::string> dirs;
+  for (int r = 0; r < 3; ++r) {
+    dirs.push_back(fresh("kept-" + std::to_string(r)));
+    SynthThread t(dirs.back(), 7, 11);
+    for (int i = 0; i < 40; ++i) {  // f's time varies from run to run and interval to interval
+      const uint64_t ts = 1000 + uint64_t(i) * 1000, f = 50 + uint64_t((i * 37 + r * 11) % 97) * 3;
+      t.interval_begin(ts, uint64_t(i) + 1);
+      t.fn_enter(ts + 10, 1);
+      t.fn_exit(ts + 10 + f, 1);
+      t.interval_end(ts + 20 + f + uint64_t(i % 5), uint64_t(i) + 1);
+    }
+    t.close();
+  }
+  vprof::analyzer::AnalyzeOptions opt;
+  auto quiet = [](const std::string &) {};
+  auto json_of = [](const vprof::analyzer::Analysis &a) {
+    std::ostringstream out;
+    EXPECT_TRUE(vprof::analyzer::make_json_reporter()->write(a, out).ok());
+    return out.str();
+  };
+  auto all = vprof::analyzer::analyze_dirs(dirs, opt, "", quiet);
+  ASSERT_TRUE(all) << all.error().message;
+  const std::string read_again = json_of(**all);
+
+  vprof::analyzer::AnalyzedRuns kept;
+  auto two = vprof::analyzer::analyze_dirs({dirs[0], dirs[1]}, opt, "", quiet, &kept);
+  ASSERT_TRUE(two) << two.error().message;
+  vprof::analyzer::keep_runs(*two, kept, "");
+  EXPECT_EQ(*two, nullptr);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_TRUE(kept.begin()->second->paths.cells.empty()) << "reduced: its leaf cells are in its columns";
+  fs::remove_all(dirs[0]);
+  fs::remove_all(dirs[1]);
+  auto three = vprof::analyzer::analyze_dirs(dirs, opt, "", quiet, &kept);
+  ASSERT_TRUE(three) << three.error().message;
+  EXPECT_TRUE(kept.empty());
+  EXPECT_EQ(json_of(**three), read_again);
+
+  // A run kept at another index is read again (its tree's nodes carry the
+  // index); its trace is gone, so that fails.
+  vprof::analyzer::keep_runs(*three, kept, dirs[2]);  // all but the run still being recorded into
+  ASSERT_EQ(kept.size(), 2u);
+  auto shifted = vprof::analyzer::analyze_dirs({dirs[1], dirs[2]}, opt, "", quiet, &kept);
+  EXPECT_FALSE(shifted) << "run 1 taken as run 0";
 }
 
 }  // namespace
