@@ -223,6 +223,91 @@ void place_in_runs(std::vector<Factor> &factors, const std::vector<const VarNode
   }
 }
 
+namespace {
+
+// Every node of a run's tree by key, with its parent.
+struct Placed {
+  const VarNode *node = nullptr, *parent = nullptr;
+};
+std::unordered_map<std::string, Placed> by_key(const VarNode &root) {
+  std::unordered_map<std::string, Placed> m;
+  std::vector<Placed> stack{{&root, nullptr}};
+  while (!stack.empty()) {
+    Placed p = stack.back();
+    stack.pop_back();
+    m.emplace(p.node->key, p);
+    for (const VarNode &c : p.node->children) stack.push_back({&c, p.node});
+  }
+  return m;
+}
+
+// The parts a body is the rest of: its parent's calls and functions, not the
+// parts that come and go with the data (Held parts, the machine's and the
+// recorder's leaves, covariance terms).
+std::vector<std::string_view> parts_beside(const VarNode *parent) {
+  std::vector<std::string_view> keys;
+  if (!parent) return keys;
+  for (const VarNode &c : parent->children)
+    if (c.kind != VarNode::Kind::Cov && !is_held_part(c) && !(c.label.size() && c.label[0] == '('))
+      keys.push_back(c.key);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+}  // namespace
+
+void between_runs(std::vector<Factor> &factors, const std::vector<const VarNode *> &run_trees, bool paper) {
+  std::vector<std::optional<std::unordered_map<std::string, Placed>>> index(run_trees.size());
+  auto of = [&](size_t r) -> const std::unordered_map<std::string, Placed> & {
+    if (!index[r]) index[r] = by_key(*run_trees[r]);
+    return *index[r];
+  };
+  for (Factor &f : factors) {
+    if (!f.candidate || f.run < 0 || !f.run_value || size_t(f.run) >= run_trees.size()) continue;
+    f.run_values = {*f.run_value};
+    f.runs_measured = 1;
+    f.runs_ci95.reset();
+    if (run_trees.size() < 2) continue;  // one run: nothing to index
+    const auto &home = of(size_t(f.run));
+    for (size_t r = 0; r < run_trees.size(); ++r) {
+      if (int(r) == f.run || !run_trees[r]) continue;
+      const auto &there = of(r);
+      double value = 0;
+      bool holds = true;
+      for (const VarNode *v : f.run_instances) {
+        auto it = there.find(v->key);
+        auto mine = home.find(v->key);
+        if (it == there.end() || mine == home.end()) {
+          holds = false;
+          break;
+        }
+        // A body (a self part) is what its parent left: the same only beside
+        // the same parts. A call's or a function's time is its own in any run.
+        if (v->body && parts_beside(mine->second.parent) != parts_beside(it->second.parent)) {
+          holds = false;
+          break;
+        }
+        value += paper ? it->second.node->contribution : it->second.node->share.value_or(0.0);
+      }
+      if (holds) f.run_values.push_back(value);
+    }
+    f.runs_measured = int(f.run_values.size());
+    if (f.run_values.size() < 2 || !f.ci95) continue;
+    const double n = double(f.run_values.size());
+    double mean = 0;
+    for (double v : f.run_values) mean += v / n;
+    double spread = 0;
+    for (double v : f.run_values) spread += (v - mean) * (v - mean) / (n - 1);
+    const double v0 = *f.run_value, lo = f.ci95->first, hi = f.ci95->second;
+    const double within = (hi - lo) / (2 * 1.96);
+    const double between = 1.96 * std::sqrt(std::max(0.0, spread - within * within));
+    // Each side's half-width and the between-run term add in quadrature
+    // (a side that does not reach v0 is widened by the same amount).
+    auto wider = [&](double half) { return std::hypot(half, between) - std::fabs(half); };
+    f.runs_ci95 = std::make_pair(lo - wider(v0 - lo), hi + wider(hi - v0));
+  }
+}
+
 void rerank_fragile(std::vector<Factor> &factors, const FactorOptions &o) {
   // Candidates come first (rank_factors, widen_candidates): re-sort them.
   auto end = std::stable_partition(factors.begin(), factors.end(),

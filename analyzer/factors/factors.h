@@ -91,6 +91,12 @@ struct Factor {
   int run = -1;
   std::vector<const VarNode *> run_instances;  // in runs[run]'s own tree
   std::optional<double> run_value;   // its ranked value in that run alone (ci95 is of this)
+  // How runs differ (between_runs): the runs whose own trees hold it as the
+  // run that measured it does, that run included, and ci95 widened by the
+  // spread of its value over them; nullopt under 2 runs or without ci95.
+  int runs_measured = 0;
+  std::vector<double> run_values;  // its value in each of them, the measuring run's first
+  std::optional<std::pair<double, double>> runs_ci95;
   std::optional<double> top_share;   // the largest 0.1% of intervals' part of the term
   std::optional<double> max_one;     // the largest single interval's part of the term
   bool fragile = false;
@@ -151,6 +157,15 @@ bool widen_candidates(std::vector<Factor> &factors, const FactorOptions &o);
 // run r's own tree (they must outlive the factors).
 void place_in_runs(std::vector<Factor> &factors, const std::vector<const VarNode *> &run_trees,
                    bool paper);
+
+// For the placed candidates: the other runs whose own trees hold the factor
+// as its run does (every part by key; a body, the rest of its parent, with
+// the same parts beside it), its value in each, and
+// runs_ci95: ci95 with the spread between runs added (a random effect: the
+// variance of the values less the within-run variance, which the bootstrap
+// of the measuring run gives for all of them, each side of ci95 widened in
+// quadrature by 1.96 times its root; docs/method.md, "How runs differ").
+void between_runs(std::vector<Factor> &factors, const std::vector<const VarNode *> &run_trees, bool paper);
 
 // Ranks the candidates again by |score| with a fragile factor's counting
 // half, and selects the first k of them (ranks 1..k); the rest follow.

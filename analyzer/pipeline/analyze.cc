@@ -329,6 +329,7 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
   rerank_fragile(a->factors, sel);
   for (size_t r = 0; r < a->runs.size(); ++r)
     tail_shares(a->factors, a->runs[r]->columns, int(r));
+  between_runs(a->factors, run_trees, sel.paper);
   std::vector<const Columns *> run_columns;
   for (const auto &r : a->runs) run_columns.push_back(&r->columns);
   assess_causes(a->causes, a->factors, run_trees, run_columns, fo);

@@ -192,7 +192,8 @@ std::string ci_text(const Factor &f, double value) {
   if (!f.ci95) return "-";
   double scale = 1.0;
   if (f.run > 0 && f.run_value && *f.run_value != 0 && value / *f.run_value > 0) scale = value / *f.run_value;
-  return fmt::format("[{:.3f}, {:.3f}]{}", scale * f.ci95->first, scale * f.ci95->second, f.significant ? "" : "*");
+  const auto &ci = f.runs_ci95 ? *f.runs_ci95 : *f.ci95;  // with how runs differ, where two runs hold it
+  return fmt::format("[{:.3f}, {:.3f}]{}", scale * ci.first, scale * ci.second, f.significant ? "" : "*");
 }
 
 // What fixing it would buy (tail.h), a line, or "" when not computed.
@@ -313,6 +314,9 @@ class TerminalReporter : public Reporter {
                             ? fmt::format("; measured in run {}: {:.1f}% there", f.run + 1,
                                           100.0 * *f.run_value)
                             : std::string();
+      // How many runs its interval rests on, when there were several.
+      if (a.runs.size() > 1 && f.runs_measured > 0)
+        run += f.runs_measured == 1 ? std::string("; in 1 run") : fmt::format("; in {} runs", f.runs_measured);
       o += fmt::format("  {:>4}  {:<36} {} {:<17} {:>7} {:>7} {:>6} {:>7.3f}{}\n", f.rank, name,
                        pct(ranked_value(f, a.paper)), ci_text(f, ranked_value(f, a.paper)), tail, top, f.height,
                        f.score,
@@ -368,13 +372,17 @@ class TerminalReporter : public Reporter {
         "   {0} or one interval carries over half of it (ranked as if its score were half); "
         "measured in\n"
         "   run r: p99 and top.1% are of its {0} in run r alone, ci95 is run r's scaled to the "
-        "merged {0}{1})\n\n",
+        "merged {0}{1}{2})\n\n",
         a.paper ? "contribution" : "share",
         // A factor whose call sites were first timed in different runs, none
         // of which holds them all (MariaDB's buf_page_get_gen), has no run to
         // measure it in: its columns read "-".
         unplaced ? ";\n   - = no one run holds all of the factor's call sites: no ci95, p99, top.1% or if fixed"
-                 : "");
+                 : "",
+        a.runs.size() > 1 ? fmt::format(";\n   in N runs: N runs hold it alike; from 2, its ci95 has the spread of its {} "
+                                        "between them",
+                                        a.paper ? "contribution" : "share")
+                          : std::string());
     // The merge scales what a later run measured below a node to the node's
     // merged share: when the two runs disagree about that node, say so.
     for (const Graft &g : a.disagreements) {

@@ -151,6 +151,9 @@ section('factors', 'Top factors', (s) => {
       cell.appendChild(el('div', { class: 'via', text:
         `interval and tails measured in ${runName(f.run)}, where it is ${pct(f.run_value)}`,
         title: 'its 95% interval, tail shares and top 0.1% are of its value in that run alone' }));
+    if (isNum(f.runs_measured) && f.runs_measured > 1)
+      cell.appendChild(el('div', { class: 'via', text: `in ${f.runs_measured} runs`,
+        title: 'runs that hold it alike; its 95% interval has the spread of its value between them' }));
     const fixed = f.if_fixed || {};
     if (isNum(fixed.variance_change) && isNum(fixed.p99_change)) {
       // As the terminal table says it: Var -48.0% [-55.1%, -40.2%], p99 ...

@@ -1,0 +1,96 @@
+// How runs differ (docs/method.md): a factor's interval adds the spread of its
+// value between the runs that hold it alike to its measuring run's bootstrap.
+// R(1) calls B(2) at site 1 and C(3) at site 2, each time uniform.
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "analyzer/pipeline/analyze.h"
+#include "tests/analyzer/test_util.h"
+#include "tests/analyzer/trace_builder.h"
+
+namespace vprof::testing {
+namespace {
+
+using namespace analyzer;
+
+// 400 intervals: B ~ U[0, b), C ~ U[0, c); without `c_timed` C's time is
+// R's own (its call not instrumented in that run).
+trace::Trace run_of(int b, int c, unsigned seed, bool c_timed = true) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> ub(0, b - 1), uc(0, c - 1);
+  TraceBuilder tb;
+  for (int i = 0; i < 400; ++i) {
+    const int64_t t = int64_t(i) * 10000, xb = ub(rng), xc = uc(rng);
+    auto &th = tb.thread(1);
+    th.begin(t, uint64_t(i) + 1).enter(t, 1).call(t + 1, t + 1 + xb, 1, 2);
+    if (c_timed) th.call(t + 2 + xb, t + 2 + xb + xc, 2, 3);
+    th.exit(t + 3 + xb + xc, 1).end(t + 3 + xb + xc, uint64_t(i) + 1);
+  }
+  return tb.build();
+}
+
+Names names() { return make_names({{1, "R"}, {2, "B"}, {3, "C"}}, {{1, 1, "B", 10}, {2, 1, "C", 11}}); }
+
+std::unique_ptr<Analysis> analyze_runs(const std::vector<trace::Trace> &traces) {
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 200;
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  for (size_t r = 0; r < traces.size(); ++r) runs.push_back(analyze_run(traces[r], names(), opt, int(r)).value());
+  return combine(std::move(runs), opt);
+}
+
+const Factor *named(const Analysis &a, const std::string &n) {
+  for (const Factor &f : a.factors)
+    if (f.name == n) return &f;
+  std::string all;
+  for (const Factor &f : a.factors) all += " '" + f.name + "'";
+  ADD_FAILURE() << "no factor " << n << " among" << all;
+  return nullptr;
+}
+
+TEST(BetweenRuns, RunsThatAgreeKeepTheMeasuringRunsInterval) {
+  const trace::Trace t = run_of(1000, 1000, 1);
+  auto a = analyze_runs({t, t, t});
+  const Factor *b = named(*a, "B");
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(b->ci95);
+  EXPECT_EQ(b->runs_measured, 3);
+  ASSERT_TRUE(b->runs_ci95);
+  EXPECT_EQ(*b->runs_ci95, *b->ci95) << "no spread between identical runs";
+}
+
+TEST(BetweenRuns, AShareThatMovesFromRunToRunHasTheirSpreadInItsInterval) {
+  // B's share about 0.5, 0.8 and 0.2 of Var(L) in the three runs.
+  auto a = analyze_runs({run_of(1000, 1000, 1), run_of(2000, 1000, 2), run_of(1000, 2000, 3)});
+  const Factor *b = named(*a, "B");
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(b->ci95 && b->runs_ci95 && b->run_value);
+  ASSERT_EQ(b->run_values.size(), 3u);
+  EXPECT_NEAR(b->run_values[1], 0.8, 0.08);
+  EXPECT_NEAR(b->run_values[2], 0.2, 0.08);
+  // The runs' spread (sd about 0.3) dwarfs one run's bootstrap (about 0.05 a side).
+  EXPECT_LT(b->runs_ci95->first, b->ci95->first - 0.3);
+  EXPECT_GT(b->runs_ci95->second, b->ci95->second + 0.3);
+  for (double v : b->run_values) {
+    EXPECT_GT(v, b->runs_ci95->first);
+    EXPECT_LT(v, b->runs_ci95->second);
+  }
+}
+
+TEST(BetweenRuns, ABodyBesideOtherPartsInAnotherRunIsNotHeldThere) {
+  // Run 0 did not time C: R's body holds C's time there, and run 1's body
+  // (C timed beside it) is another quantity. B's call is the same in both.
+  auto a = analyze_runs({run_of(1000, 1000, 1, false), run_of(1000, 1000, 2)});
+  const Factor *body = named(*a, "R (body)");
+  ASSERT_NE(body, nullptr);
+  EXPECT_EQ(body->run, 0);
+  EXPECT_EQ(body->runs_measured, 1);
+  EXPECT_FALSE(body->runs_ci95);
+  const Factor *b = named(*a, "B");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->runs_measured, 2);
+}
+
+}  // namespace
+}  // namespace vprof::testing
