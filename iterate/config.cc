@@ -58,6 +58,7 @@ Expected<Config> load_config(const std::string &path) {
     c.prebuild_functions = j.value("prebuild_functions", c.prebuild_functions);
     c.prebuild_min_size = j.value("prebuild_min_size", c.prebuild_min_size);
     c.lookahead_budget = j.value("lookahead_budget", c.lookahead_budget);
+    c.again = j.value("again", c.again);
   } catch (const json::exception &e) {
     return Error{fmt::format("{}: wrong type: {}", path, e.what())};
   }
@@ -72,6 +73,7 @@ Expected<Config> load_config(const std::string &path) {
   if (c.prebuild_min_size < 0) return bad("prebuild_min_size", "must be >= 0");
   if (c.lookahead_budget < 0 || c.lookahead_budget > 100)
     return bad("lookahead_budget", "must be a percentage in [0, 100]");
+  if (c.again < 0 || c.again > 5) return bad("again", "must be in [0, 5]");
   if (c.runs < 1 || c.runs > kMaxRuns) return bad("runs", fmt::format("must be in [1, {}]", kMaxRuns));
   return c;
 }
@@ -86,7 +88,7 @@ Status save_config(const Config &c, const std::string &path) {
             {"sample", c.sample},       {"runs", c.runs},
             {"session_dir", c.session_dir}, {"prebuild_depth", c.prebuild_depth},
             {"prebuild_functions", c.prebuild_functions}, {"prebuild_min_size", c.prebuild_min_size},
-            {"lookahead_budget", c.lookahead_budget}};
+            {"lookahead_budget", c.lookahead_budget}, {"again", c.again}};
   if (!c.source_root.empty()) j["source_root"] = c.source_root;
   std::ofstream out(path);
   if (!out) return Error{fmt::format("{}: cannot write", path)};

@@ -130,6 +130,8 @@ class Session {
   // opened, its reports written (still Ran).
   Expected<std::unique_ptr<analyzer::Analysis>> analyze_ran(Iteration &it);
   Status decide(Iteration &it, const analyzer::Analysis &a);  // its factors decided (Decided)
+  // At a fixed point: whether the last set runs again (config `again`), said.
+  bool run_again(const Iteration &it, const analyzer::Analysis &a);
   Expected<Outcome> finish(std::unique_ptr<analyzer::Analysis> analysis);  // the final reports
   void log(const std::string &s) const {
     if (h_.log) h_.log(s);
@@ -732,6 +734,16 @@ Status Session::open_session() {
 }
 
 Status Session::plan_next(int n) {
+  if (s_.again > 0 && size_t(s_.again) <= s_.iterations.size()) {  // the same set, run again
+    Iteration next;
+    next.number = n;
+    next.instrumented = s_.iterations[size_t(s_.again) - 1].instrumented;
+    next.again_of = s_.again;
+    next.trace_dir = fmt::format("{}/iter-{}/trace", dir_, n);
+    s_.again = 0;
+    s_.iterations.push_back(std::move(next));
+    return save_state(s_, state_path());
+  }
   // What this run needs: each function to break down and the chain of
   // broken-down functions above it, so its nodes sit where the earlier
   // runs' trees expect them (runs are merged by node path).
@@ -938,7 +950,9 @@ Status Session::decide(Iteration &it, const analyzer::Analysis &a) {
         if (std::find(s_.pending.begin(), s_.pending.end(), f) == s_.pending.end()) s_.pending.push_back(f);
     }
   }
-  if (!s_.done && s_.pending.empty()) {
+  if (!s_.done && s_.pending.empty() && run_again(it, a)) {
+    s_.again = it.number;
+  } else if (!s_.done && s_.pending.empty()) {
     s_.done = true;
     // A dead end is no explanation: say which factors vprof could not get below.
     s_.stop_reason = suggestions.empty()
@@ -956,6 +970,22 @@ Status Session::decide(Iteration &it, const analyzer::Analysis &a) {
   }
   it.phase = Phase::Decided;
   return save_state(s_, state_path());
+}
+
+bool Session::run_again(const Iteration &it, const analyzer::Analysis &a) {
+  int done = 0;
+  for (const Iteration &i : s_.iterations) done += i.again_of > 0;
+  const int max_it = o_.max_iterations > 0 ? o_.max_iterations : c_.max_iterations;
+  if (done >= c_.again || it.number >= max_it || a.runs.size() < 1) return false;
+  std::vector<std::string> alone;
+  for (const analyzer::Factor &f : a.factors)
+    if (f.rank > 0 && f.run >= 0 && f.runs_measured < 2) alone.push_back(f.name);
+  if (alone.empty()) return false;
+  log(fmt::format("iteration {}: a fixed point, but {} {} on one run: iteration {}'s set runs again, for the "
+                  "spread between runs in {} interval",
+                  it.number, some_names(alone, 3), alone.size() == 1 ? "rests" : "rest", it.number,
+                  alone.size() == 1 ? "its" : "their"));
+  return true;
 }
 
 Expected<Outcome> Session::finish(std::unique_ptr<analyzer::Analysis> analysis) {

@@ -82,6 +82,7 @@ Expected<State> load_state(const std::string &path) {
       it.build_seconds = i.value("build_seconds", -1.0);
       it.prebuilt = i.value("prebuilt", std::vector<std::string>{});
       it.ran_on_build_of = i.value("ran_on_build_of", 0);
+      it.again_of = i.value("again_of", 0);
       s.iterations.push_back(std::move(it));
     }
     for (const auto &d : j.at("decisions")) {
@@ -91,6 +92,7 @@ Expected<State> load_state(const std::string &path) {
       s.decisions.push_back(std::move(x));
     }
     s.pending = j.at("pending").get<std::vector<std::string>>();
+    s.again = j.value("again", 0);
     s.sync_packs_added = j.value("sync_packs_added", std::vector<std::string>{});
     s.done = j.at("done");
     s.stop_reason = j.value("stop_reason", "");
@@ -182,11 +184,13 @@ Status save_state(const State &s, const std::string &path) {
     j["iterations"].push_back({{"number", i.number}, {"instrumented", i.instrumented},
                                {"trace_dir", i.trace_dir}, {"phase", phase_name(i.phase)}, {"failed", i.failed},
                                {"files_changed", i.files_changed}, {"build_seconds", i.build_seconds},
-                               {"prebuilt", i.prebuilt}, {"ran_on_build_of", i.ran_on_build_of}});
+                               {"prebuilt", i.prebuilt}, {"ran_on_build_of", i.ran_on_build_of},
+                               {"again_of", i.again_of}});
   j["decisions"] = json::array();
   for (const auto &d : s.decisions)
     j["decisions"].push_back(decision_json(d, true));
   j["pending"] = s.pending;
+  j["again"] = s.again;
   j["sync_packs_added"] = s.sync_packs_added;
   j["done"] = s.done;
   j["stop_reason"] = s.stop_reason;
@@ -214,6 +218,7 @@ json report_json(const State &s, const std::string &session_dir) {
                           {"run", it.analyzed() ? json(run++) : json(nullptr)},
                           {"instrumented", it.instrumented},
                           {"trace_dir", it.trace_dir},
+                          {"again_of", it.again_of > 0 ? json(it.again_of) : json(nullptr)},
                           {"decisions", std::move(decisions)}});
   }
   return {{"session", {{"dir", session_dir}, {"done", s.done}, {"stop_reason", s.stop_reason}}},

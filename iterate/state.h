@@ -73,6 +73,8 @@ struct Iteration {
   // own): its probes outside its set were dormant.
   std::vector<std::string> prebuilt;
   int ran_on_build_of = 0;
+  // The iteration whose set it ran again (config `again`), 0: none.
+  int again_of = 0;
   bool analyzed() const { return phase != Phase::Planned; }  // its trace is one of the session's runs
   bool decided() const { return phase == Phase::Decided; }
 };
@@ -82,6 +84,7 @@ struct State {
   std::vector<Iteration> iterations;
   std::vector<Decision> decisions;
   std::vector<std::string> pending;  // to break down in the next iteration
+  int again = 0;  // the iteration whose set the next one runs again (0: none)
   // Shipped sync packs the session wraps since a wait one of them names was
   // a factor (decide.h), besides the config's own.
   std::vector<std::string> sync_packs_added;

@@ -86,6 +86,12 @@ TEST_P(Planted, AutoEndsOnThePlantedFunctionAndRestoresTheTree) {
     EXPECT_FALSE(f["run"].is_null()) << f["name"];
   }
   EXPECT_GT(top(*out).run, 0) << "the planted function is found in a later iteration";
+  // It was found in the last level: the session ran that level's set again
+  // (config `again`) and its interval rests on both runs.
+  ASSERT_GE(out->state.iterations.size(), 2u);
+  EXPECT_EQ(out->state.iterations.back().again_of, int(out->state.iterations.size()) - 1);
+  EXPECT_EQ(out->state.iterations.back().instrumented, out->state.iterations.end()[-2].instrumented);
+  EXPECT_GE(top(*out).runs_measured, 2);
   // The session leaves a saved profile of the merged
   // analysis, with every run, for vprof diff and vprof gate.
   auto saved = vprof::analyzer::load_profile(fs::path(out->final_json).replace_extension(".vprof"));
@@ -256,9 +262,10 @@ TEST(Iterate, AThrowAfterARunRestoresAndTheIterationResumesUnderItsNumber) {
   for (size_t i = 0; i < its.size(); ++i) {
     EXPECT_EQ(its[i].number, int(i) + 1);
     EXPECT_EQ(its[i].phase, vprof::iterate::Phase::Decided);
-    for (size_t j = 0; j < i; ++j)
-      EXPECT_NE(its[i].instrumented, its[j].instrumented) << "iterations " << j + 1 << " and " << i + 1
-                                                          << " instrumented the same functions";
+    for (size_t j = 0; j < i; ++j)  // but the last level, run again on purpose (`again`)
+      if (its[i].again_of != int(j) + 1)
+        EXPECT_NE(its[i].instrumented, its[j].instrumented) << "iterations " << j + 1 << " and " << i + 1
+                                                            << " instrumented the same functions";
   }
 }
 
@@ -742,6 +749,7 @@ TEST(Iterate, ARunOnABuildAheadAlsoBreaksDownTheLevelBelowItsNewFunctions) {
   fs::path dir = vprof::testing::fresh_dir("vprof-it", "lookahead");
   Config c = three_file_tree(dir);
   ASSERT_EQ(std::system(("cmake --build " + (dir / "b").string() + " > /dev/null").c_str()), 0);
+  c.again = 0;  // the levels' runs alone (a second run of the last level: Planted)
   c.lookahead_budget = 0;
   auto one = run_session(c, options(), Hooks{});
   ASSERT_TRUE(one.ok()) << one.error().message;
