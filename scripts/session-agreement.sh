@@ -46,7 +46,7 @@ def analysis(session):
     return got
 got = [analysis(s) for s in sessions]
 for kind in ('ci', 'within'):
-    inside = total = 0
+    inside = total = held = held_inside = 0
     for a, b in itertools.permutations(range(len(got)), 2):
         for name, g in got[a].items():
             if not 0 < g['rank'] <= 3:
@@ -54,8 +54,12 @@ for kind in ('ci', 'within'):
             total += 1
             other = got[b].get(name)
             iv = other and other[kind]
-            inside += bool(iv and iv[0] <= g['share'] <= iv[1])
+            ok = bool(iv and iv[0] <= g['share'] <= iv[1])
+            inside += ok
+            held += bool(iv)  # the other session has the factor, with an interval
+            held_inside += ok
     what = 'ci95 (with the spread between runs)' if kind == 'ci' else 'ci95_within_run (one run\'s bootstrap)'
     print(f'{what}: {inside}/{total} top-3 shares inside the other session\'s interval'
-          f' ({100 * inside / max(total, 1):.0f}%)')
+          f' ({100 * inside / max(total, 1):.0f}%); {held_inside}/{held} where the other has the factor'
+          f' with an interval')
 PY
