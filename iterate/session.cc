@@ -976,10 +976,10 @@ bool Session::run_again(const Iteration &it, const analyzer::Analysis &a) {
   int done = 0;
   for (const Iteration &i : s_.iterations) done += i.again_of > 0;
   const int max_it = o_.max_iterations > 0 ? o_.max_iterations : c_.max_iterations;
-  if (done >= c_.again || it.number >= max_it || a.runs.size() < 1) return false;
+  if (done >= c_.again || it.number >= max_it) return false;
   std::vector<std::string> alone;
   for (const analyzer::Factor &f : a.factors)
-    if (f.rank > 0 && f.run >= 0 && f.runs_measured < 2) alone.push_back(f.name);
+    if (f.rank > 0 && f.run >= 0 && f.runs_measured() < 2) alone.push_back(f.name);
   if (alone.empty()) return false;
   log(fmt::format("iteration {}: a fixed point, but {} {} on one run: iteration {}'s set runs again, for the "
                   "spread between runs in {} interval",

@@ -197,37 +197,53 @@ double run_value_of(const VarNode &v, bool paper) {
   return v.share.value_or(0.0) - (v.kind == VarNode::Kind::Cov ? 0.0 : preempted_share(v));
 }
 
+// Each run's own tree by node key (with each node's parent), made when a
+// run is first asked for: where a factor is found again in another run.
+class RunIndex {
+ public:
+  struct Placed {
+    const VarNode *node = nullptr, *parent = nullptr;
+  };
+  using Map = std::unordered_map<std::string, Placed>;
+  explicit RunIndex(const std::vector<const VarNode *> &run_trees) : trees_(run_trees), maps_(run_trees.size()) {}
+  const Map &operator[](size_t r) {
+    if (!maps_[r]) {
+      Map &m = maps_[r].emplace();
+      std::vector<Placed> stack;
+      if (trees_[r]) stack.push_back({trees_[r], nullptr});
+      while (!stack.empty()) {
+        Placed p = stack.back();
+        stack.pop_back();
+        m.emplace(p.node->key, p);
+        for (const VarNode &c : p.node->children) stack.push_back({&c, p.node});
+      }
+    }
+    return *maps_[r];
+  }
+
+ private:
+  const std::vector<const VarNode *> &trees_;
+  std::vector<std::optional<Map>> maps_;
+};
+
 }  // namespace
 
 void place_in_runs(std::vector<Factor> &factors, const std::vector<const VarNode *> &run_trees,
                    bool paper) {
-  std::vector<std::unordered_map<std::string, const VarNode *>> by_key(run_trees.size());
-  auto index = [&](size_t r) -> const std::unordered_map<std::string, const VarNode *> & {
-    auto &m = by_key[r];
-    if (m.empty() && run_trees[r]) {
-      std::vector<const VarNode *> stack{run_trees[r]};
-      while (!stack.empty()) {
-        const VarNode *n = stack.back();
-        stack.pop_back();
-        m.emplace(n->key, n);
-        for (const auto &c : n->children) stack.push_back(&c);
-      }
-    }
-    return m;
-  };
+  RunIndex index(run_trees);
   for (Factor &f : factors) {
     if (!f.candidate || f.run >= 0 || f.instances.empty()) continue;
     int r = 0;
     for (const VarNode *v : f.instances) r = std::max(r, v->run);
     if (size_t(r) >= run_trees.size() || !run_trees[size_t(r)]) continue;
-    const auto &m = index(size_t(r));
+    const RunIndex::Map &m = index[size_t(r)];
     std::vector<const VarNode *> found;
     double value = 0;
     for (const VarNode *v : f.instances) {
       auto it = m.find(v->key);
       if (it == m.end()) break;
-      found.push_back(it->second);
-      value += run_value_of(*it->second, paper);
+      found.push_back(it->second.node);
+      value += run_value_of(*it->second.node, paper);
     }
     if (found.size() != f.instances.size()) continue;
     f.run = r;
@@ -237,22 +253,6 @@ void place_in_runs(std::vector<Factor> &factors, const std::vector<const VarNode
 }
 
 namespace {
-
-// Every node of a run's tree by key, with its parent.
-struct Placed {
-  const VarNode *node = nullptr, *parent = nullptr;
-};
-std::unordered_map<std::string, Placed> by_key(const VarNode &root) {
-  std::unordered_map<std::string, Placed> m;
-  std::vector<Placed> stack{{&root, nullptr}};
-  while (!stack.empty()) {
-    Placed p = stack.back();
-    stack.pop_back();
-    m.emplace(p.node->key, p);
-    for (const VarNode &c : p.node->children) stack.push_back({&c, p.node});
-  }
-  return m;
-}
 
 // The parts a body is the rest of: its parent's calls and functions, not the
 // parts that come and go with the data (Held parts, the machine's and the
@@ -270,21 +270,16 @@ std::vector<std::string_view> parts_beside(const VarNode *parent) {
 }  // namespace
 
 void between_runs(std::vector<Factor> &factors, const std::vector<const VarNode *> &run_trees, bool paper) {
-  std::vector<std::optional<std::unordered_map<std::string, Placed>>> index(run_trees.size());
-  auto of = [&](size_t r) -> const std::unordered_map<std::string, Placed> & {
-    if (!index[r]) index[r] = by_key(*run_trees[r]);
-    return *index[r];
-  };
+  RunIndex index(run_trees);
   for (Factor &f : factors) {
     if (!f.candidate || f.run < 0 || !f.run_value || size_t(f.run) >= run_trees.size()) continue;
     f.run_values = {*f.run_value};
-    f.runs_measured = 1;
     f.runs_ci95.reset();
     if (run_trees.size() < 2) continue;  // one run: nothing to index
-    const auto &home = of(size_t(f.run));
+    const RunIndex::Map &home = index[size_t(f.run)];
     for (size_t r = 0; r < run_trees.size(); ++r) {
       if (int(r) == f.run || !run_trees[r]) continue;
-      const auto &there = of(r);
+      const RunIndex::Map &there = index[r];
       double value = 0;
       bool holds = true;
       for (const VarNode *v : f.run_instances) {
@@ -304,7 +299,6 @@ void between_runs(std::vector<Factor> &factors, const std::vector<const VarNode 
       }
       if (holds) f.run_values.push_back(value);
     }
-    f.runs_measured = int(f.run_values.size());
     if (f.run_values.size() < 2 || !f.ci95) continue;
     const double n = double(f.run_values.size());
     double mean = 0;

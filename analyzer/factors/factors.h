@@ -91,12 +91,12 @@ struct Factor {
   int run = -1;
   std::vector<const VarNode *> run_instances;  // in runs[run]'s own tree
   std::optional<double> run_value;   // its ranked value in that run alone (ci95 is of this)
-  // How runs differ (between_runs): the runs whose own trees hold it as the
-  // run that measured it does, that run included, and ci95 widened by the
-  // spread of its value over them; nullopt under 2 runs or without ci95.
-  int runs_measured = 0;
-  std::vector<double> run_values;  // its value in each of them, the measuring run's first
+  // How runs differ (between_runs): its value in each run whose own tree
+  // holds it as the run that measured it does, that run's first, and ci95
+  // widened by their spread (nullopt under 2 runs or without ci95).
+  std::vector<double> run_values;
   std::optional<std::pair<double, double>> runs_ci95;
+  int runs_measured() const { return int(run_values.size()); }  // 0: not compared (no run, or a cause)
   std::optional<double> top_share;   // the largest 0.1% of intervals' part of the term
   std::optional<double> max_one;     // the largest single interval's part of the term
   bool fragile = false;

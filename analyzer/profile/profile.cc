@@ -290,24 +290,21 @@ Profile make_profile(const Analysis &a, BuildInfo build, std::optional<int> only
       n.call_site = v.call_site;
       if (n.call_site) n.call_site->function_id = 0;
       ProfileRun::Column &kept = r.cols.emplace_back();
+      auto keep = [&](Eigen::Index row, double value) {
+        if (value == 0) return;
+        kept.row.push_back(uint32_t(row));
+        kept.value.push_back(value);
+      };
       const NodeTotals &t = c.total;
-      const int node = v.a.node;
-      if (!v.a.self || c.nodes[size_t(node)].children.empty()) {
+      const size_t node = size_t(v.a.node);
+      if (!v.a.self || c.nodes[node].children.empty()) {
         // A node's total is its column's cells as they are (rows
         // ascending); a dense pass per node was most of saving a wide run.
-        for (size_t i = t.begin[size_t(node)]; i < t.begin[size_t(node) + 1]; ++i)
-          if (t.value[i] != 0) {
-            kept.row.push_back(uint32_t(t.row[i]));
-            kept.value.push_back(t.value[i]);
-          }
-      } else {
+        for (size_t i = t.begin[node]; i < t.begin[node + 1]; ++i) keep(t.row[i], t.value[i]);
+      } else {  // a body: its total less its children's
         Eigen::VectorXd col(rows);
-        if (rows) c.part_into(node, true, col);
-        for (Eigen::Index i = 0; i < rows; ++i)
-          if (col(i) != 0) {
-            kept.row.push_back(uint32_t(i));
-            kept.value.push_back(col(i));
-          }
+        if (rows) c.part_into(v.a.node, true, col);
+        for (Eigen::Index i = 0; i < rows; ++i) keep(i, col(i));
       }
       int me = int(r.nodes.size());
       r.nodes.push_back(std::move(n));

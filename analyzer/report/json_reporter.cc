@@ -58,7 +58,7 @@ json factor_json(const Factor &f) {
           {"ci95", interval(f.runs_ci95 ? f.runs_ci95 : f.ci95)},
           {"ci95_within_run", interval(f.ci95)},
           // Null where no run was compared: a cause, or a factor with no run.
-          {"runs_measured", f.runs_measured > 0 ? json(f.runs_measured) : json(nullptr)},
+          {"runs_measured", f.runs_measured() > 0 ? json(f.runs_measured()) : json(nullptr)},
           {"significant", f.ci95 ? json(f.significant) : json(nullptr)},
           {"tail", {{"p99", f.tail99 ? num(*f.tail99) : json(nullptr)},
                     {"p999", f.tail999 ? num(*f.tail999) : json(nullptr)}}},

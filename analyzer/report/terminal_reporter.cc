@@ -315,8 +315,8 @@ class TerminalReporter : public Reporter {
                                           100.0 * *f.run_value)
                             : std::string();
       // How many runs its interval rests on, when there were several.
-      if (a.runs.size() > 1 && f.runs_measured > 0)
-        run += f.runs_measured == 1 ? std::string("; in 1 run") : fmt::format("; in {} runs", f.runs_measured);
+      if (a.runs.size() > 1 && f.runs_measured() > 0)
+        run += f.runs_measured() == 1 ? std::string("; in 1 run") : fmt::format("; in {} runs", f.runs_measured());
       o += fmt::format("  {:>4}  {:<36} {} {:<17} {:>7} {:>7} {:>6} {:>7.3f}{}\n", f.rank, name,
                        pct(ranked_value(f, a.paper)), ci_text(f, ranked_value(f, a.paper)), tail, top, f.height,
                        f.score,

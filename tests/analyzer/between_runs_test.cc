@@ -55,7 +55,7 @@ TEST(BetweenRuns, RunsThatAgreeKeepTheMeasuringRunsInterval) {
   const Factor *b = named(*a, "B");
   ASSERT_NE(b, nullptr);
   ASSERT_TRUE(b->ci95);
-  EXPECT_EQ(b->runs_measured, 3);
+  EXPECT_EQ(b->runs_measured(), 3);
   ASSERT_TRUE(b->runs_ci95);
   EXPECT_EQ(*b->runs_ci95, *b->ci95) << "no spread between identical runs";
 }
@@ -85,11 +85,11 @@ TEST(BetweenRuns, ABodyBesideOtherPartsInAnotherRunIsNotHeldThere) {
   const Factor *body = named(*a, "R (body)");
   ASSERT_NE(body, nullptr);
   EXPECT_EQ(body->run, 0);
-  EXPECT_EQ(body->runs_measured, 1);
+  EXPECT_EQ(body->runs_measured(), 1);
   EXPECT_FALSE(body->runs_ci95);
   const Factor *b = named(*a, "B");
   ASSERT_NE(b, nullptr);
-  EXPECT_EQ(b->runs_measured, 2);
+  EXPECT_EQ(b->runs_measured(), 2);
 }
 
 }  // namespace

@@ -91,7 +91,7 @@ TEST_P(Planted, AutoEndsOnThePlantedFunctionAndRestoresTheTree) {
   ASSERT_GE(out->state.iterations.size(), 2u);
   EXPECT_EQ(out->state.iterations.back().again_of, int(out->state.iterations.size()) - 1);
   EXPECT_EQ(out->state.iterations.back().instrumented, out->state.iterations.end()[-2].instrumented);
-  EXPECT_GE(top(*out).runs_measured, 2);
+  EXPECT_GE(top(*out).runs_measured(), 2);
   // The session leaves a saved profile of the merged
   // analysis, with every run, for vprof diff and vprof gate.
   auto saved = vprof::analyzer::load_profile(fs::path(out->final_json).replace_extension(".vprof"));
