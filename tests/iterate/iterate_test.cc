@@ -64,6 +64,7 @@ class Planted : public ::testing::TestWithParam<std::tuple<std::string, int>> {}
 TEST_P(Planted, AutoEndsOnThePlantedFunctionAndRestoresTheTree) {
   auto [victim, seed] = GetParam();
   Config c = make_target(victim + "-" + std::to_string(seed), victim, seed);
+  c.again = 1;  // a second run of the last level (off by default)
   std::string before = slurp(c.dir + "/planted.cc");
   auto out = run_session(c, options(), Hooks{});
   ASSERT_TRUE(out.ok()) << out.error().message;
