@@ -72,8 +72,8 @@ struct Config {
   // a fixed point where a selected factor rests on one run, the last
   // iteration's set runs again, up to this many times in a session, so that
   // its interval has the spread between runs (no build: the tree holds it).
-  // 0: never (the default: beside busy loops, the repeated run's Held parts
-  // once turned the contended test's top cause from rebuild_index to busy).
+  // 0: never (the default: beside busy loops, a repeated run once turned the
+  // contended test's top cause from rebuild_index to busy).
   int again = 0;
 
   std::string abs(const std::string &p) const;  // p resolved against dir
