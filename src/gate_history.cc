@@ -70,6 +70,15 @@ Status record(const std::string &dir, const std::vector<analyzer::Profile> &head
 
 std::string pct(double x) { return fmt::format("{:+.1f}%", 100 * x); }
 
+// A factor's share of Var(L), history against head, in points, and what these
+// runs could have caught (reported, not gated: HistoryVerdict::shares).
+std::string share_line(const analyzer::HistoryCheck &c) {
+  return fmt::format("{}: {:.1f}% -> {:.1f}% of Var(latency), {:+.1f} points (p {:.3f}; {})", c.what, 100 * c.history,
+                     100 * c.head, 100 * c.change, c.p,
+                     std::isinf(c.detectable) ? "no increase could be caught"
+                                              : fmt::format("an increase of {:.1f} points would be caught", 100 * c.detectable));
+}
+
 std::string short_commit(const std::string &c) { return c.empty() ? "?" : c.substr(0, 12); }
 
 // A report to its file whole, or to stdout ('-').
@@ -88,7 +97,9 @@ Status write_text(const std::string &path, const std::string &text) {
 std::string markdown(const analyzer::HistoryVerdict &v, const std::string &name) {
   auto value = [](const analyzer::HistoryCheck &c) {
     return [&c](double x) {
-      return c.what == "variance" ? fmt::format("{:.4g} ms²", x / 1e12) : fmt::format("{:.3f} ms", x / 1e6);
+      if (c.what == "variance") return fmt::format("{:.4g} ms²", x / 1e12);
+      if (c.what.find('/') != std::string::npos) return fmt::format("{:.3f}", x);  // a ratio (p90/p50)
+      return fmt::format("{:.3f} ms", x / 1e6);
     };
   };
   std::string md = fmt::format("### vprof gate: {} — {}\n\n{}\n\n", v.regression ? "❌ regression" : "✅ pass",
@@ -98,14 +109,19 @@ std::string markdown(const analyzer::HistoryVerdict &v, const std::string &name)
   md += "|---|---:|---:|---:|---:|---:|\n";
   for (const auto &c : v.checks) {
     if (c.outliers) {
-      md += fmt::format("| outlier runs (p99 > {:.3f} ms) | {:.0f} of {} | {:.0f} of {} | | {:.3f} | {:.0f} of {} |\n",
+      md += fmt::format("| outlier runs (p99 > {:.3f} ms) | {:.0f} of {} | {:.0f} of {} | | {:.3f} | {} |\n",
                         c.limit / 1e6, c.history * double(v.history_runs), v.history_runs,
-                        c.head * double(v.head_runs), v.head_runs, c.p, c.detectable, v.head_runs);
+                        c.head * double(v.head_runs), v.head_runs, c.p,
+                        c.detectable > double(v.head_runs) ? "none" : fmt::format("{:.0f} of {}", c.detectable, v.head_runs));
       continue;
     }
     const auto f = value(c);
     md += fmt::format("| {}{} | {} | {} | {} | {:.3f} | {} |\n", c.what, c.gated ? "" : " (reported)", f(c.history),
                       f(c.head), pct(c.change), c.p, std::isinf(c.detectable) ? "none" : pct(c.detectable));
+  }
+  if (!v.shares.empty()) {
+    md += "\nShares of Var(latency), reported, not gated:\n\n";
+    for (const auto &c : v.shares) md += "- " + share_line(c) + "\n";
   }
   if (!v.moved.empty()) {
     md += "\nWhat moved (covariance with the latency, medians of runs):\n\n";
@@ -206,7 +222,10 @@ int run_history(const HistoryCliOptions &o) {
         auto of = [](double rate, size_t runs) { return fmt::format("{:.0f} of {}", rate * double(runs), runs); };
         std::printf("  %-9s %14s %14s %9s %7.3f %14s %11s%s\n", "outliers", of(c.history, v->history_runs).c_str(),
                     of(c.head, v->head_runs).c_str(), "", c.p, fmt::format("p99>{:.4g}", c.limit).c_str(),
-                    of(c.detectable / double(v->head_runs), v->head_runs).c_str(), c.regression ? "  REGRESSION" : "");
+                    c.detectable > double(v->head_runs)  // not even every head run an outlier would do
+                        ? "none"
+                        : of(c.detectable / double(v->head_runs), v->head_runs).c_str(),
+                    c.regression ? "  REGRESSION" : "");
         continue;
       }
       const bool none = std::isinf(c.detectable);  // too few runs to catch anything
@@ -215,6 +234,8 @@ int run_history(const HistoryCliOptions &o) {
                   none ? "none" : pct(c.detectable).c_str(),
                   c.gated ? (c.regression ? "  REGRESSION" : "") : "  (reported, not gated)");
     }
+    for (const auto &c : v->shares)
+      std::printf("  share: %s\n", share_line(c).c_str());
     for (const auto &m : v->moved)
       std::printf("  moved: %s: Cov with the latency %.4g -> %.4g ns^2 (%.0f%% of the variance's change)\n",
                   m.factor.c_str(), m.history, m.head, 100 * m.part);
@@ -233,6 +254,9 @@ int run_history(const HistoryCliOptions &o) {
                                {"change", c.change}, {"p", c.p}, {"limit", c.limit},
                                {"detectable", c.detectable}, {"threshold", c.threshold},
                                {"regression", c.regression}});
+      for (const auto &c : v->shares)
+        j["shares"].push_back({{"factor", c.what}, {"history", c.history}, {"new", c.head}, {"change", c.change},
+                               {"p", c.p}, {"detectable", c.detectable}});
       for (const auto &m : v->moved)
         j["moved"].push_back({{"factor", m.factor}, {"history", m.history}, {"new", m.head}, {"part", m.part}});
       if (Status s = write_output(o.json, [&](std::ostream &f) {

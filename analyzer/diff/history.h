@@ -6,12 +6,13 @@
 //   with 3 runs against 20, a p99 increase of 12% or more would be caught
 // A run is summarized by its mean, p50, p90, p99 and p99.9 latency and its
 // variance (change points: on a log scale), and the covariance with the latency of each factor (its terminal
-// parts, grouped by factor name), which names what moved.
+// parts, grouped by factor name: a cause's Held parts by its holder's), which
+// names what moved and gives the top factors' shares.
 //
 // Two uses:
 //   judge          the head's m runs against the history's last N: each
-//                  statistic of a run (p90, p99 gated; variance, p50, mean,
-//                  p99.9 reported) on a log scale, the head's mean over its
+//                  statistic of a run (p90, p99 and p90/p50 gated; variance,
+//                  p50, mean, p99.9 reported) on a log scale, the head's mean over its
 //                  runs without an outlier (a run whose p99 is far beyond the
 //                  history's: on minidb one run in six or seven has a stall
 //                  burst that doubles its p99), its p-value a permutation
@@ -70,7 +71,7 @@ struct HistoryOptions {
 
 struct HistoryCheck {
   std::string what;         // "p90", "p99", "variance", ...
-  bool gated = false;       // p90, p99 and variance decide; the others are reported
+  bool gated = false;       // p90, p99, p90/p50 and the outlier runs decide; the others are reported
   double history = 0;       // the history's (the geometric mean of its runs without an outlier; ns, or ns²)
   double head = 0;          // the head's (the geometric mean of its runs without an outlier)
   double change = 0;        // head / history − 1
@@ -95,6 +96,11 @@ struct HistoryVerdict {
   size_t history_runs = 0, head_runs = 0;
   std::vector<HistoryCheck> checks;
   std::vector<FactorMove> moved;  // the factors whose covariance grew most, largest first
+  // Shares of Var(L), reported, not gated: the history's 3 largest factors
+  // (median over its runs), the head's largest and the one named as moved. what: the factor;
+  // history, head: mean shares; change and detectable: in points (head −
+  // history, 0.05 = 5 points), each run's share Cov(F, L) / Var(L).
+  std::vector<HistoryCheck> shares;
   std::string summary;            // one line: the verdict and why
   std::string detectable;         // "with 3 runs against 20, a p99 increase of 12% or more ..."
   std::string outliers;           // "2 of 3 runs with a p99 beyond +66% (the history: 3 of 20)"

@@ -257,7 +257,7 @@ for k in $(seq 5 17); do record "h$k" --seed "$k"; [ "$k" -le 16 ] && hist+=("$t
 "$vprof" gate --history "$tmp/H4" --record --runs "${hist[@]:0:4}" >/dev/null 2>&1
 "$vprof" gate --history "$tmp/H4" --runs "$tmp/slow" "$tmp/slow2" "$tmp/slow3" >"$tmp/out" 2>"$tmp/err"
 expect_rc "history of 4: too few" 0 $?
-grep -q "with 3 runs against 4, nothing could be caught: .* 11 history runs would do" "$tmp/out" && ok ||
+grep -q "with 3 runs against 4, nothing could be caught: .* 12 history runs would do" "$tmp/out" && ok ||
   bad "history of 4: $(cat "$tmp/out")"
 "$vprof" gate --history "$tmp/H" --record --runs "${hist[@]}" >"$tmp/out" 2>"$tmp/err"
 expect_rc "history: first record" 0 $?
@@ -276,6 +276,7 @@ grep -q '"verdict": "regression"' "$tmp/hv.json" && ok || bad "history: json"
 expect_rc "history: --head-cmd" 1 $?
 [ -s "$tmp/hw/head-3.vprof" ] && [ ! -e "$tmp/hw/head-4.vprof" ] && ok || bad "history: --head-cmd runs: $(ls "$tmp/hw")"
 grep -q "^### vprof gate: ❌ regression" "$tmp/hv.md" && grep -q "^| p90 | " "$tmp/hv.md" &&
+  grep -Eq "^\| p90/p50 \| [0-9]+\.[0-9]{3} \| " "$tmp/hv.md" &&
   grep -q "with 3 runs against 12" "$tmp/hv.md" && ok || bad "history: markdown: $(cat "$tmp/hv.md")"
 "$vprof" gate --history "$tmp/H" --base-cmd true --head-cmd true >/dev/null 2>"$tmp/err"
 expect_rc "history: --base-cmd" 2 $?
