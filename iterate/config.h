@@ -11,7 +11,7 @@
 //     "k": 3, "d": 0.05, "m": 0.5, "exponent": 2, "max_iterations": 30,
 //     "sample": 0, "runs": 1, "session_dir": ".vprof-session",
 //     "prebuild_depth": 6, "prebuild_functions": 60, "prebuild_min_size": 24,
-//     "lookahead_budget": 2, "again": 0 }
+//     "lookahead_budget": 2, "again": 1 }
 #ifndef VPROF_ITERATE_CONFIG_H
 #define VPROF_ITERATE_CONFIG_H
 
@@ -72,9 +72,9 @@ struct Config {
   // a fixed point where a selected factor rests on one run, the last
   // iteration's set runs again, up to this many times in a session, so that
   // its interval has the spread between runs (no build: the tree holds it).
-  // 0: never (the default: beside busy loops, a repeated run once turned the
-  // contended test's top cause from rebuild_index to busy).
-  int again = 0;
+  // The repeated run grafts nothing into the tree (RunAnalysis::repeat), so
+  // the answer is the run before's. 0: never.
+  int again = 1;
 
   std::string abs(const std::string &p) const;  // p resolved against dir
   std::string abs_source_root() const { return source_root.empty() ? "" : abs(source_root); }

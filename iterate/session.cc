@@ -632,7 +632,10 @@ Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze() {
   opt.workers = &pool;
   std::vector<std::string> dirs;
   for (const auto &it : s_.iterations)
-    if (it.analyzed()) dirs.push_back(it.trace_dir);
+    if (it.analyzed()) {
+      dirs.push_back(it.trace_dir);
+      if (it.again_of > 0) opt.repeats.insert(it.trace_dir);  // its breakdowns are chance's (RunAnalysis::repeat)
+    }
   if (dirs.empty()) return Error{fmt::format("{}: no analyzed run in this session", dir_)};
   // As `vprof analyze` reads them (analyzer/pipeline/trace_dirs.h): each
   // run's own manifest.json names it, damage is said and left out.

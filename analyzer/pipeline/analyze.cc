@@ -290,7 +290,7 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
   a->paper = opt.factors.paper;
   a->root_label = opt.root.empty() ? "latency" : opt.root;
   std::vector<VarNode> trees;
-  for (const auto &r : a->runs) trees.push_back(r->tree);
+  for (const auto &r : a->runs) trees.push_back(r->repeat ? VarNode{} : r->tree);  // a repeat grafts nothing
   std::vector<Graft> grafts;
   a->tree = merge_runs(trees, &grafts);
   for (const Graft &g : grafts)

@@ -8,6 +8,7 @@
 #define VPROF_ANALYZER_PIPELINE_ANALYZE_H
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,12 +45,21 @@ struct AnalyzeOptions {
   // interval's critical path reaches (tree/columns.h); above this the run
   // fails with an Error that says so, instead of dying in the allocator.
   uint64_t max_cell_bytes = uint64_t{4} << 30;
+  // Trace directories (analyze_dirs) of runs that repeat an earlier run's
+  // build and probes (an iterate session's `again` run): RunAnalysis::repeat.
+  std::set<std::string> repeats;
 };
 
 // Everything one run contributes; kept so reporters can show the raw matrix.
 struct RunAnalysis {
   std::string dir;
   int run = 0;  // its index among the runs analysed together (the tree's nodes carry it)
+  // The same build and probes as an earlier run: it measures the spread
+  // between runs (a factor's interval) and nothing of the merged tree. What
+  // differs between two runs of one instrumentation (a wait that met a
+  // holder in one of them, the holders each names) is chance, and grafting
+  // it turned the contended test's top cause from rebuild_index to busy.
+  bool repeat = false;
   std::vector<std::string> programs;  // its processes' names (runs of one program are merged)
   StackTrie trie;
   MergeCounters merge;

@@ -107,6 +107,7 @@ Expected<std::unique_ptr<Analysis>> analyze_dirs(const std::vector<std::string> 
                              "program; compare two with vprof diff",
                              dirs[0], dirs[i], fmt::join(first, ", "), fmt::join(programs, ", "))};
   }
+  for (size_t i = 0; i < runs.size(); ++i) runs[i]->repeat = i > 0 && opt.repeats.count(dirs[i]) > 0;
   return combine(std::move(runs), opt);
 }
 

@@ -1,6 +1,7 @@
 // How runs differ (docs/method.md): a factor's interval adds the spread of its
 // value between the runs that hold it alike to its measuring run's bootstrap.
 // R(1) calls B(2) at site 1 and C(3) at site 2, each time uniform.
+#include <functional>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -90,6 +91,69 @@ TEST(BetweenRuns, ABodyBesideOtherPartsInAnotherRunIsNotHeldThere) {
   const Factor *b = named(*a, "B");
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->runs_measured(), 2);
+}
+
+// A run of the same build and probes again (an iterate session's `again`
+// run) measures the spread between runs and grafts nothing: here the repeat
+// breaks down B's call, which the first run left whole (as a wait that met a
+// holder in one run and none in the other), and it is not grafted; without
+// `repeat` it is.
+TEST(BetweenRuns, ARepeatedRunWidensIntervalsAndGraftsNothing) {
+  // Site 1 timed without its callee entered (a leaf), or B(2) entered there,
+  // calling D(4) at site 3.
+  auto run = [](bool broken_down, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> u(0, 999);
+    TraceBuilder tb;
+    for (int i = 0; i < 400; ++i) {
+      const int64_t t = int64_t(i) * 10000, xb = u(rng), xc = u(rng);
+      auto &th = tb.thread(1);
+      th.begin(t, uint64_t(i) + 1).enter(t, 1).site(t + 1, 1);
+      if (broken_down) th.enter(t + 1, 2).call(t + 2, t + 2 + xb, 3, 4).exit(t + 3 + xb, 2);
+      th.site_end(t + 3 + xb, 1).call(t + 4 + xb, t + 4 + xb + xc, 2, 3);
+      th.exit(t + 5 + xb + xc, 1).end(t + 5 + xb + xc, uint64_t(i) + 1);
+    }
+    return tb.build();
+  };
+  auto b_whole = [&] { return run(false, 6); };
+  auto b_broken_down = [&] { return run(true, 5); };
+  const Names n = make_names({{1, "R"}, {2, "B"}, {3, "C"}, {4, "D"}},
+                             {{1, 1, "B", 10}, {2, 1, "C", 11}, {3, 2, "D", 20}});
+  AnalyzeOptions opt;
+  opt.factors.bootstrap = 200;
+  auto combined = [&](bool repeat) {
+    std::vector<std::unique_ptr<RunAnalysis>> runs;
+    runs.push_back(analyze_run(b_whole(), n, opt, 0).value());
+    runs.push_back(analyze_run(b_broken_down(), n, opt, 1).value());
+    runs[1]->repeat = repeat;
+    return combine(std::move(runs), opt);
+  };
+  auto names_d = [](const VarNode &t) {
+    std::function<bool(const VarNode &)> has = [&](const VarNode &v) {
+      if (!v.functions.empty() && v.functions[0] == "D") return true;
+      for (const VarNode &c : v.children)
+        if (has(c)) return true;
+      return false;
+    };
+    return has(t);
+  };
+  auto grafted = combined(false);
+  EXPECT_TRUE(names_d(grafted->tree)) << "a later run's breakdown of a leaf is grafted";
+  auto repeated = combined(true);
+  EXPECT_FALSE(names_d(repeated->tree)) << "a repeat's is not";
+  EXPECT_TRUE(repeated->disagreements.empty());
+  // Its factors are the first run's, their intervals held by both runs.
+  std::vector<std::unique_ptr<RunAnalysis>> alone;
+  alone.push_back(analyze_run(b_whole(), n, opt, 0).value());
+  auto first = combine(std::move(alone), opt);
+  ASSERT_EQ(repeated->factors.size(), first->factors.size());
+  for (size_t i = 0; i < first->factors.size(); ++i) {
+    EXPECT_EQ(repeated->factors[i].name, first->factors[i].name);
+    EXPECT_EQ(repeated->factors[i].share, first->factors[i].share);
+  }
+  const Factor *c = named(*repeated, "C");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->runs_measured(), 2);
 }
 
 }  // namespace

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <fmt/format.h>
@@ -64,7 +64,7 @@ class Planted : public ::testing::TestWithParam<std::tuple<std::string, int>> {}
 TEST_P(Planted, AutoEndsOnThePlantedFunctionAndRestoresTheTree) {
   auto [victim, seed] = GetParam();
   Config c = make_target(victim + "-" + std::to_string(seed), victim, seed);
-  c.again = 1;  // a second run of the last level (off by default)
+  c.again = 1;  // a second run of the last level (the default, said here as the test checks it)
   std::string before = slurp(c.dir + "/planted.cc");
   auto out = run_session(c, options(), Hooks{});
   ASSERT_TRUE(out.ok()) << out.error().message;
@@ -102,13 +102,16 @@ TEST_P(Planted, AutoEndsOnThePlantedFunctionAndRestoresTheTree) {
   EXPECT_EQ(saved->factors.front().name, top(*out).name);
   // Each iteration's profile holds its own run, which the session analysed
   // once: the merged analysis is the one every run's trace read again gives.
-  std::vector<std::string> dirs;
+  std::vector<std::string> dirs, but_the_repeat;
+  std::set<std::string> repeats;
   for (const Iteration &it : out->state.iterations) {
     auto own = vprof::analyzer::load_profile(fs::path(it.trace_dir).parent_path() / "report.vprof");
     ASSERT_TRUE(own.ok()) << own.error().message;
     ASSERT_EQ(own->runs.size(), 1u) << "iteration " << it.number;
     EXPECT_EQ(own->runs[0].trace_dir, it.trace_dir);
     dirs.push_back(it.trace_dir);
+    if (it.again_of > 0) repeats.insert(it.trace_dir);
+    else but_the_repeat.push_back(it.trace_dir);
   }
   {
     vprof::analyzer::AnalyzeOptions opt;
@@ -116,12 +119,25 @@ TEST_P(Planted, AutoEndsOnThePlantedFunctionAndRestoresTheTree) {
     opt.factors.k = c.k;
     opt.factors.d = c.d;
     opt.factors.e = c.exponent;
+    opt.repeats = repeats;
     auto again = vprof::analyzer::analyze_dirs(dirs, opt, "", [](const std::string &) {});
     ASSERT_TRUE(again.ok()) << again.error().message;
     std::ostringstream read_again, session;
     ASSERT_TRUE(vprof::analyzer::make_json_reporter()->write(**again, read_again).ok());
     ASSERT_TRUE(vprof::analyzer::make_json_reporter()->write(*out->analysis, session).ok());
     EXPECT_EQ(read_again.str(), session.str());
+    // The repeated run changes no share, only intervals: the answer is the
+    // one the runs before it gave.
+    auto before = vprof::analyzer::analyze_dirs(but_the_repeat, opt, "", [](const std::string &) {});
+    ASSERT_TRUE(before.ok()) << before.error().message;
+    ASSERT_EQ((*before)->factors.size(), out->analysis->factors.size());
+    for (size_t i = 0; i < out->analysis->factors.size(); ++i) {
+      EXPECT_EQ((*before)->factors[i].name, out->analysis->factors[i].name);
+      EXPECT_EQ((*before)->factors[i].share, out->analysis->factors[i].share);
+    }
+    ASSERT_EQ((*before)->causes.ranked.size(), out->analysis->causes.ranked.size());
+    for (size_t i = 0; i < out->analysis->causes.ranked.size(); ++i)
+      EXPECT_EQ((*before)->causes.ranked[i].share, out->analysis->causes.ranked[i].share);
   }
   // The final JSON and final-report.html carry one document, with
   // the refinement path: every iteration, its run, and its decisions.
