@@ -249,6 +249,7 @@ int run_history(const HistoryCliOptions &o) {
       j["level"] = v->level;
       j["summary"] = v->summary;
       j["detectable"] = v->detectable;
+      j["shifted_alike"] = v->shifted;  // the whole distribution moved alike (history.h, shifted_alike)
       for (const auto &c : v->checks)
         j["checks"].push_back({{"quantity", c.what}, {"gated", c.gated}, {"history", c.history}, {"new", c.head},
                                {"change", c.change}, {"p", c.p}, {"limit", c.limit},

@@ -529,7 +529,35 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
   if (v.regression && !v.moved.empty() && v.moved.front().part > 0)
     v.summary += fmt::format("; {:.0f}% of the variance's increase from {}", 100 * v.moved.front().part,
                              v.moved.front().factor);
+  v.shifted = shifted_alike(v);
+  if (v.shifted) v.summary += fmt::format("; {}", v.shifted_line);
   return v;
+}
+
+namespace {
+
+const HistoryCheck *check_named(const HistoryVerdict &v, const std::string &what) {
+  for (const HistoryCheck &c : v.checks)
+    if (c.what == what) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+bool shifted_alike(HistoryVerdict &v) {
+  // A regression on the levels (p90, p99, the runs beyond the p99 line)
+  // alone, with p50 moved at least half as far as p90 and the spread
+  // (p90/p50) not moved beyond chance: the whole distribution moved. On minidb's
+  // pools three same-build decisions in twenty read so, runs in which the
+  // host ran slower for some seconds (docs/gate.md, "Known limits").
+  const HistoryCheck *p50 = check_named(v, "p50"), *p90 = check_named(v, "p90"), *ratio = check_named(v, "p90/p50");
+  if (!v.regression || !p50 || !p90 || !ratio || ratio->p <= v.level) return false;
+  if (p90->change <= 0 || p50->change < 0.5 * p90->change) return false;
+  v.shifted_line = fmt::format(
+      "p50 moved as p90 did ({} against {}) and the spread p90/p50 not beyond chance ({}): the whole distribution "
+      "shifted, as a slower build or a slower host does; run main's build beside the new one to tell them apart",
+      pct(p50->change), pct(p90->change), pct(ratio->change));
+  return true;
 }
 
 namespace {

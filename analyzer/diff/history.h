@@ -104,6 +104,10 @@ struct HistoryVerdict {
   std::string summary;            // one line: the verdict and why
   std::string detectable;         // "with 3 runs against 20, a p99 increase of 12% or more ..."
   std::string outliers;           // "2 of 3 runs with a p99 beyond +66% (the history: 3 of 20)"
+  // A regression whose whole distribution moved alike (shifted_alike), said
+  // in the summary: a slower build and a slower host read the same.
+  bool shifted = false;
+  std::string shifted_line;
   double level = 0;               // a gated check is a regression at or below this p-value (minP)
 };
 
@@ -129,6 +133,11 @@ struct ChangePoint {
 // after a split, of each run's log p50, p90 and p99 scaled by the history's
 // median and MAD), binary segmentation, each split's significance by
 // permutation.
+// Whether a regression is the whole distribution moved alike: p90/p50's
+// p-value above the level, p50 moved at least half as far as p90. Sets v.shifted_line; judge
+// calls it.
+bool shifted_alike(HistoryVerdict &v);
+
 std::vector<ChangePoint> change_points(const std::vector<RunSummary> &history, const HistoryOptions &o);
 
 }  // namespace vprof::analyzer

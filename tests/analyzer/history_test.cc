@@ -215,6 +215,24 @@ TEST(History, RunsBeyondTheRatiosOutlierLineCountAtTheLine) {
   EXPECT_TRUE(std::isfinite(ratio.detectable));
 }
 
+// Everything 30% slower alike (p50 as p90, the spread unmoved) is a
+// regression that says the whole distribution shifted, as a slower host's
+// runs would; a delay that widens the distribution does not say so.
+TEST(History, ADistributionShiftedAlikeIsSaidSo) {
+  std::mt19937_64 rng(29);
+  std::vector<RunSummary> history;
+  for (int i = 0; i < 20; ++i) history.push_back(run(rng));
+  auto slower = judge(history, {run(rng, 1.3), run(rng, 1.3), run(rng, 1.3)}, HistoryOptions{});
+  ASSERT_TRUE(slower.ok());
+  EXPECT_TRUE(slower->regression) << slower->summary;
+  EXPECT_TRUE(slower->shifted) << slower->summary;
+  EXPECT_NE(slower->summary.find("the whole distribution shifted"), std::string::npos) << slower->summary;
+  auto wider = judge(history, {run(rng, 1.0, 0.4), run(rng, 1.0, 0.4), run(rng, 1.0, 0.4)}, HistoryOptions{});
+  ASSERT_TRUE(wider.ok());
+  EXPECT_TRUE(wider->regression) << wider->summary;
+  EXPECT_FALSE(wider->shifted) << wider->summary;
+}
+
 // With 2 runs against 4, a head of any height is as high as 2 of the 6
 // runs in 1 arrangement of 15: no check can reach 1% / 4, and the verdict
 // says so, and how many history runs would do.
