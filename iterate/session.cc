@@ -953,9 +953,10 @@ Status Session::decide(Iteration &it, const analyzer::Analysis &a) {
         if (std::find(s_.pending.begin(), s_.pending.end(), f) == s_.pending.end()) s_.pending.push_back(f);
     }
   }
-  if (!s_.done && s_.pending.empty() && run_again(it, a)) {
+  const bool fixed_point = !s_.done && s_.pending.empty();
+  if (fixed_point && run_again(it, a)) {
     s_.again = it.number;
-  } else if (!s_.done && s_.pending.empty()) {
+  } else if (fixed_point) {
     s_.done = true;
     // A dead end is no explanation: say which factors vprof could not get below.
     s_.stop_reason = suggestions.empty()

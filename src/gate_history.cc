@@ -97,8 +97,11 @@ Status write_text(const std::string &path, const std::string &text) {
 std::string markdown(const analyzer::HistoryVerdict &v, const std::string &name) {
   auto value = [](const analyzer::HistoryCheck &c) {
     return [&c](double x) {
-      if (c.what == "variance") return fmt::format("{:.4g} ms²", x / 1e12);
-      if (c.what.find('/') != std::string::npos) return fmt::format("{:.3f}", x);  // a ratio (p90/p50)
+      switch (c.unit) {
+        case analyzer::Unit::ns2: return fmt::format("{:.4g} ms²", x / 1e12);
+        case analyzer::Unit::ratio: return fmt::format("{:.3f}", x);
+        case analyzer::Unit::ns: break;
+      }
       return fmt::format("{:.3f} ms", x / 1e6);
     };
   };
@@ -249,7 +252,7 @@ int run_history(const HistoryCliOptions &o) {
       j["level"] = v->level;
       j["summary"] = v->summary;
       j["detectable"] = v->detectable;
-      j["shifted_alike"] = v->shifted;  // the whole distribution moved alike (history.h, shifted_alike)
+      j["shifted_alike"] = !v->shifted.empty();  // the whole distribution moved alike (HistoryVerdict::shifted)
       for (const auto &c : v->checks)
         j["checks"].push_back({{"quantity", c.what}, {"gated", c.gated}, {"history", c.history}, {"new", c.head},
                                {"change", c.change}, {"p", c.p}, {"limit", c.limit},

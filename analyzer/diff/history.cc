@@ -48,7 +48,7 @@ struct Judged {
   const char *name;
   double (*of)(const RunSummary &);
   bool gated;
-  bool variance;  // its threshold is --max-var-increase (else --max-p99-increase)
+  Unit unit;  // ns2 (the variance): its threshold is --max-var-increase, else --max-p99-increase
   // A run beyond its outlier line counts at the line (winsorized), not at
   // the history's level: a ratio's spread is so small (0.03 on minidb, by the
   // history's lower half) that a plant's every run is beyond the line, and
@@ -66,13 +66,13 @@ struct Judged {
 // blind side, everything slower alike, is p90's and p99's. Variance is
 // reported, not gated: no handful of runs catches less than a doubling.
 constexpr Judged kJudged[] = {
-    {"p90", [](const RunSummary &r) { return r.p90; }, true, false},
-    {"p99", [](const RunSummary &r) { return r.p99; }, true, false},
-    {"p90/p50", [](const RunSummary &r) { return r.p50 > 0 ? r.p90 / r.p50 : 1.0; }, true, false, true},
-    {"variance", [](const RunSummary &r) { return r.var; }, false, true},
-    {"p50", [](const RunSummary &r) { return r.p50; }, false, false},
-    {"mean", [](const RunSummary &r) { return r.mean; }, false, false},
-    {"p99.9", [](const RunSummary &r) { return r.p999; }, false, false}};
+    {"p90", [](const RunSummary &r) { return r.p90; }, true, Unit::ns},
+    {"p99", [](const RunSummary &r) { return r.p99; }, true, Unit::ns},
+    {"p90/p50", [](const RunSummary &r) { return r.p50 > 0 ? r.p90 / r.p50 : 1.0; }, true, Unit::ratio, true},
+    {"variance", [](const RunSummary &r) { return r.var; }, false, Unit::ns2},
+    {"p50", [](const RunSummary &r) { return r.p50; }, false, Unit::ns},
+    {"mean", [](const RunSummary &r) { return r.mean; }, false, Unit::ns},
+    {"p99.9", [](const RunSummary &r) { return r.p999; }, false, Unit::ns}};
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0.0;
@@ -154,6 +154,18 @@ std::vector<FactorMove> moves(const std::map<std::string, double> &a, const std:
 
 std::string pct(double x) { return fmt::format("{:+.1f}%", 100 * x); }
 
+// The smallest d in (0, max] at which p_at(d) (a p-value, falling as d
+// grows) is at or below level, by bisection; INFINITY when not even max is.
+double smallest_caught(const std::function<double(double)> &p_at, double level, double max) {
+  double lo = 0, hi = std::min(1.0, max);
+  while (p_at(hi) > level) {
+    if (hi >= max) return INFINITY;
+    hi = std::min(4 * hi, max);
+  }
+  for (int it = 0; it < 40; ++it) (p_at((lo + hi) / 2) <= level ? hi : lo) = (lo + hi) / 2;
+  return hi;
+}
+
 // Each run's share of Var(L) of factor f: Cov(f, L) / Var(L).
 double share_of(const RunSummary &r, const std::string &f) {
   auto it = r.cov.find(f);
@@ -208,16 +220,35 @@ std::vector<HistoryCheck> share_checks(const std::vector<const RunSummary *> &po
         for (size_t j = 0; j < m; ++j) g[n + j] = x[n + j] - c.head + c.history + d;
         return p_value(g);
       };
-      double lo = 0, hi = 1;
-      if (p_at(hi) <= level) {
-        for (int it = 0; it < 30; ++it) (p_at((lo + hi) / 2) <= level ? hi : lo) = (lo + hi) / 2;
-        c.detectable = hi;
-      }
+      c.detectable = smallest_caught(p_at, level, 1.0);  // up to 100 points
     }
     c.limit = c.history + c.detectable;
     out.push_back(std::move(c));
   }
   return out;
+}
+
+const HistoryCheck *check_named(const HistoryVerdict &v, const std::string &what) {
+  for (const HistoryCheck &c : v.checks)
+    if (c.what == what) return &c;
+  return nullptr;
+}
+
+// HistoryVerdict::shifted: "" unless a regression is the whole distribution
+// moved alike.
+std::string shifted_alike(const HistoryVerdict &v) {
+  // A regression on the levels (p90, p99, the runs beyond the p99 line)
+  // alone, with p50 moved at least half as far as p90 and the spread
+  // (p90/p50) not moved beyond chance: the whole distribution moved. On minidb's
+  // pools three same-build decisions in twenty read so, runs in which the
+  // host ran slower for some seconds (docs/gate.md, "Known limits").
+  const HistoryCheck *p50 = check_named(v, "p50"), *p90 = check_named(v, "p90"), *ratio = check_named(v, "p90/p50");
+  if (!v.regression || !p50 || !p90 || !ratio || ratio->p <= v.level) return "";
+  if (p90->change <= 0 || p50->change < 0.5 * p90->change) return "";
+  return fmt::format(
+      "p50 moved as p90 did ({} against {}) and the spread p90/p50 not beyond chance ({}): the whole distribution "
+      "shifted, as a slower build or a slower host does; run main's build beside the new one to tell them apart",
+      pct(p50->change), pct(p90->change), pct(ratio->change));
 }
 
 }  // namespace
@@ -435,7 +466,8 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
     HistoryCheck c;
     c.what = q.name;
     c.gated = q.gated;
-    c.threshold = q.variance ? o.max_var_increase : o.max_p99_increase;
+    c.unit = q.unit;
+    c.threshold = q.unit == Unit::ns2 ? o.max_var_increase : o.max_p99_increase;
     const Prepared &pq = prepared[i];
     const std::vector<double> &x = pq.x, &f = pq.f;
     const double centre = pq.centre, h = pq.h;
@@ -456,10 +488,7 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
         }
         return p_value(g);
       };
-      double lo = 0, hi = 1;
-      while (p_at(hi) > level && hi < 1e6) hi *= 4;
-      for (int it = 0; it < 40 && hi < 1e6; ++it) (p_at((lo + hi) / 2) <= level ? hi : lo) = (lo + hi) / 2;
-      if (hi < 1e6) c.detectable = std::max(c.threshold, hi);
+      c.detectable = std::max(c.threshold, smallest_caught(p_at, level, 1e6));
     }
     c.limit = c.history * (1 + c.detectable);
     c.regression = q.gated && c.p <= level && c.change > c.threshold;
@@ -530,34 +559,8 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
     v.summary += fmt::format("; {:.0f}% of the variance's increase from {}", 100 * v.moved.front().part,
                              v.moved.front().factor);
   v.shifted = shifted_alike(v);
-  if (v.shifted) v.summary += fmt::format("; {}", v.shifted_line);
+  if (!v.shifted.empty()) v.summary += "; " + v.shifted;
   return v;
-}
-
-namespace {
-
-const HistoryCheck *check_named(const HistoryVerdict &v, const std::string &what) {
-  for (const HistoryCheck &c : v.checks)
-    if (c.what == what) return &c;
-  return nullptr;
-}
-
-}  // namespace
-
-bool shifted_alike(HistoryVerdict &v) {
-  // A regression on the levels (p90, p99, the runs beyond the p99 line)
-  // alone, with p50 moved at least half as far as p90 and the spread
-  // (p90/p50) not moved beyond chance: the whole distribution moved. On minidb's
-  // pools three same-build decisions in twenty read so, runs in which the
-  // host ran slower for some seconds (docs/gate.md, "Known limits").
-  const HistoryCheck *p50 = check_named(v, "p50"), *p90 = check_named(v, "p90"), *ratio = check_named(v, "p90/p50");
-  if (!v.regression || !p50 || !p90 || !ratio || ratio->p <= v.level) return false;
-  if (p90->change <= 0 || p50->change < 0.5 * p90->change) return false;
-  v.shifted_line = fmt::format(
-      "p50 moved as p90 did ({} against {}) and the spread p90/p50 not beyond chance ({}): the whole distribution "
-      "shifted, as a slower build or a slower host does; run main's build beside the new one to tell them apart",
-      pct(p50->change), pct(p90->change), pct(ratio->change));
-  return true;
 }
 
 namespace {

@@ -69,8 +69,13 @@ struct HistoryOptions {
   uint64_t seed = 1;
 };
 
+// What a check's values are: ns (a latency), ns² (the variance), or a ratio
+// of two latencies (p90/p50).
+enum class Unit { ns, ns2, ratio };
+
 struct HistoryCheck {
   std::string what;         // "p90", "p99", "variance", ...
+  Unit unit = Unit::ns;     // of history, head and limit (shares: fractions of Var(L))
   bool gated = false;       // p90, p99, p90/p50 and the outlier runs decide; the others are reported
   double history = 0;       // the history's (the geometric mean of its runs without an outlier; ns, or ns²)
   double head = 0;          // the head's (the geometric mean of its runs without an outlier)
@@ -104,10 +109,10 @@ struct HistoryVerdict {
   std::string summary;            // one line: the verdict and why
   std::string detectable;         // "with 3 runs against 20, a p99 increase of 12% or more ..."
   std::string outliers;           // "2 of 3 runs with a p99 beyond +66% (the history: 3 of 20)"
-  // A regression whose whole distribution moved alike (shifted_alike), said
-  // in the summary: a slower build and a slower host read the same.
-  bool shifted = false;
-  std::string shifted_line;
+  // "" unless a regression is the whole distribution moved alike (p90/p50
+  // not beyond chance, p50 moved at least half as far as p90): said in the
+  // summary, as a slower build and a slower host read the same.
+  std::string shifted;
   double level = 0;               // a gated check is a regression at or below this p-value (minP)
 };
 
@@ -133,11 +138,6 @@ struct ChangePoint {
 // after a split, of each run's log p50, p90 and p99 scaled by the history's
 // median and MAD), binary segmentation, each split's significance by
 // permutation.
-// Whether a regression is the whole distribution moved alike: p90/p50's
-// p-value above the level, p50 moved at least half as far as p90. Sets v.shifted_line; judge
-// calls it.
-bool shifted_alike(HistoryVerdict &v);
-
 std::vector<ChangePoint> change_points(const std::vector<RunSummary> &history, const HistoryOptions &o);
 
 }  // namespace vprof::analyzer
