@@ -14,7 +14,11 @@
 #      5, P40 at 3 (every head run used once), and whether the planted
 #      delay (minidb::inject_delay, or run_transaction) is named first;
 #   4. random splits of the pools (the false-alarm rate and power where runs
-#      are exchangeable: histories drawn from all SAME runs);
+#      are exchangeable: histories drawn from all SAME runs), and batch
+#      histories: 7 batches of 3 back-to-back SAME runs drawn from the whole
+#      pool, as a CI records main's commits over time, against a head of 3
+#      back-to-back runs (SAME, P40) or 5 (P14): a host's slow spells are
+#      then in some histories and some heads, as they are in a CI's;
 #   5. --changes on 10 histories of 40 runs with one step (SAME runs, then
 #      P40 runs from a random run 12-28 on): found within one run of it, and
 #      the planted function named; and on 10 without one: any step reported.
@@ -106,6 +110,22 @@ split_rng = random.Random(7)
 splits = lambda head_pool, m, trials: hp.random_splits(vprof, work, same, head_pool, m, trials, split_rng, H)[0]
 print(f'random splits, against {H}: same build at 3 runs {splits(same, 3, 100)}/100, at 5 {splits(same, 5, 100)}/100; '
       f'{delay40} at 3 {splits(p40, 3, 40)}/40, at 5 {splits(p40, 5, 40)}/40; {delay14} at 5 {splits(p14, 5, 40)}/40')
+
+# Batch histories (step 4): what a CI's history sees of the host's spells.
+batch_rng = random.Random(5)
+blocks = [same[i:i + 3] for i in range(0, len(same) - 2, 3)]
+def batch(head_pool, m):
+    drawn = batch_rng.sample(range(len(blocks)), 8)
+    hist_runs = [r for b in sorted(drawn[:7]) for r in blocks[b]]
+    if head_pool is same:
+        runs = blocks[drawn[7]]
+    else:
+        k = batch_rng.randrange(0, len(head_pool) - m)
+        runs = head_pool[k:k + m]
+    v = gate(make_history('batch', hist_runs), runs)
+    return v['verdict'] == 'regression'
+print(f'batch histories (7 x 3 runs): same build at 3 runs {sum(batch(same, 3) for _ in range(100))}/100; '
+      f'{delay40} at 3 {sum(batch(p40, 3) for _ in range(50))}/50; {delay14} at 5 {sum(batch(p14, 5) for _ in range(50))}/50')
 
 rng = random.Random(61)
 found = false_steps = named_cp = 0

@@ -253,11 +253,12 @@ int run_history(const HistoryCliOptions &o) {
       j["summary"] = v->summary;
       j["detectable"] = v->detectable;
       j["shifted_alike"] = !v->shifted.empty();  // the whole distribution moved alike (HistoryVerdict::shifted)
+      j["levels_moved"] = v->levels;             // p90's or p99's move when not gated ("" when none)
       for (const auto &c : v->checks)
         j["checks"].push_back({{"quantity", c.what}, {"gated", c.gated}, {"history", c.history}, {"new", c.head},
                                {"change", c.change}, {"p", c.p}, {"limit", c.limit},
                                {"detectable", c.detectable}, {"threshold", c.threshold},
-                               {"regression", c.regression}});
+                               {"regression", c.regression}, {"moved", c.moved}});
       for (const auto &c : v->shares)
         j["shares"].push_back({{"factor", c.what}, {"history", c.history}, {"new", c.head}, {"change", c.change},
                                {"p", c.p}, {"detectable", c.detectable}});

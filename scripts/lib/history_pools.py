@@ -42,7 +42,8 @@ def random_splits(vprof, work, same, head_pool, m, trials, rng, H=20):
             h_runs, runs = rng.sample(same, H), rng.sample(head_pool, m)
         v = gate(vprof, make_history(os.path.join(work, 'split'), h_runs), runs, os.path.join(work, 'verdict.json'))
         reg += v['verdict'] == 'regression'
-        det.append(next(c for c in v['checks'] if c['quantity'] == 'p99')['detectable'])
+        d = next(c for c in v['checks'] if c['quantity'] == 'p99')['detectable']
+        det.append(float('inf') if d is None else d)  # none: no p99 move these runs could catch
     return reg, sorted(det)[len(det) // 2]
 
 
