@@ -253,7 +253,7 @@ int run_history(const HistoryCliOptions &o) {
       j["summary"] = v->summary;
       j["detectable"] = v->detectable;
       j["shifted_alike"] = !v->shifted.empty();  // the whole distribution moved alike (HistoryVerdict::shifted)
-      j["levels_moved"] = v->levels;             // p90's or p99's move when not gated ("" when none)
+      j["levels_moved"] = v->levels;             // p90's or p99's move short of --max-level-increase ("" when none)
       for (const auto &c : v->checks)
         j["checks"].push_back({{"quantity", c.what}, {"gated", c.gated}, {"history", c.history}, {"new", c.head},
                                {"change", c.change}, {"p", c.p}, {"limit", c.limit},

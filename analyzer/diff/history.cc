@@ -44,11 +44,10 @@ double log_of(double v) { return std::log(std::max(v, 1.0)); }
 constexpr double kOutlierSigmas = 4.5;
 
 // judge: the statistics of a run, compared over the runs without an outlier.
-enum class Gate { reported, spread, level };  // level: gated with HistoryOptions::gate_levels
 struct Judged {
   const char *name;
   double (*of)(const RunSummary &);
-  Gate gate;
+  bool gated;
   Unit unit;  // ns2 (the variance): its threshold is --max-var-increase, else --max-p99-increase
   // A run beyond its outlier line counts at the line (winsorized), not at
   // the history's level: a ratio's spread is so small (0.03 on minidb, by the
@@ -57,6 +56,7 @@ struct Judged {
   // their histories hold 2-3 bursts in 20, and runs at the line could never
   // be the highest 3 of 23 often enough to be caught.
   bool capped = false;
+  bool level = false;  // p90, p99: a regression only beyond HistoryOptions::max_level_increase
 };
 // Gated: how far the tail lies beyond the median, p90 / p50, a spread that
 // settles where the variance does not. On minidb's contended preset its
@@ -64,23 +64,24 @@ struct Judged {
 // variance's 0.41-0.47 (a run's disk moves its p50 and p90 together, and the
 // ratio cancels it), and a delay planted in the transactions moved it by 4.4
 // of those spreads where p90 moved by 1.6 (docs/performance.md).
-// The levels, p90 and p99, are gated only on request (gate_levels): a host
-// slows for seconds at a time (minidb's same-build runs 1.2 s apart: p90's
-// lag-1 autocorrelation 0.72, p90/p50's 0.17), so a head's back-to-back runs
-// share a state the history may never have seen, and no history tells a
-// slower build from a slower host by the levels alone: gated, they raised 3
-// false alarms in 20 decisions against a history recorded just before, and
-// 11 in 100 against one recorded in batches spread over the same minutes
-// (docs/gate.md, "What is gated"). Variance is reported, not gated: no
-// handful of runs catches less than a doubling.
+// The levels, p90 and p99, fail only beyond max_level_increase (a doubling
+// by default): a host slows for seconds at a time (minidb's same-build runs
+// 1.2 s apart: p90's lag-1 autocorrelation 0.72, p90/p50's 0.17), so a
+// head's back-to-back runs share a state the history may never have seen,
+// and no history tells a slower build from a slower host by the levels
+// alone: at the p99 threshold (+5%) they raised 3 false alarms in 20
+// decisions against a history recorded just before, and 23 in 200 against
+// histories recorded in batches spread over the same minutes (p90 up to
+// +48% in a head of 3 runs); docs/gate.md, "What is gated". Variance is
+// reported, not gated: no handful of runs catches less than a doubling.
 constexpr Judged kJudged[] = {
-    {"p90", [](const RunSummary &r) { return r.p90; }, Gate::level, Unit::ns},
-    {"p99", [](const RunSummary &r) { return r.p99; }, Gate::level, Unit::ns},
-    {"p90/p50", [](const RunSummary &r) { return r.p50 > 0 ? r.p90 / r.p50 : 1.0; }, Gate::spread, Unit::ratio, true},
-    {"variance", [](const RunSummary &r) { return r.var; }, Gate::reported, Unit::ns2},
-    {"p50", [](const RunSummary &r) { return r.p50; }, Gate::reported, Unit::ns},
-    {"mean", [](const RunSummary &r) { return r.mean; }, Gate::reported, Unit::ns},
-    {"p99.9", [](const RunSummary &r) { return r.p999; }, Gate::reported, Unit::ns}};
+    {"p90", [](const RunSummary &r) { return r.p90; }, true, Unit::ns, false, true},
+    {"p99", [](const RunSummary &r) { return r.p99; }, true, Unit::ns, false, true},
+    {"p90/p50", [](const RunSummary &r) { return r.p50 > 0 ? r.p90 / r.p50 : 1.0; }, true, Unit::ratio, true},
+    {"variance", [](const RunSummary &r) { return r.var; }, false, Unit::ns2},
+    {"p50", [](const RunSummary &r) { return r.p50; }, false, Unit::ns},
+    {"mean", [](const RunSummary &r) { return r.mean; }, false, Unit::ns},
+    {"p99.9", [](const RunSummary &r) { return r.p999; }, false, Unit::ns}};
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0.0;
@@ -244,18 +245,17 @@ const HistoryCheck *check_named(const HistoryVerdict &v, const std::string &what
 
 // HistoryVerdict::shifted: "" unless a regression is the whole distribution
 // moved alike.
-// The levels beyond the gate's line when they are not gated: said, not
-// failed (Gate::level).
-std::string levels_moved(const HistoryVerdict &v) {
+// The levels moved beyond chance and the p99 threshold but not as far as
+// max_level_increase: said, not failed (Judged::level).
+std::string levels_moved(const HistoryVerdict &v, double max_level_increase) {
   std::string moved;
   for (const HistoryCheck &c : v.checks)
-    if (c.moved && !c.gated && (c.what == "p90" || c.what == "p99"))
+    if (c.moved && !c.regression && (c.what == "p90" || c.what == "p99"))
       moved += fmt::format("{}{} {} (p {:.3f})", moved.empty() ? "" : ", ", c.what, pct(c.change), c.p);
   if (moved.empty()) return "";
-  if (!v.shifted.empty()) return fmt::format("the levels moved, not gated: {}", moved);  // why, said just before
-  return fmt::format("the levels moved, not gated: {}, as a slower build or a slower host does (--gate-levels gates "
-                     "them on a host that holds still)",
-                     moved);
+  return fmt::format("the levels moved, not beyond {}: {}, as a slower build or a slower host does (a level fails "
+                     "beyond --max-level-increase; lower it on a runner that holds still)",
+                     pct(max_level_increase), moved);
 }
 
 std::string shifted_alike(const HistoryVerdict &v) {
@@ -374,9 +374,13 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
     for (size_t j = 0; j < m; ++j) subsets.push_back(uint32_t(n + j));
   }
   const size_t count = subsets.size() / m;
-  auto is_gated = [&](const Judged &q) { return q.gate == Gate::spread || (q.gate == Gate::level && o.gate_levels); };
   int gated = 1;  // the outliers' count
-  for (const Judged &q : kJudged) gated += is_gated(q);
+  for (const Judged &q : kJudged) gated += q.gated;
+  auto threshold_of = [&](const Judged &q) {  // the change a regression also needs
+    return q.unit == Unit::ns2 ? o.max_var_increase
+           : q.level           ? std::max(o.max_p99_increase, o.max_level_increase)
+                               : o.max_p99_increase;
+  };
   // A subset's statistic: the mean of its runs' values, where an outlier
   // run's value is the history's level (a burst is judged by the count of
   // outliers alone: were it left out, a subset of one high run and two
@@ -450,18 +454,26 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
     for (size_t j = 0; j < m; ++j) outliers_in[s] += out[subsets[s * m + j]];
   double level = 0;
   {
+    // An arrangement counts a check's p-value only where its change is
+    // beyond that check's threshold, as a decision does: a p90 that must
+    // double to fail (max_level_increase) takes little of the false alarms'
+    // share, and the level stays `alpha` for the rule as applied.
     std::vector<std::vector<double>> stats{outliers_in};  // per gated check, per arrangement
+    std::vector<double> beyond{-INFINITY};                // the sum over m runs a change must exceed
     for (size_t i = 0; i < std::size(kJudged); ++i) {
-      if (!is_gated(kJudged[i])) continue;
+      if (!kJudged[i].gated) continue;
       std::vector<double> &st = stats.emplace_back(count, 0.0);
       for (size_t s = 0; s < count; ++s)
         for (size_t j = 0; j < m; ++j) st[s] += prepared[i].f[subsets[s * m + j]];
+      beyond.push_back(double(m) * (prepared[i].centre + std::log1p(threshold_of(kJudged[i]))));
     }
     std::vector<double> min_p(count, 1.0);
-    for (const std::vector<double> &v : stats) {
+    for (size_t c = 0; c < stats.size(); ++c) {
+      const std::vector<double> &v = stats[c];
       std::vector<double> sorted = v;
       std::sort(sorted.begin(), sorted.end());
       for (size_t s = 0; s < count; ++s) {
+        if (v[s] <= beyond[c]) continue;
         const double t = v[s] - 1e-9 * (1 + std::fabs(v[s]));
         const size_t below = size_t(std::lower_bound(sorted.begin(), sorted.end(), t) - sorted.begin());
         min_p[s] = std::min(min_p[s], double(count - below) / double(count));
@@ -469,14 +481,15 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
     }
     std::sort(min_p.begin(), min_p.end());
     // The largest p-value with at most alpha of the arrangements at or below
-    // it: the k-th smallest, unless its ties run past k (then the value below).
+    // it: the k-th smallest, or just below it when its ties run past k; never
+    // above alpha, what one check alone would have (fewer than k arrangements
+    // with a change beyond a threshold: alpha).
     const size_t k = size_t(o.alpha * double(count));
     if (k > 0) {
       level = min_p[k - 1];
-      if (k < count && min_p[k] == level) {
-        auto first = std::lower_bound(min_p.begin(), min_p.end(), level);
-        level = first == min_p.begin() ? 0.0 : *(first - 1);
-      }
+      if (level >= 1.0) level = o.alpha;
+      else if (k < count && min_p[k] == level) level = std::nextafter(level, 0.0);
+      level = std::min(level, o.alpha);
     }
   }
   // Even a head far above every history run is as high as 1 arrangement in
@@ -488,9 +501,9 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
     const Judged &q = kJudged[i];
     HistoryCheck c;
     c.what = q.name;
-    c.gated = is_gated(q);
+    c.gated = q.gated;
     c.unit = q.unit;
-    c.threshold = q.unit == Unit::ns2 ? o.max_var_increase : o.max_p99_increase;
+    c.threshold = threshold_of(q);
     const Prepared &pq = prepared[i];
     const std::vector<double> &x = pq.x, &f = pq.f;
     const double centre = pq.centre, h = pq.h;
@@ -514,8 +527,8 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
       c.detectable = std::max(c.threshold, smallest_caught(p_at, level, 1e6));
     }
     c.limit = c.history * (1 + c.detectable);
-    c.moved = c.p <= level && c.change > c.threshold;
-    c.regression = c.gated && c.moved;
+    c.moved = c.p <= level && c.change > std::min(c.threshold, o.max_p99_increase);
+    c.regression = c.gated && c.p <= level && c.change > c.threshold;
     v.regression = v.regression || c.regression;
     if (c.gated && can_catch && std::isfinite(c.detectable))
       caught += fmt::format("{}a {} increase of {:.0f}% or more", caught.empty() ? "" : ", ", q.name,
@@ -599,7 +612,7 @@ Expected<HistoryVerdict> judge(const std::vector<RunSummary> &history, const std
                              v.moved.front().factor);
   v.shifted = shifted_alike(v);
   if (!v.shifted.empty()) v.summary += "; " + v.shifted;
-  if (!v.regression) v.levels = levels_moved(v);  // a regression's table shows them
+  if (!v.regression) v.levels = levels_moved(v, o.max_level_increase);  // a regression's table shows them
   if (!v.levels.empty()) v.summary += "; " + v.levels;
   return v;
 }
