@@ -175,6 +175,18 @@ void rerank_fragile(std::vector<Factor> &factors, const FactorOptions &o);
 inline double ranked_value(const Factor &f, bool paper) { return paper ? f.contribution : f.share; }
 inline double ranked_value(const FactorSite &s, bool paper) { return paper ? s.contribution : s.share; }
 
+// A ci95 (ci95 or runs_ci95) as reported beside `value`, the merged value it
+// stands by: one measured in a later run is around its value there
+// (run_value), so it is scaled to `value` (the same relative width) and never
+// excludes the value beside it. The table and the JSON print this one.
+inline std::optional<std::pair<double, double>> ci95_at(const std::optional<std::pair<double, double>> &ci,
+                                                        const Factor &f, double value) {
+  if (!ci) return std::nullopt;
+  double scale = 1.0;
+  if (f.run > 0 && f.run_value && *f.run_value != 0 && value / *f.run_value > 0) scale = value / *f.run_value;
+  return std::make_pair(scale * ci->first, scale * ci->second);
+}
+
 // Fills ci95, top_share, max_one, fragile and the fixed_* intervals for the
 // candidates measured in `run` (Factor::run) and not yet assessed, whose data
 // is `c`: one pass over the intervals for all of them. With o.bootstrap == 0

@@ -31,7 +31,9 @@ json node_json(const VarNode &n) {
   return j;
 }
 
-json factor_json(const Factor &f) {
+// `value`: what the factor stands by in the report (its ranked value; a
+// cause's share), which its intervals are around (ci95_at).
+json factor_json(const Factor &f, double value) {
   json sites = json::array();
   for (const auto &s : f.call_sites) {
     json e = {{"call_site", site_json(s.call_site)}, {"label", s.label},
@@ -54,9 +56,10 @@ json factor_json(const Factor &f) {
           {"score", num(f.score)},
           {"height", f.height},
           {"call_sites", std::move(sites)},
-          // With the spread between the runs that hold it, where two do.
-          {"ci95", interval(f.runs_ci95 ? f.runs_ci95 : f.ci95)},
-          {"ci95_within_run", interval(f.ci95)},
+          // With the spread between the runs that hold it, where two do;
+          // both around `value`, as the table prints them.
+          {"ci95", interval(ci95_at(f.runs_ci95 ? f.runs_ci95 : f.ci95, f, value))},
+          {"ci95_within_run", interval(ci95_at(f.ci95, f, value))},
           // Null where no run was compared: a cause, or a factor with no run.
           {"runs_measured", f.runs_measured() > 0 ? json(f.runs_measured()) : json(nullptr)},
           {"significant", f.ci95 ? json(f.significant) : json(nullptr)},
@@ -76,7 +79,7 @@ json factor_json(const Factor &f) {
 // A cause (causes.h): a factor's fields where they apply, with its own part
 // and the waits it held up.
 json cause_json(const Factor &f) {
-  json j = factor_json(f);
+  json j = factor_json(f, f.share);
   for (const char *k : {"kind", "contribution", "specificity", "score", "height", "call_sites"}) j.erase(k);
   json held = json::array();
   for (const Factor::HeldUp &h : f.held_up)
@@ -170,7 +173,7 @@ json to_json(const Analysis &a) {
   const LatencyStats &l = base.latency;
   json factors = json::array();
   for (const auto &f : a.factors)
-    if (f.rank > 0) factors.push_back(factor_json(f));
+    if (f.rank > 0) factors.push_back(factor_json(f, ranked_value(f, a.paper)));
   json causes = json::array();
   for (const auto &f : a.causes.ranked)
     if (f.rank > 0) causes.push_back(cause_json(f));

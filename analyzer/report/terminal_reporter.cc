@@ -190,10 +190,8 @@ std::string clients_text(const Fairness &f) {
 // column never excludes the value it stands by. "*": not significant.
 std::string ci_text(const Factor &f, double value) {
   if (!f.ci95) return "-";
-  double scale = 1.0;
-  if (f.run > 0 && f.run_value && *f.run_value != 0 && value / *f.run_value > 0) scale = value / *f.run_value;
-  const auto &ci = f.runs_ci95 ? *f.runs_ci95 : *f.ci95;  // with how runs differ, where two runs hold it
-  return fmt::format("[{:.3f}, {:.3f}]{}", scale * ci.first, scale * ci.second, f.significant ? "" : "*");
+  const auto ci = *ci95_at(f.runs_ci95 ? f.runs_ci95 : f.ci95, f, value);  // with how runs differ, where two runs hold it
+  return fmt::format("[{:.3f}, {:.3f}]{}", ci.first, ci.second, f.significant ? "" : "*");
 }
 
 // What fixing it would buy (tail.h), a line, or "" when not computed.

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/pipeline/analyze.h"
+#include "analyzer/report/reporter.h"
 #include "tests/analyzer/test_util.h"
 #include "tests/analyzer/trace_builder.h"
 
@@ -139,6 +140,28 @@ TEST(BetweenRuns, ARepeatedRunWidensIntervalsAndGraftsNothing) {
   };
   auto grafted = combined(false);
   EXPECT_TRUE(names_d(grafted->tree)) << "a later run's breakdown of a leaf is grafted";
+  // A factor measured in the later run: its intervals there are around its
+  // value there, and the JSON gives them as the table does, scaled to the
+  // merged share it stands by (they had been the run's own, beside the
+  // merged share: the HTML's bar drew an interval that missed its value).
+  const Factor *d = named(*grafted, "D");
+  ASSERT_NE(d, nullptr);
+  ASSERT_EQ(d->run, 1);
+  ASSERT_TRUE(d->ci95 && d->run_value);
+  ASSERT_NE(*d->run_value, d->share);
+  const nlohmann::json j = to_json(*grafted);
+  bool seen = false;
+  for (const nlohmann::json &f : j["factors"]) {
+    if (f["name"] != "D") continue;
+    seen = true;
+    const double lo = f["ci95_within_run"][0], hi = f["ci95_within_run"][1];
+    const double scale = d->share / *d->run_value;
+    EXPECT_NEAR(lo, d->ci95->first * scale, 1e-9);
+    EXPECT_NEAR(hi, d->ci95->second * scale, 1e-9);
+    EXPECT_LE(double(f["ci95"][0]), d->share);
+    EXPECT_GE(double(f["ci95"][1]), d->share);
+  }
+  EXPECT_TRUE(seen);
   auto repeated = combined(true);
   EXPECT_FALSE(names_d(repeated->tree)) << "a repeat's is not";
   EXPECT_TRUE(repeated->disagreements.empty());
