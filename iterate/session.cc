@@ -413,6 +413,13 @@ Status Session::run_iteration(Iteration &it) {
   auto rec = trace::Recording::start(it.trace_dir, run_manifest);
   if (!rec) return Error{rec.error().message};
   if (Status ran = run_workload(it, (*rec)->env(c_.sample), 1, c_.runs); !ran) return ran;
+  // A repeat says so in its trace, for `vprof analyze` of the session's
+  // traces by hand (the session itself knows it: AnalyzeOptions::repeats).
+  if (it.again_of > 0 && size_t(it.again_of) <= s_.iterations.size() &&
+      !(*rec)->mark_repeat_of(s_.iterations[size_t(it.again_of) - 1].trace_dir))
+    log(fmt::format("iteration {}: warning: {}/repeat-of not written ({}): an analysis of the traces by hand will "
+                    "graft this repeat's breakdowns",
+                    it.number, it.trace_dir, std::strerror(errno)));
   const trace::Recording::Outcome out =
       (*rec)->finish([&](const std::string &line) { log(fmt::format("iteration {}: {}", it.number, line)); });
   if (out.moved) return Error{fmt::format("{}: moved or replaced while the workload ran", it.trace_dir)};

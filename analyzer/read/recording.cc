@@ -35,6 +35,8 @@ uint64_t records_in(const fs::path &dir) {
   return d ? (*d)->count().records : 0;
 }
 
+constexpr const char *kRepeatOf = "repeat-of";  // Recording::mark_repeat_of
+
 bool is_trace_file(const std::string &name) {
   auto ends = [&](const char *s) {
     size_t n = std::strlen(s);
@@ -45,7 +47,7 @@ bool is_trace_file(const std::string &name) {
   // analysis's places.json.<pid>.tmp, with the trace it names.
   return (name.rfind("t-", 0) == 0 && ends(".vpt")) ||
          (name.rfind("p-", 0) == 0 && (ends(".vpp") || ends(".maps") || ends(".maps.tmp"))) ||
-         name == "manifest.json" || name.rfind("places.json", 0) == 0;
+         name == "manifest.json" || name.rfind("places.json", 0) == 0 || name == kRepeatOf;
 }
 
 std::vector<fs::path> trace_files(const fs::path &dir) {
@@ -360,6 +362,22 @@ std::vector<std::pair<std::string, std::string>> Recording::env(int sample) cons
 
 void Recording::abandon() {
   if (!added_) restore_old_trace(dir_);
+}
+
+bool Recording::mark_repeat_of(const std::string &original) const {
+  std::error_code ec;
+  const fs::path canon = fs::weakly_canonical(original, ec);
+  return write_file(fs::path(dir_) / kRepeatOf, (ec ? fs::path(original) : canon).string() + "\n");
+}
+
+std::string repeat_of(const std::string &dir) {
+  const fs::path path = fs::path(dir) / kRepeatOf;
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";  // none, or not the one this file writes
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
 }
 
 Recording::Outcome Recording::finish(const std::function<void(const std::string &)> &say) {

@@ -35,6 +35,10 @@
 
 namespace vprof::trace {
 
+// The run that DIR's run repeats (Recording::mark_repeat_of), canonical, or
+// "" when it repeats none.
+std::string repeat_of(const std::string &dir);
+
 class Recording {
  public:
   // `manifest`: the file to keep with the trace ("": none; after the run
@@ -56,6 +60,13 @@ class Recording {
 
   // The command could not start: the previous trace is put back.
   void abandon();
+
+  // This run repeats the one recorded in `original` (an iterate session's
+  // `again` run: the same build and probes): DIR/repeat-of names it, so an
+  // analysis that reads that run before this one grafts nothing of this
+  // one's (RunAnalysis::repeat), by hand as in the session. It goes with
+  // the trace: the next start() retires it. False, errno set, if not written.
+  bool mark_repeat_of(const std::string &original) const;
 
   struct Outcome {
     bool moved = false;           // DIR was moved or replaced meanwhile: nothing here is what was recorded

@@ -230,4 +230,75 @@ TEST(AnalyzeDirs, AKeptRunIsTakenNotReadAgainAndTheAnalysisIsTheSame) {
   EXPECT_FALSE(shifted) << "run 1 taken as run 0";
 }
 
+// A session's `again` run says in its trace which run it repeats, so that
+// `vprof analyze` of the session's traces by hand grafts none of its
+// breakdowns, as the session's own analysis does not (a later run's
+// breakdown of a leaf is grafted: here the repeat also entered fn#2 under
+// site#1, which the first run timed whole). Alone, or after other runs, it
+// is an ordinary run; the next run recorded into its directory is not one.
+TEST(AnalyzeDirs, ARunThatRepeatsAnEarlierOneGraftsNothingWhenReadAfterIt) {
+  auto record = [](const std::string &dir, bool broken_down, unsigned salt) {
+    SynthThread t(dir, 7, 11);
+    for (int i = 0; i < 60; ++i) {
+      const uint64_t ts = 1000 + uint64_t(i) * 10000, a = 50 + uint64_t((i * 37 + salt) % 97) * 5,
+                     b = 40 + uint64_t((i * 53 + salt) % 89) * 4;
+      t.interval_begin(ts, uint64_t(i) + 1);
+      t.fn_enter(ts + 1, 1);
+      t.site_begin(ts + 2, 1);
+      if (broken_down) {
+        t.fn_enter(ts + 3, 2);
+        t.site_begin(ts + 4, 2);
+        t.fn_enter(ts + 5, 3);
+        t.fn_exit(ts + 5 + a, 3);
+        t.site_end(ts + 6 + a, 2);
+        t.fn_exit(ts + 7 + a, 2);
+      }
+      t.site_end(ts + 8 + a, 1);
+      t.fn_exit(ts + 9 + a + b, 1);
+      t.interval_end(ts + 10 + a + b, uint64_t(i) + 1);
+    }
+    t.close();
+  };
+  const std::string first = fresh("repeated-0"), again = fresh("repeated-1");
+  record(first, false, 1);
+  {
+    auto r = trace::Recording::start(again);
+    ASSERT_TRUE(r) << r.error().message;
+    record(again, true, 2);
+    ASSERT_TRUE((*r)->mark_repeat_of(first));
+    (void)(*r)->finish([](const std::string &) {});
+  }
+  EXPECT_EQ(trace::repeat_of(again), fs::weakly_canonical(first).string());
+  vprof::analyzer::AnalyzeOptions opt;
+  opt.factors.bootstrap = 0;
+  auto quiet = [](const std::string &) {};
+  auto json_of = [](const vprof::analyzer::Analysis &a) {
+    std::ostringstream out;
+    EXPECT_TRUE(vprof::analyzer::make_json_reporter()->write(a, out).ok());
+    return out.str();
+  };
+  auto both = vprof::analyzer::analyze_dirs({first, again}, opt, "", quiet);
+  ASSERT_TRUE(both) << both.error().message;
+  EXPECT_TRUE((*both)->runs[1]->repeat);
+  EXPECT_EQ(json_of(**both).find("\"site#2\""), std::string::npos) << "the repeat's breakdown grafted";
+  auto alone = vprof::analyzer::analyze_dirs({again}, opt, "", quiet);
+  ASSERT_TRUE(alone) << alone.error().message;
+  EXPECT_NE(json_of(**alone).find("\"site#2\""), std::string::npos);
+  // The same two runs, the second not marked: its breakdown is grafted.
+  const std::string other = fresh("repeated-2");
+  record(other, true, 2);
+  auto grafted = vprof::analyzer::analyze_dirs({first, other}, opt, "", quiet);
+  ASSERT_TRUE(grafted) << grafted.error().message;
+  EXPECT_FALSE((*grafted)->runs[1]->repeat);
+  EXPECT_NE(json_of(**grafted).find("\"site#2\""), std::string::npos);
+  // A later run recorded into the repeat's directory retires its mark with its trace.
+  {
+    auto r = trace::Recording::start(again);
+    ASSERT_TRUE(r) << r.error().message;
+    record(again, true, 3);
+    (void)(*r)->finish([](const std::string &) {});
+  }
+  EXPECT_EQ(trace::repeat_of(again), "");
+}
+
 }  // namespace
