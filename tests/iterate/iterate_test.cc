@@ -17,6 +17,7 @@
 
 #include "analyzer/pipeline/trace_dirs.h"
 #include "analyzer/profile/profile.h"
+#include "analyzer/read/recording.h"
 #include "analyzer/report/reporter.h"
 #include "instrumenter/instrument.h"
 #include "iterate/config.h"
@@ -101,17 +102,20 @@ TEST_P(Planted, AutoEndsOnThePlantedFunctionAndRestoresTheTree) {
   ASSERT_FALSE(saved->factors.empty());
   EXPECT_EQ(saved->factors.front().name, top(*out).name);
   // Each iteration's profile holds its own run, which the session analysed
-  // once: the merged analysis is the one every run's trace read again gives.
+  // once: the merged analysis is the one every run's trace read again gives,
+  // by hand (the repeat's trace says which run it repeats: no option needed).
   std::vector<std::string> dirs, but_the_repeat;
-  std::set<std::string> repeats;
   for (const Iteration &it : out->state.iterations) {
     auto own = vprof::analyzer::load_profile(fs::path(it.trace_dir).parent_path() / "report.vprof");
     ASSERT_TRUE(own.ok()) << own.error().message;
     ASSERT_EQ(own->runs.size(), 1u) << "iteration " << it.number;
     EXPECT_EQ(own->runs[0].trace_dir, it.trace_dir);
     dirs.push_back(it.trace_dir);
-    if (it.again_of > 0) repeats.insert(it.trace_dir);
-    else but_the_repeat.push_back(it.trace_dir);
+    if (it.again_of > 0)
+      EXPECT_EQ(vprof::trace::repeat_of(it.trace_dir),
+                fs::weakly_canonical(out->state.iterations[size_t(it.again_of) - 1].trace_dir).string());
+    else
+      but_the_repeat.push_back(it.trace_dir);
   }
   {
     vprof::analyzer::AnalyzeOptions opt;
@@ -119,7 +123,6 @@ TEST_P(Planted, AutoEndsOnThePlantedFunctionAndRestoresTheTree) {
     opt.factors.k = c.k;
     opt.factors.d = c.d;
     opt.factors.e = c.exponent;
-    opt.repeats = repeats;
     auto again = vprof::analyzer::analyze_dirs(dirs, opt, "", [](const std::string &) {});
     ASSERT_TRUE(again.ok()) << again.error().message;
     std::ostringstream read_again, session;
