@@ -18,14 +18,15 @@
 #      histories: 7 batches of 3 back-to-back SAME runs drawn from the whole
 #      pool, as a CI records main's commits over time, against a head of 3
 #      back-to-back runs (SAME, P40) or 5 (P14): a host's slow spells are
-#      then in some histories and some heads, as they are in a CI's;
+#      then in some histories and some heads, as they are in a CI's
+#      (BATCHES decisions of the same build, half as many of each plant);
 #   5. --changes on 10 histories of 40 runs with one step (SAME runs, then
 #      P40 runs from a random run 12-28 on): found within one run of it, and
 #      the planted function named; and on 10 without one: any step reported.
 # Prints the gate_figures line. Usage: scripts/gate-history.sh [WORK_DIR]
 #   env: VPROF (build/src/vprof), DECISIONS (20), HISTORY (20),
-#        DELAY14 (exp:600us), DELAY40 (exp:1000us), REUSE (1: decide again on the
-#        runs an earlier call recorded in WORK_DIR)
+#        DELAY14 (exp:600us), DELAY40 (exp:1000us), BATCHES (100), REUSE (1: decide
+#        again on the runs an earlier call recorded in WORK_DIR)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-${TMPDIR:-/tmp}/vprof-gate-history}
@@ -63,11 +64,11 @@ else
   echo "gate-history: $n_same same, $n14 +14%, $n40 +40% runs in $(( $(date +%s) - start )) s"
 fi
 
-PYTHONPATH="$root/scripts/lib" python3 - "$vprof" "$work" "$history" "$decisions" "$delay14" "$delay40" <<'PY'
+PYTHONPATH="$root/scripts/lib" python3 - "$vprof" "$work" "$history" "$decisions" "$delay14" "$delay40" "${BATCHES:-100}" <<'PY'
 import json, os, random, subprocess, sys
 import history_pools as hp
 vprof, work, H, D = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-delay14, delay40 = sys.argv[5], sys.argv[6]
+delay14, delay40, n_batch = sys.argv[5], sys.argv[6], int(sys.argv[7])
 same, p14, p40 = hp.pool(work, 'same'), hp.pool(work, 'p14'), hp.pool(work, 'p40')
 gate = lambda hist_dir, runs: hp.gate(vprof, hist_dir, runs, os.path.join(work, 'verdict.json'))
 make_history = lambda name, runs: hp.make_history(os.path.join(work, name), runs)
@@ -124,8 +125,10 @@ def batch(head_pool, m):
         runs = head_pool[k:k + m]
     v = gate(make_history('batch', hist_runs), runs)
     return v['verdict'] == 'regression'
-print(f'batch histories (7 x 3 runs): same build at 3 runs {sum(batch(same, 3) for _ in range(100))}/100; '
-      f'{delay40} at 3 {sum(batch(p40, 3) for _ in range(50))}/50; {delay14} at 5 {sum(batch(p14, 5) for _ in range(50))}/50')
+half = n_batch // 2
+print(f'batch histories (7 x 3 runs): same build at 3 runs {sum(batch(same, 3) for _ in range(n_batch))}/{n_batch}; '
+      f'{delay40} at 3 {sum(batch(p40, 3) for _ in range(half))}/{half}; '
+      f'{delay14} at 5 {sum(batch(p14, 5) for _ in range(half))}/{half}')
 
 rng = random.Random(61)
 found = false_steps = named_cp = 0
