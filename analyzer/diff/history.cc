@@ -243,8 +243,6 @@ const HistoryCheck *check_named(const HistoryVerdict &v, const std::string &what
   return nullptr;
 }
 
-// HistoryVerdict::shifted: "" unless a regression is the whole distribution
-// moved alike.
 // The levels moved beyond chance and the p99 threshold but not as far as
 // max_level_increase: said, not failed (Judged::level).
 std::string levels_moved(const HistoryVerdict &v, double max_level_increase) {
@@ -258,6 +256,8 @@ std::string levels_moved(const HistoryVerdict &v, double max_level_increase) {
                      pct(max_level_increase), moved);
 }
 
+// HistoryVerdict::shifted: "" unless a regression is the whole distribution
+// moved alike.
 std::string shifted_alike(const HistoryVerdict &v) {
   // A regression on the levels (p90, p99, the runs beyond the p99 line)
   // alone, with p50 moved at least half as far as p90 and the spread
