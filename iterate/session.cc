@@ -412,14 +412,17 @@ Status Session::run_iteration(Iteration &it) {
   // with this iteration's manifest.
   auto rec = trace::Recording::start(it.trace_dir, run_manifest);
   if (!rec) return Error{rec.error().message};
-  if (Status ran = run_workload(it, (*rec)->env(c_.sample), 1, c_.runs); !ran) return ran;
-  // A repeat says so in its trace, for `vprof analyze` of the session's
-  // traces by hand (the session itself knows it: AnalyzeOptions::repeats).
+  // A repeat says so in its trace: every analysis of it, the session's and
+  // `vprof analyze` by hand, reads it there (RunAnalysis::repeat).
   if (it.again_of > 0 && size_t(it.again_of) <= s_.iterations.size() &&
-      !(*rec)->mark_repeat_of(s_.iterations[size_t(it.again_of) - 1].trace_dir))
-    log(fmt::format("iteration {}: warning: {}/repeat-of not written ({}): an analysis of the traces by hand will "
-                    "graft this repeat's breakdowns",
-                    it.number, it.trace_dir, std::strerror(errno)));
+      !(*rec)->mark_repeat_of(s_.iterations[size_t(it.again_of) - 1].trace_dir)) {
+    const int err = errno;
+    (*rec)->abandon();
+    return Error{fmt::format("{}/repeat-of: cannot write it ({}): this run repeats iteration {}'s and would be "
+                             "grafted as a new level",
+                             it.trace_dir, std::strerror(err), it.again_of)};
+  }
+  if (Status ran = run_workload(it, (*rec)->env(c_.sample), 1, c_.runs); !ran) return ran;
   const trace::Recording::Outcome out =
       (*rec)->finish([&](const std::string &line) { log(fmt::format("iteration {}: {}", it.number, line)); });
   if (out.moved) return Error{fmt::format("{}: moved or replaced while the workload ran", it.trace_dir)};
@@ -639,10 +642,7 @@ Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze() {
   opt.workers = &pool;
   std::vector<std::string> dirs;
   for (const auto &it : s_.iterations)
-    if (it.analyzed()) {
-      dirs.push_back(it.trace_dir);
-      if (it.again_of > 0) opt.repeats.insert(it.trace_dir);  // its breakdowns are chance's (RunAnalysis::repeat)
-    }
+    if (it.analyzed()) dirs.push_back(it.trace_dir);  // a repeat's trace says so (repeat-of)
   if (dirs.empty()) return Error{fmt::format("{}: no analyzed run in this session", dir_)};
   // As `vprof analyze` reads them (analyzer/pipeline/trace_dirs.h): each
   // run's own manifest.json names it, damage is said and left out.

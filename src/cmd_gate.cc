@@ -71,7 +71,7 @@ struct Opts {
   DiffCliOptions common;
   // Against a history of main (gate_history.h).
   std::string history, alpha = "1%";
-  std::string max_level;  // "": 100% (with --history only)
+  std::string max_level;  // "": HistoryOptions' default (with --history only)
   size_t history_runs = 20, history_keep = 60;
   bool record = false, changes = false;
 };
@@ -179,8 +179,6 @@ int run(Opts o) {
     if (!mv) return fail(mv.error().message);
     auto mp = percent("--max-p99-increase", o.max_p99);
     if (!mp) return fail(mp.error().message);
-    auto ml = percent("--max-level-increase", o.max_level.empty() ? "100%" : o.max_level);
-    if (!ml) return fail(ml.error().message);
     auto alpha = percent("--alpha", o.alpha);
     if (!alpha) return fail(alpha.error().message);
     if (!(*alpha > 0 && *alpha < 0.5)) return fail(fmt::format("--alpha: '{}' is not between 0% and 50%", o.alpha));
@@ -204,7 +202,11 @@ int run(Opts o) {
     h.stats.alpha = *alpha;
     h.stats.max_var_increase = *mv;
     h.stats.max_p99_increase = *mp;
-    h.stats.max_level_increase = *ml;
+    if (!o.max_level.empty()) {  // else HistoryOptions' default
+      auto ml = percent("--max-level-increase", o.max_level);
+      if (!ml) return fail(ml.error().message);
+      h.stats.max_level_increase = *ml;
+    }
     h.stats.seed = o.common.diff.seed;
     h.keep = o.history_keep;
     h.record = o.record;
@@ -332,8 +334,10 @@ Registrar reg("gate", "CI gate: exit 1 when latency variance or p99 grew beyond 
                "history, and the factor that moved");
   sub.add_option("--alpha", o->alpha, "with --history: the false-alarm rate of one decision (default 1%)");
   sub.add_option("--max-level-increase", o->max_level,
-                 "with --history: p90 and p99 fail only when they grew by more (default 100%: a slow spell of a "
-                 "shared host moved them less; lower it on a runner that holds still; docs/gate.md)");
+                 fmt::format("with --history: p90 and p99 fail only when they grew by more (default {:.0f}%: a slow "
+                             "spell of a shared host moved them less; lower it on a runner that holds still; "
+                             "docs/gate.md)",
+                             100 * analyzer::HistoryOptions{}.max_level_increase));
   add_diff_options(sub, o->common);
   return [o] { return run(*o); };
 });

@@ -8,7 +8,6 @@
 #define VPROF_ANALYZER_PIPELINE_ANALYZE_H
 
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -45,9 +44,6 @@ struct AnalyzeOptions {
   // interval's critical path reaches (tree/columns.h); above this the run
   // fails with an Error that says so, instead of dying in the allocator.
   uint64_t max_cell_bytes = uint64_t{4} << 30;
-  // Trace directories (analyze_dirs) of runs that repeat an earlier run's
-  // build and probes (an iterate session's `again` run): RunAnalysis::repeat.
-  std::set<std::string> repeats;
 };
 
 // Everything one run contributes; kept so reporters can show the raw matrix.

@@ -108,19 +108,15 @@ Expected<std::unique_ptr<Analysis>> analyze_dirs(const std::vector<std::string> 
                              "program; compare two with vprof diff",
                              dirs[0], dirs[i], fmt::join(first, ", "), fmt::join(programs, ", "))};
   }
-  // A repeat grafts nothing (RunAnalysis::repeat): one the caller names, or
-  // one whose trace says which run it repeats (Recording::mark_repeat_of)
-  // when that run is read before it.
-  std::vector<std::string> canon(dirs.size());
-  for (size_t i = 0; i < dirs.size(); ++i) {
-    std::error_code ec;
-    canon[i] = std::filesystem::weakly_canonical(dirs[i], ec).string();
-  }
+  // A repeat grafts nothing (RunAnalysis::repeat): a run whose trace says
+  // which run it repeats (Recording::mark_repeat_of), when that run is read
+  // before it.
+  std::vector<std::string> read;  // the runs before, canonical
   for (size_t i = 0; i < runs.size(); ++i) {
-    const std::string of = i > 0 ? trace::repeat_of(dirs[i]) : "";
-    runs[i]->repeat = i > 0 && (opt.repeats.count(dirs[i]) > 0 ||
-                                (!of.empty() && std::find(canon.begin(), canon.begin() + ptrdiff_t(i), of) !=
-                                                    canon.begin() + ptrdiff_t(i)));
+    const std::string of = trace::repeat_of(dirs[i]);
+    runs[i]->repeat = !of.empty() && std::find(read.begin(), read.end(), of) != read.end();
+    std::error_code ec;
+    read.push_back(std::filesystem::weakly_canonical(dirs[i], ec).string());
   }
   return combine(std::move(runs), opt);
 }
