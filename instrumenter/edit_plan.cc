@@ -412,6 +412,14 @@ size_t first_line_directive(const std::string &code) {
 //   int f(int x) { if (vprof_fn_is_dormant(7)) { ...original... }
 //   #line 12
 //    else { FnScope vprof_fn_(7); ...instrumented... } }
+// In C++ the instrumented copy is a lambda the compiler keeps out of line
+// (FunctionIntent::outline): with both copies inline, a function twice its
+// size was no longer inlined where the original was (db_bench under gcc:
+// WriteBatch::Iterate into InsertInto, Status's move assignment), and a
+// dormant run paid the calls:
+//   int f(int x) { if (vprof_fn_is_dormant(7)) { ...original... }
+//   #line 12
+//    else return [&, x]() VPROF_OUTLINED_ -> int { FnScope vprof_fn_(7); ... }(); }
 // A dormant function then costs a call one test, whatever its loops and
 // sites run (docs/iterate.md, "Build once"). Both copies keep the
 // original's line numbers (a body after a #line of the file's own is
@@ -448,10 +456,17 @@ Status Planner::two_versions() {
     plain.append(code, at, close + 1 - at);
     const long long line = 1 + std::count(code.begin(), code.begin() + open, '\n');
     const long long span = close + 1 - open;
+    // C++: the instrumented copy in a lambda kept out of line, so that the
+    // function stays the original's size and is inlined where it was.
+    std::string instrumented = "else ", after = " }";
+    if (!f.outline.empty()) {
+      instrumented = fmt::format("else {}{} ", f.outline_returns ? "return " : "", f.outline);
+      after = "(); }";
+    }
     ins_[f.file].push_back({open, 2, span, 0,
-                            fmt::format("{{ if (vprof_fn_is_dormant({})) {}\n#line {}\n else ", fn_ids_.at(key), plain,
-                                        line)});
-    ins_[f.file].push_back({close + 1, 0, span, 0, " }"});
+                            fmt::format("{{ if (vprof_fn_is_dormant({})) {}\n#line {}\n {}", fn_ids_.at(key), plain,
+                                        line, instrumented)});
+    ins_[f.file].push_back({close + 1, 0, span, 0, after});
   }
   return Status::Ok();
 }

@@ -57,6 +57,13 @@ std::string preamble(const std::string &original_sha1, const std::string &file_i
          "~SyncRelease() { vprof_sync_release(o, r); } };\n"
          "} } }\n"
          "#endif\n" +
+         // A build ahead's C++ body keeps its instrumented copy out of line
+         // (edit_plan.cc, two_versions): clang takes the attribute before
+         // `mutable`, gcc after.
+         (dormant ? "#if defined(__cplusplus) && !defined(VPROF_OUTLINED_)\n#ifdef __clang__\n"
+                    "#define VPROF_OUTLINED_ __attribute__((noinline)) mutable\n#else\n"
+                    "#define VPROF_OUTLINED_ mutable __attribute__((noinline))\n#endif\n#endif\n"
+                  : "") +
          // One constructor per rewritten file in a unit, named by its id.
          (file_id.empty() ? std::string()
                           : "#ifndef VPROF_MANIFEST_" + file_id + "_\n"

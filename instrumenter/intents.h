@@ -25,6 +25,13 @@ struct FunctionIntent {
   // function-try-block, its braces in the file as written.
   unsigned body_end = 0;
   bool two_versions = false;
+  // C++, written twice: the instrumented copy goes in a lambda kept out of
+  // line, so that the function a dormant run calls is the original and one
+  // test, and is inlined where the original was (tu_scan.cc, outline_of):
+  // outline: the lambda up to its body ("": not outlined); outline_returns:
+  // whether the function returns what the lambda does.
+  std::string outline;
+  bool outline_returns = false;
 };
 
 struct SiteIntent {

@@ -21,8 +21,8 @@ namespace {
 
 // 2: a sync site's try_first, try_value; 3: stored, stored_unknown; 4: the
 // selected functions' intents, the patterns they were selected by, and the
-// notes the selection adds apart.
-constexpr int kFormat = 6;
+// notes the selection adds apart; 7: a body's outline (FunctionIntent::outline).
+constexpr int kFormat = 7;
 constexpr size_t kKeptSettings = 3;  // settings directories kept, this one included
 
 }  // namespace
@@ -68,7 +68,8 @@ void from_json(const json &j, SyncIntent &s) {
 void to_json(json &j, const FunctionIntent &f) {
   j = {{"name", f.name}, {"pattern", f.pattern}, {"decl", f.decl},
        {"file", f.file}, {"insert_at", f.insert_at}, {"lang", static_cast<int>(f.lang)},
-       {"body_end", f.body_end}, {"two_versions", f.two_versions}};
+       {"body_end", f.body_end}, {"two_versions", f.two_versions},
+       {"outline", f.outline}, {"outline_returns", f.outline_returns}};
 }
 void from_json(const json &j, FunctionIntent &f) {
   j.at("name").get_to(f.name);
@@ -79,6 +80,8 @@ void from_json(const json &j, FunctionIntent &f) {
   f.lang = static_cast<Lang>(j.at("lang").get<int>());
   j.at("body_end").get_to(f.body_end);
   j.at("two_versions").get_to(f.two_versions);
+  j.at("outline").get_to(f.outline);
+  j.at("outline_returns").get_to(f.outline_returns);
 }
 void to_json(json &j, const SiteIntent &s) {
   j = {{"at", s.at},

@@ -4,6 +4,8 @@
 #include <clang/AST/ASTLambda.h>
 #include <clang/AST/ParentMapContext.h>
 #include <clang/AST/ExprCXX.h>
+#include <clang/AST/QualTypeNames.h>
+#include <clang/Basic/Builtins.h>
 #include <clang/Basic/Diagnostic.h>
 #include <clang/Lex/Lexer.h>
 
@@ -109,14 +111,24 @@ std::optional<std::vector<std::string>> stored_functions(const Expr *e, ASTConte
   return std::nullopt;
 }
 
+// Returns twice (setjmp, vfork) or works on its caller's frame (alloca): a
+// call of it cannot be wrapped, nor its caller's body moved into a lambda.
+bool frame_bound(const FunctionDecl *fd) {
+  if (!fd) return false;
+  if (fd->hasAttr<ReturnsTwiceAttr>()) return true;
+  const std::string n = fd->getNameAsString();
+  static const char *const bound[] = {"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp", "savectx",
+                                      "vfork", "getcontext", "alloca"};
+  for (const char *t : bound)
+    if (n == t) return true;
+  return false;
+}
+
 bool never_wrapped(const FunctionDecl *fd) {
   if (!fd) return false;
-  std::string n = fd->getNameAsString();
-  // Return twice (setjmp, vfork) or are not real calls (builtins, probes).
-  static const char *const twice[] = {"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp", "savectx",
-                                      "vfork", "getcontext", "alloca"};
-  for (const char *t : twice)
-    if (n == t) return true;
+  if (frame_bound(fd)) return true;
+  // Not real calls (builtins, probes).
+  const std::string n = fd->getNameAsString();
   if (n.rfind("__builtin", 0) == 0 || n.rfind("__sync_", 0) == 0 || n.rfind("__atomic_", 0) == 0) return true;
   if (n.rfind("vprof_", 0) == 0) return true;
   return false;
@@ -610,6 +622,79 @@ class BodyOnce : public RecursiveASTVisitor<BodyOnce> {
   bool found_ = false;
 };
 
+// What moving a body into a lambda would change: __func__ and its kin name
+// the lambda's operator(), the frame and return address builtins see the
+// lambda's frame, and setjmp, vfork and alloca work on the lambda's frame
+// (frame_bound). (A variadic function's va_start is ruled out with it.)
+class FrameBound : public RecursiveASTVisitor<FrameBound> {
+ public:
+  static bool holds(Stmt *body) {
+    FrameBound v;
+    v.TraverseStmt(body);
+    return v.found_;
+  }
+  bool VisitPredefinedExpr(PredefinedExpr *) { return found_ = true, false; }
+  bool VisitSourceLocExpr(SourceLocExpr *) { return found_ = true, false; }  // __builtin_FUNCTION()
+  bool VisitCallExpr(CallExpr *ce) {
+    const unsigned b = ce->getBuiltinCallee();
+    if (b == Builtin::BI__builtin_return_address || b == Builtin::BI__builtin_frame_address ||
+        b == Builtin::BI__builtin_alloca || frame_bound(ce->getDirectCallee()))
+      found_ = true;
+    return !found_;
+  }
+
+ private:
+  bool found_ = false;
+};
+
+// The parameters a body names (DeclRefExprs to them).
+class ParamsUsed : public RecursiveASTVisitor<ParamsUsed> {
+ public:
+  explicit ParamsUsed(const FunctionDecl *fd) : fd_(fd) {}
+  bool VisitDeclRefExpr(DeclRefExpr *e) {
+    if (const auto *p = dyn_cast<ParmVarDecl>(e->getDecl()); p && p->getDeclContext() == fd_) used.insert(p);
+    return true;
+  }
+  std::set<const ParmVarDecl *> used;
+
+ private:
+  const FunctionDecl *fd_;
+};
+
+// A C++ body written twice keeps its instrumented copy out of line, in a
+// lambda the compiler may not inline (edit_plan.cc, two_versions): the
+// lambda up to its body, `[&, n]() VPROF_OUTLINED_ -> T` (mutable,
+// noinline: forms.cc).
+// It takes the parameters of scalar type it names by value: taken by
+// reference, their address escaped, and gcc kept them in memory in the
+// original copy too (db_bench's EmitPhysicalRecord ran 40% more
+// instructions dormant). The return type is spelled fully qualified; none
+// for a body that returns nothing (*returns false). nullopt where a lambda
+// would not behave as the body (a variadic function, __func__, setjmp), or
+// where the type cannot be spelled from here (deduced, dependent).
+std::optional<std::string> outline_of(const FunctionDecl *fd, Stmt *body, ASTContext &ast, bool *returns) {
+  if (!ast.getLangOpts().CPlusPlus11 || fd->isVariadic() || FrameBound::holds(body)) return std::nullopt;
+  std::string ret;
+  const QualType rt = fd->getReturnType();
+  *returns = !(isa<CXXConstructorDecl>(fd) || isa<CXXDestructorDecl>(fd) || rt->isVoidType());
+  if (*returns) {
+    if (fd->getDeclaredReturnType()->getContainedDeducedType() || rt->isDependentType() ||
+        rt->isInstantiationDependentType())
+      return std::nullopt;
+    PrintingPolicy pp(ast.getLangOpts());
+    pp.SuppressUnwrittenScope = true;  // no "(anonymous namespace)::"
+    ret = " -> " + TypeName::getFullyQualifiedName(rt, ast, pp, /*WithGlobalNsPrefix=*/true);
+  }
+  ParamsUsed used(fd);
+  used.TraverseStmt(body);
+  std::string capture = "&";
+  for (const ParmVarDecl *p : fd->parameters())
+    if (used.used.count(p) && !p->getName().empty() && !p->isParameterPack() && p->getType()->isScalarType() &&
+        !p->getType().isVolatileQualified())
+      capture += ", " + p->getName().str();
+  return "[" + capture + "]() VPROF_OUTLINED_" + ret;
+}
+
 class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
  public:
   explicit DefinitionVisitor(Context &cx) : cx_(cx) {}
@@ -812,6 +897,8 @@ class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
         sm.getFileID(cs->getRBracLoc()) == sm.getFileID(cs->getLBracLoc()) && BodyOnce::holds(cs)) {
       f.body_end = sm.getFileOffset(cs->getRBracLoc());
       f.two_versions = true;
+      if (cx_.lang == Lang::Cxx)
+        if (auto o = outline_of(fd, cs, cx_.ast, &f.outline_returns)) f.outline = *o;
     }
     SourceLocation nl = sm.getExpansionLoc(fd->getLocation());
     f.decl.file = file;
