@@ -459,7 +459,7 @@ Status Planner::two_versions() {
     // C++: the instrumented copy in a lambda kept out of line, so that the
     // function stays the original's size and is inlined where it was.
     std::string instrumented = "else ", after = " }";
-    if (!f.outline.empty()) {
+    if (!f.outline.empty() && !mixed(f.file)) {  // C units read the file too: no lambda
       instrumented = fmt::format("else {}{} ", f.outline_returns ? "return " : "", f.outline);
       after = "(); }";
     }

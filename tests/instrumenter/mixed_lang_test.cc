@@ -26,11 +26,13 @@ void add_units(vprof::test::TestTree &t, const std::string &main_body) {
   t.compile("b.cc", "-std=c++17");
 }
 
-// The tree instrumented with the pthreads pack (and `functions`).
+// The tree instrumented with the pthreads pack (and `functions`; `dormant`:
+// as a build ahead is).
 auto instrument_pthreads(vprof::test::TestTree &t,
-                         std::vector<std::string> functions = {}) {
+                         std::vector<std::string> functions = {}, bool dormant = false) {
   vprof::instr::InstrumentOptions o;
   o.build_dir = t.build();
+  o.dormant = dormant;
   o.functions = std::move(functions);
   o.sync_packs = {"pthreads"};
   o.annotations_dir = VPROF_ANNOTATIONS_DIR;
@@ -95,6 +97,26 @@ TEST(MixedLang, AFunctionOfAHeaderOfCAndCxxUnitsIsInstrumented) {
   EXPECT_NE(h.find("cleanup(vprof_fn_cleanup)"), std::string::npos) << h;
   EXPECT_EQ(h.find("FnScope"), std::string::npos) << h;
   EXPECT_NE(h.find("__typeof__(zero())"), std::string::npos) << h;
+  compile_in_both_and_run(t, 7);
+  ASSERT_TRUE(vprof::instr::restore({t.build()}).ok());
+}
+
+// A build ahead writes the body twice; in a header C units include too, the
+// instrumented copy stays inline (a lambda out of line is C++'s alone), or
+// the C unit would not compile.
+TEST(MixedLang, ABodyWrittenTwiceInAHeaderOfCAndCxxUnitsIsNotOutlined) {
+  vprof::test::TestTree t;
+  t.add("lock.h",
+        "#include <pthread.h>\n"
+        "static inline int zero(void) { return 0; }\n"
+        "static inline int take(pthread_mutex_t *m) { int z = zero(); return pthread_mutex_lock(m) + z; }\n"
+        "static inline void give(pthread_mutex_t *m) { pthread_mutex_unlock(m); }\n");
+  add_units(t, "int r = take(&mu); give(&mu); return r + c_side() + 7;");
+  auto r = instrument_pthreads(t, {"take"}, /*dormant=*/true);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const std::string h = slurp(t.path("lock.h"));
+  EXPECT_NE(h.find("if (vprof_fn_is_dormant("), std::string::npos) << h;
+  EXPECT_EQ(h.find("() VPROF_OUTLINED_"), std::string::npos) << h;
   compile_in_both_and_run(t, 7);
   ASSERT_TRUE(vprof::instr::restore({t.build()}).ok());
 }
