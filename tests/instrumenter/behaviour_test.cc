@@ -169,17 +169,14 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
   if (p.dormant && p.expect.count("twice")) {
     // How many bodies the file writes twice (a body with a label is written once).
     const std::string text = slurp(tree.path(p.file));
-    size_t n = 0;
-    for (size_t at = text.find("if (vprof_fn_is_dormant("); at != std::string::npos;
-         at = text.find("if (vprof_fn_is_dormant(", at + 1))
-      ++n;
-    EXPECT_EQ(n, p.expect.at("twice")) << text;
+    auto occurrences = [&](const std::string &needle) {
+      size_t n = 0;
+      for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+      return n;
+    };
+    EXPECT_EQ(occurrences("if (vprof_fn_is_dormant("), p.expect.at("twice")) << text;
     // How many of those keep their instrumented copy in a lambda out of line (C++).
-    n = 0;
-    for (size_t at = text.find("() VPROF_OUTLINED_"); at != std::string::npos;
-         at = text.find("() VPROF_OUTLINED_", at + 1))
-      ++n;
-    EXPECT_EQ(n, p.expect.count("outlined") ? p.expect.at("outlined") : 0u) << text;
+    EXPECT_EQ(occurrences("() VPROF_OUTLINED_"), p.expect.count("outlined") ? p.expect.at("outlined") : 0u) << text;
   }
   if (p.dormant) {
     // Every probe dormant: the original bodies run, and only waits are recorded.

@@ -26,6 +26,17 @@ void add_units(vprof::test::TestTree &t, const std::string &main_body) {
   t.compile("b.cc", "-std=c++17");
 }
 
+// lock.h with a function `take` that calls, and both units using it: the
+// program exits with 7.
+void add_take_tree(vprof::test::TestTree &t) {
+  t.add("lock.h",
+        "#include <pthread.h>\n"
+        "static inline int zero(void) { return 0; }\n"
+        "static inline int take(pthread_mutex_t *m) { int z = zero(); return pthread_mutex_lock(m) + z; }\n"
+        "static inline void give(pthread_mutex_t *m) { pthread_mutex_unlock(m); }\n");
+  add_units(t, "int r = take(&mu); give(&mu); return r + c_side() + 7;");
+}
+
 // The tree instrumented with the pthreads pack (and `functions`; `dormant`:
 // as a build ahead is).
 auto instrument_pthreads(vprof::test::TestTree &t,
@@ -83,12 +94,7 @@ TEST(MixedLang, AValueWrappedInAHeaderOfCAndCxxUnitsCompilesInBoth) {
 // with __typeof__ of its text. Both units compile with both compilers and run.
 TEST(MixedLang, AFunctionOfAHeaderOfCAndCxxUnitsIsInstrumented) {
   vprof::test::TestTree t;
-  t.add("lock.h",
-        "#include <pthread.h>\n"
-        "static inline int zero(void) { return 0; }\n"
-        "static inline int take(pthread_mutex_t *m) { int z = zero(); return pthread_mutex_lock(m) + z; }\n"
-        "static inline void give(pthread_mutex_t *m) { pthread_mutex_unlock(m); }\n");
-  add_units(t, "int r = take(&mu); give(&mu); return r + c_side() + 7;");
+  add_take_tree(t);
   auto r = instrument_pthreads(t, {"take"});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->functions, 1u);
@@ -106,12 +112,7 @@ TEST(MixedLang, AFunctionOfAHeaderOfCAndCxxUnitsIsInstrumented) {
 // the C unit would not compile.
 TEST(MixedLang, ABodyWrittenTwiceInAHeaderOfCAndCxxUnitsIsNotOutlined) {
   vprof::test::TestTree t;
-  t.add("lock.h",
-        "#include <pthread.h>\n"
-        "static inline int zero(void) { return 0; }\n"
-        "static inline int take(pthread_mutex_t *m) { int z = zero(); return pthread_mutex_lock(m) + z; }\n"
-        "static inline void give(pthread_mutex_t *m) { pthread_mutex_unlock(m); }\n");
-  add_units(t, "int r = take(&mu); give(&mu); return r + c_side() + 7;");
+  add_take_tree(t);
   auto r = instrument_pthreads(t, {"take"}, /*dormant=*/true);
   ASSERT_TRUE(r.ok()) << r.error().message;
   const std::string h = slurp(t.path("lock.h"));
