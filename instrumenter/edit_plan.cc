@@ -298,6 +298,10 @@ Status Planner::site_wraps() {
     js_.push_back({{"id", id}, {"function_id", fn_ids_[{c.function_file, c.function_at}]}, {"callee", c.callee},
                   {"callee_text", c.callee_text}, {"file", c.at.file}, {"line", c.at.line}, {"column", c.at.column},
                   {"macro", c.at.macro.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.at.macro)}});
+    // The scope form's site ends with the full expression: code after the
+    // call in it (an assignment of its result) runs inside the site.
+    if (closure == Closure::None && c.form == ValueForm::Dependent && c.lang == Lang::Cxx)
+      js_.back()["to_full_expression"] = true;
     if (c.indirect) {
       js_.back()["indirect"] = true;
       js_.back()["targets"] = targets(c);

@@ -147,36 +147,50 @@ uint32_t ThreadBuilder::child(uint32_t parent, FrameKind kind, uint32_t id) {
   return c.node;
 }
 
+// A function entered directly inside a wrapped call: the site's callee, or
+// (a second entry, or only in some calls) code its uninstrumented callee
+// re-entered; canonical() tells them apart by the site's not_direct. The
+// manifest's direct callee shares the site's node right away.
+inline __attribute__((always_inline)) uint32_t ThreadBuilder::enter_site(Frame &site, uint32_t id) {
+  const bool direct_call = direct_ && direct_->direct(site.id, id);
+  bool vouched = site.entries == 0 && direct_call;
+  const uint32_t node = vouched ? site.node : child(site.node, FrameKind::Function, id);
+  StackNode &sn = trie_.at(site.node);  // after child(): a new node may move the others
+  ++site.entries;
+  // A named call's callee re-entered this function, or an indirect site
+  // reached another function than before: this call was not direct.
+  if (!vouched && ((direct_ && direct_->calls_a_named_function(site.id)) ||
+                   (sn.callee_fn != 0 && sn.callee_fn != id)))
+    site.foreign = true;
+  // A call through a pointer (or a virtual call) that reaches another
+  // function than before is dispatch doing its job: info, not a warning.
+  auto mismatch = [&] {
+    if (direct_ && direct_->through_a_pointer(site.id)) ++counters.dispatch_changes;
+    else ++counters.callee_mismatches;
+  };
+  if (sn.callee_fn == 0 || (vouched && !sn.vouched)) {
+    if (sn.callee_fn && sn.callee_fn != id) mismatch();
+    sn.callee_fn = id;
+    sn.vouched = sn.vouched || vouched;
+    callee_set_.push_back(site.node);
+  } else if (sn.callee_fn != id) {
+    mismatch();
+  }
+  return node;
+}
+
 void ThreadBuilder::push(FrameKind kind, uint32_t id, int64_t ts) {
   uint32_t node;
   if (kind == FrameKind::Function && !stack_.empty() && stack_.back().kind == FrameKind::Site) {
-    // Entered directly inside a wrapped call: the site's callee, or (a
-    // second entry, or only in some calls) code its uninstrumented callee
-    // re-entered; canonical() tells them apart by the site's not_direct.
-    // The manifest's direct callee shares the site's node right away.
     Frame &site = stack_.back();
-    StackNode &sn = trie_.at(site.node);
-    bool vouched = site.entries == 0 && direct_ && direct_->direct(site.id, id);
-    node = vouched ? site.node : child(site.node, kind, id);
-    ++site.entries;
-    // A named call's callee re-entered this function, or an indirect site
-    // reached another function than before: this call was not direct.
-    if (!vouched && ((direct_ && direct_->calls_a_named_function(site.id)) ||
-                     (sn.callee_fn != 0 && sn.callee_fn != id)))
-      site.foreign = true;
-    // A call through a pointer (or a virtual call) that reaches another
-    // function than before is dispatch doing its job: info, not a warning.
-    auto mismatch = [&] {
-      if (direct_ && direct_->through_a_pointer(site.id)) ++counters.dispatch_changes;
-      else ++counters.callee_mismatches;
-    };
-    if (sn.callee_fn == 0 || (vouched && !sn.vouched)) {
-      if (sn.callee_fn && sn.callee_fn != id) mismatch();
-      sn.callee_fn = id;
-      sn.vouched = sn.vouched || vouched;
-      callee_set_.push_back(site.node);
-    } else if (sn.callee_fn != id) {
-      mismatch();
+    if (site.entries != 0 && !site.foreign && direct_ && direct_->lasts_to_full_expression(site.id)) {
+      // The site's callee was entered and returned (an entry that was not
+      // the callee would have made the call foreign), and its site lasts to
+      // the end of the full expression: this is the caller's own code after
+      // the call (`s = f()`'s assignment), the caller's call, not the site's.
+      node = child(trie_[site.node].parent, kind, id);
+    } else {
+      node = enter_site(site, id);
     }
   } else {
     node = child(top(), kind, id);
@@ -189,6 +203,7 @@ void ThreadBuilder::push(FrameKind kind, uint32_t id, int64_t ts) {
   f.node = node;
   set_top(ts);
 }
+
 
 // A site's call ends (or is cut short by an outer exit): was it a direct
 // call of one function? Not counted once the thread lost records: a lost

@@ -77,6 +77,8 @@ class ThreadBuilder {
     uint32_t node;
   };
 
+  uint32_t enter_site(Frame &site, uint32_t id);
+
   // A thread's open frames. Not a std::vector: its push_back, called with a
   // Frame built in place, measured 6% of the whole analysis (an out-of-line call
   // that stores the frame and reloads it); this one is written field by field.

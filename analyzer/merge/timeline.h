@@ -170,6 +170,7 @@ struct DirectCalls {
   std::vector<uint8_t> named;         // site id -> 1: a direct call of a named function
   std::vector<uint8_t> indirect;      // site id -> 1: a call through a pointer (never folded)
   std::vector<uint8_t> sync;          // site id -> 1: a wrapped sync call (a lock, an unlock, a wait)
+  std::vector<uint8_t> to_full_expression;  // site id -> 1: lasts to its full expression's end
   bool direct(uint32_t site, uint32_t fn) const {
     return site < site_callee.size() && fn < fn_name.size() && site_callee[site] != 0 &&
            site_callee[site] == fn_name[fn];
@@ -177,6 +178,9 @@ struct DirectCalls {
   bool calls_a_named_function(uint32_t site) const { return site < named.size() && named[site]; }
   bool through_a_pointer(uint32_t site) const { return site < indirect.size() && indirect[site]; }
   bool sync_call(uint32_t site) const { return site < sync.size() && sync[site]; }
+  bool lasts_to_full_expression(uint32_t site) const {
+    return site < to_full_expression.size() && to_full_expression[site];
+  }
 };
 
 // A trie of call stacks over all threads. While merging, a function entered

@@ -129,6 +129,7 @@ Expected<Names> load_manifest(const std::string &path) {
       return Error{path + ": " + err};
     if (si.callee.empty()) si.callee = fmt::format("site#{}", id);
     if (auto fit = n.functions.find(si.function_id); fit != n.functions.end()) si.caller = fit->second.name;
+    if (!get(s, "to_full_expression", si.to_full_expression, err, where)) return Error{path + ": " + err};
     if (s.contains("indirect")) {
       const json &ind = s["indirect"], &t = s.contains("targets") ? s["targets"] : json::array();
       if (!ind.is_boolean()) return Error{path + ": " + where + ": indirect: not a boolean"};

@@ -30,6 +30,10 @@ struct CallSiteInfo {
   // A wrapped sync call (the manifest's sync_sites at this file, line and
   // column): a lock, an unlock or a wait, whose probes the wrapper records.
   bool sync = false;
+  // The scope form (manifest: to_full_expression): the site lasts to the end
+  // of its full expression, so the caller's code after the call (`s = f()`'s
+  // assignment) runs inside it.
+  bool to_full_expression = false;
   // A template's call whose callee its arguments decide: the name it calls
   // (targets: the tree's functions of that name).
   std::string dependent_name;

@@ -178,10 +178,11 @@ DirectCalls direct_calls(const Names &names) {
       if (id >= v.size()) v.resize(size_t(id) + 1, 0);
       v[id] = 1;
     }
-    if (site.sync) {
-      if (id >= d.sync.size()) d.sync.resize(size_t(id) + 1, 0);
-      d.sync[id] = 1;
-    }
+    for (auto [yes, v] : {std::pair{site.sync, &d.sync}, std::pair{site.to_full_expression, &d.to_full_expression}})
+      if (yes) {
+        if (id >= v->size()) v->resize(size_t(id) + 1, 0);
+        (*v)[id] = 1;
+      }
     auto it = number.find(site.callee);
     if (it == number.end()) continue;
     if (id >= d.site_callee.size()) d.site_callee.resize(size_t(id) + 1, 0);

@@ -11,7 +11,9 @@
 // each instrumented body written twice, edit_plan.cc's two_versions) and
 // run twice: with nothing dormant it records what it promises; with every
 // function and site dormant it records its waits alone, and its output is
-// the same both times.
+// the same both times. The trace is then analyzed with its manifest: no call
+// site may have entered a function its callee cannot have called
+// (callee_mismatches).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -22,6 +24,8 @@
 #include <set>
 #include <tuple>
 
+#include "analyzer/names/names.h"
+#include "analyzer/pipeline/analyze.h"
 #include "analyzer/read/trace_reader.h"
 #include "include/vprof/trace_format.h"
 #include "instrumenter/instrument.h"
@@ -196,6 +200,18 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
   }
   for (const auto &[kind, n] : p.expect)
     if (kind != "twice" && kind != "outlined") EXPECT_EQ(got[kind], n) << kind << " events in " << p.file;
+  // The analyzer reads each call as the manifest says it is: no site entered
+  // a function its callee cannot have called.
+  {
+    auto t = vprof::trace::read_trace_dir(trace);
+    auto names = vprof::analyzer::load_manifest(r->manifest_path);
+    ASSERT_TRUE(t.ok() && names.ok());
+    vprof::analyzer::AnalyzeOptions ao;
+    ao.factors.bootstrap = 0;
+    auto a = vprof::analyzer::analyze_run(*t, *names, ao, 0);
+    ASSERT_TRUE(a.ok()) << a.error().message;
+    EXPECT_EQ((*a)->merge.callee_mismatches, 0u);
+  }
   // The program told the runtime which manifest names its ids: each
   // rewritten file its own id, all listed.
   const nlohmann::json manifest = nlohmann::json::parse(slurp(r->manifest_path));

@@ -1,5 +1,5 @@
-// behaviour: std=-std=c++11 std=-std=c++17 flags=-O0 flags=-O2,-fsanitize=address function=run function=consume
-// expect: enter=2 exit=2 site_begin=18 site_end=18
+// behaviour: std=-std=c++11 std=-std=c++17 flags=-O0 flags=-O2,-fsanitize=address function=run function=consume function=check function=Status::operator=
+// expect: enter=4 exit=4 site_begin=20 site_end=20
 // A call site's wrapping must not change the call's value category or the
 // identity of the object it makes: no copy, no move, no destruction of a
 // temporary that was not there before, and an exception through a wrapped
@@ -11,8 +11,12 @@
 //   value that refers to a temporary of the call's arguments, and an
 //   implicit conversion of an object that cannot be copied, and a class
 //   made by a call whose argument is a temporary (kept out of a closure,
-//   it takes the scope form: the value form's helper copied it).
-// The tally: run F1 and 17 call sites, consume F1 and 1 site (strlen);
+//   it takes the scope form: the value form's helper copied it), and such
+//   a call's result assigned by an instrumented operator=, entered inside
+//   the scope form's site after its callee returned (LevelDB's
+//   `s = log_->AddRecord(Slice(...))`): the analyzer counts it the caller's.
+// The tally: run F1 and 18 call sites, consume F1 and 1 site (strlen),
+//   check F1 and 1 site (size), Status::operator= F1 (an operator is not a call site);
 //   site_end = site_begin: the throw's site ends too.
 #include <cstdio>
 #include <cstdlib>
@@ -64,6 +68,17 @@ struct View {  // refers to a string it does not own, as string_view does
 };
 View view(const std::string &s) { return View{s.c_str()}; }
 std::size_t length(View v) { return std::strlen(v.p); }
+struct Status {  // LevelDB's: assigned from a call's result
+  int code;
+  explicit Status(int c = 0) : code(c) {}
+  Status(Status &&o) noexcept : code(o.code) {}
+  Status &operator=(Status &&o) noexcept;
+};
+Status &Status::operator=(Status &&o) noexcept {
+  code = o.code;
+  return *this;
+}
+Status check(const std::string &s) { return Status(static_cast<int>(s.size())); }
 
 int run() {
   int total = 0;
@@ -86,6 +101,9 @@ int run() {
   total += length(view(std::string("abcdef"))) == 6;  // 2: the string lives to the statement's end
   Buf t = sized({'a', 'b', 'c'});                   // 1: an argument temporary, a class made
   total += t.self == &t;
+  Status st;
+  st = check(std::string("abc"));                   // 1: check, then operator= inside its site
+  total += st.code == 3;
   try {
     fail(1);                                        // 1: leaves by exception, its site ends
   } catch (const std::exception &e) {
@@ -96,4 +114,4 @@ int run() {
   return total;
 }
 
-int main() { return run() == 13 ? 0 : 1; }
+int main() { return run() == 14 ? 0 : 1; }
