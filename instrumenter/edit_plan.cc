@@ -318,6 +318,7 @@ Status Planner::sync_wraps() {
   for (const auto &[key, y] : syncs_) {
     uint32_t n = ++syncs_in[y.at.file];
     std::function<Wrap(Lang)> make = [&](Lang l) {
+      if (y.receiver) return sync_receiver_wrap(y.role);
       return sync_wrap(l, y.op, y.form, y.success, y.object, y.role, n, {y.try_first, y.try_value});
     };
     if (mixed(y.at.file) && y.op == SyncOp::Acquire && y.form == ValueForm::Prvalue) {

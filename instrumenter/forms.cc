@@ -53,6 +53,8 @@ std::string preamble(const std::string &original_sha1, const std::string &file_i
          "{ vprof_sync_wait_end(o, r, v == 0); return static_cast<T &&>(v); }\n"
          "template <class T> inline T sync_true(const void *o, vprof_u32 r, T &&v) "
          "{ vprof_sync_wait_end(o, r, v ? 1 : 0); return static_cast<T &&>(v); }\n"
+         "template <class T> __attribute__((always_inline)) inline T &sync_released(T &o, vprof_u32 r) noexcept "
+         "{ vprof_sync_release(__builtin_addressof(o), r); return o; }\n"
          "struct SyncRelease { const void *o; vprof_u32 r; "
          "~SyncRelease() { vprof_sync_release(o, r); } };\n"
          "} } }\n"
@@ -159,6 +161,10 @@ Wrap sync_wrap(Lang lang, SyncOp op, ValueForm form, Success success, const std:
   return tried_first({fmt::format("__extension__ ({{ __auto_type vprof_s{2}_ = (vprof_sync_wait_begin({0}, {1}), ", o, r, n),
                       fmt::format("); vprof_sync_wait_end({0}, {1}, {2}); vprof_s{3}_; }})", o, r, cond, n)},
                      first, true);
+}
+
+Wrap sync_receiver_wrap(const std::string &r) {
+  return {"vprof::detail::sync_released(", fmt::format(", {})", r)};
 }
 
 Wrap sync_wrap_both(Success success, const std::string &o, const std::string &r, uint32_t n,

@@ -136,6 +136,12 @@ Wrap sync_wrap_both(Success success, const std::string &object, const std::strin
                     const std::string &call, const TryFirst &first = {});
 Wrap sync_wrap(Lang lang, SyncOp op, ValueForm form, Success success, const std::string &object,
                const std::string &role, uint32_t n, const TryFirst &first = {});
+// A C++ release whose receiver has side effects (LevelDB's
+// `writers_.front()->cv.Signal()`, the hand-off to the next writer): the
+// receiver alone is wrapped, `vprof::detail::sync_released(RECEIVER, role)`,
+// which records the release of its address and gives it back, the same
+// lvalue, evaluated once, before the call as the plain form's probe is.
+Wrap sync_receiver_wrap(const std::string &role);
 
 }  // namespace vprof::instr
 

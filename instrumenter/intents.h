@@ -72,6 +72,10 @@ struct SyncIntent {
   std::string object, role, callee;
   std::string try_first, try_value;  // SyncRule's, expanded ("": not tried first)
   bool discarded = false;  // as SiteIntent::discarded
+  // A C++ member call's release whose receiver has side effects
+  // (`writers_.front()->cv.Signal()`): `at` is the receiver, wrapped so that
+  // it is evaluated once and its address recorded (forms.h).
+  bool receiver = false;
 };
 
 // A selected function vprof cannot open (its body's '{' comes from a macro,

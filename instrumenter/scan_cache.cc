@@ -21,8 +21,9 @@ namespace {
 
 // 2: a sync site's try_first, try_value; 3: stored, stored_unknown; 4: the
 // selected functions' intents, the patterns they were selected by, and the
-// notes the selection adds apart; 7: a body's outline (FunctionIntent::outline).
-constexpr int kFormat = 7;
+// notes the selection adds apart; 7: a body's outline (FunctionIntent::outline);
+// 8: a release wrapped at its receiver (SyncIntent::receiver).
+constexpr int kFormat = 8;
 constexpr size_t kKeptSettings = 3;  // settings directories kept, this one included
 
 }  // namespace
@@ -49,7 +50,8 @@ void to_json(json &j, const SyncIntent &s) {
        {"callee", s.callee},
        {"try_first", s.try_first},
        {"try_value", s.try_value},
-       {"discarded", s.discarded}};
+       {"discarded", s.discarded},
+       {"receiver", s.receiver}};
 }
 void from_json(const json &j, SyncIntent &s) {
   j.at("at").get_to(s.at);
@@ -63,6 +65,7 @@ void from_json(const json &j, SyncIntent &s) {
   j.at("try_first").get_to(s.try_first);
   j.at("try_value").get_to(s.try_value);
   j.at("discarded").get_to(s.discarded);
+  j.at("receiver").get_to(s.receiver);
 }
 
 void to_json(json &j, const FunctionIntent &f) {

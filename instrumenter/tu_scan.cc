@@ -509,7 +509,8 @@ class SyncFinder : public EvaluatedVisitor<SyncFinder> {
   void add(const SyncRule &rule, const CallExpr *ce, SourceRange range, const std::vector<const Expr *> &args,
            const std::string &self, const Expr *base, ValueForm form) {
     std::vector<std::string> texts;
-    bool side_effects = base && base->HasSideEffects(cx_.ast);
+    const bool base_effects = base && base->HasSideEffects(cx_.ast);
+    bool side_effects = false;
     for (const Expr *a : args) {
       // A macro that parenthesizes its parameters (MariaDB's
       // `#define my_cond_wait(A,B) pthread_cond_wait((A), (B))`) writes the
@@ -526,8 +527,14 @@ class SyncFinder : public EvaluatedVisitor<SyncFinder> {
       cx_.out.notes.push_back(cx_.where(loc) + ": " + rule.name + ": returns a class by value; not wrapped");
       return;
     }
-    // The object expression is evaluated again by the probes: only when that is harmless.
-    if (side_effects) {
+    // The object expression is evaluated again by the probes: only when that
+    // is harmless. A release on a receiver that has side effects (LevelDB's
+    // hand-off, `writers_.front()->cv.Signal()`) wraps the receiver alone,
+    // evaluated once: an lvalue of a member call whose object is {this}.
+    const bool receiver = base_effects && !side_effects && rule.op == SyncOp::Release && ce &&
+                          cx_.lang == Lang::Cxx && rule.object == "{this}" && base->isLValue() &&
+                          !base->getType()->isPointerType() && isa<CXXMemberCallExpr>(ce);
+    if ((base_effects || side_effects) && !receiver) {
       cx_.out.notes.push_back(cx_.where(loc) + ": " + rule.name + ": arguments have side effects; not wrapped");
       return;
     }
@@ -536,7 +543,7 @@ class SyncFinder : public EvaluatedVisitor<SyncFinder> {
       cx_.out.notes.push_back(cx_.where(loc) + ": " + rule.name + ": no object for \"" + rule.object + "\"");
       return;
     }
-    auto at = locate(range, cx_.ast.getSourceManager(), cx_.ast.getLangOpts());
+    auto at = locate(receiver ? base->getSourceRange() : range, cx_.ast.getSourceManager(), cx_.ast.getLangOpts());
     if (!at) {
       ++cx_.out.skipped_macro_sites;
       cx_.out.notes.push_back(cx_.where(loc) + ": " + rule.name + " is produced by a macro body; not wrapped");
@@ -552,6 +559,7 @@ class SyncFinder : public EvaluatedVisitor<SyncFinder> {
     s.object = object;
     s.role = rule.role;
     s.callee = rule.name;
+    s.receiver = receiver;
     if (!rule.try_first.empty() && try_declared(rule.try_first)) {
       s.try_first = expand_object(rule.try_first, texts, self);
       s.try_value = rule.try_value;

@@ -1,10 +1,12 @@
 // behaviour: std=-std=c++11 std=-std=c++17 sync=stdcxx function=worker
-// expect: enter=2 exit=2 site_begin=4 site_end=4 wait_begin=203 wait_end=203 release=204
+// expect: enter=2 exit=2 site_begin=4 site_end=4 wait_begin=203 wait_end=203 release=205
 // std::lock_guard, std::unique_lock, std::mutex and condition_variable wrapped
 // from the stdcxx pack, in every function of the file. Per worker: 100 scoped
 // locks (1 wait_begin, 1 wait_end, 1 release each) + lock()/unlock() (also
-// the worker's 2 call sites) = 101 each. main: a unique_lock (1, 1, 1) and
-// notify_all (1 release).
+// the worker's 2 call sites) = 101 each. main: a unique_lock (1, 1, 1),
+// notify_all (1 release), and notify_one on a receiver with side effects
+// (LevelDB's `writers_.front()->cv.Signal()`): 1 release, the receiver
+// evaluated once (pick() is called once).
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
@@ -14,6 +16,11 @@ std::mutex mu;
 std::condition_variable cv;
 int count = 0;
 bool go = false;
+int picks = 0;
+std::condition_variable &pick() {
+  ++picks;
+  return cv;
+}
 
 void worker(int n) {
   for (int i = 0; i < n; ++i) {
@@ -35,5 +42,7 @@ int main() {
     go = true;
   }
   cv.notify_all();
+  pick().notify_one();
+  std::printf("picks %d\n", picks);
   return count % 5;
 }

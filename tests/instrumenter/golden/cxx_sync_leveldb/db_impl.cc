@@ -1,6 +1,11 @@
 #include "port.h"
 
 namespace leveldb {
+struct Writer {
+  explicit Writer(port::Mutex *mu) : cv(mu) {}
+  port::CondVar cv;
+};
+
 class DBImpl {
  public:
   DBImpl() : bg_cv_(&mutex_) {}
@@ -9,7 +14,9 @@ class DBImpl {
 
  private:
   int MakeRoomForWrite(bool force);
+  Writer *&front() { return writers_[0]; }
   port::Mutex mutex_;
+  Writer *writers_[4] = {};
   port::CondVar bg_cv_;
   int queued_ = 0;
 };
@@ -27,6 +34,9 @@ int DBImpl::Write(int batch) {
   queued_ -= batch;
   mutex_.Lock();
   bg_cv_.SignalAll();
+  // The hand-off to the next writer: a receiver with side effects is
+  // wrapped alone, evaluated once.
+  if (front()) front()->cv.Signal();
   return status;
 }
 
