@@ -204,7 +204,6 @@ void ThreadBuilder::push(FrameKind kind, uint32_t id, int64_t ts) {
   set_top(ts);
 }
 
-
 // A site's call ends (or is cut short by an outer exit): was it a direct
 // call of one function? Not counted once the thread lost records: a lost
 // enter would make a direct call look like none. Calls still open when the
