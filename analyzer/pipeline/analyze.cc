@@ -167,26 +167,19 @@ PathOptions path_options(const AnalyzeOptions &opt, const DirectCalls &direct, P
 // function's name (merge/timeline.h).
 DirectCalls direct_calls(const Names &names) {
   DirectCalls d;
+  // v[id] = value, v grown with zeros.
+  auto put = [](auto &v, uint32_t id, auto value) {
+    if (id >= v.size()) v.resize(size_t(id) + 1, 0);
+    v[id] = value;
+  };
   std::unordered_map<std::string, uint32_t> number;
-  for (const auto &[id, f] : names.functions) {
-    if (id >= d.fn_name.size()) d.fn_name.resize(size_t(id) + 1, 0);
-    d.fn_name[id] = number.emplace(f.name, uint32_t(number.size() + 1)).first->second;
-  }
+  for (const auto &[id, f] : names.functions)
+    put(d.fn_name, id, number.emplace(f.name, uint32_t(number.size() + 1)).first->second);
   for (const auto &[id, site] : names.sites) {
-    if (names.schema_version >= 2) {
-      std::vector<uint8_t> &v = site.indirect ? d.indirect : d.named;
-      if (id >= v.size()) v.resize(size_t(id) + 1, 0);
-      v[id] = 1;
-    }
-    for (auto [yes, v] : {std::pair{site.sync, &d.sync}, std::pair{site.to_full_expression, &d.to_full_expression}})
-      if (yes) {
-        if (id >= v->size()) v->resize(size_t(id) + 1, 0);
-        (*v)[id] = 1;
-      }
-    auto it = number.find(site.callee);
-    if (it == number.end()) continue;
-    if (id >= d.site_callee.size()) d.site_callee.resize(size_t(id) + 1, 0);
-    d.site_callee[id] = it->second;
+    if (names.schema_version >= 2) put(site.indirect ? d.indirect : d.named, id, uint8_t{1});
+    if (site.sync) put(d.sync, id, uint8_t{1});
+    if (site.to_full_expression) put(d.to_full_expression, id, uint8_t{1});
+    if (auto it = number.find(site.callee); it != number.end()) put(d.site_callee, id, it->second);
   }
   return d;
 }
