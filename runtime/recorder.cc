@@ -418,30 +418,49 @@ static void count_ownership_miss() {
   if (g.proc) __atomic_fetch_add(&g.proc->ownership_misses, 1, __ATOMIC_RELAXED);
 }
 
-void vprof_rt_sync_wait_begin(const void *obj, uint32_t role) {
-  if (!on()) return;
-  ThreadState *t = current_thread();
-  if (!t) return;
+// A wait's map counts end: its object's, and its mutex's for a condition wait.
+static void waiting_ends(const ThreadState::Waiting &w) {
+  g.owners.wait_ends(w.obj, w.slot);
+  if (w.mutex) g.owners.wait_ends(w.mutex, w.mutex_slot);
+}
+
+// The wait's begin on a recording thread; `mutex`: a condition wait's (or
+// nullptr), named by a WAIT_MUTEX record right after the WAIT_BEGIN.
+static void wait_begin(ThreadState *t, const void *obj, uint32_t role, const void *mutex) {
   const uint64_t arg = vprof_sync_arg(obj, role);
-  if (!recording(t)) return;
   const uint64_t now = vprof_now();
   emit_at(t, VPROF_K_WAIT_BEGIN, arg, now);
+  if (mutex) emit_at(t, VPROF_K_WAIT_MUTEX, vprof_sync_arg(mutex, VPROF_SYNC_MUTEX), now);
   ++t->waits_recorded;
   if (g.release_if_waited) {
     if (t->n_waits == ThreadState::kWaits) {  // the oldest never ended (a longjmp, a throw): let it go
-      g.owners.wait_ends(t->waits[0].obj, t->waits[0].slot);
+      waiting_ends(t->waits[0]);
       for (unsigned j = 1; j < t->n_waits; ++j) t->waits[j - 1] = t->waits[j];
       --t->n_waits;
     }
     OwnershipMap::Slot *slot = g.owners.wait_begins(obj);
     if (!slot) count_ownership_miss();
-    t->waits[t->n_waits++] = {obj, slot, now};
+    OwnershipMap::Slot *mutex_slot = nullptr;
+    if (mutex && !(mutex_slot = g.owners.wait_begins(mutex))) count_ownership_miss();
+    t->waits[t->n_waits++] = {obj, slot, now, mutex, mutex_slot};
   }
-  vprof_slot *s = t->hot.pos - 1;
+  // Taken back whole if short (take_back_short_wait): the WAIT_BEGIN and
+  // the WAIT_MUTEX after it, both still the newest records of this ring.
+  const unsigned extra = mutex ? 1 : 0;
+  vprof_slot *s = t->hot.pos - 1 - extra;
   bool ours = t->has_ring() && s >= t->ring() && s->arg == arg &&
-              (s->w0 & ((1u << VPROF_TS_SHIFT) - 1)) == VPROF_K_WAIT_BEGIN;
+              (s->w0 & ((1u << VPROF_TS_SHIFT) - 1)) == VPROF_K_WAIT_BEGIN &&
+              (!extra || (s[1].w0 & ((1u << VPROF_TS_SHIFT) - 1)) == VPROF_K_WAIT_MUTEX);
   t->wait_slot = ours ? s : nullptr;
+  t->wait_extra = extra;
   t->wait_switches = t->ring_switches;
+}
+
+void vprof_rt_sync_wait_begin(const void *obj, uint32_t role) {
+  if (!on()) return;
+  ThreadState *t = current_thread();
+  if (!t || !recording(t)) return;
+  wait_begin(t, obj, role, nullptr);
 }
 
 // Takes back the thread's WAIT_BEGIN when it is still the newest record of
@@ -453,7 +472,7 @@ void vprof_rt_sync_wait_begin(const void *obj, uint32_t role) {
 static bool take_back_short_wait(ThreadState *t, uint64_t now) {
   vprof_slot *s = t->wait_slot;
   t->wait_slot = nullptr;
-  if (!s || g.min_wait_ticks == 0 || t->hot.busy || s + 1 != t->hot.pos ||
+  if (!s || g.min_wait_ticks == 0 || t->hot.busy || s + 1 + t->wait_extra != t->hot.pos ||
       t->wait_switches != t->ring_switches)
     return false;
   uint64_t began = (s->w0 >> VPROF_TS_SHIFT) + t->hot.tsc_base;
@@ -463,6 +482,7 @@ static bool take_back_short_wait(ThreadState *t, uint64_t now) {
   s->w0 = 0;  // first: a kill from here on leaves an empty slot, not half a wait
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   s->arg = 0;
+  for (unsigned i = 1; i <= t->wait_extra; ++i) s[i].w0 = s[i].arg = 0;  // its WAIT_MUTEX
   t->hot.pos = s;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   t->hot.busy = 0;
@@ -476,7 +496,7 @@ static uint64_t wait_counted_ends(ThreadState *t, const void *obj) {
     if (t->waits[i].obj != obj) continue;
     OwnershipMap::Slot *s = t->waits[i].slot;
     const uint64_t began = t->waits[i].began;
-    g.owners.wait_ends(obj, s);
+    waiting_ends(t->waits[i]);
     for (unsigned j = i + 1; j < t->n_waits; ++j) t->waits[j - 1] = t->waits[j];
     --t->n_waits;
     return s ? began : 0;
@@ -550,6 +570,21 @@ static void sync_release_at(const void *obj, uint32_t role, uint64_t pc) {
 
 void vprof_rt_sync_release(const void *obj, uint32_t role) {
   sync_release_at(obj, role, (uint64_t)__builtin_extract_return_addr(__builtin_return_address(0)));
+}
+
+// A condition wait gives its mutex up as it begins to wait (a release like
+// any other: it ends a wait on the mutex, and names this thread and place)
+// and takes it back before it returns. While it waits, the mutex counts as
+// waited for, so that the releases of the threads that hold it meanwhile are
+// recorded: the analysis tiles the stretch from the signal to the wait's end
+// by them (a newcomer that took the mutex before the woken waiter did).
+void vprof_rt_sync_cond_wait_begin(const void *obj, uint32_t role, const void *mutex) {
+  if (!on()) return;
+  ThreadState *t = current_thread();
+  if (!t || !recording(t)) return;
+  if (mutex)
+    sync_release_at(mutex, VPROF_SYNC_MUTEX, (uint64_t)__builtin_extract_return_addr(__builtin_return_address(0)));
+  wait_begin(t, obj, role, mutex);
 }
 
 // The out-of-line entry point of programs instrumented before the sync

@@ -32,6 +32,7 @@ std::string describe(const trace::Event &e, const trace::Trace &t) {
     case Kind::WaitEnd:
       return fmt::format("obj={:#x} role={} acquired={} waker={} release_ts={}", e.arg, e.role,
                          e.acquired, e.waker_tid, e.release_ts);
+    case Kind::WaitMutex: return fmt::format("mutex={:#x}", e.arg & VPROF_OBJ_MASK);
     case Kind::TaskEnqueue:
     case Kind::TaskDequeue: return fmt::format("task={:#x}", e.arg);
     case Kind::Preempted:

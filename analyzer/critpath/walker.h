@@ -308,22 +308,58 @@ class Walker : public Rec {
   }
   [[gnu::noinline]] void held_in_turn_slow(uint32_t ti, const Segment &seg, uint32_t wk, uint32_t w, int64_t a,
                                            int64_t r) {
-    const uint64_t obj = lock_of(tl_.threads[ti], seg.wait_begin);
+    const uint64_t obj = object_at(tl_.threads[ti].lock_waits, seg.wait_begin);
+    collect_turns(ti, obj, a, r);
+    tile_turns(ti, obj, wk, seg.waker_place, w, a, r);
+  }
+
+  // [r, t) of th's wait `seg` after its waker's release: the wake-up. A
+  // condition wait takes its mutex back in it: each release of the mutex by
+  // another thread in (r, t) (the runtime records them while the wait
+  // lasts) kept the waiter out, so [r, the last one) is tiled under the
+  // wait's node by the threads that held the mutex in turn, as a lock wait's
+  // blocked stretch is (a newcomer that took the mutex before the woken
+  // waiter did holds its stretch, not the wait); the rest is the wake-up.
+  void woken(uint32_t ti, const Segment &seg, int64_t r, int64_t t) {
+    const ThreadTimeline &th = tl_.threads[ti];
+    if (__builtin_expect(th.cond_mutexes.empty(), 1)) return wake_up(th, r, t);
+    woken_cond(ti, seg, r, t);
+  }
+  [[gnu::noinline]] void woken_cond(uint32_t ti, const Segment &seg, int64_t r, int64_t t) {
+    const ThreadTimeline &th = tl_.threads[ti];
+    const uint64_t m = object_at(th.cond_mutexes, seg.wait_begin);
+    collect_turns(ti, m, r, t);
+    if (turns_.empty()) return wake_up(th, r, t);
+    const auto [x, holder] = turns_.back();
+    turns_.pop_back();
+    wake_up(th, x, t);
+    this->on_thread(ti, r, x);  // still the waiter's stretch, for a recorded path
+    tile_turns(ti, m, holder, 0, node_before(th, t), r, x);
+    ++counters.mutex_reacquires_tiled;
+  }
+
+  // turns_: the releases of lock obj in (a, r) by threads other than ti,
+  // in time order (none for obj 0).
+  void collect_turns(uint32_t ti, uint64_t obj, int64_t a, int64_t r) {
     turns_.clear();
-    if (obj) {
-      for (uint32_t k = 0; k < tl_.threads.size(); ++k) {
-        const Window<LockRelease> &rel = tl_.threads[k].releases;
-        if (k == ti || rel.empty()) continue;
-        const LockRelease *it = std::upper_bound(rel.begin(), rel.end(), a,
-                                                 [](int64_t v, const LockRelease &x) { return v < x.ts; });
-        for (; it != rel.end() && it->ts < r; ++it)
-          if (it->obj == obj) turns_.push_back({it->ts, k});
-      }
+    if (!obj) return;
+    for (uint32_t k = 0; k < tl_.threads.size(); ++k) {
+      const Window<LockRelease> &rel = tl_.threads[k].releases;
+      if (k == ti || rel.empty()) continue;
+      const LockRelease *it = std::upper_bound(rel.begin(), rel.end(), a,
+                                               [](int64_t v, const LockRelease &x) { return v < x.ts; });
+      for (; it != rel.end() && it->ts < r; ++it)
+        if (it->obj == obj) turns_.push_back({it->ts, k});
     }
-    if (turns_.empty()) return add_held(wk, w, a, r, seg.waker_place);
     std::sort(turns_.begin(), turns_.end());
+  }
+
+  // [a, r) of waiter ti's wait at node w on lock obj, which wk released at
+  // r (from `place`), by the holders of turns_ (collect_turns) in turn.
+  void tile_turns(uint32_t ti, uint64_t obj, uint32_t wk, uint32_t place, uint32_t w, int64_t a, int64_t r) {
+    if (turns_.empty()) return add_held(wk, w, a, r, place);
     int64_t t = r;
-    uint32_t holder = wk, place = seg.waker_place;
+    uint32_t holder = wk;
     for (size_t i = turns_.size() + 1; i-- > 0;) {
       const int64_t lo = i ? turns_[i - 1].first : a;
       // Before the holder took the lock it was free: the waiter's own, not
@@ -351,7 +387,9 @@ class Walker : public Rec {
     const int32_t si = segment_before(xi, lo + 1);
     if (si < 0) return lo;
     const Segment &g = x.segs[si];
-    if (g.waiting() && lock_of(x, g.wait_begin) == obj) return lo;
+    if (g.waiting() && object_at(x.lock_waits, g.wait_begin) == obj) return lo;
+    // Waiting on a condition at lo, it took the mutex back as its wait ended.
+    if (g.waiting() && object_at(x.cond_mutexes, g.wait_begin) == obj) return std::clamp(g.wait_end, lo, hi);
     const StackChange *it = first_change_after(x, hi - 1);
     if (it == x.stack.begin()) return lo;
     // The frame it released in: the innermost one, but for the unlock's own
@@ -393,10 +431,10 @@ class Walker : public Rec {
     return false;
   }
 
-  // The lock th waited on in the wait begun at `begin` (0: not a lock's, or
-  // not recorded).
-  static uint64_t lock_of(const ThreadTimeline &th, int64_t begin) {
-    const Window<LockWait> &lw = th.lock_waits;
+  // The object of th's wait begun at `begin` in `lw`: lock_waits, the lock
+  // it waited on; cond_mutexes, the mutex a condition wait took back (0: not
+  // a lock's, or not recorded).
+  static uint64_t object_at(const Window<LockWait> &lw, int64_t begin) {
     const LockWait *it = std::lower_bound(lw.begin(), lw.end(), begin,
                                           [](const LockWait &x, int64_t v) { return x.begin < v; });
     return it != lw.end() && it->begin == begin ? it->obj : 0;
@@ -544,7 +582,7 @@ class Walker : public Rec {
           if (r > a && depth < opt_.max_wake_depth) {
             // The waker worked for s: the path moves to it for the blocked
             // stretch; the wake-up latency [r, t) stays with the wait.
-            wake_up(*th, r, t);
+            woken(ti, seg, r, t);
             ++counters.wake_edges_followed;
             this->on_edge(false, uint32_t(wk), seg.release_ts, ti, seg.wait_end);
             int64_t j = cover(uint32_t(wk), a, r, depth + 1);
@@ -563,7 +601,7 @@ class Walker : public Rec {
           const uint32_t holder = node_before(wt, seg.release_ts);
           blame[{w, seg.waker_tid, holder, wl, holder == StackTrie::kRoot ? seg.waker_place : 0}] += t - a;
           if (r > a) {
-            wake_up(*th, r, t);
+            woken(ti, seg, r, t);
             this->on_thread(ti, a, r);  // still the waiter's stretch, for a recorded path
             if ((th->drop_begin_ts >= 0 && r > th->drop_begin_ts) ||
                 (wt.drop_begin_ts >= 0 && r > wt.drop_begin_ts))

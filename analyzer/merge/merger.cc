@@ -382,6 +382,9 @@ void Merger::trim() {
       k = 0;  // keep the wait that may hold w
       while (k + 1 < th.lock_waits.size() && th.lock_waits[k + 1].begin <= w) ++k;
       th.lock_waits.drop_front(k);
+      k = 0;
+      while (k + 1 < th.cond_mutexes.size() && th.cond_mutexes[k + 1].begin <= w) ++k;
+      th.cond_mutexes.drop_front(k);
       held += th.segs.size() + th.stack.size() + th.dequeues.size();
     }
     if (held <= max_window_ || open_.empty()) return;

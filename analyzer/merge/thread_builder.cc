@@ -333,6 +333,12 @@ void ThreadBuilder::on_event(const Event &e) {
       }
       last_waker_ = 0;
       break;
+    case Kind::WaitMutex:
+      // Right after its condition wait's begin, at its time; a nested
+      // wait's is not the blocking one's.
+      if (wait_begin_ == e.ts && waits_open_ == 1)
+        th_.cond_mutexes.push_back({e.ts, e.arg & VPROF_OBJ_MASK});
+      break;
     case Kind::TaskEnqueue: {
       EnqueueEvent &q = enqueues.emplace_back();
       q.ts = e.ts;

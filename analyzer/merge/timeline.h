@@ -320,6 +320,9 @@ struct ThreadTimeline {
   // waiting for a core, until its end.
   Window<Preemption> slept;
   Window<LockWait> lock_waits;   // in time order
+  // Condition waits that gave up a mutex and took it back (WAIT_MUTEX): the
+  // wait's begin and the mutex, in time order.
+  Window<LockWait> cond_mutexes;
   // Call sites this thread called in a row (SITE_RUN: a loop of calls with
   // nothing recorded between them), each once.
   std::vector<uint32_t> looped_sites;

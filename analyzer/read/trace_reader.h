@@ -54,6 +54,7 @@ enum class Kind : uint8_t {
   Recorder = VPROF_K_RECORDER,    // the recorder's pause: release_ts its start (= ts), arg its end ns
   Window = VPROF_K_WINDOW,        // windowed recording: arg as written (VPROF_WINDOW_* fields)
   WakerAt = VPROF_K_WAKER_AT,     // arg: where the preceding WaitEnd's waker released (an address)
+  WaitMutex = VPROF_K_WAIT_MUTEX, // arg as written: the preceding WaitBegin's mutex (role << 56 | address)
 };
 
 const char *kind_name(Kind k);

@@ -107,6 +107,10 @@ VPROF_API void vprof_rt_sync_wait_begin(const void *obj, vprof_u32 role);
 VPROF_API void vprof_rt_sync_wait_end(const void *obj, vprof_u32 role, int acquired);
 /* Call just before the real release / unlock / signal / post. */
 VPROF_API void vprof_rt_sync_release(const void *obj, vprof_u32 role);
+/* A condition wait on `obj` that gives up `mutex` and takes it back before it
+ * returns (pthread_cond_wait's second argument): the mutex's release, then
+ * the wait's begin (its end is vprof_rt_sync_wait_end's). */
+VPROF_API void vprof_rt_sync_cond_wait_begin(const void *obj, vprof_u32 role, const void *mutex);
 
 /* A wait's or release's arg: the role in the top byte, the object's address
  * in the rest (trace_format.h). */
@@ -377,6 +381,9 @@ VPROF_INLINE void vprof_site_end(vprof_u64 site) {
  * time recording resumed (runtime/recorder.cc). */
 VPROF_INLINE void vprof_sync_wait_begin(const void *obj, vprof_u32 role) {
   if (vprof_records()) vprof_rt_sync_wait_begin(obj, role);
+}
+VPROF_INLINE void vprof_sync_cond_wait_begin(const void *obj, vprof_u32 role, const void *mutex) {
+  if (vprof_records()) vprof_rt_sync_cond_wait_begin(obj, role, mutex);
 }
 VPROF_INLINE void vprof_sync_wait_end(const void *obj, vprof_u32 role, int acquired) {
   if (vprof_records()) vprof_rt_sync_wait_end(obj, role, acquired);

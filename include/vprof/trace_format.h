@@ -67,6 +67,9 @@
  *  10  PREEMPTED records also for a sleep (a voluntary switch-out): the
  *      extension's arg says which. A version-9 reader would read a sleep as
  *      a preemption, so min_readable 10.
+ *  11  WAIT_MUTEX records (kind 24): the mutex a condition wait gives up
+ *      and takes back. A version-10 reader would stop at the unknown kind,
+ *      so min_readable 11.
  */
 #ifndef VPROF_TRACE_FORMAT_H
 #define VPROF_TRACE_FORMAT_H
@@ -92,8 +95,8 @@ typedef __UINT64_TYPE__ vprof_u64;
  * run, vprof iterate, the runtime): writable by all and sticky, as /tmp is,
  * so a server that drops root writes its threads' files as its new user. */
 #define VPROF_TRACE_DIR_MODE_AS_ROOT 01777
-#define VPROF_TRACE_VERSION 10u
-#define VPROF_TRACE_MIN_READABLE 10u       /* oldest reader that can read what we write */
+#define VPROF_TRACE_VERSION 11u
+#define VPROF_TRACE_MIN_READABLE 11u       /* oldest reader that can read what we write */
 #define VPROF_TRACE_OLDEST_READ 8u        /* oldest format this vprof's reader reads */
 #define VPROF_HEADER_BYTES 4096u
 #define VPROF_SLOT_BYTES 16u
@@ -140,7 +143,8 @@ typedef __UINT64_TYPE__ vprof_u64;
   X(RECORDER, 20, 1, VPROF_BY_RUNTIME, VPROF_READ_OWN, "recorder")                    \
   X(WINDOW, 21, 1, VPROF_BY_RUNTIME, VPROF_READ_PLAIN, "window")                      \
   X(WAKER_AT, 22, 1, VPROF_BY_RUNTIME, VPROF_READ_PLAIN, "waker_at")                  \
-  X(SITE_RUN, 23, 2, VPROF_BY_PROGRAM, VPROF_READ_OWN, "site_run")
+  X(SITE_RUN, 23, 2, VPROF_BY_PROGRAM, VPROF_READ_OWN, "site_run")                    \
+  X(WAIT_MUTEX, 24, 1, VPROF_BY_PROGRAM, VPROF_READ_PLAIN, "wait_mutex")
 
 /* What each kind's time and arg hold:
  *   NONE: never written: end of data
@@ -218,6 +222,13 @@ typedef __UINT64_TYPE__ vprof_u64;
  *     ownership map knew the place. Said of every named waker: a waker
  *     outside instrumented code (no frame of its own) is read as the
  *     function holding this address
+ *   WAIT_MUTEX: arg: VPROF_SYNC_MUTEX<<56 | the address of the mutex that the
+ *     condition wait of the WAIT_BEGIN just before it (same time) gives up
+ *     and takes back before it returns (pthread_cond_wait's second
+ *     argument). The runtime recorded the wait's release of the mutex
+ *     before it, and records the mutex's releases by other threads while
+ *     the wait lasts: the analysis tiles the stretch from the signal to the
+ *     wait's end by the threads that held the mutex in turn
  */
 enum vprof_kind {
   VPROF_K_NONE = 0, /* never written: end of data */

@@ -104,6 +104,76 @@ TEST(Held, ALockWaitIsTiledByEachThreadThatHeldTheLockInTurn) {
   }
 }
 
+TEST(Held, AConditionWaitTakingItsMutexBackIsTiledByTheMutexsHolders) {
+  // A (interval 1) waits on condition 0x20 with mutex 0x10 at site 1 in
+  // F(1) over [10,60). B (interval 2) signals at 30 in G(2)'s body and
+  // unlocks the mutex at 33. C (interval 3) ran J(8) until 35, then entered
+  // H(3), took the mutex without waiting, called its site 7 over [40,50),
+  // and released at 56; A got the mutex back and returned at 60. Before the
+  // signal A waited for B ([10,30): G's); after it, for the mutex: B's
+  // [30,33), free [33,35) (A's own), C's H [35,40) and [50,56) and its
+  // site 7; the wake-up [56,60) is A's own. A trace without the wait's
+  // mutex (written before version 11) leaves [30,60) all A's own.
+  for (bool named : {true, false}) {
+    SCOPED_TRACE(named ? "the wait names its mutex" : "no WAIT_MUTEX");
+    TraceBuilder tb;
+    const uint8_t mutex = VPROF_SYNC_MUTEX;
+    auto &a = tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x20, VPROF_SYNC_CONDVAR);
+    if (named) a.wait_mutex(10, 0x10);
+    a.wait_end(60, 0x20, 2, 30).site_end(61, 1).exit(65, 1).end(65, 1);
+    tb.thread(2).begin(0, 2).enter(0, 2).release(30, 0x20, VPROF_SYNC_CONDVAR).release(33, 0x10, mutex)
+        .site(34, 6).site_end(70, 6).exit(71, 2).end(71, 2);
+    tb.thread(3).begin(0, 3).enter(0, 8).exit(35, 8).enter(35, 3).site(40, 7).site_end(50, 7)
+        .release(56, 0x10, mutex).exit(57, 3).end(57, 3);
+    auto tl = compute_critical_paths(tb.build());
+    const auto &cp = tl.paths;
+    const size_t r = row_of(cp, 1);
+    auto held = [&](uint32_t id) { return held_at_site1(tl, r, id); };
+    const int64_t own = leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}}));
+    if (named) {
+      EXPECT_EQ(held(2 | kHeldFunction), 20 + 3) << "B before its signal, then until its unlock";
+      EXPECT_EQ(held(3 | kHeldFunction), 11) << "C's H over [35,40) and [50,56)";
+      EXPECT_EQ(held(7), 10);
+      EXPECT_EQ(held(8 | kHeldFunction), 0) << "C's J came before it took the mutex";
+      EXPECT_EQ(held(6), 0) << "B's site came after its unlock";
+      EXPECT_EQ(own, 2 + 4 + 1) << "the mutex free, the wake-up, the call's rest";
+      EXPECT_EQ(cp.counters.mutex_reacquires_tiled, 1u);
+    } else {
+      EXPECT_EQ(held(2 | kHeldFunction), 20);
+      EXPECT_EQ(held(3 | kHeldFunction), 0);
+      EXPECT_EQ(own, 30 + 1);
+      EXPECT_EQ(cp.counters.mutex_reacquires_tiled, 0u);
+    }
+    EXPECT_EQ(cp.counters.tiling_violations, 0u);
+  }
+}
+
+TEST(Held, AHolderBackFromAConditionWaitOfItsOwnHoldsTheMutexFromThatWaitsEnd) {
+  // The shape above, but C (interval 3) had itself waited on condition 0x30
+  // with the same mutex, at its site 9 in H(3) over [5,40): it took the
+  // mutex back at 40, left the site at 41 and released at 56. C held it
+  // from 40, not while it still waited ([33,40): the mutex free, A's own).
+  TraceBuilder tb;
+  const uint8_t mutex = VPROF_SYNC_MUTEX;
+  tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x20, VPROF_SYNC_CONDVAR).wait_mutex(10, 0x10)
+      .wait_end(60, 0x20, 2, 30).site_end(61, 1).exit(65, 1).end(65, 1);
+  tb.thread(2).begin(0, 2).enter(0, 2).release(30, 0x20, VPROF_SYNC_CONDVAR).release(33, 0x10, mutex)
+      .site(34, 6).site_end(70, 6).exit(71, 2).end(71, 2);
+  tb.thread(3).begin(0, 3).enter(0, 3).site(5, 9).wait(5, 0x30, VPROF_SYNC_CONDVAR).wait_mutex(5, 0x10)
+      .wait_end(40, 0x30, 0, -1).site_end(41, 9).release(56, 0x10, mutex).exit(57, 3).end(57, 3);
+  auto tl = compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
+  const size_t r = row_of(cp, 1);
+  auto held = [&](uint32_t id) { return held_at_site1(tl, r, id); };
+  EXPECT_EQ(held(2 | kHeldFunction), 20 + 3);
+  EXPECT_EQ(held(9), 1) << "C's site 9 after its wait ended at 40";
+  EXPECT_EQ(held(3 | kHeldFunction), 15) << "C's H over [41,56)";
+  EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}})), 7 + 4 + 1)
+      << "the mutex free [33,40), the wake-up [56,60), the call's rest";
+  EXPECT_EQ(cp.counters.mutex_reacquires_tiled, 1u);
+  EXPECT_EQ(cp.counters.tiling_violations, 0u);
+}
+
 TEST(Held, ANewcomerHoldsTheLockFromWhereItTookItNotBefore) {
   // The shape above, but C ran J(8) until 43, then entered H(3), where it
   // took the lock without waiting (no record) and released at 56. [40,43)

@@ -88,6 +88,11 @@ class ThreadBuilder {
     s.events.back().role = role;
     return *this;
   }
+  // The mutex the preceding wait (a condition's) gives up and takes back
+  // (trace_format.h's WAIT_MUTEX; at the wait's begin).
+  ThreadBuilder &wait_mutex(int64_t ts, uint64_t mutex) {
+    return add(ts, K::WaitMutex, uint64_t{VPROF_SYNC_MUTEX} << 56 | mutex);
+  }
   // Where the preceding wait_end's waker released (trace_format.h's WAKER_AT).
   ThreadBuilder &waker_at(int64_t ts, uint64_t pc) { return add(ts, K::WakerAt, pc); }
   ThreadBuilder &enqueue(int64_t ts, uint64_t task) { return add(ts, K::TaskEnqueue, task); }

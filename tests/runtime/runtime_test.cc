@@ -243,6 +243,55 @@ TEST(Runtime, AReleaseNoOneWaitedForIsNotAWaker) {
   EXPECT_NE(c_on_n->waker_tid, 0u) << "C's wait names A, whose release it waited for";
 }
 
+// A condition wait gives its mutex up and takes it back (trace format 11):
+// its WAIT_BEGIN is followed by a WAIT_MUTEX naming the mutex, and while it
+// waits the mutex counts as waited for, so that the signaller's unlock 3 ms
+// after its signal, which kept the woken waiter out, is recorded though
+// lock releases are recorded only when waited for (the default). A short
+// condition wait is taken back whole, its WAIT_MUTEX with it.
+TEST(Runtime, AConditionWaitNamesItsMutexAndItsHoldersReleasesAreRecorded) {
+  std::string dir = fresh_dir("condmutex");
+  ASSERT_EQ(run_counted(dir, {"condmutex"}, {{"VPROF_MIN_WAIT_NS", "1000"}, {"VPROF_MUTEX_RELEASES", "0"}}), 0);
+  Trace t = read_ok(dir);
+  const vprof::trace::Event *begin = nullptr, *end = nullptr, *signal = nullptr, *unlock = nullptr;
+  uint64_t cv = 0, mutex = 0;
+  size_t mutexes = 0;
+  for (const auto &s : t.threads)
+    for (const auto &e : s.events) {
+      if (e.kind != Kind::WaitMutex) continue;
+      ++mutexes;
+      const auto &b = *(&e - 1);
+      ASSERT_EQ(b.kind, Kind::WaitBegin) << "right after its wait's begin";
+      EXPECT_EQ(b.ts, e.ts);
+      EXPECT_EQ(e.arg >> 56, uint64_t{VPROF_SYNC_MUTEX});
+      if (b.role == VPROF_SYNC_CONDVAR) {
+        begin = &b;
+        end = &e + 1;
+        cv = b.arg;
+        mutex = e.arg & VPROF_OBJ_MASK;
+      }
+    }
+  ASSERT_NE(begin, nullptr) << "A's condition wait is kept, with its mutex";
+  ASSERT_EQ(end->kind, Kind::WaitEnd);
+  EXPECT_LE(mutexes, 1u + 10u) << "the 100 short ones are taken back, but for a few a busy machine kept";
+  uint32_t signaller = 0, unlocker = 0;
+  for (const auto &s : t.threads)
+    for (const auto &e : s.events)
+      if (e.kind == Kind::Release && e.arg == cv) {
+        signal = &e;
+        signaller = s.tid;
+      } else if (e.kind == Kind::Release && e.arg == mutex && e.ts > begin->ts && e.ts < end->ts) {
+        unlock = &e;
+        unlocker = s.tid;
+      }
+  ASSERT_NE(signal, nullptr);
+  ASSERT_NE(unlock, nullptr) << "B's unlock, during A's wait: recorded because A's wait counted the mutex";
+  EXPECT_EQ(unlocker, signaller);
+  EXPECT_GE(unlock->ts - signal->ts, 2500000) << "B held the mutex 3 ms after its signal";
+  EXPECT_EQ(end->waker_tid, signaller);
+  EXPECT_EQ(end->release_ts, signal->ts) << "the wait's waker is the signal";
+}
+
 // A call that records nothing inside is one SITE_SPAN slot (trace format
 // 4): the reader gives back the begin and the end, in order and in time,
 // wherever the span cannot be used (a record inside, a ring switch between

@@ -9,6 +9,9 @@
 //   workload stalewaker         a release no one waits for, then a 5 ms wait on the same
 //                               object that no release ends (runtime_test.cc,
 //                               AReleaseNoOneWaitedForIsNotAWaker)
+//   workload condmutex          a condition wait that takes its mutex back only after the
+//                               signaller's unlock 3 ms later; then 100 that return at once
+//                               (runtime_test.cc, AConditionWaitNamesItsMutex...)
 //   workload straddle R         windowed recording: a forked child begins a wait between
 //                               windows; the parent, in a counted interval of the next
 //                               window, releases it and holds the window open until the
@@ -225,6 +228,48 @@ static void stale_waker() {
   a.join();
   c.join();
   b(&n);
+}
+
+// A waits on condition cv with mutex m, as a wrapped pthread_cond_wait does
+// (the probes' condition form). B takes m once A is in the wait (A set
+// `waiting` under m, and the wait gave m up), signals, and holds m 3 ms more:
+// A's wait takes m back only after B's unlock, which is recorded because
+// A's wait counts m as waited for. Then 100 condition waits on the main
+// thread that return at once (a timed wait already past its deadline):
+// each is taken back whole, its WAIT_MUTEX with it.
+static void cond_mutex() {
+  static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+  static int waiting, ready;
+  std::thread a([] {
+    locked(&m);
+    waiting = 1;
+    while (!ready) {
+      vprof_sync_cond_wait_begin(&cv, VPROF_SYNC_CONDVAR, &m);
+      pthread_cond_wait(&cv, &m);
+      vprof_sync_wait_end(&cv, VPROF_SYNC_CONDVAR, 1);
+    }
+    unlocked(&m);
+  });
+  std::thread b([] {
+    for (;;) {
+      locked(&m);
+      if (waiting) break;
+      unlocked(&m);
+      usleep(200);
+    }
+    ready = 1;
+    vprof_sync_release(&cv, VPROF_SYNC_CONDVAR);
+    pthread_cond_signal(&cv);
+    usleep(3000);
+    unlocked(&m);
+  });
+  a.join();
+  b.join();
+  for (int i = 0; i < 100; ++i) {
+    vprof_sync_cond_wait_begin(&cv, VPROF_SYNC_CONDVAR_TIMED, &m);
+    vprof_sync_wait_end(&cv, VPROF_SYNC_CONDVAR_TIMED, 0);
+  }
 }
 
 static int cross_process(int n) {
@@ -542,6 +587,8 @@ int main(int argc, char **argv) {
       unlocked(&ms[i]);
     }
     handoff(0);
+  } else if (mode == "condmutex") {
+    cond_mutex();
   } else if (mode == "stalewaker") {
     stale_waker();
   } else if (mode == "shortwaits") {
