@@ -319,13 +319,13 @@ Status Planner::sync_wraps() {
     uint32_t n = ++syncs_in[y.at.file];
     std::function<Wrap(Lang)> make = [&](Lang l) {
       if (y.receiver) return sync_receiver_wrap(y.role);
-      return sync_wrap(l, y.op, y.form, y.success, y.object, y.role, n, {y.try_first, y.try_value});
+      return sync_wrap(l, y.op, y.form, y.success, y.object, y.role, n, {y.try_first, y.try_value}, y.mutex);
     };
     if (mixed(y.at.file) && y.op == SyncOp::Acquire && y.form == ValueForm::Prvalue) {
       auto call = call_text(y.at);
       if (!call) return call.error();
       make = [&, call = *call](Lang) {
-        return sync_wrap_both(y.success, y.object, y.role, n, call, {y.try_first, y.try_value});
+        return sync_wrap_both(y.success, y.object, y.role, n, call, {y.try_first, y.try_value}, y.mutex);
       };
     }
     auto pre = one_text(y.at.file, [&](Lang l) { return make(l).prefix; });

@@ -140,25 +140,32 @@ static Wrap tried_first(Wrap w, const TryFirst &first, bool value) {
   return {fmt::format("({} ? ({}) : ", tried, first.value) + w.prefix, w.suffix + ")"};
 }
 
+// A wait's begin; a condition wait's names the mutex it gives up.
+static std::string wait_begin(const std::string &o, const std::string &r, const std::string &mutex) {
+  if (mutex.empty()) return fmt::format("vprof_sync_wait_begin({}, {})", o, r);
+  return fmt::format("vprof_sync_cond_wait_begin({}, {}, {})", o, r, mutex);
+}
+
 Wrap sync_wrap(Lang lang, SyncOp op, ValueForm form, Success success, const std::string &o,
-               const std::string &r, uint32_t n, const TryFirst &first) {
+               const std::string &r, uint32_t n, const TryFirst &first, const std::string &mutex) {
+  const std::string begin = wait_begin(o, r, mutex);
   if (op == SyncOp::Release) return {fmt::format("(vprof_sync_release({}, {}), ", o, r), ")"};
   if (op == SyncOp::Scoped)
     return {fmt::format("vprof_sync_wait_begin({0}, {1}); ", o, r),
             fmt::format(" vprof_sync_wait_end({0}, {1}, 1); vprof::detail::SyncRelease vprof_sync{2}_{{{0}, {1}}};",
                         o, r, n)};
   if (form == ValueForm::Void || form == ValueForm::NoReturn || form == ValueForm::Dependent)
-    return tried_first({fmt::format("(vprof_sync_wait_begin({}, {}), ", o, r),
+    return tried_first({fmt::format("({}, ", begin),
                         fmt::format(", vprof_sync_wait_end({}, {}, 1))", o, r)},
                        first, false);
   if (lang == Lang::Cxx) {
     const char *helper = success == Success::Zero ? "sync_zero" : success == Success::True ? "sync_true" : "sync_always";
-    Wrap w{fmt::format("vprof::detail::{0}({1}, {2}, (vprof_sync_wait_begin({1}, {2}), ", helper, o, r), "))"};
+    Wrap w{fmt::format("vprof::detail::{0}({1}, {2}, ({3}, ", helper, o, r, begin), "))"};
     // A reference the call returns would become a copy behind a try.
     return form == ValueForm::Glvalue ? w : tried_first(w, first, true);
   }
   const std::string cond = acquired_cond(success, n);
-  return tried_first({fmt::format("__extension__ ({{ __auto_type vprof_s{2}_ = (vprof_sync_wait_begin({0}, {1}), ", o, r, n),
+  return tried_first({fmt::format("__extension__ ({{ __auto_type vprof_s{0}_ = ({1}, ", n, begin),
                       fmt::format("); vprof_sync_wait_end({0}, {1}, {2}); vprof_s{3}_; }})", o, r, cond, n)},
                      first, true);
 }
@@ -168,10 +175,10 @@ Wrap sync_receiver_wrap(const std::string &r) {
 }
 
 Wrap sync_wrap_both(Success success, const std::string &o, const std::string &r, uint32_t n,
-                    const std::string &call, const TryFirst &first) {
+                    const std::string &call, const TryFirst &first, const std::string &mutex) {
   const std::string cond = acquired_cond(success, n);
-  return tried_first({fmt::format("__extension__ ({{ __typeof__({3}) vprof_s{2}_ = (vprof_sync_wait_begin({0}, {1}), ",
-                                  o, r, n, call),
+  return tried_first({fmt::format("__extension__ ({{ __typeof__({2}) vprof_s{1}_ = ({0}, ", wait_begin(o, r, mutex),
+                                  n, call),
                       fmt::format("); vprof_sync_wait_end({0}, {1}, {2}); vprof_s{3}_; }})", o, r, cond, n)},
                      first, true);
 }

@@ -46,6 +46,8 @@
 // Sync wrappers (O: the object address, R: a VPROF_SYNC_* role):
 //   release   unlock(&m)   ->  (vprof_sync_release(O, R), unlock(&m))
 //   acquire   lock(&m)     ->  (vprof_sync_wait_begin(O, R), lock(&m), vprof_sync_wait_end(O, R, 1))
+//             (a condition wait's begin names its mutex M:
+//              vprof_sync_cond_wait_begin(O, R, M))
 //             (value, C++)     vprof::detail::sync_zero(O, R, (vprof_sync_wait_begin(O, R), trylock(&m)))
 //             (value, C)       __extension__ ({ __auto_type vprof_s7_ = (vprof_sync_wait_begin(O, R), trylock(&m));
 //                                vprof_sync_wait_end(O, R, vprof_s7_ == 0); vprof_s7_; })
@@ -132,10 +134,12 @@ struct TryFirst {
 // A call whose value is used, in a header that C and C++ units both include
 // (MariaDB's mysql_thread.h): GNU C and GNU C++ both take a statement
 // expression and __typeof__, given the call's text again (not evaluated).
+// `mutex`: a condition wait's (the address of the mutex it gives up and takes
+// back), whose begin is then vprof_sync_cond_wait_begin(O, R, MUTEX); "": none.
 Wrap sync_wrap_both(Success success, const std::string &object, const std::string &role, uint32_t n,
-                    const std::string &call, const TryFirst &first = {});
+                    const std::string &call, const TryFirst &first = {}, const std::string &mutex = {});
 Wrap sync_wrap(Lang lang, SyncOp op, ValueForm form, Success success, const std::string &object,
-               const std::string &role, uint32_t n, const TryFirst &first = {});
+               const std::string &role, uint32_t n, const TryFirst &first = {}, const std::string &mutex = {});
 // A C++ release whose receiver has side effects (LevelDB's
 // `writers_.front()->cv.Signal()`, the hand-off to the next writer): the
 // receiver alone is wrapped, `vprof::detail::sync_released(RECEIVER, role)`,

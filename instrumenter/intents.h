@@ -71,6 +71,7 @@ struct SyncIntent {
   Lang lang = Lang::Cxx;
   std::string object, role, callee;
   std::string try_first, try_value;  // SyncRule's, expanded ("": not tried first)
+  std::string mutex;  // SyncRule's, expanded: a condition wait's mutex ("": none)
   bool discarded = false;  // as SiteIntent::discarded
   // A C++ member call's release whose receiver has side effects
   // (`writers_.front()->cv.Signal()`): `at` is the receiver, wrapped so that

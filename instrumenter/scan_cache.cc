@@ -22,8 +22,9 @@ namespace {
 // 2: a sync site's try_first, try_value; 3: stored, stored_unknown; 4: the
 // selected functions' intents, the patterns they were selected by, and the
 // notes the selection adds apart; 7: a body's outline (FunctionIntent::outline);
-// 8: a release wrapped at its receiver (SyncIntent::receiver).
-constexpr int kFormat = 8;
+// 8: a release wrapped at its receiver (SyncIntent::receiver); 9: a
+// condition wait's mutex (SyncIntent::mutex).
+constexpr int kFormat = 9;
 constexpr size_t kKeptSettings = 3;  // settings directories kept, this one included
 
 }  // namespace
@@ -50,6 +51,7 @@ void to_json(json &j, const SyncIntent &s) {
        {"callee", s.callee},
        {"try_first", s.try_first},
        {"try_value", s.try_value},
+       {"mutex", s.mutex},
        {"discarded", s.discarded},
        {"receiver", s.receiver}};
 }
@@ -64,6 +66,7 @@ void from_json(const json &j, SyncIntent &s) {
   j.at("callee").get_to(s.callee);
   j.at("try_first").get_to(s.try_first);
   j.at("try_value").get_to(s.try_value);
+  j.at("mutex").get_to(s.mutex);
   j.at("discarded").get_to(s.discarded);
   j.at("receiver").get_to(s.receiver);
 }

@@ -71,6 +71,9 @@ Status load_sync_pack(const std::string &spec, const std::string &annotations_di
     r.try_first = f.value("try", "");
     r.try_value = f.value("try_value", "");
     if (!r.try_first.empty() && r.op != SyncOp::Acquire) return Error{where + ": \"try\" is for an acquire"};
+    r.mutex = f.value("mutex", "");
+    if (!r.mutex.empty() && (r.op != SyncOp::Acquire || (r.role != "VPROF_SYNC_CONDVAR" && r.role != "VPROF_SYNC_CONDVAR_TIMED")))
+      return Error{where + ": \"mutex\" is for a condition wait (op acquire, role condvar or condvar_timed)"};
     r.args = f.value("args", -1);
     if (f.contains("role_if")) {
       const auto &c = f["role_if"];

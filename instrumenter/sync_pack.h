@@ -18,7 +18,9 @@
 // "args" (match only calls with this many written arguments), "role_if"
 // ({"arg": 1, "equals": "LW_SHARED", "role": "shared"}), "try" and
 // "try_value" for an acquire tried first ("pthread_mutex_trylock({0}) == 0",
-// "0": forms.h, TryFirst).
+// "0": forms.h, TryFirst), "mutex" for a condition wait (the mutex it gives
+// up and takes back: "{1}" for pthread_cond_wait, "({0}).mutex()" for
+// std::condition_variable::wait).
 #ifndef VPROF_INSTRUMENTER_SYNC_PACK_H
 #define VPROF_INSTRUMENTER_SYNC_PACK_H
 
@@ -41,6 +43,10 @@ struct SyncRule {
   // arguments, as `object` is written, true when it took the object without
   // waiting; the call's value then ("" for a call with none).
   std::string try_first, try_value;
+  // A condition wait's: an expression, as `object` is written, for the
+  // address of the mutex it gives up and takes back ("{1}" for
+  // pthread_cond_wait; "": none).
+  std::string mutex;
   int args = -1;
   int role_if_arg = -1;
   std::string role_if_equals, role_if_role;

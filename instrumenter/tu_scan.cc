@@ -560,6 +560,7 @@ class SyncFinder : public EvaluatedVisitor<SyncFinder> {
     s.role = rule.role;
     s.callee = rule.name;
     s.receiver = receiver;
+    if (!rule.mutex.empty()) s.mutex = expand_object(rule.mutex, texts, self);
     if (!rule.try_first.empty() && try_declared(rule.try_first)) {
       s.try_first = expand_object(rule.try_first, texts, self);
       s.try_value = rule.try_value;

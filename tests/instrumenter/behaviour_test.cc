@@ -4,7 +4,7 @@
 // promises. Header lines:
 //   // behaviour: std=-std=c++17... [flags=-O2,-fsanitize=address...] function=NAME... sync=PACK...
 //   (one run per std, flag set and compiler; a flag set's commas are spaces; -O1 when none)
-//   // expect: enter=N exit=N site_begin=N site_end=N [wait_begin=N wait_end=N release=N] [twice=N]
+//   // expect: enter=N exit=N site_begin=N site_end=N [wait_begin=N wait_end=N release=N wait_mutex=N] [twice=N]
 //   (twice: how many bodies a dormant build writes twice; outlined: how many
 //   of them keep the instrumented copy in a lambda out of line, C++)
 // Each program is also instrumented as a build ahead's files are (dormant:
@@ -159,6 +159,7 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
           case vprof::trace::Kind::WaitBegin: ++got["wait_begin"]; break;
           case vprof::trace::Kind::WaitEnd: ++got["wait_end"]; break;
           case vprof::trace::Kind::Release: ++got["release"]; break;
+          case vprof::trace::Kind::WaitMutex: ++got["wait_mutex"]; break;
           default: break;
         }
       }
@@ -196,7 +197,7 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
     EXPECT_EQ(orig_rc, off_rc);
     EXPECT_EQ(orig_out, off_out);
     for (const char *kind : {"enter", "exit", "site_begin", "site_end"}) EXPECT_EQ(off[kind], 0u) << kind;
-    for (const char *kind : {"wait_begin", "wait_end", "release"}) EXPECT_EQ(off[kind], p.expect.count(kind) ? p.expect.at(kind) : 0u) << kind;
+    for (const char *kind : {"wait_begin", "wait_end", "release", "wait_mutex"}) EXPECT_EQ(off[kind], p.expect.count(kind) ? p.expect.at(kind) : 0u) << kind;
   }
   for (const auto &[kind, n] : p.expect)
     if (kind != "twice" && kind != "outlined") EXPECT_EQ(got[kind], n) << kind << " events in " << p.file;

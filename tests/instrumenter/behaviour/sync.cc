@@ -1,9 +1,11 @@
 // behaviour: std=-std=c++11 std=-std=c++17 sync=stdcxx function=worker
-// expect: enter=2 exit=2 site_begin=4 site_end=4 wait_begin=203 wait_end=203 release=205
+// expect: enter=2 exit=2 site_begin=4 site_end=4 wait_begin=204 wait_end=204 release=206 wait_mutex=1
 // std::lock_guard, std::unique_lock, std::mutex and condition_variable wrapped
 // from the stdcxx pack, in every function of the file. Per worker: 100 scoped
 // locks (1 wait_begin, 1 wait_end, 1 release each) + lock()/unlock() (also
-// the worker's 2 call sites) = 101 each. main: a unique_lock (1, 1, 1),
+// the worker's 2 call sites) = 101 each. main: a unique_lock (1, 1, 1), a
+// condition wait in it that returns at once (1, 1, and 1 release: the mutex
+// it gives up, named by its 1 wait_mutex),
 // notify_all (1 release), and notify_one on a receiver with side effects
 // (LevelDB's `writers_.front()->cv.Signal()`): 1 release, the receiver
 // evaluated once (pick() is called once).
@@ -40,6 +42,7 @@ int main() {
   {
     std::unique_lock<std::mutex> lk(mu);
     go = true;
+    cv.wait(lk, [] { return go; });
   }
   cv.notify_all();
   pick().notify_one();
