@@ -76,6 +76,8 @@ class Walker : public Rec {
     // recorded none): looked for once an epoch, not at every wait.
     has_releases_ = std::any_of(tl_.threads.begin(), tl_.threads.end(),
                                 [](const ThreadTimeline &th) { return !th.releases.empty(); });
+    has_cond_mutexes_ = std::any_of(tl_.threads.begin(), tl_.threads.end(),
+                                    [](const ThreadTimeline &th) { return !th.cond_mutexes.empty(); });
     if (acc_.size() < nodes) {
       acc_.resize(nodes, 0.0);
       stamp_.resize(nodes, 0);
@@ -310,6 +312,7 @@ class Walker : public Rec {
                                            int64_t r) {
     const uint64_t obj = object_at(tl_.threads[ti].lock_waits, seg.wait_begin);
     collect_turns(ti, obj, a, r);
+    if (turns_.empty()) return add_held(wk, w, a, r, seg.waker_place);
     tile_turns(ti, obj, wk, seg.waker_place, w, a, r);
   }
 
@@ -320,9 +323,8 @@ class Walker : public Rec {
   // wait's node by the threads that held the mutex in turn, as a lock wait's
   // blocked stretch is (a newcomer that took the mutex before the woken
   // waiter did holds its stretch, not the wait); the rest is the wake-up.
-  void woken(uint32_t ti, const Segment &seg, int64_t r, int64_t t) {
-    const ThreadTimeline &th = tl_.threads[ti];
-    if (__builtin_expect(th.cond_mutexes.empty(), 1)) return wake_up(th, r, t);
+  void woken(const ThreadTimeline &th, uint32_t ti, const Segment &seg, int64_t r, int64_t t) {
+    if (__builtin_expect(!has_cond_mutexes_, 1)) return wake_up(th, r, t);
     woken_cond(ti, seg, r, t);
   }
   [[gnu::noinline]] void woken_cond(uint32_t ti, const Segment &seg, int64_t r, int64_t t) {
@@ -582,7 +584,7 @@ class Walker : public Rec {
           if (r > a && depth < opt_.max_wake_depth) {
             // The waker worked for s: the path moves to it for the blocked
             // stretch; the wake-up latency [r, t) stays with the wait.
-            woken(ti, seg, r, t);
+            woken(*th, ti, seg, r, t);
             ++counters.wake_edges_followed;
             this->on_edge(false, uint32_t(wk), seg.release_ts, ti, seg.wait_end);
             int64_t j = cover(uint32_t(wk), a, r, depth + 1);
@@ -601,7 +603,7 @@ class Walker : public Rec {
           const uint32_t holder = node_before(wt, seg.release_ts);
           blame[{w, seg.waker_tid, holder, wl, holder == StackTrie::kRoot ? seg.waker_place : 0}] += t - a;
           if (r > a) {
-            woken(ti, seg, r, t);
+            woken(*th, ti, seg, r, t);
             this->on_thread(ti, a, r);  // still the waiter's stretch, for a recorded path
             if ((th->drop_begin_ts >= 0 && r > th->drop_begin_ts) ||
                 (wt.drop_begin_ts >= 0 && r > wt.drop_begin_ts))
@@ -653,6 +655,7 @@ class Walker : public Rec {
   bool lossy_ = false, gap_ = false, saw_preemption_ = false;
   bool unrecorded_ = false;  // the last walk met a holder with no trace
   bool has_releases_ = false;  // some thread's lock releases are in the window (prepare)
+  bool has_cond_mutexes_ = false;  // some thread's condition waits name their mutex (prepare)
 };
 
 }  // namespace
