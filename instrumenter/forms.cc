@@ -55,6 +55,8 @@ std::string preamble(const std::string &original_sha1, const std::string &file_i
          "{ vprof_sync_wait_end(o, r, v ? 1 : 0); return static_cast<T &&>(v); }\n"
          "template <class T> __attribute__((always_inline)) inline T &sync_released(T &o, vprof_u32 r) noexcept "
          "{ vprof_sync_release(__builtin_addressof(o), r); return o; }\n"
+         "template <class T> __attribute__((always_inline)) inline T *sync_released(T *p, vprof_u32 r) noexcept "
+         "{ vprof_sync_release(p, r); return p; }\n"
          "struct SyncRelease { const void *o; vprof_u32 r; "
          "~SyncRelease() { vprof_sync_release(o, r); } };\n"
          "} } }\n"

@@ -530,10 +530,13 @@ class SyncFinder : public EvaluatedVisitor<SyncFinder> {
     // The object expression is evaluated again by the probes: only when that
     // is harmless. A release on a receiver that has side effects (LevelDB's
     // hand-off, `writers_.front()->cv.Signal()`) wraps the receiver alone,
-    // evaluated once: an lvalue of a member call whose object is {this}.
+    // evaluated once: an lvalue of a member call whose object is {this}, or
+    // a built-in pointer (`next()->Signal()`; not a smart pointer's
+    // operator->, whose object is not the pointer written).
+    const bool pointer = base && base->getType()->isPointerType();
     const bool receiver = base_effects && !side_effects && rule.op == SyncOp::Release && ce &&
-                          cx_.lang == Lang::Cxx && rule.object == "{this}" && base->isLValue() &&
-                          !base->getType()->isPointerType() && isa<CXXMemberCallExpr>(ce);
+                          cx_.lang == Lang::Cxx && rule.object == "{this}" && isa<CXXMemberCallExpr>(ce) &&
+                          (pointer ? !isa<CXXOperatorCallExpr>(base->IgnoreParenImpCasts()) : base->isLValue());
     if ((base_effects || side_effects) && !receiver) {
       cx_.out.notes.push_back(cx_.where(loc) + ": " + rule.name + ": arguments have side effects; not wrapped");
       return;

@@ -1,5 +1,5 @@
 // behaviour: std=-std=c++11 std=-std=c++17 sync=stdcxx function=worker
-// expect: enter=2 exit=2 site_begin=4 site_end=4 wait_begin=204 wait_end=204 release=206 wait_mutex=1
+// expect: enter=2 exit=2 site_begin=4 site_end=4 wait_begin=204 wait_end=204 release=207 wait_mutex=1
 // std::lock_guard, std::unique_lock, std::mutex and condition_variable wrapped
 // from the stdcxx pack, in every function of the file. Per worker: 100 scoped
 // locks (1 wait_begin, 1 wait_end, 1 release each) + lock()/unlock() (also
@@ -8,7 +8,8 @@
 // it gives up, named by its 1 wait_mutex),
 // notify_all (1 release), and notify_one on a receiver with side effects
 // (LevelDB's `writers_.front()->cv.Signal()`): 1 release, the receiver
-// evaluated once (pick() is called once).
+// evaluated once (pick() is called once), and notify_one through a pointer
+// with side effects: 1 release, the pointer evaluated once.
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
@@ -22,6 +23,10 @@ int picks = 0;
 std::condition_variable &pick() {
   ++picks;
   return cv;
+}
+std::condition_variable *pick_pointer() {
+  ++picks;
+  return &cv;
 }
 
 void worker(int n) {
@@ -46,6 +51,7 @@ int main() {
   }
   cv.notify_all();
   pick().notify_one();
+  pick_pointer()->notify_one();
   std::printf("picks %d\n", picks);
   return count % 5;
 }

@@ -15,6 +15,7 @@ class DBImpl {
  private:
   int MakeRoomForWrite(bool force);
   Writer *&front() { return writers_[0]; }
+  port::CondVar *background() { return &bg_cv_; }
   port::Mutex mutex_;
   Writer *writers_[4] = {};
   port::CondVar bg_cv_;
@@ -37,6 +38,8 @@ int DBImpl::Write(int batch) {
   // The hand-off to the next writer: a receiver with side effects is
   // wrapped alone, evaluated once.
   if (front()) front()->cv.Signal();
+  // Through a pointer with side effects: the pointer wrapped alone.
+  background()->SignalAll();
   return status;
 }
 
