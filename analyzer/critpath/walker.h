@@ -282,7 +282,8 @@ class Walker : public Rec {
       if (wk >= 0 && uint32_t(wk) != wi && seg.release_ts >= seg.wait_begin) {
         int64_t r = std::min(seg.release_ts, t);
         if (r > x) {
-          held_wake(wt, w, r, t, place);
+          if (__builtin_expect(has_cond_mutexes_, 0)) held_woken(wi, seg, w, r, t, place, depth);
+          else held_wake(wt, w, r, t, place);
           add_held(uint32_t(wk), w, x, r, seg.waker_place, depth + 1);
         } else {
           // Released at x or before: [x, t) is all wt's wake-up (the lock's
@@ -295,6 +296,24 @@ class Walker : public Rec {
       held_stack(wt, w, x, t, place);
       t = x;
     }
+  }
+
+  // [r, t) of holder wi's own wait `seg` after its waker's release: a
+  // condition wait that took its mutex back after other threads held it
+  // passes [r, the last release) to them in turn (woken_cond), the rest is
+  // its wake-up (held_wake). Its own scratch: the caller may be tiling turns_.
+  [[gnu::noinline]] void held_woken(uint32_t wi, const Segment &seg, uint32_t w, int64_t r, int64_t t,
+                                    uint32_t place, int depth) {
+    const ThreadTimeline &wt = tl_.threads[wi];
+    const uint64_t m = object_at(wt.cond_mutexes, seg.wait_begin);
+    std::vector<std::pair<int64_t, uint32_t>> turns;
+    collect_turns(turns, wi, m, r, t);
+    if (turns.empty()) return held_wake(wt, w, r, t, place);
+    const auto [x, holder] = turns.back();
+    turns.pop_back();
+    held_wake(wt, w, x, t, place);
+    tile_turns(turns, wi, m, holder, 0, w, r, x, depth + 1);
+    ++counters.mutex_reacquires_tiled;
   }
 
   // The blocked stretch [a, r) of th's wait `seg` on a lock, which the
@@ -311,9 +330,9 @@ class Walker : public Rec {
   [[gnu::noinline]] void held_in_turn_slow(uint32_t ti, const Segment &seg, uint32_t wk, uint32_t w, int64_t a,
                                            int64_t r) {
     const uint64_t obj = object_at(tl_.threads[ti].lock_waits, seg.wait_begin);
-    collect_turns(ti, obj, a, r);
+    collect_turns(turns_, ti, obj, a, r);
     if (turns_.empty()) return add_held(wk, w, a, r, seg.waker_place);
-    tile_turns(ti, obj, wk, seg.waker_place, w, a, r);
+    tile_turns(turns_, ti, obj, wk, seg.waker_place, w, a, r);
   }
 
   // [r, t) of th's wait `seg` after its waker's release: the wake-up. A
@@ -330,20 +349,21 @@ class Walker : public Rec {
   [[gnu::noinline]] void woken_cond(uint32_t ti, const Segment &seg, int64_t r, int64_t t) {
     const ThreadTimeline &th = tl_.threads[ti];
     const uint64_t m = object_at(th.cond_mutexes, seg.wait_begin);
-    collect_turns(ti, m, r, t);
+    collect_turns(turns_, ti, m, r, t);
     if (turns_.empty()) return wake_up(th, r, t);
     const auto [x, holder] = turns_.back();
     turns_.pop_back();
     wake_up(th, x, t);
     this->on_thread(ti, r, x);  // still the waiter's stretch, for a recorded path
-    tile_turns(ti, m, holder, 0, node_before(th, t), r, x);
+    tile_turns(turns_, ti, m, holder, 0, node_before(th, t), r, x);
     ++counters.mutex_reacquires_tiled;
   }
 
-  // turns_: the releases of lock obj in (a, r) by threads other than ti,
-  // in time order (none for obj 0).
-  void collect_turns(uint32_t ti, uint64_t obj, int64_t a, int64_t r) {
-    turns_.clear();
+  // The releases of lock obj in (a, r) by threads other than ti, in time
+  // order, into `turns` (none for obj 0).
+  void collect_turns(std::vector<std::pair<int64_t, uint32_t>> &turns, uint32_t ti, uint64_t obj, int64_t a,
+                     int64_t r) {
+    turns.clear();
     if (!obj) return;
     for (uint32_t k = 0; k < tl_.threads.size(); ++k) {
       const Window<LockRelease> &rel = tl_.threads[k].releases;
@@ -351,30 +371,36 @@ class Walker : public Rec {
       const LockRelease *it = std::upper_bound(rel.begin(), rel.end(), a,
                                                [](int64_t v, const LockRelease &x) { return v < x.ts; });
       for (; it != rel.end() && it->ts < r; ++it)
-        if (it->obj == obj) turns_.push_back({it->ts, k});
+        if (it->obj == obj) turns.push_back({it->ts, k});
     }
-    std::sort(turns_.begin(), turns_.end());
+    std::sort(turns.begin(), turns.end());
   }
 
   // [a, r) of waiter ti's wait at node w on lock obj, which wk released at
-  // r (from `place`), by the holders of turns_ (collect_turns) in turn.
-  void tile_turns(uint32_t ti, uint64_t obj, uint32_t wk, uint32_t place, uint32_t w, int64_t a, int64_t r) {
-    if (turns_.empty()) return add_held(wk, w, a, r, place);
+  // r (from `place`), by the holders of `turns` (collect_turns) in turn.
+  // depth >= 0: the waiter is itself a holder (add_held's depth), whose
+  // stretches are Held cells under w, not the path's.
+  void tile_turns(const std::vector<std::pair<int64_t, uint32_t>> &turns, uint32_t ti, uint64_t obj, uint32_t wk,
+                  uint32_t place, uint32_t w, int64_t a, int64_t r, int depth = -1) {
+    if (turns.empty()) return add_held(wk, w, a, r, place, std::max(depth, 0));
     int64_t t = r;
     uint32_t holder = wk;
-    for (size_t i = turns_.size() + 1; i-- > 0;) {
-      const int64_t lo = i ? turns_[i - 1].first : a;
+    for (size_t i = turns.size() + 1; i-- > 0;) {
+      const int64_t lo = i ? turns[i - 1].first : a;
       // Before the holder took the lock it was free: the waiter's own, not
       // the newcomer's code, and the machine's where the waiter, woken,
       // waited for a core meanwhile (wake_up).
       const int64_t held_from = hold_start(holder, obj, lo, t);
-      add_held(holder, w, held_from, t, place);
-      if (held_from > lo) wake_up(tl_.threads[ti], lo, held_from);
+      add_held(holder, w, held_from, t, place, std::max(depth, 0));
+      if (held_from > lo) {
+        if (depth < 0) wake_up(tl_.threads[ti], lo, held_from);
+        else held_wake(tl_.threads[ti], w, lo, held_from, 0);
+      }
       t = lo;
-      if (i) holder = turns_[i - 1].second;
+      if (i) holder = turns[i - 1].second;
       place = 0;  // where it released is known of the last waker only
     }
-    counters.lock_turns_tiled += turns_.size();
+    counters.lock_turns_tiled += turns.size();
   }
 
   // When thread xi, which released lock obj at hi, began holding it within

@@ -174,6 +174,39 @@ TEST(Held, AHolderBackFromAConditionWaitOfItsOwnHoldsTheMutexFromThatWaitsEnd) {
   EXPECT_EQ(cp.counters.tiling_violations, 0u);
 }
 
+TEST(Held, AHolderThatWaitedForTheMutexAfterItsOwnSignalPassesThatStretchToTheMutexsHolders) {
+  // A (interval 1) waits on condition 0x20 with mutex 0x10 at site 1 in
+  // F(1) over [10,60), signalled at 30 by B (interval 2), which unlocks at
+  // 33. B had itself waited on condition 0x30 with the same mutex at its
+  // site 9 in G(2) over [5,28): D (interval 4, in J(8)) signalled it at 12,
+  // but C (interval 3) held the mutex in H(3), across its site 7 over
+  // [14,20), until 25. A's blocked stretch [10,30) is B's: [28,29) its site
+  // 9, [29,30) G's body; before, B waited: [25,28) its own wake-up (site 9),
+  // [12,25) C's H and site 7, [10,12) D's J. After its signal A waited for
+  // B's unlock ([30,33), G's body), then [33,60) is its own.
+  TraceBuilder tb;
+  const uint8_t mutex = VPROF_SYNC_MUTEX;
+  tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x20, VPROF_SYNC_CONDVAR).wait_mutex(10, 0x10)
+      .wait_end(60, 0x20, 2, 30).site_end(61, 1).exit(65, 1).end(65, 1);
+  tb.thread(2).begin(0, 2).enter(0, 2).site(5, 9).wait(5, 0x30, VPROF_SYNC_CONDVAR).wait_mutex(5, 0x10)
+      .wait_end(28, 0x30, 4, 12).site_end(29, 9).release(30, 0x20, VPROF_SYNC_CONDVAR).release(33, 0x10, mutex)
+      .site(34, 6).site_end(70, 6).exit(71, 2).end(71, 2);
+  tb.thread(3).begin(0, 3).enter(0, 3).site(14, 7).site_end(20, 7).release(25, 0x10, mutex).exit(26, 3).end(26, 3);
+  tb.thread(4).begin(0, 4).enter(0, 8).release(12, 0x30, VPROF_SYNC_CONDVAR).exit(13, 8).end(13, 4);
+  auto tl = compute_critical_paths(tb.build());
+  const auto &cp = tl.paths;
+  const size_t r = row_of(cp, 1);
+  auto held = [&](uint32_t id) { return held_at_site1(tl, r, id); };
+  EXPECT_EQ(held(9), 1 + 3) << "B's site 9 after its wait, and its wake-up once C unlocked";
+  EXPECT_EQ(held(3 | kHeldFunction), 7) << "C's H over [12,14) and [20,25)";
+  EXPECT_EQ(held(7), 6);
+  EXPECT_EQ(held(8 | kHeldFunction), 2) << "D's J until its signal";
+  EXPECT_EQ(held(2 | kHeldFunction), 1 + 3) << "G's body before the signal, then until the unlock";
+  EXPECT_EQ(leaf_ns(cp, r, node_of(tl.trie, {{Fn, 1}, {Site, 1}})), 27 + 1);
+  EXPECT_EQ(cp.counters.mutex_reacquires_tiled, 3u) << "A's; B's in its own interval, and as A's holder";
+  EXPECT_EQ(cp.counters.tiling_violations, 0u);
+}
+
 TEST(Held, ANewcomerHoldsTheLockFromWhereItTookItNotBefore) {
   // The shape above, but C ran J(8) until 43, then entered H(3), where it
   // took the lock without waiting (no record) and released at 56. [40,43)
