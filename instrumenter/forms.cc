@@ -150,12 +150,12 @@ static std::string wait_begin(const std::string &o, const std::string &r, const 
 
 Wrap sync_wrap(Lang lang, SyncOp op, ValueForm form, Success success, const std::string &o,
                const std::string &r, uint32_t n, const TryFirst &first, const std::string &mutex) {
-  const std::string begin = wait_begin(o, r, mutex);
   if (op == SyncOp::Release) return {fmt::format("(vprof_sync_release({}, {}), ", o, r), ")"};
   if (op == SyncOp::Scoped)
     return {fmt::format("vprof_sync_wait_begin({0}, {1}); ", o, r),
             fmt::format(" vprof_sync_wait_end({0}, {1}, 1); vprof::detail::SyncRelease vprof_sync{2}_{{{0}, {1}}};",
                         o, r, n)};
+  const std::string begin = wait_begin(o, r, mutex);
   if (form == ValueForm::Void || form == ValueForm::NoReturn || form == ValueForm::Dependent)
     return tried_first({fmt::format("({}, ", begin),
                         fmt::format(", vprof_sync_wait_end({}, {}, 1))", o, r)},

@@ -142,11 +142,11 @@ Wrap sync_wrap(Lang lang, SyncOp op, ValueForm form, Success success, const std:
                const std::string &role, uint32_t n, const TryFirst &first = {}, const std::string &mutex = {});
 // A C++ release whose receiver has side effects (LevelDB's
 // `writers_.front()->cv.Signal()`, the hand-off to the next writer): the
-// receiver alone is wrapped, `vprof::detail::sync_released(RECEIVER, role)`
-// (for a pointer receiver, `next()->Signal()`, its overload that takes and
-// gives back the pointer),
+// receiver alone is wrapped, `vprof::detail::sync_released(RECEIVER, role)`,
 // which records the release of its address and gives it back, the same
-// lvalue, evaluated once, before the call as the plain form's probe is.
+// lvalue, evaluated once, before the call as the plain form's probe is; a
+// pointer receiver (`next()->Signal()`) takes the overload that records the
+// pointer and gives it back.
 Wrap sync_receiver_wrap(const std::string &role);
 
 }  // namespace vprof::instr

@@ -446,13 +446,10 @@ static void wait_begin(ThreadState *t, const void *obj, uint32_t role, const voi
   }
   // Taken back whole if short (take_back_short_wait): the WAIT_BEGIN and
   // the WAIT_MUTEX after it, both still the newest records of this ring.
-  const unsigned extra = mutex ? 1 : 0;
-  vprof_slot *s = t->hot.pos - 1 - extra;
-  bool ours = t->has_ring() && s >= t->ring() && s->arg == arg &&
-              (s->w0 & ((1u << VPROF_TS_SHIFT) - 1)) == VPROF_K_WAIT_BEGIN &&
-              (!extra || (s[1].w0 & ((1u << VPROF_TS_SHIFT) - 1)) == VPROF_K_WAIT_MUTEX);
+  vprof_slot *s = t->hot.pos - 1 - (mutex ? 1 : 0);
+  bool ours = t->has_ring() && s >= t->ring() && s->arg == arg && (s->w0 & VPROF_KIND_MASK) == VPROF_K_WAIT_BEGIN &&
+              (!mutex || (s[1].w0 & VPROF_KIND_MASK) == VPROF_K_WAIT_MUTEX);
   t->wait_slot = ours ? s : nullptr;
-  t->wait_extra = extra;
   t->wait_switches = t->ring_switches;
 }
 
@@ -472,9 +469,11 @@ void vprof_rt_sync_wait_begin(const void *obj, uint32_t role) {
 static bool take_back_short_wait(ThreadState *t, uint64_t now) {
   vprof_slot *s = t->wait_slot;
   t->wait_slot = nullptr;
-  if (!s || g.min_wait_ticks == 0 || t->hot.busy || s + 1 + t->wait_extra != t->hot.pos ||
-      t->wait_switches != t->ring_switches)
-    return false;
+  if (!s || g.min_wait_ticks == 0 || t->hot.busy || t->wait_switches != t->ring_switches) return false;
+  // Nothing after the wait's own records: its WAIT_BEGIN, and a condition
+  // wait's WAIT_MUTEX.
+  const bool named_mutex = s + 2 == t->hot.pos && (s[1].w0 & VPROF_KIND_MASK) == VPROF_K_WAIT_MUTEX;
+  if (s + 1 != t->hot.pos && !named_mutex) return false;
   uint64_t began = (s->w0 >> VPROF_TS_SHIFT) + t->hot.tsc_base;
   if (now - began >= g.min_wait_ticks) return false;
   t->hot.busy = 1;
@@ -482,7 +481,7 @@ static bool take_back_short_wait(ThreadState *t, uint64_t now) {
   s->w0 = 0;  // first: a kill from here on leaves an empty slot, not half a wait
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   s->arg = 0;
-  for (unsigned i = 1; i <= t->wait_extra; ++i) s[i].w0 = s[i].arg = 0;  // its WAIT_MUTEX
+  if (named_mutex) s[1].w0 = s[1].arg = 0;
   t->hot.pos = s;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   t->hot.busy = 0;

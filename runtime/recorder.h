@@ -77,7 +77,6 @@ struct alignas(64) ThreadState {
   // it follows with a RECORDER record (emit_slots); 0: none to write.
   uint64_t pause_ticks = 0;
   uint64_t wait_switches = 0;  // ring_switches when wait_slot was written
-  unsigned wait_extra = 0;     // records after wait_slot's that are the wait's (its WAIT_MUTEX)
   // The waits this thread is timing, innermost last, while releases go to
   // the ownership map only when waited for (Process::release_if_waited):
   // each one's map slot, whose count it holds up, and when it began.

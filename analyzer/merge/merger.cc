@@ -379,12 +379,14 @@ void Merger::trim() {
       k = 0;
       while (k < th.releases.size() && th.releases[k].ts < w) ++k;
       th.releases.drop_front(k);
-      k = 0;  // keep the wait that may hold w
-      while (k + 1 < th.lock_waits.size() && th.lock_waits[k + 1].begin <= w) ++k;
-      th.lock_waits.drop_front(k);
-      k = 0;
-      while (k + 1 < th.cond_mutexes.size() && th.cond_mutexes[k + 1].begin <= w) ++k;
-      th.cond_mutexes.drop_front(k);
+      // Of a window of waits, keep the wait that may hold w.
+      auto trim_waits = [w](Window<LockWait> &waits) {
+        size_t n = 0;
+        while (n + 1 < waits.size() && waits[n + 1].begin <= w) ++n;
+        waits.drop_front(n);
+      };
+      trim_waits(th.lock_waits);
+      trim_waits(th.cond_mutexes);
       held += th.segs.size() + th.stack.size() + th.dequeues.size();
     }
     if (held <= max_window_ || open_.empty()) return;

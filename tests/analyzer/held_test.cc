@@ -104,6 +104,15 @@ TEST(Held, ALockWaitIsTiledByEachThreadThatHeldTheLockInTurn) {
   }
 }
 
+// A (tid 1, interval 1) waits on condition 0x20 at site 1 in F(1) over
+// [10,60), signalled at 30 by tid 2; the wait names its mutex 0x10 unless
+// `named` is false (a trace written before version 11).
+void signalled_waiter(TraceBuilder &tb, bool named = true) {
+  auto &a = tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x20, VPROF_SYNC_CONDVAR);
+  if (named) a.wait_mutex(10, 0x10);
+  a.wait_end(60, 0x20, 2, 30).site_end(61, 1).exit(65, 1).end(65, 1);
+}
+
 TEST(Held, AConditionWaitTakingItsMutexBackIsTiledByTheMutexsHolders) {
   // A (interval 1) waits on condition 0x20 with mutex 0x10 at site 1 in
   // F(1) over [10,60). B (interval 2) signals at 30 in G(2)'s body and
@@ -118,9 +127,7 @@ TEST(Held, AConditionWaitTakingItsMutexBackIsTiledByTheMutexsHolders) {
     SCOPED_TRACE(named ? "the wait names its mutex" : "no WAIT_MUTEX");
     TraceBuilder tb;
     const uint8_t mutex = VPROF_SYNC_MUTEX;
-    auto &a = tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x20, VPROF_SYNC_CONDVAR);
-    if (named) a.wait_mutex(10, 0x10);
-    a.wait_end(60, 0x20, 2, 30).site_end(61, 1).exit(65, 1).end(65, 1);
+    signalled_waiter(tb, named);
     tb.thread(2).begin(0, 2).enter(0, 2).release(30, 0x20, VPROF_SYNC_CONDVAR).release(33, 0x10, mutex)
         .site(34, 6).site_end(70, 6).exit(71, 2).end(71, 2);
     tb.thread(3).begin(0, 3).enter(0, 8).exit(35, 8).enter(35, 3).site(40, 7).site_end(50, 7)
@@ -155,8 +162,7 @@ TEST(Held, AHolderBackFromAConditionWaitOfItsOwnHoldsTheMutexFromThatWaitsEnd) {
   // from 40, not while it still waited ([33,40): the mutex free, A's own).
   TraceBuilder tb;
   const uint8_t mutex = VPROF_SYNC_MUTEX;
-  tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x20, VPROF_SYNC_CONDVAR).wait_mutex(10, 0x10)
-      .wait_end(60, 0x20, 2, 30).site_end(61, 1).exit(65, 1).end(65, 1);
+  signalled_waiter(tb);
   tb.thread(2).begin(0, 2).enter(0, 2).release(30, 0x20, VPROF_SYNC_CONDVAR).release(33, 0x10, mutex)
       .site(34, 6).site_end(70, 6).exit(71, 2).end(71, 2);
   tb.thread(3).begin(0, 3).enter(0, 3).site(5, 9).wait(5, 0x30, VPROF_SYNC_CONDVAR).wait_mutex(5, 0x10)
@@ -186,8 +192,7 @@ TEST(Held, AHolderThatWaitedForTheMutexAfterItsOwnSignalPassesThatStretchToTheMu
   // B's unlock ([30,33), G's body), then [33,60) is its own.
   TraceBuilder tb;
   const uint8_t mutex = VPROF_SYNC_MUTEX;
-  tb.thread(1).begin(0, 1).enter(0, 1).site(10, 1).wait(10, 0x20, VPROF_SYNC_CONDVAR).wait_mutex(10, 0x10)
-      .wait_end(60, 0x20, 2, 30).site_end(61, 1).exit(65, 1).end(65, 1);
+  signalled_waiter(tb);
   tb.thread(2).begin(0, 2).enter(0, 2).site(5, 9).wait(5, 0x30, VPROF_SYNC_CONDVAR).wait_mutex(5, 0x10)
       .wait_end(28, 0x30, 4, 12).site_end(29, 9).release(30, 0x20, VPROF_SYNC_CONDVAR).release(33, 0x10, mutex)
       .site(34, 6).site_end(70, 6).exit(71, 2).end(71, 2);

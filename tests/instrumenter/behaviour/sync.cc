@@ -1,4 +1,4 @@
-// behaviour: std=-std=c++11 std=-std=c++17 sync=stdcxx function=worker
+// behaviour: std=-std=c++11 std=-std=c++17 flags=-O1 flags=-O2,-fsanitize=address sync=stdcxx function=worker
 // expect: enter=2 exit=2 site_begin=4 site_end=4 wait_begin=204 wait_end=204 release=207 wait_mutex=1
 // std::lock_guard, std::unique_lock, std::mutex and condition_variable wrapped
 // from the stdcxx pack, in every function of the file. Per worker: 100 scoped
