@@ -6,6 +6,12 @@
 
 namespace vprof::iterate {
 
+bool assignment_operator(const std::string &name) {
+  static const std::string op = "operator=";
+  return name.size() >= op.size() && name.compare(name.size() - op.size(), op.size(), op) == 0 &&
+         (name.size() == op.size() || name[name.size() - op.size() - 1] == ':');
+}
+
 std::string left_out_ahead(const instr::CallGraphNode &n, const std::map<std::string, instr::CallGraphNode> &graph,
                            unsigned min_size) {
   // Small, and all its work in the tree: a call whose body is elsewhere
@@ -15,6 +21,7 @@ std::string left_out_ahead(const instr::CallGraphNode &n, const std::map<std::st
                                             [&](const std::string &c) { return graph.count(c) > 0; });
   };
   if (tiny(n)) return "tiny";
+  if (assignment_operator(n.name)) return "an assignment operator";
   if (n.loop_callees.empty() || n.loops_call_pointers) return {};
   for (const auto &c : n.loop_callees) {
     auto it = graph.find(c);

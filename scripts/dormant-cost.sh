@@ -10,7 +10,10 @@
 #   3. those functions and the root instrumented with --dormant-probes (no
 #      sync pack), recording, every probe dormant (VPROF_DORMANT);
 #   4. the same build recording every probe (in full), for scale.
-# Prints the instructions of each and dormant_pct = 3 over 2.
+# Prints the instructions of each and dormant_pct = 3 over 2. CG_DIR=DIR keeps
+# cachegrind's files there (plain.out, dormant.out, full.out) for a diff by
+# function (cg_annotate --diff, or cg_annotate each and compare); LESS="F..."
+# leaves those functions out of the build (what one function costs).
 #   scripts/dormant-cost.sh [WORK_DIR]   (default /tmp/vprof-leveldb-profile; NUM=20000 writes, 1 thread)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,21 +40,25 @@ json.dump(c, open("dormant-cost.json", "w"), indent=2)
 PY
 "$vprof" iterate --config dormant-cost.json --auto --fresh > dormant-cost-session.log 2>&1 || true
 functions=$(python3 -c '
-import json
+import json, sys
 s = json.load(open(".vprof-dormant-cost/state.json")); it = s["iterations"][0]
-print(" ".join(it["instrumented"] + it.get("prebuilt", [])))')
+less = set(sys.argv[1].split())
+print(" ".join(f for f in it["instrumented"] + it.get("prebuilt", []) if f not in less))' "${LESS:-}")
 echo "dormant-cost: the first build holds $(echo $functions | wc -w) functions"
 build() { nice cmake --build build -j 2 --target db_bench >/dev/null; }
 bench() {
+  local out=/dev/null
+  if [ -n "${CG_DIR:-}" ]; then mkdir -p "$CG_DIR"; out=$CG_DIR/$1.out; fi
+  shift
   rm -rf "$work/dormant-cost-db"
-  env "$@" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+  env "$@" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out" \
     build/db_bench --benchmarks=fillrandom --threads=1 --num="$num" --db="$work/dormant-cost-db" 2>&1 |
     sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,
 }
 "$vprof" restore -p build >/dev/null 2>&1 || true
 build
 rm -rf "$work/dormant-cost-trace"
-plain=$(bench VPROF_TRACE_DIR="$work/dormant-cost-trace")  # recording its intervals, as the others do
+plain=$(bench plain VPROF_TRACE_DIR="$work/dormant-cost-trace")  # recording its intervals, as the others do
 args=()
 for f in $functions; do args+=(--function "$f"); done
 "$vprof" instrument -p build -q --dormant-probes "${args[@]}"
@@ -64,9 +71,9 @@ with open("dormant-cost.dormant", "w") as out:
     for s in m["call_sites"]: out.write(f"s {s['id']}\n")
 PY
 rm -rf "$work/dormant-cost-trace"
-dormant=$(bench VPROF_TRACE_DIR="$work/dormant-cost-trace" VPROF_DORMANT="$work/dormant-cost.dormant")
+dormant=$(bench dormant VPROF_TRACE_DIR="$work/dormant-cost-trace" VPROF_DORMANT="$work/dormant-cost.dormant")
 rm -rf "$work/dormant-cost-trace"
-full=$(bench VPROF_TRACE_DIR="$work/dormant-cost-trace")
+full=$(bench full VPROF_TRACE_DIR="$work/dormant-cost-trace")
 rm -rf "$work/dormant-cost-trace" "$work/dormant-cost-db"
 "$vprof" restore -p build >/dev/null
 build
