@@ -109,10 +109,41 @@ std::string demangle(const std::string &mangled) {
   return out;
 }
 
+// A lambda's body is its function's: "F(int)::{lambda()#1}::operator()()
+// const" is F(int)'s (a selection cannot name a lambda, and a function whose
+// body a build ahead writes twice runs its instrumented copy in one:
+// LevelDB's holders were "CondVar::Wait()::{lambda()#1}::operator()").
+// Only at the outermost level: a lambda among template arguments
+// (std::_Function_handler<void (), F()::{lambda()#1}>::_M_invoke) is not.
+std::string without_lambda(std::string s) {
+  static const std::string lambda = "::{lambda(";
+  int angle = 0, paren = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '<') ++angle;
+    else if (c == '>') --angle;
+    else if (c == '(') ++paren;
+    else if (c == ')') --paren;
+    else if (c == ':' && angle == 0 && paren == 0 && s.compare(i, lambda.size(), lambda) == 0) {
+      s.erase(i);
+      break;
+    }
+  }
+  return s;
+}
+
+// A name an older analysis kept, from before a lambda's body was its
+// function's: "F()::{lambda()#1}::operator()" is F's (parameters already gone
+// but F's own, which function_name_of takes off again).
+std::string kept_name(const std::string &f) {
+  const std::string w = without_lambda(f);
+  return w.size() == f.size() ? f : function_name_of(w);
+}
+
 }  // namespace
 
 std::string function_name_of(const std::string &demangled) {
-  std::string s = demangled;
+  std::string s = without_lambda(demangled);
   // GCC's local clones: " [clone .cold]", " [clone .part.0]", possibly several.
   for (size_t c; (c = s.find(" [clone ")) != std::string::npos;) s.erase(c);
   // A C symbol with a clone suffix not demangled: "f.part.0", "f.cold".
@@ -248,7 +279,8 @@ std::vector<NamedPlace> load_places(const std::string &trace_dir, std::string *w
   try {
     nlohmann::json j = nlohmann::json::parse(text);
     for (const auto &p : j.at("places"))
-      out.push_back({p.at("pid").get<uint32_t>(), p.at("pc").get<uint64_t>(), p.at("function").get<std::string>()});
+      out.push_back({p.at("pid").get<uint32_t>(), p.at("pc").get<uint64_t>(),
+                     kept_name(p.at("function").get<std::string>())});
   } catch (const std::exception &) {
     out.clear();  // damaged: named again from the binaries, where they still are
   }

@@ -43,6 +43,14 @@ TEST(Symbols, DemangledNamesAreSpelledAsSelectionsSpellFunctions) {
   EXPECT_EQ(function_name_of("Item::operator()(int)"), "Item::operator()");
   EXPECT_EQ(function_name_of("XLogWrite"), "XLogWrite");        // C
   EXPECT_EQ(function_name_of("XLogFlush.part.0"), "XLogFlush");  // C, a GCC clone
+  // A lambda's body is its function's: a build ahead's instrumented copy, a user's lambda.
+  EXPECT_EQ(function_name_of("leveldb::port::CondVar::Wait()::{lambda()#1}::operator()() const"),
+            "leveldb::port::CondVar::Wait");
+  EXPECT_EQ(function_name_of("void ns::f<int>(int)::{lambda(auto:1)#2}::operator()<long>(long) const::{lambda()#1}::"
+                             "operator()() const [clone .isra.0]"),
+            "ns::f<int>");
+  EXPECT_EQ(function_name_of("std::_Function_handler<void (), run()::{lambda()#1}>::_M_invoke(std::_Any_data const&)"),
+            "std::_Function_handler<void (), run()::{lambda()#1}>::_M_invoke");
 }
 
 TEST(Symbols, AnAddressInThisBinaryIsNamedFromItsMapsAndSymbolTable) {
@@ -107,6 +115,14 @@ TEST(Symbols, ARebuiltBinaryNamesNothingAndPlacesJsonKeepsTheNames) {
   EXPECT_EQ(kept[0].function, "vprof_symbols_test::released_here");
   std::ofstream(dir + "/places.json") << "{\"places\": [{\"pid\": 1}";  // damaged
   EXPECT_TRUE(vprof::analyzer::load_places(dir).empty());
+  // A name an older analysis kept for a lambda's body is its function's now.
+  std::filesystem::remove(dir + "/places.json");
+  ASSERT_TRUE(vprof::analyzer::save_places(
+      dir, {{pid, pc, "leveldb::port::CondVar::Wait()::{lambda()#1}::operator()"}, {pid, pc + 1, "Item::operator()"}}));
+  kept = vprof::analyzer::load_places(dir);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0].function, "leveldb::port::CondVar::Wait");
+  EXPECT_EQ(kept[1].function, "Item::operator()");
 }
 
 }  // namespace
