@@ -63,13 +63,7 @@ args=()
 for f in $functions; do args+=(--function "$f"); done
 "$vprof" instrument -p build -q --dormant-probes "${args[@]}"
 build
-python3 - <<'PY'
-import json
-m = json.load(open("build/.vprof/manifest.json"))
-with open("dormant-cost.dormant", "w") as out:
-    for f in m["functions"]: out.write(f"f {f['id']}\n")
-    for s in m["call_sites"]: out.write(f"s {s['id']}\n")
-PY
+python3 "$here/scripts/lib/dormant-all.py" build/.vprof/manifest.json dormant-cost.dormant
 rm -rf "$work/dormant-cost-trace"
 dormant=$(bench dormant VPROF_TRACE_DIR="$work/dormant-cost-trace" VPROF_DORMANT="$work/dormant-cost.dormant")
 rm -rf "$work/dormant-cost-trace"
