@@ -482,6 +482,63 @@ class Walker : public Rec {
     held_stack(wt, w, ran, t, place);
   }
 
+  // [q, e): a task waited in a queue from its enqueue at q until thread th
+  // dequeued it at e. Where th ran meanwhile for another interval, or for
+  // none in instrumented code, it was busy with that (an event loop running
+  // the commands read before this one, a stall among them, or its cron; a
+  // worker finishing another task): tiled by th's innermost frames as Held
+  // parts under "(queue wait)", as a lock's holder tiles the wait. The rest
+  // is the queue's own: th waiting (an idle worker not yet woken: the
+  // wake-up's latency, not its wait's doing), working for this interval,
+  // for none outside instrumented code (a pool's own dispatch: on minidb
+  // every queue wait, a Held cell per interval that said "held by
+  // (outside)"), or before its first record.
+  // si: th's segment holding (e - 1, e], or -1. Out of line: cover()'s
+  // loop stays small.
+  [[gnu::noinline]] void queue_wait(const ThreadTimeline &th, int32_t si, int64_t q, int64_t e) {
+    if (q >= e) return;
+    int64_t own = 0;
+    for (int64_t t = e; t > q;) {
+      if (si < 0) {  // before th's first record: nothing says what it did
+        own += t - q;
+        break;
+      }
+      const Segment &seg = th.segs[size_t(si)];
+      const int64_t a = std::max(q, seg.begin);
+      if (seg.label == s_ || seg.waiting()) own += t - a;
+      else if (seg.label != 0) held_stack(th, StackTrie::kQueue, a, t, 0);
+      else own += held_in_frames(th, a, t);
+      t = a;
+      --si;
+    }
+    if (own > 0) add(StackTrie::kQueue, own);
+    if (own < e - q && th.drop_begin_ts >= 0 && e > th.drop_begin_ts) lossy_ = true;
+  }
+
+  // [a, b) of th's time for none, by th's innermost frames into Held
+  // parts under "(queue wait)" where it had one; returns the time it was in
+  // none (the queue's own).
+  int64_t held_in_frames(const ThreadTimeline &th, int64_t a, int64_t b) {
+    // Mostly in no frame all along (a pool's dispatch): told from the last
+    // change before b, near where the walk's last search on th ended (at
+    // the dequeue, where a worker's stack often changes), without moving it
+    // back to a.
+    const StackChange *last = first_change_after(th, b - 1);
+    if (last == th.stack.begin() || (std::prev(last)->ts <= a && std::prev(last)->node == StackTrie::kRoot))
+      return b - a;
+    const StackChange *it = first_change_after(th, a);
+    uint32_t node = it == th.stack.begin() ? StackTrie::kRoot : std::prev(it)->node;
+    int64_t none = 0;
+    for (int64_t t = a; t < b;) {
+      const int64_t next = it == th.stack.end() ? b : std::min(b, it->ts);
+      if (node == StackTrie::kRoot) none += next - t;
+      else held_stack(th, StackTrie::kQueue, t, next, 0);
+      t = next;
+      if (it != th.stack.end()) node = (it++)->node;
+    }
+    return none;
+  }
+
   // [a, b) on wt by its innermost frames, into the Held leaves under w; a
   // stretch in no frame by `place`, where wt released (0: not known).
   void held_stack(const ThreadTimeline &wt, uint32_t w, int64_t a, int64_t b, uint32_t place) {
@@ -578,7 +635,7 @@ class Walker : public Rec {
         if (!d) return t;
         run_stack(*th, d->ts, t);  // picked the task up, not yet joined: dispatch
         int64_t q = std::max(lo, d->enq.ts);
-        add(StackTrie::kQueue, d->ts - q);
+        queue_wait(*th, d->ts > seg.begin ? si : si - 1, q, d->ts);
         this->on_queue(q, d->ts);
         this->on_edge(true, d->enq.thread, d->enq.ts, ti, d->ts);
         ++counters.created_by_edges_followed;

@@ -44,7 +44,9 @@ StackTrie ordered(const std::vector<StackNode> &nodes, std::vector<uint32_t> &ol
   StackTrie out;
   old_to_new.assign(nodes.size(), 0);
   for (uint32_t n = 0; n < 3; ++n) old_to_new[n] = n;
-  std::vector<uint32_t> todo{StackTrie::kRoot};
+  // The root's tree first, then what hangs under (queue wait) (its Held
+  // parts) and (untracked).
+  std::vector<uint32_t> todo{StackTrie::kUntracked, StackTrie::kQueue, StackTrie::kRoot};
   while (!todo.empty()) {
     uint32_t n = todo.back();
     todo.pop_back();
