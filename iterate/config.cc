@@ -59,6 +59,7 @@ Expected<Config> load_config(const std::string &path) {
     c.prebuild_min_size = j.value("prebuild_min_size", c.prebuild_min_size);
     c.lookahead_budget = j.value("lookahead_budget", c.lookahead_budget);
     c.again = j.value("again", c.again);
+    c.keep_traces = j.value("keep_traces", c.keep_traces);
   } catch (const json::exception &e) {
     return Error{fmt::format("{}: wrong type: {}", path, e.what())};
   }
@@ -88,7 +89,7 @@ Status save_config(const Config &c, const std::string &path) {
             {"sample", c.sample},       {"runs", c.runs},
             {"session_dir", c.session_dir}, {"prebuild_depth", c.prebuild_depth},
             {"prebuild_functions", c.prebuild_functions}, {"prebuild_min_size", c.prebuild_min_size},
-            {"lookahead_budget", c.lookahead_budget}, {"again", c.again}};
+            {"lookahead_budget", c.lookahead_budget}, {"again", c.again}, {"keep_traces", c.keep_traces}};
   if (!c.source_root.empty()) j["source_root"] = c.source_root;
   std::ofstream out(path);
   if (!out) return Error{fmt::format("{}: cannot write", path)};

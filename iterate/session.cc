@@ -150,6 +150,9 @@ class Session {
   // stem.{json,txt,vprof}; with `session` (the final reports) also stem.html,
   // and the JSON and the page carry the session's iterations.
   Status write_reports(const analyzer::Analysis &a, const std::string &stem, bool session = false) const;
+  // analyzer::keep_runs with each run's summary written first, and the
+  // summarized runs' traces deleted unless the config keeps them.
+  void keep_runs(std::unique_ptr<analyzer::Analysis> &analysis, const Iteration &it);
   Probe can_break_down(const std::string &f);
   std::map<std::string, Probe> dry_runs(const std::vector<std::string> &fs) const;
   void probe_many(const std::vector<std::string> &fs);
@@ -638,6 +641,7 @@ Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze() {
   opt.factors.d = c_.d;
   opt.factors.e = c_.exponent;
   opt.threads = 2;
+  opt.run_summaries = true;  // a run summarized before is taken from its summary
   analyzer::Workers pool(opt.threads);  // one for every stage of every run
   opt.workers = &pool;
   std::vector<std::string> dirs;
@@ -701,7 +705,7 @@ Expected<Outcome> Session::run() {
     // 24 GB and the OOM killer). What it freed goes back to the system too:
     // kept by the allocator for reuse (keep_freed_memory), it stayed
     // resident under the next analysis' peak.
-    analyzer::keep_runs(analysis, analyzed_, it.trace_dir);
+    keep_runs(analysis, it);
     auto a = analyze_ran(it);
     if (!a) return Error{a.error().message};
     analysis = std::move(*a);
@@ -825,6 +829,32 @@ void Session::look_ahead(int n, const std::vector<std::string> &fresh, std::vect
                   n, some_names(names), 100 * *last_probe_cost_, c_.lookahead_budget));
 }
 
+void Session::keep_runs(std::unique_ptr<analyzer::Analysis> &analysis, const Iteration &it) {
+  auto say = [&](const std::string &line) { log(fmt::format("iteration {}: {}", it.number, line)); };
+  analyzer::keep_runs(analysis, analyzed_, it.trace_dir, say, true);
+  if (c_.keep_traces) return;
+  // Summarized runs need their traces no more (config.h, keep_traces).
+  for (const auto &[dir, r] : analyzed_) {
+    if (!r->summarized) continue;
+    std::error_code ec;
+    uint64_t freed = 0;
+    size_t files = 0;
+    for (const auto &e : fs::directory_iterator(dir, ec)) {
+      const std::string ext = e.path().extension().string();
+      if (ext != ".vpt" && ext != ".vpp") continue;
+      std::error_code sz;
+      const uint64_t size = e.is_regular_file(sz) ? e.file_size(sz) : 0;
+      if (fs::remove(e.path(), sz)) {
+        freed += sz ? 0 : size;
+        ++files;
+      }
+    }
+    if (files)
+      say(fmt::format("{}: its trace's {} files deleted ({:.1f} MB; keep_traces is false), its summary kept", dir,
+                      files, double(freed) / 1e6));
+  }
+}
+
 Status Session::run_planned(Iteration &it) {
   analyzed_.erase(it.trace_dir);  // recorded afresh
   Status st = run_iteration(it);
@@ -861,7 +891,7 @@ Expected<std::unique_ptr<analyzer::Analysis>> Session::analyze_ran(Iteration &it
       (void)save_state(s_, state_path());
       return Error{ran.message()};
     }
-    analyzer::keep_runs(analysis, analyzed_, it.trace_dir);  // its own run is read again
+    keep_runs(analysis, it);  // its own run is read again
     auto again = analyze();
     if (!again) return Error{again.error().message};
     analysis = std::move(*again);

@@ -30,6 +30,19 @@ uint32_t StackTrie::child(uint32_t parent, FrameKind kind, uint32_t id) {
   return it->second;
 }
 
+std::optional<StackTrie> StackTrie::from_nodes(std::vector<StackNode> nodes) {
+  StackTrie t;
+  if (nodes.size() < 3) return std::nullopt;
+  for (uint32_t n = 0; n < 3; ++n)
+    if (nodes[n].kind != t.nodes_[n].kind || nodes[n].parent != 0) return std::nullopt;
+  for (uint32_t n = 3; n < nodes.size(); ++n) {
+    if (nodes[n].parent >= n) return std::nullopt;
+    t.index_.emplace((uint64_t{nodes[n].parent} << 35) | (uint64_t(nodes[n].kind) << 32) | nodes[n].id, n);
+  }
+  t.nodes_ = std::move(nodes);
+  return t;
+}
+
 int64_t StackTrie::find(uint32_t parent, FrameKind kind, uint32_t id) const {
   auto it = index_.find((uint64_t{parent} << 35) | (uint64_t(kind) << 32) | id);
   return it == index_.end() ? -1 : int64_t(it->second);

@@ -52,6 +52,7 @@
 #include <mutex>
 #include <queue>
 #include <unordered_map>
+#include <optional>
 #include <vector>
 
 #include "analyzer/read/trace_reader.h"
@@ -209,6 +210,10 @@ class StackTrie {
   // pointer is never folded.
   StackTrie canonical(std::vector<uint32_t> &old_to_new,
                       const DirectCalls *direct = nullptr) const;
+  // A trie from its nodes as numbered (a run's summary: pipeline/run_summary.h);
+  // nullopt unless the first three are the root, the queue and untracked
+  // and every other's parent precedes it.
+  static std::optional<StackTrie> from_nodes(std::vector<StackNode> nodes);
   static constexpr uint32_t kRoot = 0;
   static constexpr uint32_t kQueue = 1;
   // A function (or call site) is shown at most this many times on one path:

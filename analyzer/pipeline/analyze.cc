@@ -43,6 +43,20 @@ std::string site_label(const StackTrie &trie, const Names &names, uint32_t node)
 
 namespace {
 
+// The run's columns, latency and tree, from its walk (its trie and paths)
+// and the root: a trace's last steps, and a summary's (run_summary.h).
+Status derive(RunAnalysis &r, uint32_t root_fn, const AnalyzeOptions &opt) {
+  auto columns = build_columns(r.trie, r.paths, root_fn, opt.max_cell_bytes);
+  if (!columns)
+    return Error{fmt::format("{}: {}; analyze a shorter trace or instrument fewer functions", r.dir,
+                             columns.error().message)};
+  r.columns = std::move(*columns);
+  std::vector<double> lat(r.columns.latency.data(), r.columns.latency.data() + r.columns.latency.size());
+  r.latency = latency_stats(std::move(lat));
+  r.tree = build_variance_tree(r.columns, r.names, opt.root.empty() ? "latency" : opt.root, r.run);
+  return Status::Ok();
+}
+
 // Everything after the walk: the root, the matrices, the tree, and what the
 // report shows of the trace (`meta`: the trace's data without its events).
 Expected<std::unique_ptr<RunAnalysis>> finish_run(TracePaths tp, const trace::Trace &meta,
@@ -56,15 +70,7 @@ Expected<std::unique_ptr<RunAnalysis>> finish_run(TracePaths tp, const trace::Tr
   r->merge = tp.merge;
   r->merge_stats = tp.merge_stats;
   r->paths = std::move(tp.paths);
-  auto columns = build_columns(r->trie, r->paths, root_fn, opt.max_cell_bytes);
-  if (!columns)
-    return Error{fmt::format("{}: {}; analyze a shorter trace or instrument fewer functions",
-                             meta.dir, columns.error().message)};
-  r->columns = std::move(*columns);
-  std::vector<double> lat(r->columns.latency.data(),
-                          r->columns.latency.data() + r->columns.latency.size());
-  r->latency = latency_stats(std::move(lat));
-  r->tree = build_variance_tree(r->columns, r->names, opt.root.empty() ? "latency" : opt.root, run);
+  if (Status d = derive(*r, root_fn, opt); !d) return Error{d.message()};
   r->overhead = meta.overhead;
   r->records = meta.total_records;
   r->labels = meta.labels;
@@ -346,6 +352,12 @@ std::unique_ptr<Analysis> combine(std::vector<std::unique_ptr<RunAnalysis>> runs
     a->blame.push_back(std::move(nb));
   }
   return a;
+}
+
+Status derive_run(RunAnalysis &r, const AnalyzeOptions &opt) {
+  auto root = root_id(r.names, opt, r.dir);
+  if (!root) return Status(root.error());
+  return derive(r, *root, opt);
 }
 
 void reduce_run(RunAnalysis &r) {

@@ -44,6 +44,9 @@ struct AnalyzeOptions {
   // interval's critical path reaches (tree/columns.h); above this the run
   // fails with an Error that says so, instead of dying in the allocator.
   uint64_t max_cell_bytes = uint64_t{4} << 30;
+  // A directory with a run summary (run_summary.h) is taken from it, not
+  // read (analyze_dirs): an iterate session's runs.
+  bool run_summaries = false;
 };
 
 // Everything one run contributes; kept so reporters can show the raw matrix.
@@ -74,6 +77,7 @@ struct RunAnalysis {
   std::vector<std::string> first_diagnostics;  // a few, for the report
   size_t files = 0;                     // trace files in the directory
   std::vector<trace::FileLoss> losses;  // what damage cost each damaged file
+  bool summarized = false;  // its summary is on disk (read from it, or written: keep_runs)
 };
 
 // What damage to a run's trace files cost it, summed over files: the
@@ -150,6 +154,10 @@ Expected<std::unique_ptr<RunAnalysis>> analyze_run(const trace::Trace &trace, Na
 // Summed over every run (several trace directories: refinement runs).
 DataLost data_lost(const Analysis &a);
 Level worst_level(const Analysis &a);  // over every run
+
+// A run loaded from its summary (run_summary.h), which holds its walk: its
+// columns, latency and tree, made as a trace's are, for opt's root.
+Status derive_run(RunAnalysis &r, const AnalyzeOptions &opt);
 
 // What combining a run again needs of it, and no more: the per-interval leaf
 // cells its critical paths were read into are dropped (the columns hold

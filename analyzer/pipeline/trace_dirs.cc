@@ -1,5 +1,7 @@
 #include "analyzer/pipeline/trace_dirs.h"
 
+#include "analyzer/pipeline/run_summary.h"
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -67,6 +69,22 @@ Expected<std::unique_ptr<Analysis>> analyze_dirs(const std::vector<std::string> 
         analyzed->erase(kept);
         continue;
       }
+    // A session's run summarized before: the same run, without its trace
+    // (which may be gone). A summary that cannot be read is said, and the
+    // trace read instead.
+    if (opt.run_summaries) {
+      const std::string summary = dirs[i] + "/" + kRunSummaryFile;
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(summary, ec)) {
+        auto r = load_run_summary(summary, dirs[i], int(i), opt);
+        if (r) {
+          (*r)->summarized = true;
+          runs.push_back(std::move(r).value());
+          continue;
+        }
+        say(fmt::format("warning: {}; reading the trace instead", r.error().message));
+      }
+    }
     // Streamed: memory holds the merge's window, not the trace. A damaged
     // file costs its damaged part (the report's first line says what was
     // lost, a warning here says where); the run fails only when nothing of
@@ -121,10 +139,17 @@ Expected<std::unique_ptr<Analysis>> analyze_dirs(const std::vector<std::string> 
   return combine(std::move(runs), opt);
 }
 
-void keep_runs(std::unique_ptr<Analysis> &a, AnalyzedRuns &analyzed, const std::string &except) {
+void keep_runs(std::unique_ptr<Analysis> &a, AnalyzedRuns &analyzed, const std::string &except, const Say &say,
+               bool summaries) {
   if (a)
     for (std::unique_ptr<RunAnalysis> &r : a->runs) {
       if (r->dir == except) continue;
+      // Not a run reduced before (its cells let go): its rows' bounds are gone.
+      if (summaries && !r->summarized && r->paths.row_start.size() == r->paths.rows.size() + 1) {
+        Status s = save_run_summary(*r, r->dir + "/" + kRunSummaryFile);
+        if (s) r->summarized = true;
+        else if (say) say(fmt::format("warning: {}; the run's trace stays its only record", s.message()));
+      }
       reduce_run(*r);
       analyzed[r->dir] = std::move(r);
     }

@@ -50,8 +50,11 @@ Expected<std::unique_ptr<Analysis>> analyze_dirs(const std::vector<std::string> 
 
 // Takes the runs of an analysis whose reports are written back into
 // `analyzed`, reduced, all but the one in `except` (a run still being
-// recorded into), and drops the rest of it (drop).
-void keep_runs(std::unique_ptr<Analysis> &a, AnalyzedRuns &analyzed, const std::string &except);
+// recorded into), and drops the rest of it (drop). With `summaries`, a run
+// not summarized yet gets DIR/run.summary first (run_summary.h); a
+// directory that refuses it is said and left without one.
+void keep_runs(std::unique_ptr<Analysis> &a, AnalyzedRuns &analyzed, const std::string &except,
+               const Say &say = nullptr, bool summaries = false);
 
 }  // namespace vprof::analyzer
 

@@ -230,6 +230,83 @@ TEST(AnalyzeDirs, AKeptRunIsTakenNotReadAgainAndTheAnalysisIsTheSame) {
   EXPECT_FALSE(shifted) << "run 1 taken as run 0";
 }
 
+// A session writes each run's summary as it keeps the run, and a session
+// resumed in a new process takes the run from it: the analysis is the one
+// every trace read again gives, with the traces' thread files gone. A
+// summary cut short or damaged is said, and the trace read instead.
+TEST(AnalyzeDirs, ARunTakenFromItsSummaryIsItsTracesRun) {
+  std::vector<std::string> dirs;
+  for (int r = 0; r < 3; ++r) {
+    dirs.push_back(fresh("summary-" + std::to_string(r)));
+    SynthThread t(dirs.back(), 7, 11);
+    for (int i = 0; i < 40; ++i) {
+      const uint64_t ts = 1000 + uint64_t(i) * 1000, f = 50 + uint64_t((i * 37 + r * 11) % 97) * 3;
+      t.interval_begin(ts, uint64_t(i) + 1);
+      t.fn_enter(ts + 10, 1);
+      t.site_begin(ts + 12, 1);
+      t.site_end(ts + 12 + f / 2, 1);
+      t.fn_exit(ts + 10 + f, 1);
+      t.interval_end(ts + 20 + f + uint64_t(i % 5), uint64_t(i) + 1);
+    }
+    t.close();
+  }
+  vprof::analyzer::AnalyzeOptions opt;
+  std::vector<std::string> said;
+  auto say = [&](const std::string &l) { said.push_back(l); };
+  auto text_of = [](const vprof::analyzer::Analysis &a) {
+    std::ostringstream json, text;
+    EXPECT_TRUE(vprof::analyzer::make_json_reporter()->write(a, json).ok());
+    EXPECT_TRUE(vprof::analyzer::make_terminal_reporter()->write(a, text).ok());
+    return json.str() + text.str();
+  };
+  auto all = vprof::analyzer::analyze_dirs(dirs, opt, "", say);
+  ASSERT_TRUE(all) << all.error().message;
+  const std::string read_again = text_of(**all);
+
+  opt.run_summaries = true;
+  vprof::analyzer::AnalyzedRuns kept;
+  auto two = vprof::analyzer::analyze_dirs({dirs[0], dirs[1]}, opt, "", say, &kept);
+  ASSERT_TRUE(two) << two.error().message;
+  vprof::analyzer::keep_runs(*two, kept, "", say, true);
+  ASSERT_TRUE(said.empty()) << said[0];
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_TRUE(fs::exists(dirs[size_t(r)] + "/run.summary"));
+    for (const auto &e : fs::directory_iterator(dirs[size_t(r)]))  // the thread and process files go
+      if (e.path().extension() == ".vpt" || e.path().extension() == ".vpp") fs::remove(e.path());
+  }
+  kept.clear();  // a new process: nothing in memory
+  auto three = vprof::analyzer::analyze_dirs(dirs, opt, "", say, &kept);
+  ASSERT_TRUE(three) << three.error().message;
+  EXPECT_TRUE(said.empty()) << said[0];
+  EXPECT_TRUE((*three)->runs[0]->summarized);
+  EXPECT_FALSE((*three)->runs[2]->summarized);
+  EXPECT_EQ(text_of(**three), read_again);
+
+  // Cut short, or another file: said, and the trace read (here it is gone,
+  // so that fails naming the directory).
+  const std::string s1 = dirs[1] + "/run.summary";
+  const auto size = fs::file_size(s1);
+  fs::resize_file(s1, size - 3);
+  auto cut = vprof::analyzer::analyze_dirs(dirs, opt, "", say, &kept);
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0], "warning: " + s1 + ": not a run summary this vprof reads: cut short; reading the trace instead");
+  EXPECT_FALSE(cut);
+  // Another link to it (a file another user linked in): not read either.
+  said.clear();
+  fs::resize_file(s1, size);
+  fs::create_hard_link(s1, dirs[1] + "/other-link");
+  auto linked = vprof::analyzer::analyze_dirs(dirs, opt, "", say, &kept);
+  EXPECT_FALSE(linked);
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0], "warning: " + s1 + ": has other hard links (it is another name of some file elsewhere): not a "
+                     "summary a session of yours wrote; not read; reading the trace instead");
+  // Without run_summaries (vprof analyze), a summary is not read.
+  opt.run_summaries = false;
+  auto plain = vprof::analyzer::analyze_dirs({dirs[2]}, opt, "", say, &kept);
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE((*plain)->runs[0]->summarized);
+}
+
 // A session's `again` run says in its trace which run it repeats, so that
 // `vprof analyze` of the session's traces by hand grafts none of its
 // breakdowns, as the session's own analysis does not (a later run's
