@@ -301,3 +301,26 @@ TEST(Factors, TailShareAndTypeSplit) {
 
 }  // namespace
 }  // namespace vprof::testing
+
+// A cause measured in the base run whose place later runs broke down keeps
+// only the rest of it in the merged tree (LevelDB's CI session: AddRecord
+// 4.6% merged, 29.4% in run 0): its interval, run 0's, is scaled to the
+// value it is printed beside, as a later run's is, never excluding it.
+TEST(Factors, AnIntervalMeasuredInTheBaseRunIsScaledToTheMergedValue) {
+  vprof::analyzer::Factor f;
+  f.run = 0;
+  f.run_value = 0.294;
+  f.ci95 = std::make_pair(0.224, 0.341);
+  const auto ci = vprof::analyzer::ci95_at(f.ci95, f, 0.046);
+  ASSERT_TRUE(ci);
+  EXPECT_NEAR(ci->first, 0.224 * 0.046 / 0.294, 1e-12);
+  EXPECT_NEAR(ci->second, 0.341 * 0.046 / 0.294, 1e-12);
+  EXPECT_LT(ci->first, 0.046);
+  EXPECT_GT(ci->second, 0.046);
+  // Where the merged value is the run's, nothing moves; a value of the other
+  // sign, or none measured in a run, leaves the interval as it is.
+  EXPECT_EQ(*vprof::analyzer::ci95_at(f.ci95, f, 0.294), *f.ci95);
+  EXPECT_EQ(*vprof::analyzer::ci95_at(f.ci95, f, -0.01), *f.ci95);
+  f.run = -1;
+  EXPECT_EQ(*vprof::analyzer::ci95_at(f.ci95, f, 0.046), *f.ci95);
+}
