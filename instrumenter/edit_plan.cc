@@ -146,8 +146,13 @@ namespace {
 class Planner {
  public:
   Planner(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original,
-          const std::string &manifest_path, const nlohmann::json *ids_from, bool dormant)
-      : scans_(scans), original_(original), manifest_path_(manifest_path), dormant_(dormant), reach_(scans) {
+          const std::string &manifest_path, const nlohmann::json *ids_from, bool dormant, const std::string &root)
+      : scans_(scans),
+        original_(original),
+        manifest_path_(manifest_path),
+        dormant_(dormant),
+        root_(root),
+        reach_(scans) {
     keep_ids(ids_from, fn_numbers_, site_numbers_);
   }
   void gather();               // each edit once, with the languages that asked for it
@@ -173,6 +178,7 @@ class Planner {
   std::map<std::string, std::string> &original_;
   const std::string &manifest_path_;
   const bool dormant_;
+  const std::string root_;
   const CallTargets reach_;
   std::map<std::pair<std::string, unsigned>, FunctionIntent> fns_;
   std::map<std::tuple<std::string, unsigned, unsigned>, SiteIntent> sites_;
@@ -432,6 +438,16 @@ size_t first_line_directive(const std::string &code) {
 // one copy runs in a process (a static local in the body is one per copy).
 // Its sites are on exactly when the function is (iterate/prebuild.h's
 // run_probes), so the instrumented copy is what a run records.
+// Between windows (windowed recording) the same test sends a call to the
+// original copy, so that a function costs one test there too:
+//   int f(int x) { if (vprof_fn_runs_plain(7)) { ...original... } ...
+// unless both copies would then run in one process with different state
+// (a static local), or the function's frames must be recorded from their
+// entry in every window: the interval API's callers and the root (the
+// analysis reads an interval's latency as its root's time). A frame begun
+// between windows is then not in the trace: what it ran before its callees
+// is its caller's. A counted interval begins in a window, so only frames
+// older than the interval are left out of it: its root's callers.
 Status Planner::two_versions() {
   if (!dormant_) return Status::Ok();
   for (const auto &[key, f] : fns_) {
@@ -468,9 +484,11 @@ Status Planner::two_versions() {
       instrumented = fmt::format("else {}{} ", f.outline_returns ? "return " : "", f.outline);
       after = "(); }";
     }
+    const bool switched = f.plain_between_windows && f.name != root_ && f.pattern != root_;
     ins_[f.file].push_back({open, 2, span, 0,
-                            fmt::format("{{ if (vprof_fn_is_dormant({})) {}\n#line {}\n {}", fn_ids_.at(key), plain,
-                                        line, instrumented)});
+                            fmt::format("{{ if ({}({})) {}\n#line {}\n {}",
+                                        switched ? "vprof_fn_runs_plain" : "vprof_fn_is_dormant", fn_ids_.at(key),
+                                        plain, line, instrumented)});
     ins_[f.file].push_back({close + 1, 0, span, 0, after});
   }
   return Status::Ok();
@@ -555,8 +573,9 @@ Plan Planner::finish() {
 }  // namespace
 
 Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original,
-                         const std::string &manifest_path, const nlohmann::json *ids_from, bool dormant) {
-  Planner p(scans, original, manifest_path, ids_from, dormant);
+                         const std::string &manifest_path, const nlohmann::json *ids_from, bool dormant,
+                         const std::string &root) {
+  Planner p(scans, original, manifest_path, ids_from, dormant, root);
   p.gather();
   for (Status (Planner::*step)() : {&Planner::function_probes, &Planner::site_wraps, &Planner::sync_wraps,
                                     &Planner::check_nesting, &Planner::two_versions, &Planner::file_ids,

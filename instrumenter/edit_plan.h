@@ -64,10 +64,13 @@ class CallTargets {
 // earlier manifest of the same tree (an iterate session's previous
 // iteration), gives its functions and call sites their ids there, so that a
 // file whose selection did not change is rewritten to the same bytes.
-// dormant: the probes may be left dormant by a run (preamble()).
+// dormant: the probes may be left dormant by a run (preamble()); its bodies
+// are written twice, and those that may run their original copy between
+// windows do, but `root`'s (a name or pattern: the analysis root, whose
+// frames an interval's analysis needs from their entry).
 Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::string, std::string> &original,
                          const std::string &manifest_path, const nlohmann::json *ids_from = nullptr,
-                         bool dormant = false);
+                         bool dormant = false, const std::string &root = "");
 
 }  // namespace vprof::instr
 

@@ -348,7 +348,8 @@ Status Instrumentation::check_opaque() {
 Expected<Plan> Instrumentation::plan() {
   std::map<std::string, std::string> &original = originals_;  // make_plan adds what it read
   res_.manifest_path = o_.build_dir + "/.vprof/manifest.json";
-  auto plan = make_plan(scans_, original, res_.manifest_path, ids_from_ ? &*ids_from_ : nullptr, o_.dormant);
+  auto plan = make_plan(scans_, original, res_.manifest_path, ids_from_ ? &*ids_from_ : nullptr, o_.dormant,
+                        o_.root);
   if (!plan) return plan.error();
   res_.functions = plan->functions;
   res_.call_sites = plan->sites;

@@ -42,6 +42,10 @@ struct InstrumentOptions {
   // Probes a run may leave dormant (VPROF_DORMANT; docs/iterate.md, "Build
   // once"): each tests its id's bit first, about 1 ns a probe more.
   bool dormant = false;
+  // With dormant: the analysis root (a --function pattern or a qualified
+  // name). Its body tests only its bit; every other body written twice may
+  // run its original copy between windows too (edit_plan.cc, two_versions).
+  std::string root;
   // With all_files: reuse the scans of units that found no selected
   // function when nothing they read has changed (scan_cache.h).
   bool scan_cache = true;

@@ -25,6 +25,10 @@ struct FunctionIntent {
   // function-try-block, its braces in the file as written.
   unsigned body_end = 0;
   bool two_versions = false;
+  // Written twice, its original copy also runs between windows (windowed
+  // recording: probes.h, vprof_fn_runs_plain): it holds no static local and
+  // no call of the interval API (tu_scan.cc, WindowBound).
+  bool plain_between_windows = false;
   // C++, written twice: the instrumented copy goes in a lambda kept out of
   // line, so that the function a dormant run calls is the original and one
   // test, and is inlined where the original was (tu_scan.cc, outline_of):

@@ -23,8 +23,9 @@ namespace {
 // selected functions' intents, the patterns they were selected by, and the
 // notes the selection adds apart; 7: a body's outline (FunctionIntent::outline);
 // 8: a release wrapped at its receiver (SyncIntent::receiver); 9: a
-// condition wait's mutex (SyncIntent::mutex).
-constexpr int kFormat = 9;
+// condition wait's mutex (SyncIntent::mutex); 10: whether a body written
+// twice runs its original copy between windows (plain_between_windows).
+constexpr int kFormat = 10;
 constexpr size_t kKeptSettings = 3;  // settings directories kept, this one included
 
 }  // namespace
@@ -75,6 +76,7 @@ void to_json(json &j, const FunctionIntent &f) {
   j = {{"name", f.name}, {"pattern", f.pattern}, {"decl", f.decl},
        {"file", f.file}, {"insert_at", f.insert_at}, {"lang", static_cast<int>(f.lang)},
        {"body_end", f.body_end}, {"two_versions", f.two_versions},
+       {"plain_between_windows", f.plain_between_windows},
        {"outline", f.outline}, {"outline_returns", f.outline_returns}};
 }
 void from_json(const json &j, FunctionIntent &f) {
@@ -86,6 +88,7 @@ void from_json(const json &j, FunctionIntent &f) {
   f.lang = static_cast<Lang>(j.at("lang").get<int>());
   j.at("body_end").get_to(f.body_end);
   j.at("two_versions").get_to(f.two_versions);
+  j.at("plain_between_windows").get_to(f.plain_between_windows);
   j.at("outline").get_to(f.outline);
   j.at("outline_returns").get_to(f.outline_returns);
 }

@@ -634,6 +634,34 @@ class BodyOnce : public RecursiveASTVisitor<BodyOnce> {
   bool found_ = false;
 };
 
+// What keeps a body written twice from running its original copy between
+// windows (FunctionIntent::plain_between_windows): a static local (both
+// copies then run in one process, each with its own), or the interval API
+// (vprof_interval_*, vprof::IntervalScope and its kin: the frame an interval
+// begins or ends in is recorded from its entry, or a counted interval would
+// miss it).
+class WindowBound : public RecursiveASTVisitor<WindowBound> {
+ public:
+  static bool holds(Stmt *body) {
+    WindowBound v;
+    v.TraverseStmt(body);
+    return v.found_;
+  }
+  bool VisitVarDecl(VarDecl *v) { return !(found_ |= v->isStaticLocal()); }
+  bool VisitCallExpr(CallExpr *ce) { return !(found_ |= interval_api(ce->getDirectCallee())); }
+  bool VisitCXXConstructExpr(CXXConstructExpr *ce) {
+    return !(found_ |= ce->getConstructor() && interval_api(ce->getConstructor()->getParent()));
+  }
+
+ private:
+  static bool interval_api(const NamedDecl *d) {
+    if (!d) return false;
+    const std::string n = d->getQualifiedNameAsString();
+    return n.rfind("vprof_interval_", 0) == 0 || n.rfind("vprof::", 0) == 0;
+  }
+  bool found_ = false;
+};
+
 // What moving a body into a lambda would change: __func__ and its kin name
 // the lambda's operator(), the frame and return address builtins see the
 // lambda's frame, and setjmp, vfork and alloca work on the lambda's frame
@@ -909,6 +937,7 @@ class DefinitionVisitor : public RecursiveASTVisitor<DefinitionVisitor> {
         sm.getFileID(cs->getRBracLoc()) == sm.getFileID(cs->getLBracLoc()) && BodyOnce::holds(cs)) {
       f.body_end = sm.getFileOffset(cs->getRBracLoc());
       f.two_versions = true;
+      f.plain_between_windows = !WindowBound::holds(cs);
       if (cx_.lang == Lang::Cxx)
         if (auto o = outline_of(fd, cs, cx_.ast, &f.outline_returns)) f.outline = *o;
     }

@@ -219,6 +219,7 @@ instr::InstrumentOptions Session::instrument_options(std::vector<std::string> fu
   if (!o_.include_dir.empty()) io.excluded_dirs.push_back(o_.include_dir);
   io.all_files = c_.sync_everywhere;
   io.dormant = c_.prebuild_depth > 0;  // builds ahead: each run leaves the rest dormant
+  io.root = c_.root;                    // recorded from its entry in every window
   io.cancelled = [this] { return interrupted(); };
   return io;
 }

@@ -23,6 +23,12 @@
 # Env: SCALE (16)  TXNS (2000)  PORT (5498)  VPROF  JOBS (2)  PGUSER (nobody)
 #      CG_DIR=DIR keeps cachegrind's files there (plain.PID, dormant.PID, full.PID)
 #      LESS="F..." leaves those functions out of the build (what one function costs)
+#      FUNCTIONS="F..." builds this set (with the root) instead of the first build's
+#      SAMPLE=P also runs the build recording in windows over P% of the time,
+#        nothing dormant (sampled), and then the same build with every body's
+#        entry testing its dormant bit alone, in full and in windows
+#        (full-unswitched, sampled-unswitched): what running the original
+#        bodies between windows saves, and what its test costs in full
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-/tmp/vprof-postgres-dormant}
@@ -60,6 +66,9 @@ pg_write_run "$inst" "$data" "$port" 1 200 "$scale" "$work/run.sh"
 rm -rf "$cg" && mkdir -p "$cg"
 if [ "$(id -u)" = 0 ]; then chown -R "$pguser" "$work" "$cg"; fi
 
+if [ -n "${FUNCTIONS:-}" ]; then
+  functions=$FUNCTIONS
+else
 pg_as_user "$vprof" init -p src --root exec_simple_query --sync postgres \
   --build "cd src && make -s -j $jobs >/dev/null && make -s -C src/backend install-bin DESTDIR=$inst >/dev/null" \
   --run "sh $work/run.sh" --max-iterations 1 --force >/dev/null
@@ -74,6 +83,7 @@ s = json.load(open(".vprof-dormant-cost/state.json")); it = s["iterations"][0]
 less = set(sys.argv[1].split())
 print(" ".join(f for f in it["instrumented"] + it.get("prebuilt", []) if f not in less))' "${LESS:-}")
 echo "dormant-cost-pg: the first build holds $(echo $functions | wc -w) functions"
+fi
 pg_put_back
 (cd src && pg_as_user patch -p1 -s < "$pg_patchfile")
 
@@ -124,9 +134,9 @@ pg_install "$inst"
 trace=$work/dormant-cost-trace
 rm -rf "$trace"
 plain=$(bench plain VPROF_TRACE_DIR="$trace")  # recording its intervals, as the others do
-args=()
-for f in $functions; do args+=(--function "$f"); done
-pg_as_user "$vprof" instrument -p src -q --dormant-probes "${args[@]}"
+args=(--function exec_simple_query)
+for f in $functions; do [ "$f" = exec_simple_query ] || args+=(--function "$f"); done
+pg_as_user "$vprof" instrument -p src -q --dormant-probes --root exec_simple_query "${args[@]}"
 pg_install "$inst"
 python3 "$here/scripts/lib/dormant-all.py" src/.vprof/manifest.json dormant-cost.dormant
 rm -rf "$trace"
@@ -134,7 +144,25 @@ dormant=$(bench dormant VPROF_TRACE_DIR="$trace" VPROF_DORMANT="$work/dormant-co
 rm -rf "$trace"
 full=$(bench full VPROF_TRACE_DIR="$trace")
 rm -rf "$trace"
+if [ -n "${SAMPLE:-}" ]; then
+  sampled=$(bench sampled VPROF_TRACE_DIR="$trace" VPROF_SAMPLE="$SAMPLE")
+  rm -rf "$trace"
+  # The form before: every body written twice tests its dormant bit alone.
+  switched=$(grep -rl 'vprof_fn_runs_plain(' src --include='*.c' --include='*.h' || true)
+  for f in $switched; do cp -p "$f" "$f.vprof-switched"; sed -i 's/vprof_fn_runs_plain(/vprof_fn_is_dormant(/g' "$f"; done
+  echo "dormant-cost-pg: $(echo $switched | wc -w) files' bodies made to test their dormant bit alone"
+  pg_install "$inst"
+  full_u=$(bench full-unswitched VPROF_TRACE_DIR="$trace")
+  rm -rf "$trace"
+  sampled_u=$(bench sampled-unswitched VPROF_TRACE_DIR="$trace" VPROF_SAMPLE="$SAMPLE")
+  rm -rf "$trace"
+  for f in $switched; do mv "$f.vprof-switched" "$f"; done
+fi
 pg_put_back
 pg_install "$inst"
 echo "dormant-cost-pg: instructions of the backends plain $plain, every probe dormant $dormant, in full $full ($txns transactions, scale $scale, 1 client)"
 python3 -c "print('dormant_pct=%.2f full_pct=%.2f' % (100.0 * ($dormant - $plain) / $plain, 100.0 * ($full - $plain) / $plain))"
+if [ -n "${SAMPLE:-}" ]; then
+  echo "dormant-cost-pg: in windows over $SAMPLE% $sampled, and with every body testing its dormant bit alone: in full $full_u, in windows $sampled_u"
+  python3 -c "print('sampled_pct=%.2f sampled_unswitched_pct=%.2f full_unswitched_pct=%.2f' % tuple(100.0 * (x - $plain) / $plain for x in ($sampled, $sampled_u, $full_u)))"
+fi

@@ -1,5 +1,5 @@
 // vprof instrument -p BUILD_DIR (--function QUALNAME)... [--sync PACK]... [--config vprof.json] [--keep-ids M]
-//                  [--dormant-probes] [--dry-run]
+//                  [--dormant-probes [--root FUNC]] [--dry-run]
 // Rewrites the target's sources in place (instrumenter/instrument.h); prints
 // progress and a summary on stderr, and with --dry-run the diff on stdout.
 #include <unistd.h>
@@ -26,7 +26,7 @@ struct InstrumentCli {
   std::string config;
   std::vector<std::string> functions, packs;
   std::string source_root;
-  std::string keep_ids;
+  std::string keep_ids, root;
   bool dry_run = false, all_files = false, quiet = false, verbose = false, dormant = false;
   unsigned jobs = 0;
 };
@@ -75,6 +75,7 @@ int run(const InstrumentCli &o) {
   io.jobs = o.jobs;
   io.keep_ids_from = o.keep_ids;
   io.dormant = o.dormant;
+  io.root = o.root;
   bool tty = isatty(2);
   if (!o.quiet)
     io.progress = [tty](size_t done, size_t total, const std::string &file) {
@@ -134,6 +135,9 @@ Registrar reg("instrument", clang_command_help("instrument"),
                                "keep their text, and are not rebuilt");
                 sub.add_flag("--dormant-probes", o->dormant,
                              "probes a run may leave off (VPROF_DORMANT): each tests its id's bit first");
+                sub.add_option("--root", o->root,
+                               "with --dormant-probes: the analysis root, recorded from its entry in every window "
+                               "(the other bodies run their original copy between windows)");
                 sub.add_flag("--all-files", o->all_files, "parse every translation unit (sync wrappers everywhere)");
                 sub.add_option("-j,--jobs", o->jobs, "parallel parses (0: one per core)");
                 sub.add_flag("--dry-run", o->dry_run, "print the diff; change nothing");

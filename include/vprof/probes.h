@@ -362,6 +362,15 @@ VPROF_INLINE int vprof_dormant(const unsigned char *bits, vprof_u32 id) {
  * two_versions) tests this once at entry: dormant, it runs the original
  * body, with no probe of its own or of its sites. */
 VPROF_INLINE int vprof_fn_is_dormant(vprof_u32 id) { return vprof_dormant(vprof_rt_dormant_fns, id); }
+/* Most such bodies test this instead: the original body also runs while the
+ * thread does not record (between windows, or in a process that never
+ * records), so that a function costs one test there as it does dormant,
+ * whatever its sites run. Not a body with a static local (both copies would
+ * run in one process) nor one whose frames the analysis needs from their
+ * entry (the root, the interval API's callers): edit_plan.cc, two_versions. */
+VPROF_INLINE int vprof_fn_runs_plain(vprof_u32 id) {
+  return vprof_dormant(vprof_rt_dormant_fns, id) || !vprof_records();
+}
 VPROF_INLINE void vprof_fn_enter(vprof_u32 id) {
   if (!vprof_dormant(vprof_rt_dormant_fns, id) && vprof_records()) vprof_fn_enter_ool(id);
 }

@@ -6,7 +6,8 @@
 //   (one run per std, flag set and compiler; a flag set's commas are spaces; -O1 when none)
 //   // expect: enter=N exit=N site_begin=N site_end=N [wait_begin=N wait_end=N release=N wait_mutex=N] [twice=N]
 //   (twice: how many bodies a dormant build writes twice; outlined: how many
-//   of them keep the instrumented copy in a lambda out of line, C++)
+//   of them keep the instrumented copy in a lambda out of line, C++;
+//   switched: how many of them run the original copy between windows too)
 // Each program is also instrumented as a build ahead's files are (dormant:
 // each instrumented body written twice, edit_plan.cc's two_versions) and
 // run twice: with nothing dormant it records what it promises; with every
@@ -179,7 +180,12 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
       for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
       return n;
     };
-    EXPECT_EQ(occurrences("if (vprof_fn_is_dormant("), p.expect.at("twice")) << text;
+    EXPECT_EQ(occurrences("if (vprof_fn_is_dormant(") + occurrences("if (vprof_fn_runs_plain("), p.expect.at("twice"))
+        << text;
+    // How many of those also run their original copy between windows (no
+    // static local: both copies would run in one process).
+    EXPECT_EQ(occurrences("if (vprof_fn_runs_plain("), p.expect.count("switched") ? p.expect.at("switched") : 0u)
+        << text;
     // How many of those keep their instrumented copy in a lambda out of line (C++).
     EXPECT_EQ(occurrences("() VPROF_OUTLINED_"), p.expect.count("outlined") ? p.expect.at("outlined") : 0u) << text;
   }
@@ -200,7 +206,7 @@ TEST_P(Behaviour, SameOutputAndExpectedEvents) {
     for (const char *kind : {"wait_begin", "wait_end", "release", "wait_mutex"}) EXPECT_EQ(off[kind], p.expect.count(kind) ? p.expect.at(kind) : 0u) << kind;
   }
   for (const auto &[kind, n] : p.expect)
-    if (kind != "twice" && kind != "outlined") EXPECT_EQ(got[kind], n) << kind << " events in " << p.file;
+    if (kind != "twice" && kind != "outlined" && kind != "switched") EXPECT_EQ(got[kind], n) << kind << " events in " << p.file;
   // The analyzer reads each call as the manifest says it is: no site entered
   // a function its callee cannot have called.
   {

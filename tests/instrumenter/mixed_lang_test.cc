@@ -116,7 +116,7 @@ TEST(MixedLang, ABodyWrittenTwiceInAHeaderOfCAndCxxUnitsIsNotOutlined) {
   auto r = instrument_pthreads(t, {"take"}, /*dormant=*/true);
   ASSERT_TRUE(r.ok()) << r.error().message;
   const std::string h = slurp(t.path("lock.h"));
-  EXPECT_NE(h.find("if (vprof_fn_is_dormant("), std::string::npos) << h;
+  EXPECT_NE(h.find("if (vprof_fn_runs_plain("), std::string::npos) << h;
   EXPECT_EQ(h.find("() VPROF_OUTLINED_"), std::string::npos) << h;
   compile_in_both_and_run(t, 7);
   ASSERT_TRUE(vprof::instr::restore({t.build()}).ok());

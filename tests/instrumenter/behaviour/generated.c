@@ -1,5 +1,5 @@
 /* behaviour: std=-std=c99 function=before function=after */
-/* expect: enter=2 exit=2 site_begin=4 site_end=4 twice=1 */
+/* expect: enter=2 exit=2 site_begin=4 site_end=4 twice=1 switched=1 */
 /* Generated code (bison's, flex's) names its source lines with #line. A
    body written twice resumes numbering with #line of its own, which knows
    only the file's physical lines: after the first #line of the file it

@@ -1,5 +1,5 @@
 /* behaviour: std=-std=c99 flags=-O1 flags=-O2 function=count function=sum function=fact function=jumps */
-/* expect: enter=14 exit=14 site_begin=30 site_end=30 twice=3 */
+/* expect: enter=14 exit=14 site_begin=30 site_end=30 twice=3 switched=2 */
 /* A build ahead's files write each instrumented body twice (edit_plan.cc,
    two_versions): the original, which a dormant function runs, and the
    instrumented. Both must behave as the original and print the original's

@@ -1,5 +1,5 @@
 // behaviour: std=-std=c++11 std=-std=c++17 flags=-O1 flags=-O2,-fsanitize=address function=Counter::Counter function=Counter::~Counter function=Counter::add function=Counter::get function=Counter::made function=make_box function=hide function=pick function=where function=fact function=twice_of function=thrower function=greet function=run
-// expect: enter=30 exit=30 site_begin=54 site_end=54 twice=14 outlined=12
+// expect: enter=30 exit=30 site_begin=54 site_end=54 twice=14 outlined=12 switched=13
 // A C++ body written twice (a build ahead's, edit_plan.cc's two_versions)
 // keeps its instrumented copy in a lambda the compiler keeps out of line,
 // returning what the function returns, spelled fully qualified: a
