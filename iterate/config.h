@@ -11,7 +11,7 @@
 //     "k": 3, "d": 0.05, "m": 0.5, "exponent": 2, "max_iterations": 30,
 //     "sample": 0, "runs": 1, "session_dir": ".vprof-session",
 //     "prebuild_depth": 6, "prebuild_functions": 60, "prebuild_min_size": 24,
-//     "lookahead_budget": 2, "again": 1, "keep_traces": true }
+//     "lookahead_budget": 2, "again": 1, "keep_traces": false }
 #ifndef VPROF_ITERATE_CONFIG_H
 #define VPROF_ITERATE_CONFIG_H
 
@@ -75,11 +75,13 @@ struct Config {
   // The repeated run grafts nothing into the tree (RunAnalysis::repeat), so
   // the answer is the run before's. 0: never.
   int again = 1;
-  // false: once a run's summary is written (analyzer/pipeline/run_summary.h:
-  // the session takes the run from it, a resumed session too), its trace's
-  // thread and process files are deleted, so that a session's disk holds
-  // one run's trace, not every run's (MariaDB: 1 GiB a process a run).
-  bool keep_traces = true;
+  // false (the default): once a run's summary is written
+  // (analyzer/pipeline/run_summary.h: the session takes the run from it, a
+  // resumed session and `vprof analyze` too), its trace's thread and process
+  // files are deleted, so that a session's disk holds the last run's trace
+  // and the others' summaries, not every run's trace (MariaDB: 1 GiB a
+  // process a run). true keeps every trace (--perfetto of an earlier run).
+  bool keep_traces = false;
 
   std::string abs(const std::string &p) const;  // p resolved against dir
   std::string abs_source_root() const { return source_root.empty() ? "" : abs(source_root); }

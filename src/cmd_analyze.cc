@@ -16,6 +16,8 @@
 
 #include "analyzer/factors/defaults.h"
 #include "analyzer/pipeline/analyze.h"
+#include "analyzer/pipeline/run_summary.h"
+#include "analyzer/pipeline/trace_dirs.h"
 #include "analyzer/profile/merge.h"
 #include "analyzer/profile/profile.h"
 #include "analyzer/read/process_files.h"
@@ -163,6 +165,17 @@ int run(const AnalyzeCliOptions &o) {
   for (const std::string *in : {&o.manifest, &o.callgraph})
     if (!in->empty())
       if (Status s = regular_input(*in); !s.ok()) return fail(s.message());
+  // A session's run whose trace files were deleted (keep_traces: false) is
+  // read from its summary, which holds its names and no records.
+  for (const auto &[flag, set] : {std::pair<const char *, bool>{"--perfetto", !o.perfetto.empty()},
+                                  {"--manifest", !o.manifest.empty()}}) {
+    std::error_code ec;
+    if (set && !analyzer::has_trace_files(o.dirs.front()) &&
+        std::filesystem::is_regular_file(o.dirs.front() + "/" + analyzer::kRunSummaryFile, ec))
+      return fail(fmt::format("{}: its trace files were deleted (the session's keep_traces is false) and only its "
+                              "run.summary is left; {} needs the trace: rerun it with keep_traces: true",
+                              o.dirs.front(), flag));
+  }
   analyzer::AnalyzeOptions opt;
   opt.root = o.root;
   opt.factors.k = o.k;

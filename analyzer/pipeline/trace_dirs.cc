@@ -59,6 +59,13 @@ Expected<Names> names_for(const trace::TraceDir &d, const std::string &explicit_
   return names;
 }
 
+bool has_trace_files(const std::string &dir) {
+  std::error_code ec;
+  for (const auto &e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().extension() == ".vpt") return true;
+  return false;
+}
+
 Expected<std::unique_ptr<Analysis>> analyze_dirs(const std::vector<std::string> &dirs, const AnalyzeOptions &opt,
                                                  const std::string &manifest, const Say &say, AnalyzedRuns *analyzed) {
   std::vector<std::unique_ptr<RunAnalysis>> runs;
@@ -70,20 +77,19 @@ Expected<std::unique_ptr<Analysis>> analyze_dirs(const std::vector<std::string> 
         continue;
       }
     // A session's run summarized before: the same run, without its trace
-    // (which may be gone). A summary that cannot be read is said, and the
-    // trace read instead.
-    if (opt.run_summaries) {
-      const std::string summary = dirs[i] + "/" + kRunSummaryFile;
-      std::error_code ec;
-      if (std::filesystem::is_regular_file(summary, ec)) {
-        auto r = load_run_summary(summary, dirs[i], int(i), opt);
-        if (r) {
-          (*r)->summarized = true;
-          runs.push_back(std::move(r).value());
-          continue;
-        }
-        say(fmt::format("warning: {}; reading the trace instead", r.error().message));
+    // (which may be gone: keep_traces false). A summary that cannot be read
+    // is said, and the trace read instead. Any other analysis takes a run
+    // from its summary only when the trace's files are gone.
+    const std::string summary = dirs[i] + "/" + kRunSummaryFile;
+    std::error_code ec;
+    if ((opt.run_summaries || !has_trace_files(dirs[i])) && std::filesystem::is_regular_file(summary, ec)) {
+      auto r = load_run_summary(summary, dirs[i], int(i), opt);
+      if (r) {
+        (*r)->summarized = true;
+        runs.push_back(std::move(r).value());
+        continue;
       }
+      say(fmt::format("warning: {}; reading the trace instead", r.error().message));
     }
     // Streamed: memory holds the merge's window, not the trace. A damaged
     // file costs its damaged part (the report's first line says what was

@@ -32,6 +32,10 @@ Status regular_input(const std::string &path);
 // the program's is refused: it would put wrong names on every factor.
 Expected<Names> names_for(const trace::TraceDir &dir, const std::string &explicit_file, const Say &say);
 
+// Whether a trace directory still holds thread files (*.vpt): a session
+// with keep_traces false deletes them once the run's summary is written.
+bool has_trace_files(const std::string &dir);
+
 // Runs analysed before, by the directory they were given as, each reduced
 // (reduce_run): an iterate session analyses each iteration's run once and
 // combines it with these at every later iteration, where it read every
@@ -43,7 +47,9 @@ using AnalyzedRuns = std::map<std::string, std::unique_ptr<RunAnalysis>>;
 // never an error unless nothing of a directory can be read. Runs of
 // different programs are refused. `manifest` names the first run. With
 // `analyzed`, a directory found there at the same index is taken from it,
-// not read again (the same options are the caller's to keep).
+// not read again (the same options are the caller's to keep). A directory
+// whose thread files are gone is taken from its run.summary (run_summary.h),
+// whatever opt.run_summaries says (RunAnalysis::summarized then tells).
 Expected<std::unique_ptr<Analysis>> analyze_dirs(const std::vector<std::string> &dirs, const AnalyzeOptions &opt,
                                                  const std::string &manifest, const Say &say,
                                                  AnalyzedRuns *analyzed = nullptr);

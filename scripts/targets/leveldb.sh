@@ -17,7 +17,8 @@
 #        profile only: BENCH_THREADS=N (4)  BENCH_FLAGS="more db_bench flags" (none)
 #        BENCHMARK=fillrandom (or another write benchmark: fillsync, fillseq, overwrite)
 #        MAX_ITERATIONS=N (8)  SAMPLE=PCT (vprof init --sample PCT: windowed, 100/PCT runs an iteration)
-#        KEEP_TRACES=0 (vprof.json keep_traces false: each run's trace deleted once summarized)
+#        KEEP_TRACES=1 (vprof.json keep_traces true: every run's trace kept; by default each
+#        run's trace is deleted once summarized, the last run's kept)
 # Needs: root or sudo for the deb-src line and apt-get; cmake, ninja, g++,
 #        libgtest-dev, libgmock-dev, libbenchmark-dev (LevelDB's tests/benchmarks).
 set -euo pipefail
@@ -69,8 +70,8 @@ if [ $mode = profile ]; then
   "$vprof" init -p build --root leveldb::DBImpl::Write --sync leveldb \
     --build "nice cmake --build build -j $jobs --target db_bench" --run "$run" \
     --max-iterations "$max_iter" ${SAMPLE:+--sample "$SAMPLE"} --force
-  if [ "${KEEP_TRACES:-1}" = 0 ]; then  # each run's trace deleted once its summary is written
-    python3 -c 'import json; c = json.load(open("vprof.json")); c["keep_traces"] = False; json.dump(c, open("vprof.json", "w"), indent=2)'
+  if [ "${KEEP_TRACES:-0}" = 1 ]; then  # every run's trace kept, not only the last run's
+    python3 -c 'import json; c = json.load(open("vprof.json")); c["keep_traces"] = True; json.dump(c, open("vprof.json", "w"), indent=2)'
   fi
   cat vprof.json
   session_auto

@@ -281,6 +281,18 @@ TEST(AnalyzeDirs, ARunTakenFromItsSummaryIsItsTracesRun) {
   EXPECT_TRUE((*three)->runs[0]->summarized);
   EXPECT_FALSE((*three)->runs[2]->summarized);
   EXPECT_EQ(text_of(**three), read_again);
+  // By hand (vprof analyze, no run_summaries): a directory whose thread
+  // files are gone is read from its summary, the same report; one that
+  // holds them is read from its trace.
+  {
+    vprof::analyzer::AnalyzeOptions by_hand;
+    auto again = vprof::analyzer::analyze_dirs(dirs, by_hand, "", say);
+    ASSERT_TRUE(again) << again.error().message;
+    EXPECT_TRUE(said.empty()) << said[0];
+    EXPECT_TRUE((*again)->runs[1]->summarized);
+    EXPECT_FALSE((*again)->runs[2]->summarized);
+    EXPECT_EQ(text_of(**again), read_again);
+  }
 
   // Cut short, or another file: said, and the trace read (here it is gone,
   // so that fails naming the directory).
@@ -300,7 +312,8 @@ TEST(AnalyzeDirs, ARunTakenFromItsSummaryIsItsTracesRun) {
   ASSERT_EQ(said.size(), 1u);
   EXPECT_EQ(said[0], "warning: " + s1 + ": has other hard links (it is another name of some file elsewhere): not a "
                      "summary a session of yours wrote; not read; reading the trace instead");
-  // Without run_summaries (vprof analyze), a summary is not read.
+  // Without run_summaries (vprof analyze), the summary of a directory that
+  // holds its trace is not read.
   opt.run_summaries = false;
   auto plain = vprof::analyzer::analyze_dirs({dirs[2]}, opt, "", say, &kept);
   ASSERT_TRUE(plain);

@@ -152,6 +152,16 @@ def main():
 
         # The same traces through vprof analyze.
         traces = sorted(session.glob("iter-*/trace"), key=lambda p: int(p.parent.name.split("-")[1]))
+        # keep_traces false (the default): each run but the last is its
+        # summary alone, which vprof analyze reads; what needs the trace
+        # says so in one line.
+        check(all((t / "run.summary").is_file() and not list(t.glob("*.vpt")) for t in traces[:-1])
+              and list(traces[-1].glob("*.vpt")), "session: the earlier runs' traces deleted, the last kept")
+        refused = subprocess.run([vprof, "analyze", traces[0], "--perfetto", tmp / "p.json"],
+                                 capture_output=True, text=True)
+        check(refused.returncode == 2 and refused.stderr.count("\n") == 1
+              and "its trace files were deleted" in refused.stderr and not (tmp / "p.json").exists(),
+              f"analyze --perfetto of a summarized run: exit {refused.returncode}, {refused.stderr!r}")
         report_json, report_html = tmp / "report.json", tmp / "report.html"
         run([vprof, "analyze", "--root", "minidb::run_transaction", *traces,
              "--json", report_json, "--html", report_html])
