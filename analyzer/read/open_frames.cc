@@ -4,11 +4,6 @@
 
 namespace vprof::trace {
 
-bool resumes_unknown(const Event &e) {
-  return e.kind == Kind::Window && VPROF_WINDOW_UNKNOWN(e.arg) &&
-         VPROF_WINDOW_STATE(e.arg) != VPROF_WINDOW_OFF;
-}
-
 bool open_frames(const Event *w, const Event *end, bool complete, std::vector<Event> &enters) {
   const size_t first = enters.size();
   size_t depth = 0;  // frames entered after w and still open

@@ -20,8 +20,12 @@
 
 namespace vprof::trace {
 
-// Whether e resumes recording with the stack unknown.
-bool resumes_unknown(const Event &e);
+// Whether e resumes recording with the stack unknown. Inline: the reader
+// asks it of every event (out of line it was 0.7% of `vprof analyze`'s
+// instructions on the bench's files).
+inline bool resumes_unknown(const Event &e) {
+  return e.kind == Kind::Window && VPROF_WINDOW_UNKNOWN(e.arg) && VPROF_WINDOW_STATE(e.arg) != VPROF_WINDOW_OFF;
+}
 
 // [w, end) are a thread's events from such a WINDOW record on. Appends to
 // `enters`, outermost first, an enter at w's time for each exit (of a
