@@ -160,6 +160,7 @@ class Planner {
   Status site_wraps();
   Status sync_wraps();
   Status check_nesting();      // wrapped spans nest or are disjoint
+  Status choose_twice();       // a dormant build's bodies written twice (twice_)
   Status two_versions();       // a dormant build's bodies: one without probes
   Status file_ids();           // each rewritten file's id, and the manifest
   Status apply();              // the new texts
@@ -192,7 +193,9 @@ class Planner {
   Ids fn_numbers_, site_numbers_;
   std::set<std::tuple<std::string, unsigned, unsigned>> voided_;
   std::map<std::string, std::string> file_ids_;
-  std::map<std::string, size_t> line_directive_;  // two_versions: first_line_directive of each file
+  // A dormant build's functions whose bodies are written twice (choose_twice):
+  // the probes of their instrumented copy test no dormant bit (VPROF_LIVE).
+  std::set<std::pair<std::string, unsigned>> twice_;
   nlohmann::json jf_ = nlohmann::json::array(), js_ = nlohmann::json::array(), jy_ = nlohmann::json::array();
   Plan plan_;
 };
@@ -270,7 +273,8 @@ Status Planner::function_probes() {
     fn_ids_[key] = id;
     auto [it, fresh] = fn_of_name_.emplace(f.name, id);
     if (!fresh) it->second = 0;
-    auto text = one_text(f.file, [&](Lang l) { return function_probe(mixed(f.file) ? Lang::C : l, id); });
+    const bool live = twice_.count(key) > 0;
+    auto text = one_text(f.file, [&](Lang l) { return function_probe(mixed(f.file) ? Lang::C : l, id, live); });
     if (!text) return text.error();
     ins_[f.file].push_back({f.insert_at, 1, 0, 0, *text});
     jf_.push_back({{"id", id}, {"name", f.name}, {"file", f.file}, {"line", f.decl.line}, {"column", f.decl.column}});
@@ -286,11 +290,15 @@ Status Planner::site_wraps() {
       if (auto it = fn_of_name_.find(c.callee); it != fn_of_name_.end()) callee_fn = it->second;
     // A file C units include too takes the forms both languages share.
     const Closure closure = mixed(c.at.file) ? Closure::None : c.closure;
-    std::function<Wrap(Lang)> make = [&](Lang l) { return site_wrap(l, c.form, id, callee_fn, closure); };
+    // In a body written twice, the site is in the instrumented copy alone,
+    // which runs only when its function is on, and a run turns a site on
+    // with its function (iterate/prebuild.h, run_probes): it tests no bit.
+    const bool live = twice_.count({c.function_file, c.function_at}) > 0;
+    std::function<Wrap(Lang)> make = [&](Lang l) { return site_wrap(l, c.form, id, callee_fn, closure, live); };
     if (mixed(c.at.file) && c.form == ValueForm::Prvalue) {
       auto call = call_text(c.at);
       if (!call) return call.error();
-      make = [id, callee_fn, call = *call](Lang) { return site_wrap_both(id, call, callee_fn); };
+      make = [id, callee_fn, live, call = *call](Lang) { return site_wrap_both(id, call, callee_fn, live); };
     }
     auto pre = one_text(c.at.file, [&](Lang l) { return make(l).prefix; });
     auto post = one_text(c.at.file, [&](Lang l) { return make(l).suffix; });
@@ -416,6 +424,28 @@ size_t first_line_directive(const std::string &code) {
 
 }  // namespace
 
+// Which bodies two_versions writes twice: a dormant build's, where the
+// scan allows (FunctionIntent::two_versions) and the text holds both copies
+// (its braces where the scan saw them, no #line of the file's own before
+// it, preprocessor lines a second copy repeats).
+Status Planner::choose_twice() {
+  if (!dormant_) return Status::Ok();
+  std::map<std::string, size_t> line_directive;  // first_line_directive of each file
+  for (const auto &[key, f] : fns_) {
+    if (!f.two_versions || f.body_end < f.insert_at) continue;
+    auto text = original_of(f.file);
+    if (!text) return text.error();
+    const std::string &code = **text;
+    const unsigned open = f.insert_at - 1, close = f.body_end;
+    if (close >= code.size() || code[open] != '{' || code[close] != '}') continue;
+    if (!line_directive.count(f.file)) line_directive[f.file] = first_line_directive(code);
+    if (line_directive[f.file] < open) continue;
+    if (!directives_repeat(code.substr(open, close + 1 - open))) continue;
+    twice_.insert(key);
+  }
+  return Status::Ok();
+}
+
 // In a build whose runs may leave probes dormant, a function's body is
 // written twice: as the original (with its sync wraps: waits and releases
 // are recorded whatever the set) and as instrumented, and one test of the
@@ -449,18 +479,10 @@ size_t first_line_directive(const std::string &code) {
 // is its caller's. A counted interval begins in a window, so only frames
 // older than the interval are left out of it: its root's callers.
 Status Planner::two_versions() {
-  if (!dormant_) return Status::Ok();
   for (const auto &[key, f] : fns_) {
-    if (!f.two_versions || f.body_end < f.insert_at) continue;
-    auto text = original_of(f.file);
-    if (!text) return text.error();
-    const std::string &code = **text;
+    if (!twice_.count(key)) continue;
+    const std::string &code = **original_of(f.file);  // read by choose_twice
     const unsigned open = f.insert_at - 1, close = f.body_end;
-    if (close >= code.size() || code[open] != '{' || code[close] != '}') continue;
-    if (!line_directive_.count(f.file)) line_directive_[f.file] = first_line_directive(code);
-    if (line_directive_[f.file] < open) continue;
-    const std::string body = code.substr(open, close + 1 - open);
-    if (!directives_repeat(body)) continue;
     // The original copy: the body with its sync wraps alone (layer 0 is
     // the probes': functions', call sites', and nested bodies' copies).
     std::vector<Insertion> inside;
@@ -577,7 +599,8 @@ Expected<Plan> make_plan(const std::vector<ScanResult> &scans, std::map<std::str
                          const std::string &root) {
   Planner p(scans, original, manifest_path, ids_from, dormant, root);
   p.gather();
-  for (Status (Planner::*step)() : {&Planner::function_probes, &Planner::site_wraps, &Planner::sync_wraps,
+  for (Status (Planner::*step)() : {&Planner::choose_twice, &Planner::function_probes, &Planner::site_wraps,
+                                    &Planner::sync_wraps,
                                     &Planner::check_nesting, &Planner::two_versions, &Planner::file_ids,
                                     &Planner::apply})
     if (Status s = (p.*step)(); !s) return Error{s.message()};

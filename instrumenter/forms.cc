@@ -78,26 +78,34 @@ std::string preamble(const std::string &original_sha1, const std::string &file_i
          "#line 1\n";
 }
 
-std::string function_probe(Lang lang, uint32_t id) {
-  if (lang == Lang::Cxx) return fmt::format(" vprof::detail::FnScope vprof_fn_({});", id);
-  return fmt::format(
-      " __attribute__((cleanup(vprof_fn_cleanup), unused)) const vprof_u32 vprof_fn_ = (vprof_fn_enter({0}), {0}u);", id);
+// An id as a probe's argument: VPROF_LIVE(id) in the instrumented copy of a
+// body written twice (no dormant test), else the number.
+static std::string id_word(uint32_t id, bool live) {
+  return live ? fmt::format("VPROF_LIVE({})", id) : std::to_string(id);
+}
+
+std::string function_probe(Lang lang, uint32_t id, bool live) {
+  const std::string w = id_word(id, live);
+  if (lang == Lang::Cxx) return fmt::format(" vprof::detail::FnScope vprof_fn_({});", w);
+  return fmt::format(" __attribute__((cleanup(vprof_fn_cleanup), unused)) const vprof_u32 vprof_fn_ = "
+                     "(vprof_fn_enter({0}), {0}{1});",
+                     w, live ? "" : "u");
 }
 
 // The site's word in the text: its id, and the callee's function id when the
 // callee is instrumented too (probes.h, VPROF_SITE_CALLS).
-static std::string site_word(uint32_t id, uint32_t callee_fn) {
-  return callee_fn == 0 ? std::to_string(id) : fmt::format("VPROF_SITE_CALLS({}, {})", id, callee_fn);
+static std::string site_word(uint32_t id, uint32_t callee_fn, bool live) {
+  return callee_fn == 0 ? id_word(id, live) : fmt::format("VPROF_SITE_CALLS({}, {})", id_word(id, live), callee_fn);
 }
 
-Wrap site_wrap_both(uint32_t id, const std::string &call, uint32_t callee_fn) {
-  const std::string w = site_word(id, callee_fn);
+Wrap site_wrap_both(uint32_t id, const std::string &call, uint32_t callee_fn, bool live) {
+  const std::string w = site_word(id, callee_fn, live);
   return {fmt::format("__extension__ ({{ __typeof__({1}) vprof_r{0}_ = (vprof_site_begin({2}), ", id, call, w),
           fmt::format("); vprof_site_end({1}); vprof_r{0}_; }})", id, w)};
 }
 
-Wrap site_wrap(Lang lang, ValueForm form, uint32_t id, uint32_t callee_fn, Closure closure) {
-  const std::string w = site_word(id, callee_fn);
+Wrap site_wrap(Lang lang, ValueForm form, uint32_t id, uint32_t callee_fn, Closure closure, bool live) {
+  const std::string w = site_word(id, callee_fn, live);
   if (lang == Lang::Cxx) {
     const std::string call = fmt::format("vprof::detail::site_call({}, [&]() VPROF_CLOSURE_ {{ return ", w);
     switch (closure) {

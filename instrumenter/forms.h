@@ -106,17 +106,22 @@ struct Wrap {
 // <vprof/dormant_probes.h>): a build whose runs may leave some off.
 std::string preamble(const std::string &original_sha1, const std::string &file_id,
                      const std::string &manifest_path, bool dormant = false);
-std::string function_probe(Lang lang, uint32_t id);
+// live: the probe is in the instrumented copy of a body written twice,
+// which runs only when the function is on: its id is VPROF_LIVE(id), and it
+// tests no dormant bit (probes.h).
+std::string function_probe(Lang lang, uint32_t id, bool live = false);
 // callee_fn: the function probe id of the site's callee when that function is
 // instrumented in the same plan (0: none, or not one known definition); the
 // callee's enter and the site's end then share the clock reads around them.
-Wrap site_wrap(Lang lang, ValueForm form, uint32_t id, uint32_t callee_fn = 0, Closure closure = Closure::None);
+// live: as function_probe's, for the site of such a body.
+Wrap site_wrap(Lang lang, ValueForm form, uint32_t id, uint32_t callee_fn = 0, Closure closure = Closure::None,
+               bool live = false);
 // In a header that C and C++ units both include (MariaDB's mysql_thread.h,
 // whose inline_mysql_cond_wait held 78.7% of a session's variance): the
 // function probe is C's, the cleanup variable, which GNU C++ takes too (it
 // runs on unwinding, as C++ enables exceptions); a call whose value is used is
 // a statement expression with __typeof__ of the call's text (as sync_wrap_both).
-Wrap site_wrap_both(uint32_t id, const std::string &call, uint32_t callee_fn = 0);
+Wrap site_wrap_both(uint32_t id, const std::string &call, uint32_t callee_fn = 0, bool live = false);
 
 enum class SyncOp { Acquire, Release, Scoped };
 enum class Success { Always, Zero, True };

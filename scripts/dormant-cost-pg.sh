@@ -25,10 +25,11 @@
 #      LESS="F..." leaves those functions out of the build (what one function costs)
 #      FUNCTIONS="F..." builds this set (with the root) instead of the first build's
 #      SAMPLE=P also runs the build recording in windows over P% of the time,
-#        nothing dormant (sampled), and then the same build with every body's
-#        entry testing its dormant bit alone, in full and in windows
-#        (full-unswitched, sampled-unswitched): what running the original
-#        bodies between windows saves, and what its test costs in full
+#        nothing dormant (sampled), and then the same build as it was written
+#        before 2026-12-07, in full and in windows (full-before,
+#        sampled-before): every body's entry testing its dormant bit alone
+#        (not the original copy between windows too) and every probe of an
+#        instrumented copy its own bit (not VPROF_LIVE)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-/tmp/vprof-postgres-dormant}
@@ -147,22 +148,26 @@ rm -rf "$trace"
 if [ -n "${SAMPLE:-}" ]; then
   sampled=$(bench sampled VPROF_TRACE_DIR="$trace" VPROF_SAMPLE="$SAMPLE")
   rm -rf "$trace"
-  # The form before: every body written twice tests its dormant bit alone.
-  switched=$(grep -rl 'vprof_fn_runs_plain(' src --include='*.c' --include='*.h' || true)
-  for f in $switched; do cp -p "$f" "$f.vprof-switched"; sed -i 's/vprof_fn_runs_plain(/vprof_fn_is_dormant(/g' "$f"; done
-  echo "dormant-cost-pg: $(echo $switched | wc -w) files' bodies made to test their dormant bit alone"
+  # The form before: every body written twice tests its dormant bit alone,
+  # and every probe its own.
+  rewritten=$(grep -rlE 'vprof_fn_runs_plain\(|VPROF_LIVE\(' src --include='*.c' --include='*.h' || true)
+  for f in $rewritten; do
+    cp -p "$f" "$f.vprof-now"
+    sed -i -e 's/vprof_fn_runs_plain(/vprof_fn_is_dormant(/g' -e 's/VPROF_LIVE(/(/g' "$f"
+  done
+  echo "dormant-cost-pg: $(echo $rewritten | wc -w) files written back to the form before"
   pg_install "$inst"
-  full_u=$(bench full-unswitched VPROF_TRACE_DIR="$trace")
+  full_u=$(bench full-before VPROF_TRACE_DIR="$trace")
   rm -rf "$trace"
-  sampled_u=$(bench sampled-unswitched VPROF_TRACE_DIR="$trace" VPROF_SAMPLE="$SAMPLE")
+  sampled_u=$(bench sampled-before VPROF_TRACE_DIR="$trace" VPROF_SAMPLE="$SAMPLE")
   rm -rf "$trace"
-  for f in $switched; do mv "$f.vprof-switched" "$f"; done
+  for f in $rewritten; do mv "$f.vprof-now" "$f"; done
 fi
 pg_put_back
 pg_install "$inst"
 echo "dormant-cost-pg: instructions of the backends plain $plain, every probe dormant $dormant, in full $full ($txns transactions, scale $scale, 1 client)"
 python3 -c "print('dormant_pct=%.2f full_pct=%.2f' % (100.0 * ($dormant - $plain) / $plain, 100.0 * ($full - $plain) / $plain))"
 if [ -n "${SAMPLE:-}" ]; then
-  echo "dormant-cost-pg: in windows over $SAMPLE% $sampled, and with every body testing its dormant bit alone: in full $full_u, in windows $sampled_u"
-  python3 -c "print('sampled_pct=%.2f sampled_unswitched_pct=%.2f full_unswitched_pct=%.2f' % tuple(100.0 * (x - $plain) / $plain for x in ($sampled, $sampled_u, $full_u)))"
+  echo "dormant-cost-pg: in windows over $SAMPLE% $sampled; written as before: in full $full_u, in windows $sampled_u"
+  python3 -c "print('sampled_pct=%.2f sampled_before_pct=%.2f full_before_pct=%.2f' % tuple(100.0 * (x - $plain) / $plain for x in ($sampled, $sampled_u, $full_u)))"
 fi

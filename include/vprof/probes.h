@@ -371,17 +371,28 @@ VPROF_INLINE int vprof_fn_is_dormant(vprof_u32 id) { return vprof_dormant(vprof_
 VPROF_INLINE int vprof_fn_runs_plain(vprof_u32 id) {
   return vprof_dormant(vprof_rt_dormant_fns, id) || !vprof_records();
 }
+/* The probes of the instrumented copy of a body written twice carry their
+ * id as VPROF_LIVE(id) (instrumenter/forms.cc): that copy runs only when
+ * its function is on, and a run turns a site on with its function
+ * (iterate/prebuild.h, run_probes), so they test no bit: the mark puts the
+ * id past VPROF_DORMANT_IDS, where the test folds away, and comes off before
+ * the record is written (ids are constants: both cost nothing). A recorded
+ * site pair paid about 2 ns for the test (docs/performance.md). */
+#define VPROF_LIVE_BIT 0x80000000u
+#define VPROF_LIVE(id) ((vprof_u32)(id) | VPROF_LIVE_BIT)
 VPROF_INLINE void vprof_fn_enter(vprof_u32 id) {
-  if (!vprof_dormant(vprof_rt_dormant_fns, id) && vprof_records()) vprof_fn_enter_ool(id);
+  if (!vprof_dormant(vprof_rt_dormant_fns, id) && vprof_records()) vprof_fn_enter_ool(id & ~VPROF_LIVE_BIT);
 }
 VPROF_INLINE void vprof_fn_exit(vprof_u32 id) {
-  if (!vprof_dormant(vprof_rt_dormant_fns, id) && vprof_records()) vprof_fn_exit_ool(id);
+  if (!vprof_dormant(vprof_rt_dormant_fns, id) && vprof_records()) vprof_fn_exit_ool(id & ~VPROF_LIVE_BIT);
 }
 VPROF_INLINE void vprof_site_begin(vprof_u64 site) {
-  if (!vprof_dormant(vprof_rt_dormant_sites, (vprof_u32)site) && vprof_records()) vprof_site_begin_ool(site);
+  if (!vprof_dormant(vprof_rt_dormant_sites, (vprof_u32)site) && vprof_records())
+    vprof_site_begin_ool(site & ~(vprof_u64)VPROF_LIVE_BIT);
 }
 VPROF_INLINE void vprof_site_end(vprof_u64 site) {
-  if (!vprof_dormant(vprof_rt_dormant_sites, (vprof_u32)site) && vprof_records()) vprof_site_end_ool(site);
+  if (!vprof_dormant(vprof_rt_dormant_sites, (vprof_u32)site) && vprof_records())
+    vprof_site_end_ool(site & ~(vprof_u64)VPROF_LIVE_BIT);
 }
 
 /* The sync probes stop at the same test, and then call the runtime: the

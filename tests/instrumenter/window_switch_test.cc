@@ -1,13 +1,18 @@
-// A build ahead's bodies between windows (edit_plan.cc, two_versions): a
-// body written twice runs its original copy while the thread does not
+// A build ahead's bodies written twice (edit_plan.cc, two_versions).
+// Between windows a body runs its original copy while the thread does not
 // record, so that it costs one test there, except a body with a static
 // local (both copies would run in one process), the root and a caller of
 // the interval API (their frames are needed from their entry). The program
 // runs under windowed recording; its output is the original's, and every
 // counted interval holds its root's frame whole, its two leaf calls beneath.
+// And the probes of the instrumented copy test no dormant bit (VPROF_LIVE):
+// that copy runs only when its function is on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -128,4 +133,67 @@ TEST(WindowSwitch, BodiesRunTheirOriginalBetweenWindowsButTheRootsAndStatics) {
     for (const auto &e : th.events) leaf_enters += e.kind == vprof::trace::Kind::FuncEnter && e.arg == leaf_id;
   EXPECT_GE(leaf_enters, 2 * counted);
   EXPECT_LT(leaf_enters, 2u * 4000u);
+}
+
+// The instrumented copy's call site records when its function is on, though
+// the dormant list names the site; a body written once (a label) tests the
+// site's own bit.
+TEST(WindowSwitch, TheInstrumentedCopysProbesTestNoDormantBit) {
+  vprof::test::TestTree tree;
+  tree.add("l.c",
+           "#include <stdio.h>\n"
+           "int leaf(int i) { return i * 2; }\n"
+           "int twice(int i) { return leaf(i) + 1; }\n"
+           "int once(int i) { if (i < 0) goto out; i = leaf(i); out: return i; }\n"
+           "int main(void) { int s = 0, i; for (i = 0; i < 10; ++i) s += twice(i) + once(i); printf(\"%d\\n\", s); "
+           "return 0; }\n");
+  tree.compile("l.c", "-std=c99");
+  vprof::instr::InstrumentOptions o;
+  o.build_dir = tree.build();
+  o.functions = {"twice", "once"};
+  o.annotations_dir = VPROF_ANNOTATIONS_DIR;
+  o.dormant = true;
+  auto r = vprof::instr::instrument(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const std::string text = slurp(tree.path("l.c"));
+  const nlohmann::json m = nlohmann::json::parse(slurp(r->manifest_path));
+  std::map<std::string, uint64_t> fn;
+  for (const auto &f : m.at("functions")) fn[f.at("name").get<std::string>()] = f.at("id").get<uint64_t>();
+  std::map<uint64_t, std::string> site_of;  // site id -> its function
+  std::string dormant;
+  for (const auto &c : m.at("call_sites")) {
+    const uint64_t id = c.at("id").get<uint64_t>(), in = c.at("function_id").get<uint64_t>();
+    site_of[id] = in == fn["twice"] ? "twice" : "once";
+    dormant += "s " + std::to_string(id) + "\n";
+  }
+  ASSERT_EQ(site_of.size(), 2u) << text;
+  EXPECT_NE(text.find("VPROF_LIVE(" + std::to_string(fn["twice"]) + ")"), std::string::npos) << text;
+  EXPECT_EQ(text.find("VPROF_LIVE(" + std::to_string(fn["once"]) + ")"), std::string::npos) << text;
+  std::string log;
+  ASSERT_EQ(shell("cd " + tree.src() + " && " TEST_CC " -std=c99 -O2 -Wall -isystem " VPROF_INCLUDE_DIR
+                  " l.c -o inst -L" VPROF_LIB_DIR " -Wl,-rpath," VPROF_LIB_DIR " -lvprof",
+                  &log),
+            0)
+      << log << "\n" << text;
+  std::ofstream(tree.root() + "/dormant.txt") << dormant;
+  const std::string trace = tree.root() + "/trace";
+  fs::create_directories(trace);
+  std::string out;
+  ASSERT_EQ(shell("VPROF_DORMANT=" + tree.root() + "/dormant.txt VPROF_TRACE_DIR=" + trace + " " + tree.src() + "/inst",
+                  &out),
+            0)
+      << out;
+  EXPECT_EQ(out, "190\n");
+  auto t = vprof::trace::read_trace_dir(trace);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  std::map<std::string, uint64_t> calls, enters;
+  for (const auto &th : t->threads)
+    for (const auto &e : th.events) {
+      if (e.kind == vprof::trace::Kind::SiteEnd) calls[site_of[e.arg]] += std::max<uint64_t>(1, e.type_label);
+      if (e.kind == vprof::trace::Kind::FuncEnter) ++enters[e.arg == fn["twice"] ? "twice" : "once"];
+    }
+  EXPECT_EQ(enters["twice"], 10u);
+  EXPECT_EQ(enters["once"], 10u);
+  EXPECT_EQ(calls["twice"], 10u) << "on with its function";
+  EXPECT_EQ(calls["once"], 0u) << "its own bit";
 }
