@@ -67,7 +67,10 @@ struct alignas(64) ThreadState {
   size_t perf_bytes = 0, perf_data = 0;  // mapping size, offset of the data pages
   uint64_t out_ns = 0;                   // a preemption's switch-out awaiting its switch-in
   uint64_t slept_ns = 0;                 // a sleep's (voluntary switch-out) awaiting its switch-in
-  bool draining = false;
+  // In switches_open or switches_drain: a signal handler's probe on this
+  // thread then neither opens, drains nor unmaps the ring; a close it asks
+  // for is left to the drain it interrupted (close_after_drain).
+  bool draining = false, close_after_drain = false;
   // The last WAIT_BEGIN's slot while it is the newest record in the current
   // ring (else nullptr): a wait that ends within Process::min_wait_ticks
   // takes it back (recorder.cc), so an uncontended acquire leaves no record.

@@ -51,12 +51,25 @@ std::atomic<bool> given_up{false};
 
 }  // namespace
 
+static void open_ring(ThreadState *t);
+
 void switches_open(ThreadState *t) {
   if (!g.opt.preempt) {
     refused(0);
     return;
   }
-  if (t->perf || given_up.load(std::memory_order_relaxed)) return;
+  if (t->perf || t->draining || given_up.load(std::memory_order_relaxed)) return;
+  // A handler's probe that looks at the window meanwhile opens no second
+  // ring (the first would stay mapped, its event counting, unread).
+  t->draining = true;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  open_ring(t);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  t->draining = false;
+  if (t->close_after_drain) switches_close(t);  // a handler saw the window close meanwhile
+}
+
+static void open_ring(ThreadState *t) {
   perf_event_attr a;
   memset(&a, 0, sizeof a);
   a.size = sizeof a;
@@ -167,12 +180,28 @@ void switches_drain(ThreadState *t, uint64_t now) {
     tail += rec.h.size;
   }
   __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
   t->draining = false;
+  if (t->close_after_drain) switches_close(t);
 }
 
+// Signal-safe against the thread's own handlers: a handler's probe can look
+// at the window (window_observe) and drain or close the ring at any point
+// here. The ring is forgotten before it is unmapped, so such a probe never
+// reads an unmapped page (a PostgreSQL backend at 10% died of it in
+// switches_drain, its SIGUSR1 or SIGALRM handler running instrumented code
+// between the unmap and the pointer's reset), and a handler that closes it
+// during a drain leaves the unmap to that drain.
 void switches_close(ThreadState *t) {
-  if (t->perf) munmap(t->perf, t->perf_bytes);
+  if (t->draining) {
+    t->close_after_drain = true;
+    return;
+  }
+  t->close_after_drain = false;
+  void *p = t->perf;
   t->perf = nullptr;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  if (p) munmap(p, t->perf_bytes);
   t->out_ns = 0;
   t->slept_ns = 0;
 }

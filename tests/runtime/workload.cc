@@ -48,10 +48,12 @@
 //                               interval is function 1 > site 2 > function 3 spinning US
 //                               microseconds; between intervals, function 4 spins as long
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -547,6 +549,26 @@ int main(int argc, char **argv) {
     int st = 0;
     waitpid(pid, &st, 0);
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+  } else if (mode == "signalwindows") {
+    // n intervals of `us` while a SIGALRM every 20 us runs a probe pair in
+    // its handler (PostgreSQL's SIGUSR1 and SIGALRM handlers run
+    // instrumented code), under windows that open and close often: the
+    // handler's probes look at the window while the thread opens, drains
+    // and closes its context-switch ring.
+    struct sigaction sa {};
+    sa.sa_handler = [](int) {
+      vprof_site_begin(7);
+      vprof_site_end(7);
+    };
+    sigaction(SIGALRM, &sa, nullptr);
+    itimerval every{{0, 20}, {0, 20}}, off{};
+    setitimer(ITIMER_REAL, &every, nullptr);
+    for (uint32_t i = 1; i <= arg(2); ++i) {
+      vprof_interval_begin(i);
+      spin_us(arg(3));
+      vprof_interval_end(i);
+    }
+    setitimer(ITIMER_REAL, &off, nullptr);
   } else if (mode == "passwindows") {
     pass_windows(arg(2), arg(3));
   } else if (mode == "straddle") {
