@@ -837,22 +837,10 @@ void Session::keep_runs(std::unique_ptr<analyzer::Analysis> &analysis, const Ite
   // Summarized runs need their traces no more (config.h, keep_traces).
   for (const auto &[dir, r] : analyzed_) {
     if (!r->summarized) continue;
-    std::error_code ec;
-    uint64_t freed = 0;
-    size_t files = 0;
-    for (const auto &e : fs::directory_iterator(dir, ec)) {
-      const std::string ext = e.path().extension().string();
-      if (ext != ".vpt" && ext != ".vpp") continue;
-      std::error_code sz;
-      const uint64_t size = e.is_regular_file(sz) ? e.file_size(sz) : 0;
-      if (fs::remove(e.path(), sz)) {
-        freed += sz ? 0 : size;
-        ++files;
-      }
-    }
-    if (files)
+    const trace::Deleted gone = trace::delete_recorded_data(dir);
+    if (gone.files)
       say(fmt::format("{}: its trace's {} files deleted ({:.1f} MB; keep_traces is false), its summary kept", dir,
-                      files, double(freed) / 1e6));
+                      gone.files, double(gone.bytes) / 1e6));
   }
 }
 

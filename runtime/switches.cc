@@ -49,27 +49,8 @@ void refused(int err) {
 // event at every window).
 std::atomic<bool> given_up{false};
 
-}  // namespace
-
-static void open_ring(ThreadState *t);
-
-void switches_open(ThreadState *t) {
-  if (!g.opt.preempt) {
-    refused(0);
-    return;
-  }
-  if (t->perf || t->draining || given_up.load(std::memory_order_relaxed)) return;
-  // A handler's probe that looks at the window meanwhile opens no second
-  // ring (the first would stay mapped, its event counting, unread).
-  t->draining = true;
-  __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  open_ring(t);
-  __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  t->draining = false;
-  if (t->close_after_drain) switches_close(t);  // a handler saw the window close meanwhile
-}
-
-static void open_ring(ThreadState *t) {
+// The event and its ring mapped (switches_open).
+void open_ring(ThreadState *t) {
   perf_event_attr a;
   memset(&a, 0, sizeof a);
   a.size = sizeof a;
@@ -101,6 +82,24 @@ static void open_ring(ThreadState *t) {
   t->perf_bytes = bytes;
   t->perf_data = page;
   mark_process(VPROF_PREEMPT_MEASURED);
+}
+
+}  // namespace
+
+void switches_open(ThreadState *t) {
+  if (!g.opt.preempt) {
+    refused(0);
+    return;
+  }
+  if (t->perf || t->draining || given_up.load(std::memory_order_relaxed)) return;
+  // A handler's probe that looks at the window meanwhile opens no second
+  // ring (the first would stay mapped, its event counting, unread).
+  t->draining = true;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  open_ring(t);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  t->draining = false;
+  if (t->close_after_drain) switches_close(t);  // a handler saw the window close meanwhile
 }
 
 void switches_drain(ThreadState *t, uint64_t now) {

@@ -16,7 +16,6 @@
 
 #include "analyzer/factors/defaults.h"
 #include "analyzer/pipeline/analyze.h"
-#include "analyzer/pipeline/run_summary.h"
 #include "analyzer/pipeline/trace_dirs.h"
 #include "analyzer/profile/merge.h"
 #include "analyzer/profile/profile.h"
@@ -169,9 +168,7 @@ int run(const AnalyzeCliOptions &o) {
   // read from its summary, which holds its names and no records.
   for (const auto &[flag, set] : {std::pair<const char *, bool>{"--perfetto", !o.perfetto.empty()},
                                   {"--manifest", !o.manifest.empty()}}) {
-    std::error_code ec;
-    if (set && !analyzer::has_trace_files(o.dirs.front()) &&
-        std::filesystem::is_regular_file(o.dirs.front() + "/" + analyzer::kRunSummaryFile, ec))
+    if (set && analyzer::summary_only(o.dirs.front()))
       return fail(fmt::format("{}: its trace files were deleted (the session's keep_traces is false) and only its "
                               "run.summary is left; {} needs the trace: rerun it with keep_traces: true",
                               o.dirs.front(), flag));

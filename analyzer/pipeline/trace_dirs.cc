@@ -59,11 +59,9 @@ Expected<Names> names_for(const trace::TraceDir &d, const std::string &explicit_
   return names;
 }
 
-bool has_trace_files(const std::string &dir) {
+bool summary_only(const std::string &dir) {
   std::error_code ec;
-  for (const auto &e : std::filesystem::directory_iterator(dir, ec))
-    if (e.path().extension() == ".vpt") return true;
-  return false;
+  return !trace::has_thread_files(dir) && std::filesystem::is_regular_file(dir + "/" + kRunSummaryFile, ec);
 }
 
 Expected<std::unique_ptr<Analysis>> analyze_dirs(const std::vector<std::string> &dirs, const AnalyzeOptions &opt,
@@ -82,7 +80,7 @@ Expected<std::unique_ptr<Analysis>> analyze_dirs(const std::vector<std::string> 
     // from its summary only when the trace's files are gone.
     const std::string summary = dirs[i] + "/" + kRunSummaryFile;
     std::error_code ec;
-    if ((opt.run_summaries || !has_trace_files(dirs[i])) && std::filesystem::is_regular_file(summary, ec)) {
+    if (opt.run_summaries ? std::filesystem::is_regular_file(summary, ec) : summary_only(dirs[i])) {
       auto r = load_run_summary(summary, dirs[i], int(i), opt);
       if (r) {
         (*r)->summarized = true;

@@ -32,9 +32,9 @@ Status regular_input(const std::string &path);
 // the program's is refused: it would put wrong names on every factor.
 Expected<Names> names_for(const trace::TraceDir &dir, const std::string &explicit_file, const Say &say);
 
-// Whether a trace directory still holds thread files (*.vpt): a session
-// with keep_traces false deletes them once the run's summary is written.
-bool has_trace_files(const std::string &dir);
+// Whether DIR is a run's summary alone: a session with keep_traces false
+// deleted its recorded files once run.summary was written.
+bool summary_only(const std::string &dir);
 
 // Runs analysed before, by the directory they were given as, each reduced
 // (reduce_run): an iterate session analyses each iteration's run once and

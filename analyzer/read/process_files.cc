@@ -16,6 +16,8 @@
 #include <fmt/format.h>
 #include <vprof/trace_format.h>
 
+#include "analyzer/read/trace_dir.h"
+
 namespace vprof::trace {
 
 namespace {
@@ -59,7 +61,7 @@ Droppers droppers(const ProcessFiles &p, const std::string &dir) {
   if (!d) return {p.budget_mb, 0};
   while (dirent *e = readdir(d)) {
     const std::string name = e->d_name;
-    if (name.size() < 7 || name.compare(0, 2, "t-") != 0 || name.compare(name.size() - 4, 4, ".vpt") != 0) continue;
+    if (!is_thread_file(name)) continue;
     const int fd = open((dir + "/" + name).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) continue;
     vprof_file_header h;

@@ -37,17 +37,23 @@ uint64_t records_in(const fs::path &dir) {
 
 constexpr const char *kRepeatOf = "repeat-of";  // Recording::mark_repeat_of
 
-bool is_trace_file(const std::string &name) {
+// What the run's processes wrote: thread files, process files, and
+// p-<pid>.maps (and the .tmp a killed process left while writing it), which
+// go with their process files (trace_format.h).
+bool is_recorded_data(const std::string &name) {
   auto ends = [&](const char *s) {
     size_t n = std::strlen(s);
     return name.size() > n && name.compare(name.size() - n, n, s) == 0;
   };
-  // p-<pid>.maps (and the .tmp a killed process left while writing it) go
-  // with their process files (trace_format.h); places.json, and a killed
-  // analysis's places.json.<pid>.tmp, with the trace it names.
-  return (name.rfind("t-", 0) == 0 && ends(".vpt")) ||
-         (name.rfind("p-", 0) == 0 && (ends(".vpp") || ends(".maps") || ends(".maps.tmp"))) ||
-         name == "manifest.json" || name.rfind("places.json", 0) == 0 || name == kRepeatOf;
+  return is_thread_file(name) ||
+         (name.rfind("p-", 0) == 0 && (ends(".vpp") || ends(".maps") || ends(".maps.tmp")));
+}
+
+// A trace: the recorded data, and what names it: the manifest, places.json
+// (and a killed analysis's places.json.<pid>.tmp), repeat-of.
+bool is_trace_file(const std::string &name) {
+  return is_recorded_data(name) || name == "manifest.json" || name.rfind("places.json", 0) == 0 ||
+         name == kRepeatOf;
 }
 
 std::vector<fs::path> trace_files(const fs::path &dir) {
@@ -368,6 +374,21 @@ bool Recording::mark_repeat_of(const std::string &original) const {
   std::error_code ec;
   const fs::path canon = fs::weakly_canonical(original, ec);
   return write_file(fs::path(dir_) / kRepeatOf, (ec ? fs::path(original) : canon).string() + "\n");
+}
+
+Deleted delete_recorded_data(const std::string &dir) {
+  Deleted out;
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(dir, ec)) {
+    if (!is_recorded_data(e.path().filename().string())) continue;
+    std::error_code sz;
+    const uint64_t size = e.is_regular_file(sz) && !e.is_symlink(sz) ? e.file_size(sz) : 0;
+    if (fs::remove(e.path(), sz)) {
+      ++out.files;
+      out.bytes += size;
+    }
+  }
+  return out;
 }
 
 std::string repeat_of(const std::string &dir) {

@@ -39,6 +39,17 @@ namespace vprof::trace {
 // "" when it repeats none.
 std::string repeat_of(const std::string &dir);
 
+// Deletes what the run's processes wrote into DIR (thread files, process
+// files, their maps), keeping what names and summarizes the run (manifest,
+// places, run.summary, repeat-of): an iterate session with keep_traces
+// false, once the run's summary is written. Links are removed, never
+// followed. How many files and bytes went.
+struct Deleted {
+  size_t files = 0;
+  uint64_t bytes = 0;
+};
+Deleted delete_recorded_data(const std::string &dir);
+
 class Recording {
  public:
   // `manifest`: the file to keep with the trace ("": none; after the run

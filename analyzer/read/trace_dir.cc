@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -97,11 +98,18 @@ void add_thread_file(int dir, const std::string &name, RecordCount &s) {
   if (h.ring_valid) s.records += count_chunk(f, VPROF_HEADER_BYTES + cur * h.chunk_bytes, h.chunk_bytes, block);
 }
 
+}  // namespace
+
 bool is_thread_file(const std::string &name) {
   return name.size() > 6 && name.compare(0, 2, "t-") == 0 && name.compare(name.size() - 4, 4, ".vpt") == 0;
 }
 
-}  // namespace
+bool has_thread_files(const std::string &dir) {
+  std::error_code ec;
+  for (const auto &e : std::filesystem::directory_iterator(dir, ec))
+    if (is_thread_file(e.path().filename().string())) return true;
+  return false;
+}
 
 Expected<std::unique_ptr<TraceDir>> TraceDir::open(const std::string &dir) {
   std::unique_ptr<TraceDir> t(new TraceDir);

@@ -33,6 +33,12 @@ struct RecordCount {
   uint64_t late_switches = 0;  // sum of the headers' late_switches (the writer lagged)
 };
 
+// A thread file's name (t-PID-TID.vpt, t-PID-TID.N.vpt: trace_format.h).
+bool is_thread_file(const std::string &name);
+// Whether DIR holds one: a session with keep_traces false deletes them once
+// the run's summary is written.
+bool has_thread_files(const std::string &dir);
+
 class TraceDir {
  public:
   // Fails when `dir` cannot be opened as a directory. A directory without a
