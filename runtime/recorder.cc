@@ -36,6 +36,37 @@ ThreadState *current_thread() {
   return thread_create();
 }
 
+// The tick of the thread's newest record in its current ring (0: none):
+// what the thread's next record's time must not go below. A multi-slot record's last
+// slot is payload; emit_slots notes where such a record ended.
+uint64_t newest_tick(const ThreadState *t) {
+  if (!t->has_ring() || t->hot.pos <= t->hot.start) return 0;
+  if (t->multi_end == t->hot.pos) return t->multi_tick;
+  const vprof_slot *last = t->hot.pos - 1;
+  // A run's extension (kind bits 0, probes.h) is its head's payload.
+  if ((last->w0 & VPROF_KIND_MASK) == 0 && last - 1 >= t->hot.start) --last;
+  const vprof_slot &s = *last;
+  const uint64_t tick = (s.w0 >> VPROF_TS_SHIFT) + t->hot.tsc_base;
+  // A call's span and a recorder's pause end after their record's time.
+  switch (s.w0 & VPROF_KIND_MASK) {
+    case VPROF_K_SITE_SPAN:
+    case VPROF_K_SITE_RUN: return tick + (s.arg >> 32);
+    case VPROF_K_RECORDER: return tick + s.arg;
+    default: return tick;
+  }
+}
+
+// A record's time, called with hot.busy set. A signal handler's probe may
+// have recorded between the caller's clock read and the flag (a window's
+// record: its time is chosen, the switches drained, and only then written):
+// the record goes after its records, so not before their time (the reader
+// clamped such records, and warned, on a server whose handlers run
+// instrumented code). Never past the clock: a pause's end may be.
+static uint64_t not_before_newest(const ThreadState *t, uint64_t now) {
+  const uint64_t newest = newest_tick(t);
+  return newest > now ? std::min(newest, vprof_now()) : now;
+}
+
 bool emit_slots(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now,
                 const vprof_slot *ext, unsigned n_ext, bool counted) {
   if (t->hot.busy) {  // re-entered from a signal handler mid-record
@@ -56,16 +87,26 @@ bool emit_slots(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now,
   if (t->hot.pos + 1 + n_ext > t->hot.end && t->perf && !t->draining && !t->dropping) {
     t->hot.busy = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    bool switched = thread_next_chunk(t);
+    // Parked since the test above: a signal handler's probe looked at the
+    // window and parked the ring's end (window_set_seen).
+    bool switched = !t->parked_end && thread_next_chunk(t);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     t->hot.busy = 0;
     if (switched) switches_drain(t, now);
   }
   t->hot.busy = 1;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  now = not_before_newest(t, now);
   bool ok = true;
-  if (t->hot.pos + 1 + n_ext > t->hot.end && !thread_next_chunk(t)) {
+  // Parked meanwhile (a handler's probe, during the drain above or before
+  // the flag): the end is the position, and a switch now would leave the
+  // parked end pointing into the other ring (a later unpark then let probes
+  // write past this one's end, and the file lost a chunk's tail).
+  if (t->parked_end || (t->hot.pos + 1 + n_ext > t->hot.end && !thread_next_chunk(t))) {
     if (counted) thread_count_drop(t);
+    // A switch this record paid for goes unmarked with it: a later record
+    // is not its time (its pause, from there, ran past the records after it).
+    if (!t->draining) t->pause_ticks = 0;
     ok = false;
   } else {
     vprof_slot *s = t->hot.pos;
@@ -99,6 +140,15 @@ static inline void emit_at(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t
     vprof_write_slot(&t->hot, kind, arg, now);
   else
     emit_slots(t, kind, arg, now, nullptr, 0);
+}
+
+// One record at `now` or, when a signal handler's probe recorded since `now`
+// was read, after its records (emit_slots): the annotation API's records (an
+// interval's end drains the context switches between the two) and a wait's
+// begin dated back to when recording resumed. A probe's own record reads the
+// clock just before it: the same can happen there, in a few instructions.
+static void emit_after(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now) {
+  emit_slots(t, kind, arg, now, nullptr, 0);
 }
 
 static uint32_t intern(ThreadState *t, const char *s) {
@@ -360,7 +410,7 @@ void vprof_interval_begin(uint64_t id) {
   if (!window_interval_begin(t, id)) return count_off_interval(t);
   // Its time after the look: a WINDOW record just written may be later than
   // the clock read above.
-  emit_at(t, VPROF_K_IV_BEGIN, id, vprof_now());
+  emit_after(t, VPROF_K_IV_BEGIN, id, vprof_now());
 }
 
 void vprof_interval_begin_labeled(uint64_t id, const char *type, const char *client) {
@@ -385,7 +435,7 @@ void vprof_interval_end(uint64_t id) {
     // Its time after the look (a WINDOW record just written may be later).
     const uint64_t now = vprof_now();
     switches_drain(t, now);
-    emit_at(t, VPROF_K_IV_END, id, now);
+    emit_after(t, VPROF_K_IV_END, id, now);
   }
   // Its count goes down only after its end is written: a counted interval
   // holds its window open, and the look above must still find it recording.
@@ -399,7 +449,7 @@ void vprof_interval_end(uint64_t id) {
 static void api_record(uint32_t kind, uint64_t arg) {
   if (!on()) return;
   ThreadState *t = current_thread();
-  if (t && recording(t)) emit_at(t, kind, arg, vprof_now());
+  if (t && recording(t)) emit_after(t, kind, arg, vprof_now());
 }
 
 void vprof_interval_join(uint64_t id) { api_record(VPROF_K_IV_JOIN, id); }
@@ -515,9 +565,8 @@ void vprof_rt_sync_wait_end(const void *obj, uint32_t role, int acquired) {
     // recording resumed, so that the wait names its object. Not taken back.
     // A wait around another one begun while off (PostgreSQL's LWLock wait
     // around its semaphore's) ends after it: its begin then comes at the
-    // inner one's end, not before it, so that time goes forward.
-    if (window_sampled())
-      emit_at(t, VPROF_K_WAIT_BEGIN, vprof_sync_arg(obj, role), std::max(t->resumed_tick, window_last_tick(t)));
+    // inner one's end, not before it (emit_after: not before the newest record).
+    if (window_sampled()) emit_after(t, VPROF_K_WAIT_BEGIN, vprof_sync_arg(obj, role), t->resumed_tick);
     t->wait_slot = nullptr;
   } else {
     --t->waits_recorded;

@@ -96,8 +96,9 @@ struct alignas(64) ThreadState {
   static constexpr unsigned kWaits = 4;
   Waiting waits[kWaits] = {};
   unsigned n_waits = 0;
-  // Where emit_slots' last record of several slots ended, and its tick: the
-  // slot before hot.pos is then payload, not a record (window.cc).
+  // Where emit_slots' last record of several slots ended in this ring pass,
+  // and its tick: the slot before hot.pos is then payload, not a record
+  // (newest_tick).
   vprof_slot *multi_end = nullptr;
   uint64_t multi_tick = 0;
   // Windowed recording (window.h). The WAIT_BEGINs written since recording
@@ -112,6 +113,7 @@ struct alignas(64) ThreadState {
   // the ring's end waits here.
   uint64_t observed = kWindowFull;
   vprof_slot *parked_end = nullptr;
+  bool looking = false;  // in window_observe (a handler's probe does not look then)
   uint64_t made_word = 0;    // the last word this thread moved the state to
   bool made_capped = false;  // and whether that was the cap
   uint64_t made_tick = 0;    // and when (window_advance)
@@ -181,7 +183,12 @@ struct ErrnoKeeper {
 // off, the process is exiting, or this thread already finished.
 ThreadState *current_thread();
 
-// Writes one record of 1 + n_ext slots at tick `now`. False when dropped.
+// The tick of the thread's newest record in its current ring (0: none).
+uint64_t newest_tick(const ThreadState *t);
+
+// Writes one record of 1 + n_ext slots at tick `now`, or at the newest
+// record's when that is later (a signal handler's probe recorded after the
+// caller read `now`). False when dropped.
 // A drop is counted (records + dropped is what the program asked to write),
 // unless `counted` is false: a record the program did not ask for (a label's
 // string, written with the interval that names it).

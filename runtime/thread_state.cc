@@ -252,12 +252,14 @@ ThreadState *thread_create() {
     g.threads = t;
     pthread_mutex_unlock(&g.registry_lock);
     pthread_setspecific(g.exit_key, t);
+    // Flagged before a signal handler's probe can see the state: its records
+    // would come before the first one, at earlier times (emit_slots drops them).
+    t->hot.busy = !t->dropping;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     vprof_tls = &t->hot;
     // The first record: what making the file, its ring and the switch ring
     // cost this thread (a file system under load can make it milliseconds).
     if (!t->dropping) {
-      t->hot.busy = 1;  // a signal handler's probe now waits its turn (emit_slots drops it)
-      __atomic_signal_fence(__ATOMIC_SEQ_CST);
       write_recorder(t, began, vprof_now() - began);
       __atomic_signal_fence(__ATOMIC_SEQ_CST);
       t->hot.busy = 0;
@@ -411,6 +413,7 @@ bool thread_next_chunk(ThreadState *t) {
   t->pending.store(1, std::memory_order_release);
   t->hot.start = t->hot.pos = t->ring();
   t->hot.end = t->ring() + t->chunk_slots - 2;
+  t->multi_end = nullptr;  // of the ring's last pass: not where its next record ends
   update_anchor(t);
   writer_wake();
   t->pause_ticks = vprof_now() - began;  // written after the record that paid for it

@@ -108,26 +108,6 @@ double jitter(uint64_t seed, uint32_t seq) {
 
 }  // namespace
 
-// The tick of the thread's newest record in its current ring (0: none):
-// what a WINDOW record's time must not go below. A multi-slot record's last
-// slot is payload; emit_slots notes where such a record ended.
-uint64_t window_last_tick(const ThreadState *t) {
-  if (!t->has_ring() || t->hot.pos <= t->hot.start) return 0;
-  if (t->multi_end == t->hot.pos) return t->multi_tick;
-  const vprof_slot *last = t->hot.pos - 1;
-  // A run's extension (kind bits 0, probes.h) is its head's payload.
-  if ((last->w0 & VPROF_KIND_MASK) == 0 && last - 1 >= t->hot.start) --last;
-  const vprof_slot &s = *last;
-  const uint64_t tick = (s.w0 >> VPROF_TS_SHIFT) + t->hot.tsc_base;
-  // A call's span and a recorder's pause end after their record's time.
-  switch (s.w0 & VPROF_KIND_MASK) {
-    case VPROF_K_SITE_SPAN:
-    case VPROF_K_SITE_RUN: return tick + (s.arg >> 32);
-    case VPROF_K_RECORDER: return tick + s.arg;
-    default: return tick;
-  }
-}
-
 const volatile uint64_t *window_word_ptr = &kFullWord;
 
 void window_init() {
@@ -207,9 +187,24 @@ void window_advance(ThreadState *t, uint64_t now) {
   }
 }
 
+static bool observe_change(ThreadState *t, uint64_t w);
+
 bool window_observe(ThreadState *t) {
   const uint64_t w = *window_word_ptr;
   if (w == t->observed) return window_recording(w);
+  // A signal handler's probe while its thread writes a record, switches
+  // rings or looks at the window itself: the look is the thread's, at its
+  // next probe, and the thread records as it saw until then. (A handler's
+  // look parked the ring's end under a ring switch, which left the parked
+  // end in the other ring: probes later wrote past the ring's end.)
+  if (t->hot.busy || t->looking) return window_recording(t->observed);
+  t->looking = true;
+  const bool is = observe_change(t, w);
+  t->looking = false;
+  return is;
+}
+
+static bool observe_change(ThreadState *t, uint64_t w) {
   const uint64_t old = t->observed;
   const uint64_t now = vprof_now();
   const bool was = window_recording(old), is = window_recording(w);
@@ -224,7 +219,7 @@ bool window_observe(ThreadState *t) {
   }
   // When it changed, or after the thread's newest record (it recorded on
   // until it looked), and not after now.
-  const uint64_t ts = std::min(std::max(made ? t->made_tick : window_since(w), window_last_tick(t)), now);
+  const uint64_t ts = std::min(std::max(made ? t->made_tick : window_since(w), newest_tick(t)), now);
   if (!was) {  // (no switch event is open while off: nothing came to let go)
     if (!is) {
       // Off and still off (a window came and went while the thread ran no

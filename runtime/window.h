@@ -73,9 +73,6 @@ void window_set_seen(ThreadState *t, uint64_t w);
 bool window_interval_begin(ThreadState *t, uint64_t id);
 void window_interval_end(ThreadState *t, uint64_t id);
 
-// The tick of the thread's newest record in its current ring (0: none).
-uint64_t window_last_tick(const ThreadState *t);
-
 // A waker's release tick (low 32 bits, the ownership map's) older than the
 // window the thread records in: released while nothing recorded, so the map
 // may name an earlier releaser. True: do not name it.

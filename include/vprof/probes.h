@@ -291,9 +291,11 @@ VPROF_INLINE void vprof_site_end_body(vprof_u64 site) {
     vprof_write_slot(t, VPROF_K_SITE_END, id, now);
     return;
   }
-  now = vprof_now();
+  /* The clock after the flag: a signal handler's probe records before the
+   * flag or not at all, never between the clock and the record. */
   t->busy = 1;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  now = vprof_now();
   b = t->pos - 1;
   if (b >= t->start && b->arg == site && (b->w0 & VPROF_KIND_MASK) == VPROF_K_SITE_BEGIN) {
     began = (b->w0 >> VPROF_TS_SHIFT) + t->tsc_base;
@@ -313,8 +315,8 @@ VPROF_INLINE void vprof_site_end_body(vprof_u64 site) {
       return;
     }
   }
-  t->busy = 0;
-  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  /* Still flagged: no handler's probe has written since the test above, so
+   * there is room (vprof_write_slot sets the flag again and clears it). */
   vprof_write_slot(t, VPROF_K_SITE_END, id, now);
 }
 
