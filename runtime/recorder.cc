@@ -87,6 +87,7 @@ bool emit_slots(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now,
   if (t->hot.pos + 1 + n_ext > t->hot.end && t->perf && !t->draining && !t->dropping) {
     t->hot.busy = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    now = not_before_newest(t, now);  // before the switch: the newest is in this ring
     // Parked since the test above: a signal handler's probe looked at the
     // window and parked the ring's end (window_set_seen).
     bool switched = !t->parked_end && thread_next_chunk(t);
@@ -103,7 +104,8 @@ bool emit_slots(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now,
   // parked end pointing into the other ring (a later unpark then let probes
   // write past this one's end, and the file lost a chunk's tail).
   if (t->parked_end || (t->hot.pos + 1 + n_ext > t->hot.end && !thread_next_chunk(t))) {
-    if (counted) thread_count_drop(t);
+    // (a handler's doing, when parked: said so, not as a full budget)
+    if (counted) t->parked_end ? thread_count_reentry(t) : thread_count_drop(t);
     // A switch this record paid for goes unmarked with it: a later record
     // is not its time (its pause, from there, ran past the records after it).
     if (!t->draining) t->pause_ticks = 0;

@@ -563,9 +563,25 @@ int main(int argc, char **argv) {
     sigaction(SIGALRM, &sa, nullptr);
     itimerval every{{0, 20}, {0, 20}}, off{};
     setitimer(ITIMER_REAL, &every, nullptr);
+    // With a third argument, the thread's own probes meanwhile: a function
+    // and a call site around each clock read of the spin, where a handler's
+    // probe can land between a probe's clock read and its record.
+    const bool probes = argc > 4 && std::string(argv[4]) == "probes";
     for (uint32_t i = 1; i <= arg(2); ++i) {
       vprof_interval_begin(i);
-      spin_us(arg(3));
+      if (!probes) {
+        spin_us(arg(3));
+      } else {
+        timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        do {
+          vprof_fn_enter(3);
+          vprof_site_begin(VPROF_SITE_CALLS(9, 0));
+          clock_gettime(CLOCK_MONOTONIC, &b);
+          vprof_site_end(VPROF_SITE_CALLS(9, 0));
+          vprof_fn_exit(3);
+        } while ((b.tv_sec - a.tv_sec) * 1000000000l + (b.tv_nsec - a.tv_nsec) < (long)arg(3) * 1000);
+      }
       vprof_interval_end(i);
     }
     setitimer(ITIMER_REAL, &off, nullptr);
