@@ -39,7 +39,7 @@ ThreadState *current_thread() {
 // The tick of the thread's newest record in its current ring (0: none):
 // what the thread's next record's time must not go below. A multi-slot record's last
 // slot is payload; emit_slots notes where such a record ended.
-uint64_t newest_tick(const ThreadState *t) {
+static uint64_t newest_tick(const ThreadState *t) {
   if (!t->has_ring() || t->hot.pos <= t->hot.start) return 0;
   if (t->multi_end == t->hot.pos) return t->multi_tick;
   const vprof_slot *last = t->hot.pos - 1;
@@ -104,8 +104,10 @@ bool emit_slots(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now,
   // parked end pointing into the other ring (a later unpark then let probes
   // write past this one's end, and the file lost a chunk's tail).
   if (t->parked_end || (t->hot.pos + 1 + n_ext > t->hot.end && !thread_next_chunk(t))) {
-    // (a handler's doing, when parked: said so, not as a full budget)
-    if (counted) t->parked_end ? thread_count_reentry(t) : thread_count_drop(t);
+    if (counted) {
+      if (t->parked_end) thread_count_reentry(t);  // a handler's doing, not a full budget
+      else thread_count_drop(t);
+    }
     // A switch this record paid for goes unmarked with it: a later record
     // is not its time (its pause, from there, ran past the records after it).
     if (!t->draining) t->pause_ticks = 0;
@@ -147,8 +149,8 @@ static inline void emit_at(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t
 // One record at `now` or, when a signal handler's probe recorded since `now`
 // was read, after its records (emit_slots): the annotation API's records (an
 // interval's end drains the context switches between the two) and a wait's
-// begin dated back to when recording resumed. A probe's own record reads the
-// clock just before it: the same can happen there, in a few instructions.
+// begin dated back to when recording resumed. (A probe reads its clock
+// under its flag: probes.h.)
 static void emit_after(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now) {
   emit_slots(t, kind, arg, now, nullptr, 0);
 }

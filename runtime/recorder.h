@@ -183,9 +183,6 @@ struct ErrnoKeeper {
 // off, the process is exiting, or this thread already finished.
 ThreadState *current_thread();
 
-// The tick of the thread's newest record in its current ring (0: none).
-uint64_t newest_tick(const ThreadState *t);
-
 // Writes one record of 1 + n_ext slots at tick `now`, or at the newest
 // record's when that is later (a signal handler's probe recorded after the
 // caller read `now`). False when dropped.

@@ -217,9 +217,9 @@ static bool observe_change(ThreadState *t, uint64_t w) {
     switches_drain(t, now);
     switches_close(t);
   }
-  // When it changed, or after the thread's newest record (it recorded on
-  // until it looked), and not after now.
-  const uint64_t ts = std::min(std::max(made ? t->made_tick : window_since(w), newest_tick(t)), now);
+  // When it changed, and not after now; emit_slots puts it after the
+  // thread's newest record (it recorded on until it looked).
+  const uint64_t ts = std::min(made ? t->made_tick : window_since(w), now);
   if (!was) {  // (no switch event is open while off: nothing came to let go)
     if (!is) {
       // Off and still off (a window came and went while the thread ran no
