@@ -97,7 +97,9 @@ class In {
   }
   template <class T>
   void operator()(std::vector<T> &v) {
-    for (uint64_t n = count(); n > 0 && ok_; --n) (*this)(v.emplace_back());
+    const uint64_t n = count();
+    v.reserve(v.size() + n);  // at most one element a byte left: count() checked
+    for (uint64_t k = n; k > 0 && ok_; --k) (*this)(v.emplace_back());
   }
   template <class T>
   void operator()(std::set<T> &v) {
@@ -238,6 +240,7 @@ Expected<std::unique_ptr<RunAnalysis>> load_run_summary(const std::string &path,
   const char *foreign = fstat(fd, &st) == 0 ? tracedir::foreign_file(st) : "cannot be read";
   std::string bytes;
   if (!foreign) {
+    bytes.reserve(size_t(st.st_size));  // a file that grows meanwhile appends past it
     char buf[1 << 16];
     for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) bytes.append(buf, size_t(n));
   }
@@ -273,7 +276,12 @@ Expected<std::unique_ptr<RunAnalysis>> load_run_summary(const std::string &path,
     return bad("damaged (its rows)");
   for (const PathCell &c : p.cells)
     if (c.node >= r->trie.size()) return bad("damaged (its cells)");
+  bytes = std::string();  // the file's copy, before the columns are made
   if (Status d = derive_run(*r, opt); !d) return Error{d.message()};
+  // The columns hold the cells' sums up the tree; nothing reads the cells
+  // again (the summary is already written), so they are let go at once, as
+  // a session's kept run's are.
+  reduce_run(*r);
   return r;
 }
 

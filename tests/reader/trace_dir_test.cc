@@ -280,6 +280,10 @@ TEST(AnalyzeDirs, ARunTakenFromItsSummaryIsItsTracesRun) {
   EXPECT_TRUE(said.empty()) << said[0];
   EXPECT_TRUE((*three)->runs[0]->summarized);
   EXPECT_FALSE((*three)->runs[2]->summarized);
+  // A run from its summary keeps its columns, not the cells they were made
+  // from (half of a merged analysis' memory on PostgreSQL's 18 summaries).
+  EXPECT_TRUE((*three)->runs[0]->paths.cells.empty());
+  EXPECT_GT((*three)->runs[0]->columns.total.nonzeros(), 0u);
   EXPECT_EQ(text_of(**three), read_again);
   // By hand (vprof analyze, no run_summaries): a directory whose thread
   // files are gone is read from its summary, the same report; one that
