@@ -300,7 +300,7 @@ Profile make_profile(const Analysis &a, BuildInfo build, std::optional<int> only
       if (!v.a.self || c.nodes[node].children.empty()) {
         // A node's total is its column's cells as they are (rows
         // ascending); a dense pass per node was most of saving a wide run.
-        for (size_t i = t.begin[node]; i < t.begin[node + 1]; ++i) keep(t.row[i], t.value[i]);
+        t.for_each(int(node), keep);
       } else {  // a body: its total less its children's
         Eigen::VectorXd col(rows);
         if (rows) c.part_into(v.a.node, true, col);

@@ -1,6 +1,7 @@
 #include "analyzer/tree/columns.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -99,6 +100,22 @@ Expected<Columns> build_columns(const StackTrie &trie, const CriticalPaths &cp, 
     }
     c.latency(Eigen::Index(r)) = double(cp.rows[r].latency_ns);
   }
+  // A dense column's rows are not kept (NodeTotals): the others' move down,
+  // and the array shrinks to them (a branch per cell in the pass above cost
+  // more instructions than this copy of the sparse ones).
+  t.row_begin.assign(cols + 1, 0);
+  for (size_t i = 0; i < cols; ++i) {
+    const size_t n = t.begin[i + 1] - t.begin[i];
+    if (n == rows) {
+      t.row_begin[i + 1] = t.row_begin[i];
+      continue;
+    }
+    if (t.row_begin[i] != t.begin[i])
+      std::memmove(t.row.data() + t.row_begin[i], t.row.data() + t.begin[i], n * sizeof(int32_t));
+    t.row_begin[i + 1] = t.row_begin[i] + n;
+  }
+  t.row.resize(t.row_begin[cols]);
+  t.row.shrink_to_fit();
   return c;
 }
 
@@ -114,18 +131,14 @@ Columns select_rows(const Columns &c, const std::vector<Eigen::Index> &rows) {
   }
   NodeTotals &t = out.total;
   t.rows = Eigen::Index(rows.size());
-  t.begin.assign(1, 0);
   std::vector<std::pair<int32_t, double>> col;
   for (int n = 0; n < int(c.nodes.size()); ++n) {
     col.clear();
-    for (size_t i = c.total.begin[size_t(n)]; i < c.total.begin[size_t(n) + 1]; ++i)
-      if (int32_t r = to[size_t(c.total.row[i])]; r >= 0) col.push_back({r, c.total.value[i]});
+    c.total.for_each(n, [&](Eigen::Index row, double v) {
+      if (int32_t r = to[size_t(row)]; r >= 0) col.push_back({r, v});
+    });
     if (!ascending) std::sort(col.begin(), col.end());
-    for (const auto &[r, v] : col) {
-      t.row.push_back(r);
-      t.value.push_back(v);
-    }
-    t.begin.push_back(t.row.size());
+    t.push_column(col);
   }
   // A node has own time in these rows when its total exceeds its children's
   // in one of them (the times are integer ns: exact).
@@ -140,10 +153,21 @@ Columns select_rows(const Columns &c, const std::vector<Eigen::Index> &rows) {
 }
 
 double NodeTotals::at(Eigen::Index r, int c) const {
-  auto first = row.begin() + std::ptrdiff_t(begin[size_t(c)]);
-  auto last = row.begin() + std::ptrdiff_t(begin[size_t(c) + 1]);
+  if (dense(c)) return value[begin[size_t(c)] + size_t(r)];
+  auto first = row.begin() + std::ptrdiff_t(row_begin[size_t(c)]);
+  auto last = first + std::ptrdiff_t(cells(c));
   auto it = std::lower_bound(first, last, int32_t(r));
-  return it != last && *it == int32_t(r) ? value[size_t(it - row.begin())] : 0.0;
+  return it != last && *it == int32_t(r) ? value[begin[size_t(c)] + size_t(it - first)] : 0.0;
+}
+
+void NodeTotals::push_column(const std::vector<std::pair<int32_t, double>> &cells) {
+  const bool all = cells.size() == size_t(rows);
+  for (const auto &[r, v] : cells) {
+    if (!all) row.push_back(r);
+    value.push_back(v);
+  }
+  begin.push_back(value.size());
+  row_begin.push_back(row.size());
 }
 
 }  // namespace vprof::analyzer

@@ -262,7 +262,7 @@ class Builder {
   // dense column; the others by their cells (part_covariances).
   bool is_dense(int node) const {
     const NodeTotals &t = c_.total;
-    return 4 * (t.begin[size_t(node) + 1] - t.begin[size_t(node)]) >= size_t(c_.rows());
+    return 4 * t.cells(node) >= size_t(c_.rows());
   }
 
   // The parts' covariance matrix and each part's share of Var(root). The dense
@@ -308,13 +308,12 @@ class Builder {
       const int node = parts[size_t(sparse[k])].node;
       double sum = 0, root = 0;
       Eigen::VectorXd with_dense = Eigen::VectorXd::Zero(Eigen::Index(dense.size()));
-      for (size_t i = t.begin[size_t(node)]; i < t.begin[size_t(node) + 1]; ++i) {
-        const double v = t.value[i];
+      t.for_each(node, [&](Eigen::Index r, double v) {
         sum += v;
-        root += v * root_c_(t.row[i]);
-        with_dense += v * m.row(t.row[i]).transpose();
-        ++by_row[size_t(t.row[i]) + 1];
-      }
+        root += v * root_c_(r);
+        with_dense += v * m.row(r).transpose();
+        ++by_row[size_t(r) + 1];
+      });
       mean[k] = sum / double(rows);
       if (var_root_ > 0) shares[size_t(sparse[k])] = root / n1 / var_root_;
       for (size_t d = 0; d < dense.size(); ++d)
@@ -325,8 +324,7 @@ class Builder {
     std::vector<size_t> next(by_row.begin(), by_row.end() - 1);
     for (size_t k = 0; k < sparse.size(); ++k) {
       const int node = parts[size_t(sparse[k])].node;
-      for (size_t i = t.begin[size_t(node)]; i < t.begin[size_t(node) + 1]; ++i)
-        cells[next[size_t(t.row[i])]++] = {uint32_t(k), t.value[i]};
+      t.for_each(node, [&](Eigen::Index r, double v) { cells[next[size_t(r)]++] = {uint32_t(k), v}; });
     }
     Eigen::MatrixXd g = Eigen::MatrixXd::Zero(Eigen::Index(sparse.size()), Eigen::Index(sparse.size()));
     for (size_t r = 0; r < size_t(rows); ++r)

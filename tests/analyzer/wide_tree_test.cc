@@ -83,6 +83,40 @@ TEST(Columns, AWideTreeKeepsOnlyTheCellsItsPathsTouch) {
   }
 }
 
+// A column with a cell in every interval (the root, R) keeps its values
+// only, the others their rows too; every cell reads back the same.
+TEST(Columns, ADenseColumnKeepsNoRowsAndReadsTheSame) {
+  const int n = 600;
+  auto run = analyzed(n);
+  const Columns &c = run->columns;
+  const NodeTotals &t = c.total;
+  size_t sparse = 0, dense = 0;
+  for (int col = 0; col < int(t.cols()); ++col) {
+    if (t.cells(col) == size_t(n)) {
+      ++dense;
+      EXPECT_TRUE(t.dense(col)) << col;
+      EXPECT_EQ(t.row_begin[size_t(col) + 1], t.row_begin[size_t(col)]) << col;
+    } else {
+      sparse += t.cells(col);
+      EXPECT_FALSE(t.dense(col)) << col;
+    }
+    const Eigen::VectorXd v = t.col(col);
+    for (int r = 0; r < n; ++r) ASSERT_EQ(t.at(r, col), v(r)) << col << " " << r;
+    double sum = 0;
+    t.for_each(col, [&](Eigen::Index, double x) { sum += x; });
+    EXPECT_EQ(sum, v.sum()) << col;
+  }
+  EXPECT_GE(dense, 2u) << "the root and R";
+  EXPECT_EQ(t.row.size(), sparse);
+  EXPECT_EQ(t.row_begin.back(), sparse);
+  // Rows selected from it: all of them keep the dense columns dense.
+  std::vector<Eigen::Index> all(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) all[size_t(r)] = r;
+  Columns s = select_rows(c, all);
+  EXPECT_EQ(s.total.row.size(), sparse);
+  EXPECT_TRUE(s.total.dense(0));
+}
+
 TEST(Columns, SelectedRowsInAnyOrderKeepTheirCells) {
   const int n = 900;
   auto run = analyzed(n);
@@ -95,9 +129,10 @@ TEST(Columns, SelectedRowsInAnyOrderKeepTheirCells) {
     Eigen::VectorXd all = c.total.col(col), some = s.total.col(col);
     for (size_t i = 0; i < rows.size(); ++i) ASSERT_EQ(some(Eigen::Index(i)), all(rows[i])) << col;
     // A column's rows stay ascending: at() searches them.
-    const auto *b = s.total.row.data() + s.total.begin[size_t(col)];
-    const auto *e = s.total.row.data() + s.total.begin[size_t(col) + 1];
-    ASSERT_TRUE(std::is_sorted(b, e)) << col;
+    std::vector<Eigen::Index> seen;
+    s.total.for_each(col, [&](Eigen::Index r, double) { seen.push_back(r); });
+    ASSERT_TRUE(std::is_sorted(seen.begin(), seen.end())) << col;
+    ASSERT_EQ(seen.size(), s.total.cells(col)) << col;
   }
   EXPECT_EQ(s.latency(0), c.latency(n - 1));
 }
