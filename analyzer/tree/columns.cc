@@ -1,9 +1,11 @@
 #include "analyzer/tree/columns.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -58,15 +60,23 @@ Expected<Columns> build_columns(const StackTrie &trie, const CriticalPaths &cp, 
   NodeTotals &t = c.total;
   t.rows = Eigen::Index(rows);
   t.begin.assign(cols + 1, 0);
-  for (size_t r = 0; r < rows; ++r)
+  // A row's cells are each at most its root's, their sum: when no row's
+  // passes 2^31 ns, the values are kept as 32-bit integers (NodeTotals).
+  uint64_t most = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    uint64_t sum = 0;
     for (const PathCell *p = cp.row_begin(r); p != cp.row_end(r); ++p) {
       int n = proj[p->node];
       if (n < 0 || p->ns == 0) continue;
+      sum += p->ns;
       for (; n >= 0 && seen[size_t(n)] != int32_t(r); n = parent[size_t(n)]) {
         seen[size_t(n)] = int32_t(r);
         ++t.begin[size_t(n) + 1];
       }
     }
+    most = std::max(most, sum);
+  }
+  const bool narrow = most <= uint64_t(INT32_MAX);
   for (size_t i = 0; i < cols; ++i) t.begin[i + 1] += t.begin[i];
   const size_t cells = t.begin[cols];
   if (uint64_t(cells) * kCellBytes > max_bytes)
@@ -77,29 +87,34 @@ Expected<Columns> build_columns(const StackTrie &trie, const CriticalPaths &cp, 
         double(max_bytes) / double(1ull << 30))};
   // Fresh arrays: fault their pages in one call each (util/prefault.h).
   t.row.reserve(cells);
-  t.value.reserve(cells);
   prefault(t.row.data(), cells * sizeof(int32_t));
-  prefault(t.value.data(), cells * sizeof(double));
   t.row.resize(cells);
-  t.value.resize(cells);
-  std::vector<size_t> at(t.begin.begin(), t.begin.end() - 1);  // the next free cell
-  std::fill(seen.begin(), seen.end(), -1);
-  for (size_t r = 0; r < rows; ++r) {
-    for (const PathCell *p = cp.row_begin(r); p != cp.row_end(r); ++p) {
-      int n = proj[p->node];
-      if (n < 0) continue;
-      c.has_self[size_t(n)] = true;
-      if (p->ns == 0) continue;
-      for (; n >= 0; n = parent[size_t(n)]) {
-        if (seen[size_t(n)] != int32_t(r)) {  // the row's first time here: its cell
-          seen[size_t(n)] = int32_t(r);
-          t.row[at[size_t(n)]++] = int32_t(r);
+  auto fill = [&](auto &value) {
+    using V = typename std::decay_t<decltype(value)>::value_type;
+    value.reserve(cells);
+    prefault(value.data(), cells * sizeof(V));
+    value.resize(cells);
+    std::vector<size_t> at(t.begin.begin(), t.begin.end() - 1);  // the next free cell
+    std::fill(seen.begin(), seen.end(), -1);
+    for (size_t r = 0; r < rows; ++r) {
+      for (const PathCell *p = cp.row_begin(r); p != cp.row_end(r); ++p) {
+        int n = proj[p->node];
+        if (n < 0) continue;
+        c.has_self[size_t(n)] = true;
+        if (p->ns == 0) continue;
+        for (; n >= 0; n = parent[size_t(n)]) {
+          if (seen[size_t(n)] != int32_t(r)) {  // the row's first time here: its cell
+            seen[size_t(n)] = int32_t(r);
+            t.row[at[size_t(n)]++] = int32_t(r);
+          }
+          value[at[size_t(n)] - 1] += V(p->ns);
         }
-        t.value[at[size_t(n)] - 1] += double(p->ns);
       }
+      c.latency(Eigen::Index(r)) = double(cp.rows[r].latency_ns);
     }
-    c.latency(Eigen::Index(r)) = double(cp.rows[r].latency_ns);
-  }
+  };
+  if (narrow) fill(t.narrow);
+  else fill(t.value);
   // A dense column's rows are not kept (NodeTotals): the others' move down,
   // and the array shrinks to them (a branch per cell in the pass above cost
   // more instructions than this copy of the sparse ones).
@@ -140,6 +155,7 @@ Columns select_rows(const Columns &c, const std::vector<Eigen::Index> &rows) {
     if (!ascending) std::sort(col.begin(), col.end());
     t.push_column(col);
   }
+  t.narrow_values();
   // A node has own time in these rows when its total exceeds its children's
   // in one of them (the times are integer ns: exact).
   out.has_self.assign(c.nodes.size(), false);
@@ -153,11 +169,22 @@ Columns select_rows(const Columns &c, const std::vector<Eigen::Index> &rows) {
 }
 
 double NodeTotals::at(Eigen::Index r, int c) const {
-  if (dense(c)) return value[begin[size_t(c)] + size_t(r)];
+  auto value_at = [&](size_t i) { return narrow.empty() ? value[i] : double(narrow[i]); };
+  if (dense(c)) return value_at(begin[size_t(c)] + size_t(r));
   auto first = row.begin() + std::ptrdiff_t(row_begin[size_t(c)]);
   auto last = first + std::ptrdiff_t(cells(c));
   auto it = std::lower_bound(first, last, int32_t(r));
-  return it != last && *it == int32_t(r) ? value[begin[size_t(c)] + size_t(it - first)] : 0.0;
+  return it != last && *it == int32_t(r) ? value_at(begin[size_t(c)] + size_t(it - first)) : 0.0;
+}
+
+void NodeTotals::narrow_values() {
+  if (!narrow.empty() || value.empty()) return;
+  double most = 0;
+  for (double v : value) most = std::max(most, v);  // cells are > 0 (a path cell of 0 ns makes none)
+  if (most > double(INT32_MAX)) return;
+  narrow.resize(value.size());
+  std::transform(value.begin(), value.end(), narrow.begin(), [](double v) { return int32_t(v); });
+  std::vector<double>().swap(value);
 }
 
 void NodeTotals::push_column(const std::vector<std::pair<int32_t, double>> &cells) {

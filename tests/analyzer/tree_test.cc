@@ -231,6 +231,40 @@ TEST(VarianceTree, MatrixLimitIsAnErrorNotACrash) {
       << run.error().message;
 }
 
+// Cells are kept as 32-bit integers when no interval's path passes 2^31 ns
+// (2.1 s), as doubles otherwise; either way they read back exactly and the
+// tree's shares are the same (here the second run is the first at 10^8
+// times the scale: intervals of 1 to 4 s).
+TEST(VarianceTree, LongIntervalsKeepTheirCellsExactlyAsShortOnesDo) {
+  int64_t xb[] = {10, 20, 30, 40}, xc[] = {5, 5, 15, 15};
+  std::vector<std::unique_ptr<RunAnalysis>> runs;
+  for (int64_t scale : {int64_t{1}, int64_t{100'000'000}}) {
+    TraceBuilder tb;
+    for (int i = 0; i < 4; ++i)
+      add_interval(tb, uint64_t(i) + 1, i * 100 * scale, xb[i] * scale, xc[i] * scale);
+    AnalyzeOptions opt;
+    opt.factors.bootstrap = 0;
+    auto run = analyze_run(tb.build(), rbc_names(), opt, 0);
+    ASSERT_TRUE(run.ok()) << run.error().message;
+    const NodeTotals &t = (*run)->columns.total;
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(t.at(i, 0), double((*run)->paths.rows[size_t(i)].latency_ns)) << scale;
+    runs.push_back(std::move(run).value());
+  }
+  EXPECT_FALSE(runs[0]->columns.total.narrow.empty());
+  EXPECT_TRUE(runs[0]->columns.total.value.empty());
+  EXPECT_TRUE(runs[1]->columns.total.narrow.empty()) << "intervals past 2^31 ns";
+  EXPECT_GT(runs[1]->columns.latency.maxCoeff(), 3e9);
+  std::function<void(const VarNode &, const VarNode &)> same = [&](const VarNode &a, const VarNode &b) {
+    EXPECT_EQ(a.key, b.key);
+    ASSERT_EQ(a.share.has_value(), b.share.has_value()) << a.key;
+    if (a.share) EXPECT_NEAR(*a.share, *b.share, 1e-12) << a.key;
+    ASSERT_EQ(a.children.size(), b.children.size()) << a.key;
+    for (size_t i = 0; i < a.children.size(); ++i) same(a.children[i], b.children[i]);
+  };
+  same(runs[0]->tree, runs[1]->tree);
+}
+
 // MariaDB session 5 stopped at iteration 19: 40 000 intervals x
 // 6 960 nodes were refused as 4.1 GiB of dense matrices, though the totals
 // are kept by cell and a path reaches few of a wide tree's nodes. Here each
