@@ -545,10 +545,13 @@ void bootstrap_factors(const std::vector<Factor *> &factors, const Columns &c, i
   }
   // p99(L') / p99(L) − 1 in the same resamples: their quantiles, read off
   // the same weights (resample.h).
-  const std::vector<double> p99_l = poisson_quantile(l.data(), size_t(n), 0.99, size_t(B), o.seed, total.data());
+  PoissonWeights weights(o.seed, size_t(n), size_t(B));  // the top rows are mostly the same ones
+  const std::vector<double> p99_l =
+      poisson_quantile(l.data(), size_t(n), 0.99, size_t(B), o.seed, total.data(), 0, &weights);
   for (size_t f = 0; f < todo.size(); ++f) {
     if (fixed_col[f] < 0) continue;
-    const std::vector<double> p = poisson_quantile(lf[f].data(), size_t(n), 0.99, size_t(B), o.seed, total.data());
+    const std::vector<double> p =
+        poisson_quantile(lf[f].data(), size_t(n), 0.99, size_t(B), o.seed, total.data(), 0, &weights);
     for (size_t b = 0; b < size_t(B); ++b)
       if (total[b] >= 2 && p99_l[b] > 0) p99_fixed[f].push_back(p[b] / p99_l[b] - 1);
   }

@@ -1,8 +1,10 @@
 #include "analyzer/factors/resample.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -240,10 +242,40 @@ unsigned poisson_weight(uint64_t seed, size_t rows, size_t b, size_t r) {
   return weight_at(seed, uint64_t(b) * ((rows + 3) / 4), r, cuts());
 }
 
+PoissonWeights::PoissonWeights(uint64_t seed, size_t rows, size_t resamples)
+    : seed_(seed), rows_(rows), resamples_(resamples) {}
+
+// weight_of(u) for every u: one load where eight comparisons were.
+const std::array<uint8_t, 65536> &weight_table() {
+  static const std::array<uint8_t, 65536> t = [] {
+    std::array<uint8_t, 65536> a{};
+    for (size_t u = 0; u < a.size(); ++u) a[u] = uint8_t(weight_of(uint16_t(u), cuts()));
+    return a;
+  }();
+  return t;
+}
+
+uint32_t PoissonWeights::slot(size_t r) {
+  if (slot_.empty()) slot_.assign(rows_, 0);
+  if (slot_[r]) return slot_[r] - 1;
+  const std::array<uint8_t, 65536> &table = weight_table();
+  const size_t words = (rows_ + 3) / 4, at = w_.size();
+  const unsigned shift = unsigned(16 * (r % 4));
+  w_.resize(at + resamples_);
+  for (size_t b = 0; b < resamples_; ++b)
+    w_[at + b] = table[uint16_t(splitmix(seed_, uint64_t(b) * words + r / 4) >> shift)];
+  slot_[r] = uint32_t(at / resamples_) + 1;
+  return slot_[r] - 1;
+}
+
 std::vector<double> poisson_quantile(const double *v, size_t rows, double q, size_t resamples,
-                                     uint64_t seed, const double *totals, size_t presorted) {
+                                     uint64_t seed, const double *totals, size_t presorted,
+                                     PoissonWeights *weights) {
   std::vector<double> out(resamples, std::nan(""));
   if (rows == 0) return out;
+  std::optional<PoissonWeights> own;
+  if (!weights || weights->seed() != seed || weights->rows() != rows || weights->resamples() != resamples)
+    weights = &own.emplace(seed, rows, resamples);
   // Rows by value, largest first (ties by row, so the order is one order),
   // from the top `want` or so on: the rows at or above a threshold, the
   // want/step-th largest of every step-th value (a selection over a sample:
@@ -263,29 +295,43 @@ std::vector<double> poisson_quantile(const double *v, size_t rows, double q, siz
   for (size_t r = 0; r < rows; ++r)
     if (v[r] >= threshold) order.push_back(r);
   std::sort(order.begin(), order.end(), larger);
-  const Cuts &c = cuts();
+  // All resamples walk down together, a row at a time: each adds the row's
+  // weight to what it has seen, and the first row at which that reaches
+  // its rank from the top is its quantile (a loop over the resamples with no
+  // branch, where a walk per resample looked each weight up on its own).
+  std::vector<int32_t> need(resamples, 0), seen(resamples, 0), done(resamples, 1), at(resamples, 0);
+  int64_t left = 0;
   for (size_t b = 0; b < resamples; ++b) {
     const double n = totals[b];
     if (n < 1) continue;
     // Nearest rank k from the bottom (as quantiles: ceil(q·N) in [1, N]) is
     // rank N − k + 1 from the top.
-    const double k = std::clamp(std::ceil(q * n), 1.0, n), from_top = n - k + 1;
-    const uint64_t first = uint64_t(b) * ((rows + 3) / 4);
-    double seen = 0;
-    for (size_t i = 0;; ++i) {
-      if (i == order.size() && i < rows) {  // this resample reaches below the top: the rest, sorted
-        for (size_t r = 0; r < rows; ++r)
-          if (!(v[r] >= threshold)) order.push_back(r);
-        std::sort(order.begin() + ptrdiff_t(i), order.end(), larger);
-      }
-      if (i == rows) break;  // cannot happen: the weights add up to n
-      seen += weight_at(seed, first, order[i], c);
-      if (seen >= from_top) {
-        out[b] = v[order[i]];
-        break;
-      }
-    }
+    const double k = std::clamp(std::ceil(q * n), 1.0, n);
+    need[b] = int32_t(n - k + 1);
+    done[b] = 0;
+    ++left;
   }
+  for (size_t i = 0; left > 0; ++i) {
+    if (i == order.size() && i < rows) {  // a resample reaches below the top: the rest, sorted
+      for (size_t r = 0; r < rows; ++r)
+        if (!(v[r] >= threshold)) order.push_back(r);
+      std::sort(order.begin() + ptrdiff_t(i), order.end(), larger);
+    }
+    if (i == rows) break;  // cannot happen: the weights add up to n
+    const uint8_t *w = weights->row(weights->slot(order[i]));
+    int32_t hits = 0;
+    for (size_t b = 0; b < resamples; ++b) {
+      const int32_t s = seen[b] + w[b];
+      const int32_t hit = int32_t(s >= need[b]) & ~done[b];
+      seen[b] = s;
+      at[b] = hit ? int32_t(i) : at[b];
+      done[b] |= hit;
+      hits += hit;
+    }
+    left -= hits;
+  }
+  for (size_t b = 0; b < resamples; ++b)
+    if (need[b] > 0 && done[b]) out[b] = v[order[size_t(at[b])]];
   return out;
 }
 

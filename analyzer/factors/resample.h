@@ -56,8 +56,34 @@ unsigned poisson_weight(uint64_t seed, size_t rows, size_t b, size_t r);
 // the sort is of about the top 2(1 − q)·rows + 64 values (`presorted` if not
 // 0: for tests), and of all of them only for a resample whose walk goes
 // further.
+//
+// `weights`, if given, keeps each row's weights across calls: several
+// columns' quantiles over the same resamples (seed, rows and resamples as
+// its own) walk mostly the same rows, the largest intervals.
+class PoissonWeights;
 std::vector<double> poisson_quantile(const double *v, size_t rows, double q, size_t resamples,
-                                     uint64_t seed, const double *totals, size_t presorted = 0);
+                                     uint64_t seed, const double *totals, size_t presorted = 0,
+                                     PoissonWeights *weights = nullptr);
+
+// w(b, r) of every resample for the rows asked for, each row's made once
+// (resamples bytes a row asked for, 4 bytes a row of the run).
+class PoissonWeights {
+ public:
+  PoissonWeights(uint64_t seed, size_t rows, size_t resamples);
+  uint64_t seed() const { return seed_; }
+  size_t rows() const { return rows_; }
+  size_t resamples() const { return resamples_; }
+  // Row r's slot, its weights made on the first call.
+  uint32_t slot(size_t r);
+  // w(b, r) for r's slot, every b (until the next slot() call).
+  const uint8_t *row(uint32_t slot) const { return w_.data() + size_t(slot) * resamples_; }
+
+ private:
+  uint64_t seed_;
+  size_t rows_, resamples_;
+  std::vector<uint32_t> slot_;  // per row: its slot + 1, 0 until asked for
+  std::vector<uint8_t> w_;      // slot-major
+};
 
 }  // namespace vprof::analyzer
 

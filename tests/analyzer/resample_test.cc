@@ -142,16 +142,21 @@ TEST(Resample, QuantilesAreThoseOfTheResampledMultiset) {
   // poisson_quantile against the plain way: each resample written out (row r
   // w(b, r) times) and its nearest-rank quantile taken by stats.h's
   // quantiles. Values rounded to tens, so many tie. presorted = 1 makes every
-  // walk go past the first sort (the fallback that sorts the rest).
-  for (size_t rows : {1, 7, 100, 3000})
+  // walk go past the first sort (the fallback that sorts the rest). Every
+  // other call shares one PoissonWeights with the calls before it (other
+  // columns, other quantiles), as the factors' "if fixed" p99s do.
+  for (size_t rows : {1, 7, 100, 3000}) {
+    const size_t B = 24;
+    PoissonWeights shared(9, rows, B);
+    int call = 0;
     for (double q : {0.5, 0.9, 0.99, 0.999, 1.0})
       for (size_t presorted : {0, 1}) {
-        const size_t B = 24;
         auto x = random_rows(rows, 1, rows);
         for (double &v : x) v = std::round(v / 10) * 10;
         std::vector<double> ones(rows * 4, 1.0), out(B * 4), totals(B);
         poisson_sums(ones.data(), rows, 4, B, 9, out.data(), totals.data());
-        const std::vector<double> got = poisson_quantile(x.data(), rows, q, B, 9, totals.data(), presorted);
+        const std::vector<double> got =
+            poisson_quantile(x.data(), rows, q, B, 9, totals.data(), presorted, call++ % 2 ? &shared : nullptr);
         ASSERT_EQ(got.size(), B);
         for (size_t b = 0; b < B; ++b) {
           std::vector<double> multiset;
@@ -164,6 +169,7 @@ TEST(Resample, QuantilesAreThoseOfTheResampledMultiset) {
           EXPECT_EQ(got[b], quantiles(multiset, {q})[0]) << "rows " << rows << " q " << q << " b " << b;
         }
       }
+  }
 }
 
 }  // namespace
