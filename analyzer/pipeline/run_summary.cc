@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -22,16 +23,29 @@ namespace vprof::analyzer {
 namespace {
 
 // "VPRS" and the version: a file of another version is refused (written
-// again from its trace where the trace is still there).
+// again from its trace where the trace is still there). Version 2 writes
+// the leaf cells, most of a summary, as varints (below); version 1's, 8
+// bytes each, are still read.
 constexpr char kMagic[4] = {'V', 'P', 'R', 'S'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
+
+// A cell as version 2 writes it: the node less the cell before's, zigzag,
+// then its ns, each 7 bits a byte (a row's cells are in node order, so
+// most take 1 byte and 2-3; PostgreSQL's took 8).
+void put_varint(std::ostream &o, uint64_t v) {
+  char b[10];
+  int n = 0;
+  for (; v >= 0x80; v >>= 7) b[n++] = char(0x80 | (v & 0x7f));
+  b[n++] = char(v);
+  o.write(b, n);
+}
 
 // One list of fields (fields(), below) visited in both directions: Out
 // writes each, In reads each back. Containers are a count and their
 // elements; a map's or set's in key order, an unordered map's sorted.
 class Out {
  public:
-  explicit Out(std::ostream &o) : o_(o) {}
+  Out(std::ostream &o, uint32_t version) : o_(o), version_(version) {}
   template <class T>
   void operator()(const T &v) {
     if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
@@ -46,6 +60,17 @@ class Out {
   template <class T>
   void operator()(const std::vector<T> &v) {
     sequence(v);
+  }
+  void operator()(const std::vector<PathCell> &v) {
+    if (version_ < 2) return sequence(v);
+    (*this)(uint64_t(v.size()));
+    uint32_t prev = 0;
+    for (const PathCell &c : v) {
+      const int64_t d = int64_t(c.node) - int64_t(prev);
+      put_varint(o_, uint64_t((d << 1) ^ (d >> 63)));
+      put_varint(o_, c.ns);
+      prev = c.node;
+    }
   }
   template <class T>
   void operator()(const std::set<T> &v) {
@@ -71,6 +96,7 @@ class Out {
     for (const auto &x : c) (*this)(x);
   }
   std::ostream &o_;
+  uint32_t version_;
 };
 
 class In {
@@ -101,6 +127,20 @@ class In {
     v.reserve(v.size() + n);  // at most one element a byte left: count() checked
     for (uint64_t k = n; k > 0 && ok_; --k) (*this)(v.emplace_back());
   }
+  void operator()(std::vector<PathCell> &v) {
+    if (version_ < 2) return operator()<PathCell>(v);
+    const uint64_t n = count();
+    v.reserve(v.size() + n);
+    uint32_t prev = 0;
+    for (uint64_t k = n; k > 0 && ok_; --k) {
+      const uint64_t z = varint(), ns = varint();
+      const int64_t node = int64_t(prev) + (int64_t(z >> 1) ^ -int64_t(z & 1));
+      if (node < 0 || node > int64_t(UINT32_MAX) || ns > UINT32_MAX) ok_ = false;
+      prev = uint32_t(node);
+      v.push_back({prev, uint32_t(ns)});
+    }
+  }
+  void set_version(uint32_t v) { version_ = v; }
   template <class T>
   void operator()(std::set<T> &v) {
     for (uint64_t n = count(); n > 0 && ok_; --n) {
@@ -138,8 +178,20 @@ class In {
     }
     return n;
   }
+  uint64_t varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ == end_) break;
+      const uint8_t b = uint8_t(*p_++);
+      v |= uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    ok_ = false;
+    return 0;
+  }
   const char *p_, *end_;
   bool ok_ = true;
+  uint32_t version_ = kVersion;
 };
 
 template <class IO>
@@ -213,16 +265,18 @@ void run_fields(IO &io, RunAnalysis &r, std::vector<StackNode> &nodes, uint64_t 
 
 }  // namespace
 
-Status save_run_summary(const RunAnalysis &r, const std::string &path) {
+Status save_run_summary(const RunAnalysis &r, const std::string &path) { return save_run_summary_as(r, path, kVersion); }
+
+Status save_run_summary_as(const RunAnalysis &r, const std::string &path, uint32_t version) {
   return write_output(path, [&](std::ostream &os) {
     RunAnalysis &run = const_cast<RunAnalysis &>(r);  // run_fields() only reads through an Out
     std::vector<StackNode> nodes;
     for (uint32_t i = 0; i < r.trie.size(); ++i) nodes.push_back(r.trie[i]);
     uint64_t path_nodes = r.paths.nodes, files = r.files;
     std::vector<uint64_t> row_start(r.paths.row_start.begin(), r.paths.row_start.end());
-    Out o(os);
+    Out o(os, version);
     os.write(kMagic, sizeof kMagic);
-    o(kVersion);
+    o(version);
     run_fields(o, run, nodes, path_nodes, row_start, files);
     os.write(kMagic, sizeof kMagic);  // the end: a file cut short has none
     return Status::Ok();
@@ -254,7 +308,8 @@ Expected<std::unique_ptr<RunAnalysis>> load_run_summary(const std::string &path,
   In in(bytes.data() + sizeof kMagic, bytes.data() + bytes.size() - sizeof kMagic);
   uint32_t version = 0;
   in(version);
-  if (version != kVersion) return bad("another version");
+  if (version != 1 && version != kVersion) return bad("another version");
+  in.set_version(version);
   auto r = std::make_unique<RunAnalysis>();
   r->dir = dir;
   r->run = run;

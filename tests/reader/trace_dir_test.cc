@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "analyzer/pipeline/run_summary.h"
 #include "analyzer/pipeline/trace_dirs.h"
 #include "analyzer/read/recording.h"
 #include "analyzer/report/reporter.h"
@@ -267,6 +268,8 @@ TEST(AnalyzeDirs, ARunTakenFromItsSummaryIsItsTracesRun) {
   vprof::analyzer::AnalyzedRuns kept;
   auto two = vprof::analyzer::analyze_dirs({dirs[0], dirs[1]}, opt, "", say, &kept);
   ASSERT_TRUE(two) << two.error().message;
+  const std::string v1 = dirs[0] + "/run.summary.v1";  // the form vprof wrote before 2026-12-07
+  ASSERT_TRUE(vprof::analyzer::save_run_summary_as(*(*two)->runs[0], v1, 1));
   vprof::analyzer::keep_runs(*two, kept, "", say, true);
   ASSERT_TRUE(said.empty()) << said[0];
   for (int r = 0; r < 2; ++r) {
@@ -296,6 +299,17 @@ TEST(AnalyzeDirs, ARunTakenFromItsSummaryIsItsTracesRun) {
     EXPECT_TRUE((*again)->runs[1]->summarized);
     EXPECT_FALSE((*again)->runs[2]->summarized);
     EXPECT_EQ(text_of(**again), read_again);
+  }
+  // Version 1's summary (cells of 8 bytes) is read too, the same run; the
+  // varints of version 2 take less.
+  EXPECT_LT(fs::file_size(dirs[0] + "/run.summary"), fs::file_size(v1));
+  fs::rename(v1, dirs[0] + "/run.summary");
+  {
+    auto old = vprof::analyzer::analyze_dirs(dirs, opt, "", say, &kept);
+    ASSERT_TRUE(old) << old.error().message;
+    EXPECT_TRUE(said.empty()) << said[0];
+    EXPECT_TRUE((*old)->runs[0]->summarized);
+    EXPECT_EQ(text_of(**old), read_again);
   }
 
   // Cut short, or another file: said, and the trace read (here it is gone,
