@@ -18,6 +18,8 @@
 #include "common/output_file.h"
 #include "common/trace_dir_rules.h"
 
+#include "analyzer/util/varint.h"
+
 namespace vprof::analyzer {
 
 namespace {
@@ -28,17 +30,10 @@ namespace {
 // bytes each, are still read.
 constexpr char kMagic[4] = {'V', 'P', 'R', 'S'};
 constexpr uint32_t kVersion = 2;
-
-// A cell as version 2 writes it: the node less the cell before's, zigzag,
-// then its ns, each 7 bits a byte (a row's cells are in node order, so
+// From this version a cell is two varints (util/varint.h): its node less the
+// cell before's, zigzag, then its ns (a row's cells are in node order, so
 // most take 1 byte and 2-3; PostgreSQL's took 8).
-void put_varint(std::ostream &o, uint64_t v) {
-  char b[10];
-  int n = 0;
-  for (; v >= 0x80; v >>= 7) b[n++] = char(0x80 | (v & 0x7f));
-  b[n++] = char(v);
-  o.write(b, n);
-}
+constexpr uint32_t kVarintCells = 2;
 
 // One list of fields (fields(), below) visited in both directions: Out
 // writes each, In reads each back. Containers are a count and their
@@ -62,13 +57,13 @@ class Out {
     sequence(v);
   }
   void operator()(const std::vector<PathCell> &v) {
-    if (version_ < 2) return sequence(v);
+    if (version_ < kVarintCells) return sequence(v);
     (*this)(uint64_t(v.size()));
     uint32_t prev = 0;
+    uint8_t b[10];
     for (const PathCell &c : v) {
-      const int64_t d = int64_t(c.node) - int64_t(prev);
-      put_varint(o_, uint64_t((d << 1) ^ (d >> 63)));
-      put_varint(o_, c.ns);
+      o_.write(reinterpret_cast<const char *>(b), std::streamsize(put_leb128(zigzag(int64_t(c.node) - prev), b)));
+      o_.write(reinterpret_cast<const char *>(b), std::streamsize(put_leb128(c.ns, b)));
       prev = c.node;
     }
   }
@@ -128,13 +123,16 @@ class In {
     for (uint64_t k = n; k > 0 && ok_; --k) (*this)(v.emplace_back());
   }
   void operator()(std::vector<PathCell> &v) {
-    if (version_ < 2) return operator()<PathCell>(v);
+    if (version_ < kVarintCells) return operator()<PathCell>(v);
     const uint64_t n = count();
     v.reserve(v.size() + n);
     uint32_t prev = 0;
     for (uint64_t k = n; k > 0 && ok_; --k) {
-      const uint64_t z = varint(), ns = varint();
-      const int64_t node = int64_t(prev) + (int64_t(z >> 1) ^ -int64_t(z & 1));
+      uint64_t z = 0, ns = 0;
+      const auto *p = reinterpret_cast<const uint8_t *>(p_), *end = reinterpret_cast<const uint8_t *>(end_);
+      ok_ = get_leb128(p, end, z) && get_leb128(p, end, ns);
+      p_ = reinterpret_cast<const char *>(p);
+      const int64_t node = int64_t(prev) + unzigzag(z);
       if (node < 0 || node > int64_t(UINT32_MAX) || ns > UINT32_MAX) ok_ = false;
       prev = uint32_t(node);
       v.push_back({prev, uint32_t(ns)});
@@ -177,17 +175,6 @@ class In {
       return 0;
     }
     return n;
-  }
-  uint64_t varint() {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p_ == end_) break;
-      const uint8_t b = uint8_t(*p_++);
-      v |= uint64_t(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-    }
-    ok_ = false;
-    return 0;
   }
   const char *p_, *end_;
   bool ok_ = true;
@@ -308,7 +295,7 @@ Expected<std::unique_ptr<RunAnalysis>> load_run_summary(const std::string &path,
   In in(bytes.data() + sizeof kMagic, bytes.data() + bytes.size() - sizeof kMagic);
   uint32_t version = 0;
   in(version);
-  if (version != 1 && version != kVersion) return bad("another version");
+  if (version < 1 || version > kVersion) return bad("another version");
   in.set_version(version);
   auto r = std::make_unique<RunAnalysis>();
   r->dir = dir;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyzer/pipeline/analyze.h"
+#include "analyzer/util/varint.h"
 
 namespace vprof::analyzer {
 namespace {
@@ -24,27 +25,17 @@ constexpr size_t kHeader = 16;
 
 // Times are whole nanoseconds; zigzag keeps a (never expected) negative one.
 void put_varint(std::vector<uint8_t> &out, double v) {
-  int64_t s = std::llround(v);
-  uint64_t u = (uint64_t(s) << 1) ^ uint64_t(s >> 63);
-  while (u >= 0x80) {
-    out.push_back(uint8_t(u) | 0x80);
-    u >>= 7;
-  }
-  out.push_back(uint8_t(u));
+  uint8_t b[10];
+  out.insert(out.end(), b, b + put_leb128(zigzag(std::llround(v)), b));
 }
 
 bool get_varint(const std::vector<uint8_t> &in, size_t &pos, double &v) {
+  const uint8_t *p = in.data() + pos;
   uint64_t u = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (pos >= in.size()) return false;
-    uint8_t b = in[pos++];
-    u |= uint64_t(b & 0x7f) << shift;
-    if (!(b & 0x80)) {
-      v = double(int64_t(u >> 1) ^ -int64_t(u & 1));
-      return true;
-    }
-  }
-  return false;
+  if (pos > in.size() || !get_leb128(p, in.data() + in.size(), u)) return false;
+  pos = size_t(p - in.data());
+  v = double(unzigzag(u));
+  return true;
 }
 
 json build_json(const BuildInfo &b) {
