@@ -230,21 +230,6 @@ void poisson_sums(const double *x, size_t rows, size_t cols, size_t resamples, u
 
 namespace {
 
-// w(b, r) for resample b's first word `first` (b·⌈rows/4⌉).
-inline unsigned weight_at(uint64_t seed, uint64_t first, size_t r, const Cuts &c) {
-  uint64_t word = splitmix(seed, first + r / 4);
-  return weight_of(uint16_t(word >> (16 * (r % 4))), c);
-}
-
-}  // namespace
-
-unsigned poisson_weight(uint64_t seed, size_t rows, size_t b, size_t r) {
-  return weight_at(seed, uint64_t(b) * ((rows + 3) / 4), r, cuts());
-}
-
-PoissonWeights::PoissonWeights(uint64_t seed, size_t rows, size_t resamples)
-    : seed_(seed), rows_(rows), resamples_(resamples) {}
-
 // weight_of(u) for every u: one load where eight comparisons were.
 const std::array<uint8_t, 65536> &weight_table() {
   static const std::array<uint8_t, 65536> t = [] {
@@ -255,15 +240,27 @@ const std::array<uint8_t, 65536> &weight_table() {
   return t;
 }
 
+// w(b, r) for resample b's first word `first` (b·⌈rows/4⌉), from weight_table().
+inline unsigned weight_at(const std::array<uint8_t, 65536> &table, uint64_t seed, uint64_t first, size_t r) {
+  return table[uint16_t(splitmix(seed, first + r / 4) >> (16 * (r % 4)))];
+}
+
+}  // namespace
+
+unsigned poisson_weight(uint64_t seed, size_t rows, size_t b, size_t r) {
+  return weight_at(weight_table(), seed, uint64_t(b) * ((rows + 3) / 4), r);
+}
+
+PoissonWeights::PoissonWeights(uint64_t seed, size_t rows, size_t resamples)
+    : seed_(seed), rows_(rows), resamples_(resamples) {}
+
 uint32_t PoissonWeights::slot(size_t r) {
   if (slot_.empty()) slot_.assign(rows_, 0);
   if (slot_[r]) return slot_[r] - 1;
   const std::array<uint8_t, 65536> &table = weight_table();
   const size_t words = (rows_ + 3) / 4, at = w_.size();
-  const unsigned shift = unsigned(16 * (r % 4));
   w_.resize(at + resamples_);
-  for (size_t b = 0; b < resamples_; ++b)
-    w_[at + b] = table[uint16_t(splitmix(seed_, uint64_t(b) * words + r / 4) >> shift)];
+  for (size_t b = 0; b < resamples_; ++b) w_[at + b] = uint8_t(weight_at(table, seed_, uint64_t(b) * words, r));
   slot_[r] = uint32_t(at / resamples_) + 1;
   return slot_[r] - 1;
 }

@@ -153,9 +153,8 @@ Columns select_rows(const Columns &c, const std::vector<Eigen::Index> &rows) {
       if (int32_t r = to[size_t(row)]; r >= 0) col.push_back({r, v});
     });
     if (!ascending) std::sort(col.begin(), col.end());
-    t.push_column(col);
+    t.push_column(col, !c.total.narrow.empty());  // some of the rows: narrow if all were
   }
-  t.narrow_values();
   // A node has own time in these rows when its total exceeds its children's
   // in one of them (the times are integer ns: exact).
   out.has_self.assign(c.nodes.size(), false);
@@ -177,23 +176,14 @@ double NodeTotals::at(Eigen::Index r, int c) const {
   return it != last && *it == int32_t(r) ? value_at(begin[size_t(c)] + size_t(it - first)) : 0.0;
 }
 
-void NodeTotals::narrow_values() {
-  if (!narrow.empty() || value.empty()) return;
-  double most = 0;
-  for (double v : value) most = std::max(most, v);  // cells are > 0 (a path cell of 0 ns makes none)
-  if (most > double(INT32_MAX)) return;
-  narrow.resize(value.size());
-  std::transform(value.begin(), value.end(), narrow.begin(), [](double v) { return int32_t(v); });
-  std::vector<double>().swap(value);
-}
-
-void NodeTotals::push_column(const std::vector<std::pair<int32_t, double>> &cells) {
+void NodeTotals::push_column(const std::vector<std::pair<int32_t, double>> &cells, bool into_narrow) {
   const bool all = cells.size() == size_t(rows);
   for (const auto &[r, v] : cells) {
     if (!all) row.push_back(r);
-    value.push_back(v);
+    if (into_narrow) narrow.push_back(int32_t(v));
+    else value.push_back(v);
   }
-  begin.push_back(value.size());
+  begin.push_back(begin.back() + cells.size());
   row_begin.push_back(row.size());
 }
 

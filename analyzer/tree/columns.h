@@ -55,7 +55,7 @@ struct NodeTotals {
   size_t nonzeros() const { return begin.back(); }
   size_t cells(int c) const { return begin[size_t(c) + 1] - begin[size_t(c)]; }
   bool any(int c) const { return cells(c) > 0; }
-  bool dense(int c) const { return row_begin[size_t(c) + 1] == row_begin[size_t(c)] && cells(c) == size_t(rows); }
+  bool dense(int c) const { return cells(c) == size_t(rows); }
   // f(row, value) for each of column c's cells, rows ascending.
   template <class F>
   void for_each(int c, F &&f) const {
@@ -75,11 +75,9 @@ struct NodeTotals {
     }
     for_each(c, [&](Eigen::Index r, double v) { out(r) += k * v; });
   }
-  // Appends the next column from its cells, rows ascending (as doubles:
-  // narrow_values() after the last).
-  void push_column(const std::vector<std::pair<int32_t, double>> &cells);
-  // The values as 32-bit integers when every one fits.
-  void narrow_values();
+  // Appends the next column from its cells, rows ascending, to `narrow`
+  // when `into_narrow` (each value must fit), else to `value`.
+  void push_column(const std::vector<std::pair<int32_t, double>> &cells, bool into_narrow);
   Eigen::VectorXd col(int c) const {
     Eigen::VectorXd v = Eigen::VectorXd::Zero(rows);
     add_into(c, 1.0, v);
