@@ -22,7 +22,9 @@
 
 // Until start-up decides: every probe calls in (the runtime is not on yet).
 static const vprof_u64 none_word = vprof::rt::kWindowFull;
-struct vprof_thread vprof_rt_none = {nullptr, nullptr, 0, 0, 0, nullptr, VPROF_NOT_OFF, &none_word};
+// Its flag is always set: a probe of a thread with no state goes to the slow
+// path at its first look (probes.h, vprof_try_hold), which writes nothing here.
+struct vprof_thread vprof_rt_none = {nullptr, nullptr, 0, 1, 0, nullptr, VPROF_NOT_OFF, &none_word};
 __thread struct vprof_thread *vprof_tls __attribute__((tls_model("initial-exec"))) = &vprof_rt_none;
 int vprof_rt_idle = 0;
 int vprof_rt_every_wait = 0;
@@ -140,8 +142,8 @@ bool emit_slots(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now,
 // One record at a given tick, for the sync probes that must stamp the record
 // and the ownership map with the same tick.
 static inline void emit_at(ThreadState *t, uint32_t kind, uint64_t arg, uint64_t now) {
-  if (__builtin_expect(t->hot.pos < t->hot.end && !t->hot.busy, 1))
-    vprof_write_slot(&t->hot, kind, arg, now);
+  if (vprof_try_hold(&t->hot))
+    vprof_fill_slot(&t->hot, kind, arg, now);
   else
     emit_slots(t, kind, arg, now, nullptr, 0);
 }

@@ -156,8 +156,8 @@ VPROF_INLINE vprof_u64 vprof_now(void) {
 #endif
 }
 
-/* Fills one slot at tick `now` and clears the flag. Requires: t->pos <
- * t->end (the caller checked) and t->busy set since (so still true). */
+/* Fills one slot at tick `now` and clears the flag. Requires: the flag,
+ * taken by vprof_try_hold (which found room under it). */
 VPROF_INLINE void vprof_fill_slot(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg, vprof_u64 now) {
   /* declarations first: C trees build with -Wdeclaration-after-statement */
   struct vprof_slot *s;
@@ -181,18 +181,28 @@ VPROF_INLINE void vprof_hold(struct vprof_thread *t) {
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
-/* Writes one slot at a tick read before (the runtime's sync probes, which
- * stamp the ownership map with it). Requires: t->pos < t->end and !t->busy
- * (the caller checked). */
-VPROF_INLINE void vprof_write_slot(struct vprof_thread *t, vprof_u32 kind, vprof_u64 arg,
-                                    vprof_u64 now) {
-  vprof_hold(t);
-  vprof_fill_slot(t, kind, arg, now);
-}
+/* A test's stand-in for a signal that lands between a probe's look at its
+ * flag and the flag (tests/runtime/hold_race.cc); nothing otherwise. */
+#ifndef VPROF_TEST_BEFORE_HOLD
+#define VPROF_TEST_BEFORE_HOLD() ((void)0)
+#endif
 
-/* The fast path's test: a thread that records, with room, not inside a probe. */
-VPROF_INLINE int vprof_fast(const struct vprof_thread *t) {
-  return __builtin_expect(t->pos < t->end && !t->busy, 1);
+/* The fast path's start: takes the flag when the thread can write a slot
+ * here: it has a state (vprof_rt_none's flag is always set), is not inside
+ * a probe, and has room. The room is looked at under the flag: a signal
+ * handler's probe that ran between a look before the flag and the flag
+ * could fill the ring to its end, park the end at the position (window.cc)
+ * or start dropping (thread_state.cc), and the record then went past the
+ * end, into the slots kept for the drop and exit markers, or past the ring.
+ * Returns 0 with the flag as it was: the slow path takes the record. */
+VPROF_INLINE int vprof_try_hold(struct vprof_thread *t) {
+  if (__builtin_expect(t->busy != 0, 0)) return 0;
+  VPROF_TEST_BEFORE_HOLD();
+  vprof_hold(t);
+  if (__builtin_expect(t->pos < t->end, 1)) return 1;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  t->busy = 0;
+  return 0;
 }
 /* Any other probe: the slow path (a thread with no state yet, one whose
  * window moved, one whose chunk is full). */
@@ -200,8 +210,7 @@ VPROF_INLINE void vprof_slow(vprof_u32 kind, vprof_u64 arg) { vprof_rt_emit_slow
 
 VPROF_INLINE void vprof_emit(vprof_u32 kind, vprof_u64 arg) {
   struct vprof_thread *t = vprof_tls;
-  if (vprof_fast(t)) {
-    vprof_hold(t);
+  if (vprof_try_hold(t)) {
     vprof_fill_slot(t, kind, arg, vprof_now());
   } else {
     vprof_slow(kind, arg);
@@ -232,8 +241,7 @@ VPROF_INLINE vprof_u64 vprof_newest_tick(const struct vprof_thread *t, vprof_u32
 VPROF_INLINE void vprof_fn_enter_body(vprof_u32 id) {
   struct vprof_thread *t = vprof_tls;
   vprof_u64 now;
-  if (vprof_fast(t)) {
-    vprof_hold(t);
+  if (vprof_try_hold(t)) {
     now = vprof_newest_tick(t, VPROF_K_SITE_BEGIN, VPROF_SITE_CALLS(0, id), ~(vprof_u64)0 << 32);
     vprof_fill_slot(t, VPROF_K_FUNC_ENTER, id, now != 0 ? now : vprof_now());
   } else {
@@ -304,11 +312,10 @@ VPROF_INLINE void vprof_site_end_body(vprof_u64 site) {
   struct vprof_slot *b;
   vprof_u64 now, began;
   const vprof_u32 id = (vprof_u32)site;
-  if (!vprof_fast(t)) {
+  if (!vprof_try_hold(t)) {
     vprof_slow(VPROF_K_SITE_END, id);
     return;
   }
-  vprof_hold(t);
   if ((site >> 32) != 0 && (now = vprof_newest_tick(t, VPROF_K_FUNC_EXIT, site >> 32, ~(vprof_u64)0)) != 0) {
     vprof_fill_slot(t, VPROF_K_SITE_END, id, now);
     return;

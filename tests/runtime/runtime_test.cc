@@ -393,6 +393,48 @@ TEST(Runtime, Spans_ACallWithNothingInsideIsOneSlotAndCallsInARowOneRun) {
   EXPECT_GE(h.data_chunks, 78u);
 }
 
+// A signal handler's probes that land between a probe's look at its flag
+// and the flag can fill the ring to its end (or park its end at the
+// position: windowed recording). The probe then looks at the room under its
+// flag and takes the slow path, a new ring; looked at before the flag, it
+// wrote its record at the end, into the slots kept for the drop and exit
+// markers, and a drop's marker after it went past the ring. hold_race.cc
+// makes the handler land there at every probe of a function around a call
+// site (4 KiB rings): each record is where it belongs, in order, whole.
+TEST(Runtime, AProbeInterruptedBeforeItsFlagByAFullRingTakesANewOne) {
+  std::string dir = fresh_dir("holdrace");
+  const uint32_t rounds = 200;
+  ASSERT_EQ(run_counted(dir, {"holdrace", std::to_string(rounds)}, {{"VPROF_CHUNK_KB", "4"}}), 0)
+      << "exit 10-13: a probe's record went past its ring's end; 14: the handler did not run";
+  Trace t = read_ok(dir);
+  ASSERT_EQ(t.threads.size(), 1u);
+  std::vector<std::pair<Kind, uint64_t>> got;
+  size_t handler_calls = 0;
+  int64_t last = 0;
+  for (const auto &e : t.threads[0].events) {
+    ASSERT_GE(e.ts, last);
+    last = e.ts;
+    if ((e.kind == Kind::SiteBegin || e.kind == Kind::SiteEnd) && (e.arg == 7 || e.arg == 8)) handler_calls += e.kind == Kind::SiteEnd;
+    else if ((e.kind == Kind::FuncEnter || e.kind == Kind::FuncExit) && e.arg == 20) handler_calls += e.kind == Kind::FuncExit;
+    else if (e.kind == Kind::SiteBegin || e.kind == Kind::SiteEnd || e.kind == Kind::FuncEnter ||
+             e.kind == Kind::FuncExit || e.kind == Kind::IntervalBegin || e.kind == Kind::IntervalEnd)
+      got.emplace_back(e.kind, e.arg);
+  }
+  std::vector<std::pair<Kind, uint64_t>> want;
+  for (uint64_t i = 1; i <= rounds; ++i)
+    for (auto k : std::vector<std::pair<Kind, uint64_t>>{{Kind::IntervalBegin, i},
+                                                          {Kind::FuncEnter, 3},
+                                                          {Kind::SiteBegin, 9},
+                                                          {Kind::SiteEnd, 9},
+                                                          {Kind::FuncExit, 3},
+                                                          {Kind::IntervalEnd, i}})
+      want.push_back(k);
+  EXPECT_EQ(got, want);
+  // Four full rings a round: at least one slot short of 254 each.
+  EXPECT_GE(handler_calls, size_t(rounds) * 4 * 240);
+  fs::remove_all(dir);
+}
+
 // Where a call site names its callee (an instrumented
 // function), the callee's enter takes the site's begin time and the site's
 // end the callee's exit time: one clock read each side of the call, not two.

@@ -38,6 +38,9 @@
 //                               intervals (function 1) each block on it
 //   workload labels N           N intervals whose client labels are not valid UTF-8
 //                               ("cli\xff", a cut sequence, an overlong '/') and one that is
+//   workload holdrace R         R intervals whose four probes each meet a ring filled to its
+//                               end between their look at the flag and the flag
+//                               (hold_race.cc); exits 10-14 when one wrote past the end
 //   workload pooled T N         T threads x N intervals whose ids are the addresses of
 //                               request objects from malloc, freed when each ends (reused)
 //   workload sparse N           two threads of N intervals, ids 1..N and 100000001..
@@ -486,6 +489,8 @@ static int straddle(uint32_t rounds) {
   return s->straddled > 0 ? 0 : 4;
 }
 
+int hold_race(uint32_t rounds);  // hold_race.cc
+
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
   std::string mode = argv[1];
@@ -597,6 +602,8 @@ int main(int argc, char **argv) {
     vprof_fn_enter(10);
     for (uint32_t i = 0; i < arg(2); ++i) deep_frames(arg(3) + i % (arg(4) - arg(3) + 1), i + 1, arg(5));
     vprof_fn_exit(10);
+  } else if (mode == "holdrace") {
+    return hold_race(arg(2));
   } else if (mode == "idle") {
     // Not recording (no trace directory): the probes stop inline, no
     // thread gets a state.
