@@ -2,12 +2,51 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "analyzer/report/preemption.h"
 
 namespace vprof::iterate {
+
+namespace {
+
+// The interval the causes table prints beside a cause's share.
+std::optional<std::pair<double, double>> shown_ci95(const analyzer::Factor &f) {
+  return analyzer::ci95_at(f.runs_ci95 ? f.runs_ci95 : f.ci95, f, f.share);
+}
+
+// The ranked causes whose 95% interval overlaps the top one's: the runs do
+// not tell them apart, so the top is one of them, not the answer alone (two
+// LevelDB sessions ended on AddRecord 6.9% [5.1, 7.9] and on write 6.5%
+// [3.4, 8.9], each third or second in the other). "" when none does.
+std::string not_told_apart(const analyzer::Causes &causes) {
+  const auto top = shown_ci95(causes.ranked.front());
+  if (!top) return "";
+  constexpr size_t kNamed = 3;
+  std::vector<std::string> named;
+  size_t count = 0;
+  for (size_t i = 1; i < causes.ranked.size(); ++i) {
+    const analyzer::Factor &c = causes.ranked[i];
+    const auto ci = shown_ci95(c);
+    if (c.rank == 0 || !ci || ci->second < top->first || ci->first > top->second) continue;
+    if (++count <= kNamed)
+      named.push_back(fmt::format("{} {:.1f}% [{:.1f}, {:.1f}]", c.name, 100 * c.share, 100 * ci->first,
+                                  100 * ci->second));
+  }
+  if (!count) return "";
+  if (count > kNamed) named.push_back(fmt::format("{} more", count - kNamed));
+  std::string list = named.front();
+  for (size_t i = 1; i < named.size(); ++i) list += (i + 1 == named.size() ? " and " : ", ") + named[i];
+  return fmt::format(" Its 95% interval [{:.1f}, {:.1f}] overlaps {} of {}: the runs do not tell {} apart.",
+                     100 * top->first, 100 * top->second, count > 1 ? "those" : "that", list,
+                     count > 1 ? "them" : "the two");
+}
+
+}  // namespace
 
 std::string answer_line(const analyzer::Analysis &a) {
   const analyzer::Causes &causes = a.causes;
@@ -26,8 +65,8 @@ std::string answer_line(const analyzer::Analysis &a) {
       held = fmt::format(", {:.1f} holding up {}{}", 100 * h.share, h.wait, where);
       if (std::fabs(others) >= 0.005) held += fmt::format(" and {:.1f} other waits", 100 * others);
     }
-    return fmt::format("Top cause: {}, {:.1f}% of the latency's variance: {:.1f} its own{}.", c.name, 100 * c.share,
-                       100 * c.own_share, held);
+    return fmt::format("Top cause: {}, {:.1f}% of the latency's variance: {:.1f} its own{}.{}", c.name,
+                       100 * c.share, 100 * c.own_share, held, not_told_apart(causes));
   }
   for (const analyzer::Factor &f : a.factors) {
     if (f.rank != 1) continue;

@@ -546,6 +546,36 @@ TEST(Answer, TheTopCauseSaysWhichWaitItHeldUpByItsPlace) {
   EXPECT_EQ(iterate::answer_line(a), "");
 }
 
+// Causes the runs cannot tell apart are said with the top one: two LevelDB
+// sessions ended on AddRecord 6.9% [5.1, 7.9] and on write, which the first
+// ranked second at 6.5% [3.4, 8.9]. A cause whose interval stays clear of the
+// top's, or that has none, is not named; nor is one not ranked.
+TEST(Answer, CausesWhoseIntervalsOverlapTheTopOnesAreNamedWithIt) {
+  analyzer::Analysis a;
+  a.causes.held = true;
+  auto cause = [](const std::string &name, double share, int rank, double lo, double hi) {
+    analyzer::Factor c = factor(name, name, share, rank);
+    c.own_share = share;
+    if (hi > lo) c.ci95 = std::make_pair(lo, hi);
+    return c;
+  };
+  a.causes.ranked = {cause("AddRecord", 0.069, 1, 0.051, 0.079), cause("write", 0.065, 2, 0.034, 0.089),
+                     cause("compare_", 0.040, 3, 0.020, 0.050), cause("Arena::Allocate", 0.030, 0, 0.010, 0.060)};
+  EXPECT_EQ(iterate::answer_line(a),
+            "Top cause: AddRecord, 6.9% of the latency's variance: 6.9 its own. Its 95% interval [5.1, 7.9] "
+            "overlaps that of write 6.5% [3.4, 8.9]: the runs do not tell the two apart.");
+  a.causes.ranked[2] = cause("compare_", 0.062, 3, 0.042, 0.079);
+  a.causes.ranked.push_back(cause("fsync", 0.061, 4, 0.055, 0.066));
+  a.causes.ranked.push_back(cause("pwrite", 0.060, 5, 0.052, 0.070));
+  a.causes.ranked.push_back(cause("lseek", 0.058, 6, 0.000, 0.000));  // no interval: not named
+  EXPECT_EQ(iterate::answer_line(a),
+            "Top cause: AddRecord, 6.9% of the latency's variance: 6.9 its own. Its 95% interval [5.1, 7.9] "
+            "overlaps those of write 6.5% [3.4, 8.9], compare_ 6.2% [4.2, 7.9], fsync 6.1% [5.5, 6.6] and 1 "
+            "more: the runs do not tell them apart.");
+  a.causes.ranked.resize(1);
+  EXPECT_EQ(iterate::answer_line(a), "Top cause: AddRecord, 6.9% of the latency's variance: 6.9 its own.");
+}
+
 // More than one level a run turned on inject_delay below write_row; it also
 // ran inside read_row's call of BufferPool::fetch, which no run instrumented,
 // and the sleep it planted there ranked first. Its place is inside fetch:
