@@ -19,20 +19,20 @@ std::optional<std::pair<double, double>> shown_ci95(const analyzer::Factor &f) {
   return analyzer::ci95_at(f.runs_ci95 ? f.runs_ci95 : f.ci95, f, f.share);
 }
 
-// The ranked causes whose 95% interval overlaps the top one's: the runs do
-// not tell them apart, so the top is one of them, not the answer alone (two
-// LevelDB sessions ended on AddRecord 6.9% [5.1, 7.9] and on write 6.5%
-// [3.4, 8.9], each third or second in the other). "" when none does.
-std::string not_told_apart(const analyzer::Causes &causes) {
-  const auto top = shown_ci95(causes.ranked.front());
+// The other ranked causes (or factors) whose 95% interval overlaps the top
+// one's: the runs do not tell them apart, so the top is one of them, not the
+// answer alone (two LevelDB sessions ended on AddRecord 6.9% [5.1, 7.9] and
+// on write 6.5% [3.4, 8.9], each ranked near the other's top). "" when none
+// does.
+std::string not_told_apart(const analyzer::Factor &first, const std::vector<analyzer::Factor> &ranked) {
+  const auto top = shown_ci95(first);
   if (!top) return "";
   constexpr size_t kNamed = 3;
   std::vector<std::string> named;
   size_t count = 0;
-  for (size_t i = 1; i < causes.ranked.size(); ++i) {
-    const analyzer::Factor &c = causes.ranked[i];
+  for (const analyzer::Factor &c : ranked) {
     const auto ci = shown_ci95(c);
-    if (c.rank == 0 || !ci || ci->second < top->first || ci->first > top->second) continue;
+    if (&c == &first || c.rank == 0 || !ci || ci->second < top->first || ci->first > top->second) continue;
     if (++count <= kNamed)
       named.push_back(fmt::format("{} {:.1f}% [{:.1f}, {:.1f}]", c.name, 100 * c.share, 100 * ci->first,
                                   100 * ci->second));
@@ -66,7 +66,7 @@ std::string answer_line(const analyzer::Analysis &a) {
       if (std::fabs(others) >= 0.005) held += fmt::format(" and {:.1f} other waits", 100 * others);
     }
     return fmt::format("Top cause: {}, {:.1f}% of the latency's variance: {:.1f} its own{}.{}", c.name,
-                       100 * c.share, 100 * c.own_share, held, not_told_apart(causes));
+                       100 * c.share, 100 * c.own_share, held, not_told_apart(c, causes.ranked));
   }
   for (const analyzer::Factor &f : a.factors) {
     if (f.rank != 1) continue;
@@ -74,7 +74,8 @@ std::string answer_line(const analyzer::Analysis &a) {
     if (!a.runs.empty())
       if (const auto p = analyzer::preemption_share(*a.runs.front()); p && *p >= 0.05)
         machine = fmt::format(" ({:.1f}% is preemption: the machine, not the code)", 100 * *p);
-    return fmt::format("Top factor: {}, {:.1f}% of the latency's variance{}.", f.name, 100 * f.share, machine);
+    return fmt::format("Top factor: {}, {:.1f}% of the latency's variance{}.{}", f.name, 100 * f.share, machine,
+                       not_told_apart(f, a.factors));
   }
   return "";
 }

@@ -546,11 +546,11 @@ TEST(Answer, TheTopCauseSaysWhichWaitItHeldUpByItsPlace) {
   EXPECT_EQ(iterate::answer_line(a), "");
 }
 
-// Causes the runs cannot tell apart are said with the top one: two LevelDB
+// Causes (or factors) the runs cannot tell apart are said with the top one: two LevelDB
 // sessions ended on AddRecord 6.9% [5.1, 7.9] and on write, which the first
 // ranked second at 6.5% [3.4, 8.9]. A cause whose interval stays clear of the
 // top's, or that has none, is not named; nor is one not ranked.
-TEST(Answer, CausesWhoseIntervalsOverlapTheTopOnesAreNamedWithIt) {
+TEST(Answer, CausesOrFactorsWhoseIntervalsOverlapTheTopOnesAreNamedWithIt) {
   analyzer::Analysis a;
   a.causes.held = true;
   auto cause = [](const std::string &name, double share, int rank, double lo, double hi) {
@@ -574,6 +574,13 @@ TEST(Answer, CausesWhoseIntervalsOverlapTheTopOnesAreNamedWithIt) {
             "more: the runs do not tell them apart.");
   a.causes.ranked.resize(1);
   EXPECT_EQ(iterate::answer_line(a), "Top cause: AddRecord, 6.9% of the latency's variance: 6.9 its own.");
+  // No Held part: the top factor, and the factors its interval overlaps.
+  a.causes.held = false;
+  a.factors = {cause("XLogFlush", 0.349, 1, 0.250, 0.450), cause("LWLockAcquireOrWait", 0.300, 2, 0.200, 0.400),
+               cause("WaitLatch", 0.100, 3, 0.050, 0.150)};
+  EXPECT_EQ(iterate::answer_line(a),
+            "Top factor: XLogFlush, 34.9% of the latency's variance. Its 95% interval [25.0, 45.0] overlaps that "
+            "of LWLockAcquireOrWait 30.0% [20.0, 40.0]: the runs do not tell the two apart.");
 }
 
 // More than one level a run turned on inject_delay below write_row; it also
