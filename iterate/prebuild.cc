@@ -1,6 +1,8 @@
 #include "iterate/prebuild.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <set>
 
 #include "instrumenter/names.h"
 
@@ -30,11 +32,27 @@ std::string left_out_ahead(const instr::CallGraphNode &n, const std::map<std::st
   return "a kernel";
 }
 
+bool in_header(const instr::CallGraphNode &n) {
+  static const std::set<std::string> units = {".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".m", ".mm"};
+  return !n.file.empty() && !units.count(std::filesystem::path(n.file).extension().string());
+}
+
 std::vector<std::string> widen(const std::vector<std::string> &want, const std::vector<std::string> &before,
                                int depth, size_t budget, const ReachOf &reach) {
   std::vector<std::string> out = want;
   std::set<std::string> in(want.begin(), want.end());
   auto held = [&](const std::string &f) { return std::find(before.begin(), before.end(), f) != before.end(); };
+  // The last build's functions in headers stay first: the way ahead taking
+  // their place rewrote the header (on MariaDB a level that added one
+  // function to a build of 60 ahead recompiled every unit of the server).
+  if (!before.empty()) {
+    const std::map<std::string, Reach> kept = reach(before);
+    for (const auto &f : before) {
+      if (out.size() >= budget) break;
+      auto it = kept.find(f);
+      if (it != kept.end() && it->second.header && in.insert(f).second) out.push_back(f);
+    }
+  }
   // Where the way ahead starts: want's leaves, new ones first (the level
   // just broken down), then the rest of want, whose other calls ranked
   // below d when they were measured. On PostgreSQL the budget went to

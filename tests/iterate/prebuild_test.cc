@@ -92,6 +92,37 @@ TEST(Prebuild, WidenGivesEachLeafOfTheSetItsTurnLargestCalleeFirst) {
             (std::vector<std::string>{"root", "commit", "parse", "c1", "p_big", "c2", "p_small", "c3", "c4", "c5"}));
 }
 
+// On MariaDB a level that added Protocol::send_ok to a build of 60 ahead
+// took the places of functions the first build held in sql_class.h, and
+// the header's new bytes recompiled every unit of the server (23 min). The
+// last build's functions in headers are kept first; the way ahead takes
+// what is left of the budget, then the rest of the last build.
+TEST(Prebuild, WidenKeepsTheLastBuildsFunctionsInHeadersFirst) {
+  Graph g = tree();
+  g.nodes["in_h"] = {true, {}, 10, true};
+  g.nodes["in_h2"] = {true, {}, 10, true};
+  g.nodes["in_cc"] = {true, {}, 10, false};
+  // Budget 4: the set, both header functions, then one way ahead; the
+  // source file's function goes.
+  EXPECT_EQ(widen({"root"}, {"in_cc", "in_h2", "in_h"}, 2, 4, g.reach()),
+            (std::vector<std::string>{"root", "in_h2", "in_h", "a"}));
+  // With room, the way ahead, then the rest of the last build.
+  EXPECT_EQ(widen({"root"}, {"in_cc", "in_h"}, 1, 100, g.reach()),
+            (std::vector<std::string>{"root", "in_h", "a", "b", "in_cc"}));
+  // Without a last build, as before.
+  EXPECT_EQ(widen({"root"}, {}, 1, 100, g.reach()), (std::vector<std::string>{"root", "a", "b"}));
+  // A header, by the defining file's extension.
+  vprof::instr::CallGraphNode n;
+  for (const char *f : {"sql/sql_class.h", "include/row0mysql.inl", "include/srw_lock.ic", "x.hpp"}) {
+    n.file = f;
+    EXPECT_TRUE(in_header(n)) << f;
+  }
+  for (const char *f : {"sql/sql_class.cc", "a.c", "b.cpp", ""}) {
+    n.file = f;
+    EXPECT_FALSE(in_header(n)) << f;
+  }
+}
+
 // More than one level a run: on PostgreSQL building ahead alternated a
 // build and a run on it, as each run broke down one level. The level below
 // the functions a run breaks down first, where the build holds it, is
