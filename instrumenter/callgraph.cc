@@ -160,6 +160,7 @@ class DefinitionCollector : public RecursiveASTVisitor<DefinitionCollector> {
       n.name = normalize_qualified(fd->getQualifiedNameAsString());
       n.file = file_of(loc, sm);
       n.line = sm.getSpellingLineNumber(loc);
+      n.header = !sm.isInMainFile(loc);
     }
     n.files.insert(file_of(loc, sm));
     CallGraphNode body;
@@ -294,6 +295,7 @@ Expected<CallGraph> build_callgraph(const CallGraphOptions &o) {
         n.name = node.name;
         n.file = node.file;
         n.line = node.line;
+        n.header = node.header;
       }
       n.files.insert(node.files.begin(), node.files.end());
       merge_body(n, node);

@@ -33,6 +33,9 @@ struct CallGraphNode {
   // programs of the tree each define their own (PostgreSQL's frontend
   // palloc in fe_memutils.c beside the backend's in mcxt.c).
   std::set<std::string> files;
+  // Defined outside its unit's own source file: in a header, which every
+  // unit that includes it compiles again when its text changes.
+  bool header = false;
   int height = 0;
   // The body's size: its statements and expressions as clang counts them
   // (the code that runs: evaluated_visitor.h); of the largest definition

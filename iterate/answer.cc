@@ -14,24 +14,19 @@ namespace vprof::iterate {
 
 namespace {
 
-// The interval the causes table prints beside a cause's share.
-std::optional<std::pair<double, double>> shown_ci95(const analyzer::Factor &f) {
-  return analyzer::ci95_at(f.runs_ci95 ? f.runs_ci95 : f.ci95, f, f.share);
-}
-
 // The other ranked causes (or factors) whose 95% interval overlaps the top
 // one's: the runs do not tell them apart, so the top is one of them, not the
 // answer alone (two LevelDB sessions ended on AddRecord 6.9% [5.1, 7.9] and
 // on write 6.5% [3.4, 8.9], each ranked near the other's top). "" when none
 // does.
 std::string not_told_apart(const analyzer::Factor &first, const std::vector<analyzer::Factor> &ranked) {
-  const auto top = shown_ci95(first);
+  const auto top = analyzer::shown_ci95(first, first.share);
   if (!top) return "";
   constexpr size_t kNamed = 3;
   std::vector<std::string> named;
   size_t count = 0;
   for (const analyzer::Factor &c : ranked) {
-    const auto ci = shown_ci95(c);
+    const auto ci = analyzer::shown_ci95(c, c.share);
     if (&c == &first || c.rank == 0 || !ci || ci->second < top->first || ci->first > top->second) continue;
     if (++count <= kNamed)
       named.push_back(fmt::format("{} {:.1f}% [{:.1f}, {:.1f}]", c.name, 100 * c.share, 100 * ci->first,

@@ -1,7 +1,6 @@
 #include "iterate/prebuild.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <set>
 
 #include "instrumenter/names.h"
@@ -30,11 +29,6 @@ std::string left_out_ahead(const instr::CallGraphNode &n, const std::map<std::st
     if (it == graph.end() || !tiny(it->second)) return {};  // outside the tree (a syscall, a library), or real work
   }
   return "a kernel";
-}
-
-bool in_header(const instr::CallGraphNode &n) {
-  static const std::set<std::string> units = {".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".m", ".mm"};
-  return !n.file.empty() && !units.count(std::filesystem::path(n.file).extension().string());
 }
 
 std::vector<std::string> widen(const std::vector<std::string> &want, const std::vector<std::string> &before,

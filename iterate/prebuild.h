@@ -45,19 +45,15 @@ bool assignment_operator(const std::string &name);  // `operator=` itself, not =
 std::string left_out_ahead(const instr::CallGraphNode &n, const std::map<std::string, instr::CallGraphNode> &graph,
                            unsigned min_size);
 
-// Whether the file that defines `n` is a header (not a translation unit's
-// own source file, by its extension: .h, .hpp, InnoDB's .inl and .ic, ...).
-bool in_header(const instr::CallGraphNode &n);
-
 // What a dry run says of a function, for widening a build: whether it can be
 // instrumented with calls to time, and what its calls may reach.
 struct Reach {
   bool buildable = false;
   std::set<std::string> calls;
   unsigned size = 0;  // the body's size (CallGraphNode::size): a larger callee is asked first
-  // Defined in a header: its probes joining or leaving a build rewrite the
-  // header, and every unit that includes it is compiled again (MariaDB's
-  // sql_class.h: all 664 units of mariadbd, 20-25 min on 2 cores).
+  // Defined in a header (CallGraphNode::header): its probes joining or
+  // leaving a build rewrite the header, and every unit that includes it is
+  // compiled again (MariaDB's sql_class.h: all 664 units of mariadbd).
   bool header = false;
 };
 using ReachOf = std::function<std::map<std::string, Reach>(const std::vector<std::string> &)>;

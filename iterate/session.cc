@@ -491,7 +491,7 @@ std::map<std::string, Reach> Session::reach_of(const std::vector<std::string> &f
     calls.insert(n->second.pointer_callees.begin(), n->second.pointer_callees.end());
     out[f] = Reach{!calls.empty() && n->second.files.size() == 1 && !waits &&
                        left_out_ahead(n->second, graph_->nodes, unsigned(c_.prebuild_min_size)).empty(),
-                   std::move(calls), n->second.size, in_header(n->second)};
+                   std::move(calls), n->second.size, n->second.header};
   }
   return out;
 }

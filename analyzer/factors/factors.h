@@ -190,6 +190,13 @@ inline std::optional<std::pair<double, double>> ci95_at(const std::optional<std:
   return std::make_pair(scale * ci->first, scale * ci->second);
 }
 
+// The interval the reports print beside `value`: with the spread between
+// runs where two or more runs hold the factor (runs_ci95), else its run's
+// bootstrap, scaled as ci95_at does.
+inline std::optional<std::pair<double, double>> shown_ci95(const Factor &f, double value) {
+  return ci95_at(f.runs_ci95 ? f.runs_ci95 : f.ci95, f, value);
+}
+
 // Fills ci95, top_share, max_one, fragile and the fixed_* intervals for the
 // candidates measured in `run` (Factor::run) and not yet assessed, whose data
 // is `c`: one pass over the intervals for all of them. With o.bootstrap == 0

@@ -58,7 +58,7 @@ json factor_json(const Factor &f, double value) {
           {"call_sites", std::move(sites)},
           // With the spread between the runs that hold it, where two do;
           // both around `value`, as the table prints them.
-          {"ci95", interval(ci95_at(f.runs_ci95 ? f.runs_ci95 : f.ci95, f, value))},
+          {"ci95", interval(shown_ci95(f, value))},
           {"ci95_within_run", interval(ci95_at(f.ci95, f, value))},
           // Null where no run was compared: a cause, or a factor with no run.
           {"runs_measured", f.runs_measured() > 0 ? json(f.runs_measured()) : json(nullptr)},

@@ -190,7 +190,7 @@ std::string clients_text(const Fairness &f) {
 // column never excludes the value it stands by. "*": not significant.
 std::string ci_text(const Factor &f, double value) {
   if (!f.ci95) return "-";
-  const auto ci = *ci95_at(f.runs_ci95 ? f.runs_ci95 : f.ci95, f, value);  // with how runs differ, where two runs hold it
+  const auto ci = *shown_ci95(f, value);
   return fmt::format("[{:.3f}, {:.3f}]{}", ci.first, ci.second, f.significant ? "" : "*");
 }
 

@@ -81,6 +81,26 @@ TEST(CallGraph, TheWholeTreeNamesEveryFileThatDefinesAName) {
   EXPECT_EQ(g->nodes.at("serve").callees, (std::set<std::string>{"helper"}));
 }
 
+// A function a header defines is a header's, whatever the header's name
+// (InnoDB's .inl and .ic too): a build ahead keeps it once built
+// (iterate/prebuild.h). One the unit's own file defines is not.
+TEST(CallGraph, AFunctionAHeaderDefinesIsMarkedAHeaders) {
+  vprof::test::TestTree t;
+  t.add("row0mysql.inl", "static inline int inl_fn(int x) { return x * 2; }\n");
+  t.add("server.h", "static inline int h_fn(int x) { return x + 2; }\n");
+  t.add("server.c", "#include \"row0mysql.inl\"\n#include \"server.h\"\nint serve(int x) { return h_fn(inl_fn(x)); }\n");
+  t.compile("server.c", "-std=c99");
+  CallGraphOptions o;
+  o.build_dir = t.build();
+  o.whole_tree = true;
+  auto g = build_callgraph(o);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  ASSERT_TRUE(g->nodes.count("serve") && g->nodes.count("h_fn") && g->nodes.count("inl_fn"));
+  EXPECT_TRUE(g->nodes.at("h_fn").header);
+  EXPECT_TRUE(g->nodes.at("inl_fn").header);
+  EXPECT_FALSE(g->nodes.at("serve").header);
+}
+
 // What a build ahead weighs (iterate/prebuild.h): a body's size, and what
 // its loops call. Loops of every kind count, a call in a loop's condition
 // too; a call through a pointer in a loop is said as such.

@@ -111,16 +111,6 @@ TEST(Prebuild, WidenKeepsTheLastBuildsFunctionsInHeadersFirst) {
             (std::vector<std::string>{"root", "in_h", "a", "b", "in_cc"}));
   // Without a last build, as before.
   EXPECT_EQ(widen({"root"}, {}, 1, 100, g.reach()), (std::vector<std::string>{"root", "a", "b"}));
-  // A header, by the defining file's extension.
-  vprof::instr::CallGraphNode n;
-  for (const char *f : {"sql/sql_class.h", "include/row0mysql.inl", "include/srw_lock.ic", "x.hpp"}) {
-    n.file = f;
-    EXPECT_TRUE(in_header(n)) << f;
-  }
-  for (const char *f : {"sql/sql_class.cc", "a.c", "b.cpp", ""}) {
-    n.file = f;
-    EXPECT_FALSE(in_header(n)) << f;
-  }
 }
 
 // More than one level a run: on PostgreSQL building ahead alternated a
