@@ -1,6 +1,10 @@
 #include "instrumenter/callgraph.h"
 
 #include <algorithm>
+#include <atomic>
+#include <optional>
+#include <stdexcept>
+#include <tuple>
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/ASTLambda.h>
@@ -16,6 +20,7 @@
 #include "instrumenter/locate.h"
 #include "instrumenter/names.h"
 #include "instrumenter/parse_tu.h"
+#include "instrumenter/unit_cache.h"
 
 namespace vprof::instr {
 
@@ -114,6 +119,105 @@ void resolve_pointer_callees(std::map<std::string, CallGraphNode> &all, const Po
     for (const auto &m : n.virtual_methods)
       if (auto it = facts.overriders.find(m); it != facts.overriders.end()) add(it->second);
   }
+}
+
+// One unit's part of the graph: the definitions it shows, what its code
+// says pointers may reach. Units' parts add up (merge_unit) in any order.
+struct UnitGraph {
+  std::map<std::string, CallGraphNode> nodes;
+  PointerFacts facts;
+};
+
+void merge_unit(UnitGraph &into, const UnitGraph &from) {
+  for (const auto &[name, node] : from.nodes) {
+    // The definition named is the first by file and line, whatever order
+    // the units came in: a name several programs define (frontend and
+    // backend palloc) is named alike at every session.
+    CallGraphNode &n = into.nodes[name];
+    if (n.name.empty() || std::tie(node.file, node.line) < std::tie(n.file, n.line)) {
+      n.name = node.name;
+      n.file = node.file;
+      n.line = node.line;
+      n.header = node.header;
+    } else if (node.file == n.file && node.line == n.line) {
+      n.header |= node.header;  // a source file another one includes
+    }
+    n.files.insert(node.files.begin(), node.files.end());
+    merge_body(n, node);
+  }
+  into.facts.merge(from.facts);
+}
+
+// The stored form of a unit's part (unit_cache.h). A unit that includes
+// MariaDB's sql_class.h shows its thousands of inline functions, 3.7 MB an
+// entry written out in full: paths are stored once and named by index, and
+// what is empty, false or the definition's own file is left out. Bump kFormat
+// when what DefinitionCollector gathers changes: other formats are other
+// settings.
+constexpr int kFormat = 2;
+
+nlohmann::json to_payload(const UnitGraph &u) {
+  std::map<std::string, size_t> index;
+  nlohmann::json paths = nlohmann::json::array();
+  auto path = [&](const std::string &p) {
+    auto [it, added] = index.emplace(p, index.size());
+    if (added) paths.push_back(p);
+    return it->second;
+  };
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto &[name, n] : u.nodes) {
+    nlohmann::json e = {{"n", n.name}, {"f", path(n.file)}, {"l", n.line}, {"s", n.size}};
+    if (n.header) e["h"] = true;
+    if (n.files != std::set<std::string>{n.file}) {
+      e["fs"] = nlohmann::json::array();
+      for (const auto &f : n.files) e["fs"].push_back(path(f));
+    }
+    auto put = [&](const char *key, const std::set<std::string> &xs) {
+      if (!xs.empty()) e[key] = xs;
+    };
+    put("c", n.callees);
+    put("lc", n.loop_callees);
+    put("oc", n.opaque_callees);
+    put("pt", n.pointer_types);
+    put("vm", n.virtual_methods);
+    if (n.loops_call_pointers) e["lp"] = true;
+    nodes.push_back(std::move(e));
+  }
+  return {{"paths", paths}, {"nodes", nodes}, {"address_taken", u.facts.address_taken},
+          {"overriders", u.facts.overriders}};
+}
+
+// Throws (nlohmann::json::exception, std::out_of_range) on an entry of
+// another shape; what it returns is whole.
+UnitGraph from_payload(const nlohmann::json &j) {
+  const auto paths = j.at("paths").get<std::vector<std::string>>();
+  UnitGraph u;
+  for (const auto &e : j.at("nodes")) {
+    CallGraphNode n;
+    e.at("n").get_to(n.name);
+    n.file = paths.at(e.at("f").get<size_t>());
+    e.at("l").get_to(n.line);
+    e.at("s").get_to(n.size);
+    n.header = e.value("h", false);
+    if (auto fs = e.find("fs"); fs != e.end())
+      for (const auto &f : *fs) n.files.insert(paths.at(f.get<size_t>()));
+    else
+      n.files = {n.file};
+    auto get = [&](const char *key, std::set<std::string> &xs) {
+      if (auto it = e.find(key); it != e.end()) it->get_to(xs);
+    };
+    get("c", n.callees);
+    get("lc", n.loop_callees);
+    get("oc", n.opaque_callees);
+    get("pt", n.pointer_types);
+    get("vm", n.virtual_methods);
+    n.loops_call_pointers = e.value("lp", false);
+    std::string key = n.name;
+    u.nodes.emplace(std::move(key), std::move(n));
+  }
+  j.at("address_taken").get_to(u.facts.address_taken);
+  j.at("overriders").get_to(u.facts.overriders);
+  return u;
 }
 
 class DefinitionCollector : public RecursiveASTVisitor<DefinitionCollector> {
@@ -272,45 +376,58 @@ Expected<CallGraph> build_callgraph(const CallGraphOptions &o) {
   if (!journal) return journal.error();
   auto originals = read_originals(*journal);
   if (!originals) return originals.error();
+  // A unit whose files are as when it was last parsed is not parsed again
+  // (unit_cache.h): a session parses the same pristine tree at every start.
+  std::optional<UnitCache> cache;
+  if (o.cache)
+    cache.emplace(o.build_dir + "/.vprof-cache/callgraph", "callgraph " + std::to_string(kFormat) + "\n" + this_vprof(),
+                  [&originals](const std::string &path) { return contents(path, *originals); });
   const size_t n = db->entries.size();
-  std::vector<std::map<std::string, CallGraphNode>> partial(tu_workers(o.jobs, n));
-  std::vector<PointerFacts> facts(partial.size());
+  std::vector<UnitGraph> partial(tu_workers(o.jobs, n));
+  std::atomic<size_t> from_cache{0};
   Status parsed = for_each_tu(
       n, o.jobs,
-      [&](size_t i, unsigned w) {
-        return parse_tu(db->entries[i], &*originals, [&](ASTContext &ast) {
-          DefinitionCollector c(ast, partial[w], facts[w]);
+      [&](size_t i, unsigned w) -> Status {
+        const CompileEntry &unit = db->entries[i];
+        if (cache)
+          if (auto e = cache->get(unit)) try {
+              merge_unit(partial[w], from_payload(e->payload));
+              ++from_cache;
+              return Status::Ok();
+            } catch (const std::exception &) {
+              // another shape (a json error, a path index out of range): parsed again below
+            }
+        UnitGraph u;
+        std::vector<std::string> read;
+        Status st = parse_tu(unit, &*originals, [&](ASTContext &ast) {
+          DefinitionCollector c(ast, u.nodes, u.facts);
           c.TraverseDecl(ast.getTranslationUnitDecl());
+          read = files_read(ast.getSourceManager());
         });
+        if (!st) return st;
+        if (cache) cache->put(unit, read, to_payload(u));
+        merge_unit(partial[w], u);
+        return Status::Ok();
       },
       [&](size_t count, size_t) {
         if (o.progress) o.progress(count, n);
       });
   if (!parsed) return Error{parsed.message()};
-  std::map<std::string, CallGraphNode> all;
-  for (auto &p : partial)
-    for (auto &[name, node] : p) {
-      CallGraphNode &n = all[name];
-      if (n.name.empty()) {
-        n.name = node.name;
-        n.file = node.file;
-        n.line = node.line;
-        n.header = node.header;
-      }
-      n.files.insert(node.files.begin(), node.files.end());
-      merge_body(n, node);
-    }
-  for (size_t w = 1; w < facts.size(); ++w) facts[0].merge(facts[w]);
-  if (!facts.empty()) resolve_pointer_callees(all, facts[0]);
+  UnitGraph whole_tree;
+  for (const auto &p : partial) merge_unit(whole_tree, p);
+  std::map<std::string, CallGraphNode> &all = whole_tree.nodes;
+  resolve_pointer_callees(all, whole_tree.facts);
   if (o.whole_tree) {
     CallGraph whole;
     whole.nodes = std::move(all);
     whole.files_parsed = db->entries.size();
+    whole.files_from_cache = from_cache;
     return whole;
   }
   auto g = graph_below(all, o.root);
   if (!g) return g.error();
   g->files_parsed = db->entries.size();
+  g->files_from_cache = from_cache;
   return g;
 }
 

@@ -67,6 +67,7 @@ struct CallGraph {
   std::map<std::string, CallGraphNode> nodes;  // only those reachable from root
   int height = 0;
   size_t files_parsed = 0;
+  size_t files_from_cache = 0;  // of files_parsed, read from the cache (build_callgraph)
 };
 
 struct CallGraphOptions {
@@ -75,6 +76,9 @@ struct CallGraphOptions {
   // iterate session's build ahead reads what each calls).
   bool whole_tree = false;
   unsigned jobs = 0;  // 0 = one per core
+  // Keep each unit's part in BUILD_DIR/.vprof-cache/callgraph and read it
+  // instead of parsing the unit while no file it read changed (unit_cache.h).
+  bool cache = true;
   std::function<void(size_t done, size_t total)> progress;  // called from worker threads, serialized
 };
 

@@ -24,15 +24,6 @@ namespace vprof::instr {
 
 namespace {
 
-std::string contents(const std::string &path, const std::map<std::string, std::string> &overlay) {
-  auto it = overlay.find(path);
-  if (it != overlay.end()) return it->second;
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Whether `text` names `word` as an identifier would: an edge of `word` that
 // is a word character touches none in the text. MariaDB's psi_noop.c says
 // start_rwlock_wait, not lock_wait; parsed as if it named lock_wait, it
@@ -227,13 +218,7 @@ void Instrumentation::open_scan_cache() {
     std::string path = sync_pack_path(p, o_.annotations_dir);
     settings += "\n" + p + "\n" + sha1_hex(contents(path, {}));
   }
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    auto size = std::filesystem::file_size(self, ec);
-    auto time = std::filesystem::last_write_time(self, ec).time_since_epoch().count();
-    settings += "\n" + self.string() + " " + std::to_string(size) + " " + std::to_string(time);
-  }
+  settings += "\n" + this_vprof();
   const std::map<std::string, std::string> &orig = originals_;
   cache_.emplace(o_.build_dir + "/.vprof-cache/scan", settings,
                 [&orig](const std::string &path) { return contents(path, orig); }, o_.dry_run);

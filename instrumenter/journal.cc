@@ -459,4 +459,13 @@ Expected<CommitResult> commit(Journal &j, const std::map<std::string, std::strin
   return res;
 }
 
+std::string contents(const std::string &path, const std::map<std::string, std::string> &overlay) {
+  auto it = overlay.find(path);
+  if (it != overlay.end()) return it->second;
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 }  // namespace vprof::instr

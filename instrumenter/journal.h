@@ -69,6 +69,9 @@ Status remove_journal(const std::string &dir);
 Expected<std::string> read_original(const std::string &journal_dir, const JournalEntry &e);
 // Original contents of every file in the journal.
 Expected<std::map<std::string, std::string>> read_originals(const Journal &j);
+// The text of `path` as `overlay` holds it (the originals of the files
+// vprof rewrote), else as on disk ("" when unreadable).
+std::string contents(const std::string &path, const std::map<std::string, std::string> &overlay);
 
 struct CommitOptions {
   // Restore what can be: a file changed since vprof wrote it is left alone,

@@ -4,6 +4,7 @@
 #include <clang/AST/ASTContext.h>
 #include <clang/Basic/Diagnostic.h>
 #include <clang/Basic/FileManager.h>
+#include <clang/Basic/SourceManager.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/FrontendAction.h>
 #include <clang/Tooling/Tooling.h>
@@ -95,6 +96,20 @@ Status parse_tu(const CompileEntry &entry, const std::map<std::string, std::stri
   if (!diags.message.empty()) return Error{entry.file + ": does not parse: " + diags.message};
   if (!ok) return Error{entry.file + ": clang could not process this file"};
   return Status::Ok();
+}
+
+std::vector<std::string> files_read(const clang::SourceManager &sm) {
+  std::vector<std::string> out;
+  for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it) {
+    const clang::FileEntry *fe = it->first;
+    llvm::StringRef real = fe->tryGetRealPathName();
+    llvm::SmallString<256> path(real.empty() ? fe->getName() : real);
+    sm.getFileManager().makeAbsolutePath(path);
+    out.push_back(std::string(path.str()));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 unsigned tu_workers(unsigned jobs, size_t n) {

@@ -8,12 +8,14 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "common/expected.h"
 #include "instrumenter/compile_db.h"
 
 namespace clang {
 class ASTContext;
+class SourceManager;
 }
 
 namespace vprof::instr {
@@ -21,6 +23,10 @@ namespace vprof::instr {
 // `overlay`: files to read with other contents than on disk (may be null).
 Status parse_tu(const CompileEntry &entry, const std::map<std::string, std::string> *overlay,
                 const std::function<void(clang::ASTContext &)> &on_ast);
+
+// Every file a parse read (sources and headers), by absolute real path,
+// sorted: what a cached result of the parse depends on (unit_cache.h).
+std::vector<std::string> files_read(const clang::SourceManager &sm);
 
 // How many threads for_each_tu uses for n translation units: `jobs`, or one a
 // core when 0, and never more than n.

@@ -1,22 +1,15 @@
 #include "instrumenter/scan_cache.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
-
-#include "instrumenter/journal.h"
 
 namespace vprof::instr {
 
 using json = nlohmann::json;
 
 // The stored form of a scan. Bump kFormat when ScanResult or an intent
-// changes: an entry of another format is never read.
+// changes: entries of another format are another settings' (unit_cache.h).
 namespace {
 
 // 2: a sync site's try_first, try_value; 3: stored, stored_unknown; 4: the
@@ -26,7 +19,6 @@ namespace {
 // condition wait's mutex (SyncIntent::mutex); 10: whether a body written
 // twice runs its original copy between windows (plain_between_windows).
 constexpr int kFormat = 10;
-constexpr size_t kKeptSettings = 3;  // settings directories kept, this one included
 
 }  // namespace
 
@@ -152,50 +144,15 @@ std::vector<std::string> ScanCache::selecting(const std::vector<std::string> &na
 
 ScanCache::ScanCache(std::string dir, std::string settings,
                      std::function<std::string(const std::string &)> content_of, bool read_only)
-    : content_of_(std::move(content_of)), read_only_(read_only) {
-  // One directory per settings; the few most recently used are kept (a
-  // rebuilt vprof or other packs make a new one, and the old ones would
-  // otherwise pile up: 157 MiB each on MariaDB).
-  namespace fs = std::filesystem;
-  dir_ = dir + "/" + sha1_hex(settings).substr(0, 16);
-  if (read_only_) return;
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  fs::last_write_time(dir_, fs::file_time_type::clock::now(), ec);
-  std::vector<std::pair<fs::file_time_type, fs::path>> dirs;
-  for (const auto &e : fs::directory_iterator(dir, ec))
-    if (e.is_directory(ec) && e.path() != fs::path(dir_)) dirs.emplace_back(e.last_write_time(ec), e.path());
-  std::sort(dirs.begin(), dirs.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
-  for (size_t i = kKeptSettings - 1; i < dirs.size(); ++i) fs::remove_all(dirs[i].second, ec);
-}
-
-std::string ScanCache::key(const CompileEntry &entry) const {
-  std::string k = std::to_string(kFormat) + '\n' + entry.directory + '\n' + entry.file + '\n';
-  for (const auto &a : entry.arguments) k += a + '\n';
-  return sha1_hex(k);
-}
-
-std::string ScanCache::file_sha1(const std::string &path) {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    if (auto it = sha1_.find(path); it != sha1_.end()) return it->second;
-  }
-  std::string sum = std::filesystem::exists(path) ? sha1_hex(content_of_(path)) : "";
-  std::lock_guard<std::mutex> l(mu_);
-  return sha1_.emplace(path, sum).first->second;
-}
+    : units_(dir, "scan " + std::to_string(kFormat) + "\n" + settings, std::move(content_of), read_only) {}
 
 std::optional<ScanResult> ScanCache::get(const CompileEntry &entry, const std::vector<NamePattern> &patterns) {
-  std::ifstream in(dir_ + "/" + key(entry) + ".json", std::ios::binary);
-  if (!in) return std::nullopt;
+  auto e = units_.get(entry);
+  if (!e) return std::nullopt;
   try {
-    json j = json::parse(in);
-    if (j.at("format").get<int>() != kFormat) return std::nullopt;
+    const json &j = e->payload;
     ScanResult r;
-    for (const auto &d : j.at("files_read")) {
-      r.files_read.push_back(d.at(0).get<std::string>());
-      if (file_sha1(r.files_read.back()) != d.at(1).get<std::string>()) return std::nullopt;
-    }
+    r.files_read = std::move(e->files_read);
     j.at("names_seen").get_to(r.names_seen);
     // What the selection added holds for the same patterns; a selection that
     // names none of the unit's functions adds nothing.
@@ -223,47 +180,22 @@ std::optional<ScanResult> ScanCache::get(const CompileEntry &entry, const std::v
 }
 
 void ScanCache::put(const CompileEntry &entry, const ScanResult &scan, const std::vector<NamePattern> &patterns) {
-  if (read_only_) return;
-  json files = json::array();
-  for (const auto &f : scan.files_read) {
-    std::string sum = file_sha1(f);
-    if (sum.empty()) return;  // a file that is gone: nothing to check an entry by
-    files.push_back({f, sum});
-  }
-  json j = {{"format", kFormat},
-            {"file", entry.file},
-            {"files_read", files},
-            {"patterns", selecting(scan.names_seen, patterns)},
-            {"functions", scan.functions},
-            {"opaque", scan.opaque},
-            {"sites", scan.sites},
-            {"skipped_patterns", scan.skipped_patterns},
-            {"selected_notes", scan.selected_notes},
-            {"selected_skipped_macro_sites", scan.selected_skipped_macro_sites},
-            {"syncs", scan.syncs},
-            {"names_seen", scan.names_seen},
-            {"notes", scan.notes},
-            {"skipped_macro_sites", scan.skipped_macro_sites},
-            {"address_taken", scan.address_taken},
-            {"stored", scan.stored},
-            {"stored_unknown", scan.stored_unknown},
-            {"overrides", scan.overrides}};
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  if (ec) return;  // a cache that cannot be written only costs time
-  const std::string path = dir_ + "/" + key(entry) + ".json";
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "-" +
-                          std::to_string(std::hash<std::string>{}(entry.file));
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << j.dump();
-    if (!out) {
-      std::filesystem::remove(tmp, ec);
-      return;
-    }
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
+  units_.put(entry, scan.files_read,
+             {{"patterns", selecting(scan.names_seen, patterns)},
+              {"functions", scan.functions},
+              {"opaque", scan.opaque},
+              {"sites", scan.sites},
+              {"skipped_patterns", scan.skipped_patterns},
+              {"selected_notes", scan.selected_notes},
+              {"selected_skipped_macro_sites", scan.selected_skipped_macro_sites},
+              {"syncs", scan.syncs},
+              {"names_seen", scan.names_seen},
+              {"notes", scan.notes},
+              {"skipped_macro_sites", scan.skipped_macro_sites},
+              {"address_taken", scan.address_taken},
+              {"stored", scan.stored},
+              {"stored_unknown", scan.stored_unknown},
+              {"overrides", scan.overrides}});
 }
 
 }  // namespace vprof::instr

@@ -19,16 +19,12 @@
 // with HAVE_PSI_INTERFACE).
 //
 // Entries: BUILD_DIR/.vprof-cache/scan/<settings>/<unit>.json (beside the
-// journal and the manifest, not in them: a restore in full removes those);
-// the three most recently used settings directories are kept. A write goes to
-// a temporary file renamed into place, so a killed instrument leaves whole
-// entries or none.
+// journal and the manifest, not in them: a restore in full removes those),
+// kept as unit_cache.h keeps them.
 #ifndef VPROF_INSTRUMENTER_SCAN_CACHE_H
 #define VPROF_INSTRUMENTER_SCAN_CACHE_H
 
 #include <functional>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +32,7 @@
 #include "instrumenter/compile_db.h"
 #include "instrumenter/intents.h"
 #include "instrumenter/names.h"
+#include "instrumenter/unit_cache.h"
 
 namespace vprof::instr {
 
@@ -56,14 +53,7 @@ class ScanCache {
                                             const std::vector<NamePattern> &patterns);
 
  private:
-  std::string key(const CompileEntry &entry) const;
-  std::string file_sha1(const std::string &path);
-
-  std::string dir_;  // this settings' directory
-  std::function<std::string(const std::string &)> content_of_;
-  bool read_only_ = false;
-  std::mutex mu_;
-  std::map<std::string, std::string> sha1_;  // path -> sha1 of its content ("" when unreadable)
+  UnitCache units_;
 };
 
 }  // namespace vprof::instr

@@ -966,16 +966,7 @@ Expected<ScanResult> scan_translation_unit(const CompileEntry &entry, const Scan
     DefinitionVisitor v(cx);
     v.TraverseDecl(ast.getTranslationUnitDecl());
     error = v.error;
-    const SourceManager &sm = ast.getSourceManager();
-    for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it) {
-      const FileEntry *fe = it->first;
-      llvm::StringRef real = fe->tryGetRealPathName();
-      llvm::SmallString<256> path(real.empty() ? fe->getName() : real);
-      sm.getFileManager().makeAbsolutePath(path);
-      out.files_read.push_back(std::string(path.str()));
-    }
-    std::sort(out.files_read.begin(), out.files_read.end());
-    out.files_read.erase(std::unique(out.files_read.begin(), out.files_read.end()), out.files_read.end());
+    out.files_read = files_read(ast.getSourceManager());
   });
   if (!st) return Error{st.message()};
   if (!error.empty()) return Error{error};

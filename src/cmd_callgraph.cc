@@ -1,4 +1,4 @@
-// vprof callgraph -p BUILD_DIR --root FUNC [--json FILE] [-j N]
+// vprof callgraph -p BUILD_DIR --root FUNC [--json FILE] [-j N] [--no-cache]
 // The static call graph below FUNC (instrumenter/callgraph.h): a table of
 // functions by height on stdout, JSON for the analyzer with --json.
 #include <unistd.h>
@@ -18,7 +18,7 @@ namespace {
 struct CallgraphCli {
   std::string build_dir = ".", root, json;
   unsigned jobs = 0;
-  bool quiet = false;
+  bool quiet = false, no_cache = false;
 };
 
 int run(const CallgraphCli &o) {
@@ -26,6 +26,7 @@ int run(const CallgraphCli &o) {
   co.build_dir = o.build_dir;
   co.root = o.root;
   co.jobs = o.jobs;
+  co.cache = !o.no_cache;
   bool tty = isatty(2);
   if (!o.quiet)
     co.progress = [tty](size_t done, size_t total) {
@@ -35,6 +36,8 @@ int run(const CallgraphCli &o) {
   auto g = instr::build_callgraph(co);
   if (tty && !o.quiet) std::fprintf(stderr, "\n");
   if (!g) return fail(g.error().message);
+  if (!o.quiet && g->files_from_cache > 0)
+    std::fprintf(stderr, "vprof: %zu of %zu files from the call-graph cache\n", g->files_from_cache, g->files_parsed);
   auto j = instr::callgraph_json(*g);
   if (!o.json.empty()) {
     Status s = write_output(o.json, [&](std::ostream &out) {
@@ -57,6 +60,7 @@ Registrar reg("callgraph", clang_command_help("callgraph"), [](CLI::App &sub) ->
   sub.add_option("--json", o->json, "write the graph as JSON (docs/interfaces.md)");
   sub.add_option("-j,--jobs", o->jobs, "parallel parses (0: one per core)");
   sub.add_flag("-q,--quiet", o->quiet, "no progress");
+  sub.add_flag("--no-cache", o->no_cache, "parse every unit, reading and writing no cached definitions");
   return [o] { return run(*o); };
 });
 

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "instrumenter/callgraph.h"
+#include "instrumenter/instrument.h"
 #include "test_tree.h"
 
 using namespace vprof::instr;
@@ -189,6 +192,112 @@ TEST(CallGraph, PointerCallsReachTheFunctionsTakenAsTheirType) {
   ASSERT_TRUE(below.ok()) << below.error().message;
   EXPECT_EQ(below->height, 0) << "pointer callees are no edges for heights";
   EXPECT_EQ(callgraph_json(*g)["functions"].size(), g->nodes.size());
+}
+
+// Every field of every node, for comparing two graphs whole.
+std::string everything(const CallGraph &g) {
+  auto list = [](const std::set<std::string> &xs) {
+    std::string s;
+    for (const auto &x : xs) s += x + ",";
+    return s;
+  };
+  std::string out;
+  for (const auto &[name, n] : g.nodes)
+    out += name + " " + n.name + " " + n.file + ":" + std::to_string(n.line) + " h" + std::to_string(n.header) +
+           " s" + std::to_string(n.size) + " files " + list(n.files) + " calls " + list(n.callees) + " loops " +
+           list(n.loop_callees) + (n.loops_call_pointers ? " lp" : "") + " opaque " + list(n.opaque_callees) +
+           " types " + list(n.pointer_types) + " virtual " + list(n.virtual_methods) + " reach " +
+           list(n.pointer_callees) + "\n";
+  return out;
+}
+
+CallGraph whole_graph(const vprof::test::TestTree &t, bool cache) {
+  CallGraphOptions o;
+  o.build_dir = t.build();
+  o.whole_tree = true;
+  o.cache = cache;
+  o.jobs = 2;
+  auto g = build_callgraph(o);
+  EXPECT_TRUE(g.ok()) << g.error().message;
+  return g.ok() ? *g : CallGraph{};
+}
+
+// A session reads the whole tree's graph at every start (468 s on MariaDB):
+// a unit none of whose files changed is read from the cache, and the graph
+// is the one a parse of every unit makes, pointer targets, headers and all.
+// A change in a header parses again exactly the units that include it; a
+// damaged entry is a miss; a tree vprof rewrote is read as it was fetched.
+TEST(CallGraph, TheCacheGivesTheGraphAParseGivesAndAChangedFileIsParsedAgain) {
+  vprof::test::TestTree t;
+  t.add("node.h",
+        "typedef struct Node Node;\n"
+        "typedef int (*ExecMtd)(Node *);\n"
+        "struct Node { ExecMtd exec; int n; };\n"
+        "static inline int exec_node(Node *n) { return n->exec(n); }\n");
+  t.add("exec.c",
+        "#include \"node.h\"\n"
+        "int exec_scan(Node *n);\n"
+        "int exec_proc(Node *n) { int s = 0; for (int i = 0; i < n->n; ++i) s += exec_node(n); return s; }\n"
+        "void init(Node *n) { n->exec = exec_scan; }\n");
+  t.add("scan.c", "#include \"node.h\"\nint exec_scan(Node *n) { return n->n; }\n");
+  t.add("v.cc",
+        "struct Base { virtual int run(int x) { return x; } virtual ~Base() = default; };\n"
+        "struct Fast : Base { int run(int x) override { return x + 1; } };\n"
+        "int drive(Base &b) { return b.run(1); }\n");
+  t.compile("exec.c", "-std=c99");
+  t.compile("scan.c", "-std=c99");
+  t.compile("v.cc", "-std=c++17");
+  const std::string dir = t.build() + "/.vprof-cache/callgraph";
+
+  const CallGraph parsed = whole_graph(t, false);
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "--no-cache writes nothing";
+  ASSERT_TRUE(parsed.nodes.count("exec_node") && parsed.nodes.count("drive"));
+  EXPECT_TRUE(parsed.nodes.at("exec_node").header);
+  EXPECT_EQ(parsed.nodes.at("exec_node").pointer_callees, (std::set<std::string>{"exec_scan"}));
+  EXPECT_EQ(parsed.nodes.at("drive").pointer_callees, (std::set<std::string>{"Base::run", "Fast::run"}));
+
+  const CallGraph first = whole_graph(t, true);
+  EXPECT_EQ(first.files_from_cache, 0u);
+  EXPECT_EQ(everything(first), everything(parsed));
+  const CallGraph second = whole_graph(t, true);
+  EXPECT_EQ(second.files_parsed, 3u);
+  EXPECT_EQ(second.files_from_cache, 3u);
+  EXPECT_EQ(everything(second), everything(parsed));
+
+  // The header's function calls another: exec.c and scan.c are parsed again.
+  t.add("node.h",
+        "typedef struct Node Node;\n"
+        "typedef int (*ExecMtd)(Node *);\n"
+        "struct Node { ExecMtd exec; int n; };\n"
+        "int exec_scan(Node *n);\n"
+        "static inline int exec_node(Node *n) { return n->exec == exec_scan ? exec_scan(n) : n->exec(n); }\n");
+  const CallGraph changed = whole_graph(t, true);
+  EXPECT_EQ(changed.files_from_cache, 1u) << "v.cc";
+  EXPECT_EQ(changed.nodes.at("exec_node").callees, (std::set<std::string>{"exec_scan"}));
+  EXPECT_EQ(everything(changed), everything(whole_graph(t, false)));
+
+  size_t entries = 0;
+  for (const auto &e : std::filesystem::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) {
+      vprof::test::spit(e.path().string(), "{\"files_read\": [[");
+      ++entries;
+    }
+  EXPECT_EQ(entries, 3u);
+  const CallGraph damaged = whole_graph(t, true);
+  EXPECT_EQ(damaged.files_from_cache, 0u);
+  EXPECT_EQ(everything(damaged), everything(changed));
+
+  // Instrumented, every file counts by its original: all from the cache.
+  vprof::instr::InstrumentOptions io;
+  io.build_dir = t.build();
+  io.functions = {"exec_proc", "exec_node", "drive"};
+  auto r = vprof::instr::instrument(io);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_NE(vprof::test::slurp(t.path("node.h")).find("vprof"), std::string::npos);
+  const CallGraph instrumented = whole_graph(t, true);
+  EXPECT_EQ(instrumented.files_from_cache, 3u);
+  EXPECT_EQ(everything(instrumented), everything(changed));
+  EXPECT_TRUE(vprof::instr::restore({t.build()}).ok());
 }
 
 }  // namespace
