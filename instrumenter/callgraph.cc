@@ -382,6 +382,15 @@ Expected<CallGraph> build_callgraph(const CallGraphOptions &o) {
   if (o.cache)
     cache.emplace(o.build_dir + "/.vprof-cache/callgraph", "callgraph " + std::to_string(kFormat) + "\n" + this_vprof(),
                   [&originals](const std::string &path) { return contents(path, *originals); });
+  auto cached = [&cache](const CompileEntry &unit) -> std::optional<UnitGraph> {
+    std::optional<UnitCache::Entry> e = cache ? cache->get(unit) : std::nullopt;
+    if (!e) return std::nullopt;
+    try {
+      return from_payload(e->payload);
+    } catch (const std::exception &) {
+      return std::nullopt;  // another shape (a json error, a path index out of range): parsed again
+    }
+  };
   const size_t n = db->entries.size();
   std::vector<UnitGraph> partial(tu_workers(o.jobs, n));
   std::atomic<size_t> from_cache{0};
@@ -389,14 +398,11 @@ Expected<CallGraph> build_callgraph(const CallGraphOptions &o) {
       n, o.jobs,
       [&](size_t i, unsigned w) -> Status {
         const CompileEntry &unit = db->entries[i];
-        if (cache)
-          if (auto e = cache->get(unit)) try {
-              merge_unit(partial[w], from_payload(e->payload));
-              ++from_cache;
-              return Status::Ok();
-            } catch (const std::exception &) {
-              // another shape (a json error, a path index out of range): parsed again below
-            }
+        if (std::optional<UnitGraph> stored = cached(unit)) {
+          merge_unit(partial[w], *stored);
+          ++from_cache;
+          return Status::Ok();
+        }
         UnitGraph u;
         std::vector<std::string> read;
         Status st = parse_tu(unit, &*originals, [&](ASTContext &ast) {

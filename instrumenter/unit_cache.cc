@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/trace_dir_rules.h"
 #include "instrumenter/journal.h"
 
 namespace vprof::instr {
@@ -32,9 +33,22 @@ UnitCache::UnitCache(const std::string &dir, const std::string &settings,
   // scans on MariaDB).
   namespace fs = std::filesystem;
   dir_ = dir + "/" + sha1_hex(settings).substr(0, 16);
-  if (read_only_) return;
+  // Entries steer what vprof does, and it writes and prunes there: a cache
+  // directory another user could plant links or entries in is not used (the
+  // trace directories' rules: vprof as root on another user's tree parses),
+  // looked at before anything is made in it and after.
   std::error_code ec;
-  fs::create_directories(dir_, ec);
+  auto refused = [&] {
+    char why[512];
+    for (const std::string &d : {fs::path(dir).parent_path().string(), dir, dir_})
+      if (fs::symlink_status(d, ec).type() != fs::file_type::not_found &&
+          tracedir::refuse_trace_dir(d.c_str(), why, sizeof why))
+        return true;
+    return false;
+  };
+  if (!read_only_ && !refused()) fs::create_directories(dir_, ec);
+  off_ = refused();
+  if (read_only_ || off_) return;
   fs::last_write_time(dir_, fs::file_time_type::clock::now(), ec);
   std::vector<std::pair<fs::file_time_type, fs::path>> dirs;
   for (const auto &e : fs::directory_iterator(dir, ec))
@@ -60,6 +74,7 @@ std::string UnitCache::file_sha1(const std::string &path) {
 }
 
 std::optional<UnitCache::Entry> UnitCache::get(const CompileEntry &unit) {
+  if (off_) return std::nullopt;
   std::ifstream in(path_of(unit), std::ios::binary);
   if (!in) return std::nullopt;
   try {
@@ -77,7 +92,7 @@ std::optional<UnitCache::Entry> UnitCache::get(const CompileEntry &unit) {
 }
 
 void UnitCache::put(const CompileEntry &unit, const std::vector<std::string> &files_read, const json &payload) {
-  if (read_only_) return;
+  if (read_only_ || off_) return;
   json files = json::array();
   for (const auto &f : files_read) {
     std::string sum = file_sha1(f);

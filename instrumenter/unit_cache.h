@@ -14,7 +14,9 @@
 //
 // Entries: DIR/<settings>/<unit>.json. A write goes to a temporary file
 // renamed into place, so a killed vprof leaves whole entries or none; a
-// damaged entry is a miss; a cache that cannot be written only costs time.
+// damaged entry is a miss; a cache that cannot be written only costs time. A
+// cache directory that is a link, another user's, or writable by all and not
+// sticky (common/trace_dir_rules.h) is neither read nor written.
 #ifndef VPROF_INSTRUMENTER_UNIT_CACHE_H
 #define VPROF_INSTRUMENTER_UNIT_CACHE_H
 
@@ -51,6 +53,7 @@ class UnitCache {
   std::string dir_;  // this settings' directory
   std::function<std::string(const std::string &)> content_of_;
   bool read_only_ = false;
+  bool off_ = false;  // a directory of the cache another user could write in: neither read nor written
   std::mutex mu_;
   std::map<std::string, std::string> sha1_;  // path -> sha1 of its content ("" when unreadable)
 };

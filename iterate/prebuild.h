@@ -69,7 +69,9 @@ using ReachOf = std::function<std::map<std::string, Reach>(const std::vector<std
 // their files keep their bytes. All until `budget` functions in all; one
 // tree gives one set. Before's functions that a header defines come first,
 // right after want: a function the way ahead took the place of cost its
-// header's includers a compile each.
+// header's includers a compile each. With a last build, no function a
+// header defines joins the way ahead (only want brings one in): its probes
+// would rewrite the header as well.
 std::vector<std::string> widen(const std::vector<std::string> &want, const std::vector<std::string> &before,
                                int depth, size_t budget, const ReachOf &reach);
 

@@ -300,4 +300,23 @@ TEST(CallGraph, TheCacheGivesTheGraphAParseGivesAndAChangedFileIsParsedAgain) {
   EXPECT_TRUE(vprof::instr::restore({t.build()}).ok());
 }
 
+// A cache directory another user could write in steers what vprof reads and
+// where it writes: a link there (planted, or made by the tree's owner for
+// root's run) is neither read nor written through, and the graph is parsed.
+TEST(CallGraph, ACacheDirectoryThatIsALinkIsNeitherReadNorWritten) {
+  vprof::test::TestTree t;
+  t.add("a.c", "int leaf(int x) { return x; }\nint top(int x) { return leaf(x) + 1; }\n");
+  t.compile("a.c", "-std=c99");
+  const std::string elsewhere = t.build() + "/elsewhere";
+  std::filesystem::create_directories(elsewhere);
+  std::filesystem::create_directories(t.build() + "/.vprof-cache");
+  std::filesystem::create_directory_symlink(elsewhere, t.build() + "/.vprof-cache/callgraph");
+  for (int i = 0; i < 2; ++i) {
+    const CallGraph g = whole_graph(t, true);
+    EXPECT_EQ(g.files_from_cache, 0u);
+    EXPECT_EQ(g.nodes.at("top").callees, (std::set<std::string>{"leaf"}));
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(elsewhere)) << "nothing written through the link";
+}
+
 }  // namespace
